@@ -1,0 +1,3 @@
+from attend.cli import main
+
+main()

@@ -1,0 +1,171 @@
+"""CLI handlers for the message verbs: send, reply, inbox, peers, status, whoami."""
+
+from __future__ import annotations
+
+import click
+
+from attend.cli._render import context, emit, json_option, table
+from attend.verbs import inbox as inbox_verb
+from attend.verbs import peers as peers_verb
+from attend.verbs import reply as reply_verb
+from attend.verbs import send as send_verb
+from attend.verbs import status as status_verb
+from attend.verbs import whoami as whoami_verb
+
+# Flags go before the message; everything after the first word (or after --) is message text.
+MESSAGE_SETTINGS = {"allow_interspersed_args": False}
+
+
+def _sent_line(sent: send_verb.Sent) -> str:
+    noun = "recipient" if sent.delivered == 1 else "recipients"
+    thread = f", re {sent.re}" if sent.re else ""
+    return f"sent {sent.id} to {sent.to if sent.scope != '#open' else '#open'} ({sent.delivered} {noun}{thread})"
+
+
+@click.command(help=send_verb.DESCRIPTION, context_settings=MESSAGE_SETTINGS)
+@click.option("--to", help=send_verb.PARAMS["to"])
+@click.option("--channel", help=send_verb.PARAMS["channel"])
+@click.option("--broadcast", is_flag=True, help=send_verb.PARAMS["broadcast"])
+@click.option("--re", "re_", metavar="ID", help=send_verb.PARAMS["re"])
+@click.option("--on-behalf-of", metavar="ID", help=send_verb.PARAMS["on_behalf_of"])
+@json_option
+@click.argument("message", nargs=-1)
+def send(
+    to: str | None,
+    channel: str | None,
+    broadcast: bool,
+    re_: str | None,
+    on_behalf_of: str | None,
+    as_json: bool,
+    message: tuple[str, ...],
+) -> None:
+    req = send_verb.SendRequest(" ".join(message), to, channel, broadcast, re_, on_behalf_of)
+    emit(send_verb.run(context(), req), as_json, _sent_line)
+
+
+@click.command(help=reply_verb.DESCRIPTION, context_settings=MESSAGE_SETTINGS)
+@click.option("--re", "re_", metavar="ID", help=reply_verb.PARAMS["re"])
+@click.option("--to", help=reply_verb.PARAMS["to"] + " A message id here names the parent.")
+@click.option("--channel", help=reply_verb.PARAMS["channel"])
+@click.option("--broadcast", is_flag=True, help=reply_verb.PARAMS["broadcast"])
+@click.option("--on-behalf-of", metavar="ID", help=reply_verb.PARAMS["on_behalf_of"])
+@json_option
+@click.argument("message", nargs=-1)
+def reply(
+    re_: str | None,
+    to: str | None,
+    channel: str | None,
+    broadcast: bool,
+    on_behalf_of: str | None,
+    as_json: bool,
+    message: tuple[str, ...],
+) -> None:
+    req = reply_verb.ReplyRequest(" ".join(message), re_, to, channel, broadcast, on_behalf_of)
+    emit(reply_verb.run(context(), req), as_json, _sent_line)
+
+
+def _inbox_text(result: inbox_verb.Inbox) -> str:
+    if not result.messages:
+        return "no messages" if result.page == 1 else f"no messages on page {result.page}"
+    blocks = []
+    for m in result.messages:
+        lines = [f"[{m.scope}] {m.sender} ({m.from_kind})", f"  when:    {m.at}", f"  id:      {m.id}"]
+        if m.re:
+            lines.append(f"  re:      {m.re}")
+        if m.on_behalf_of:
+            lines.append(f"  for:     {m.on_behalf_of}")
+        lines.append(f"  to:      {m.to}")
+        lines.append(f"  message: {m.body}")
+        blocks.append("\n".join(lines))
+    footer = f"page {result.page} · {len(result.messages)} shown"
+    if result.older:
+        footer += f" · older: attend inbox --page {result.page + 1} (or --before {result.messages[-1].id})"
+    return "\n\n".join(blocks) + "\n\n" + footer
+
+
+@click.command(help=inbox_verb.DESCRIPTION)
+@click.argument("msg_id", required=False, metavar="[ID]")
+@click.option("--limit", default=25, show_default=True, help=inbox_verb.PARAMS["limit"])
+@click.option("--page", default=1, show_default=True, help=inbox_verb.PARAMS["page"])
+@click.option("--before", metavar="ID", help=inbox_verb.PARAMS["before"])
+@click.option("--room", multiple=True, help=inbox_verb.PARAMS["room"])
+@click.option("--all", "all_", is_flag=True, help=inbox_verb.PARAMS["all"])
+@json_option
+def inbox(
+    msg_id: str | None, limit: int, page: int, before: str | None, room: tuple[str, ...], all_: bool, as_json: bool
+) -> None:
+    req = inbox_verb.InboxRequest(msg_id, limit, page, before, room, all_)
+    emit(inbox_verb.run(context(), req), as_json, _inbox_text)
+
+
+def _peers_text(result: peers_verb.Peers) -> str:
+    if not result.peers:
+        return "no live Claude sessions"
+    rows = [
+        [
+            p.display + (" (you)" if p.self else ""),
+            p.project,
+            p.status,
+            ", ".join(p.channels) or "-",
+            ("sensor " if p.sensor else "") + ("mcp" if p.mcp else "") or "-",
+        ]
+        for p in result.peers
+    ]
+    return table(rows, ["Session", "Project", "Status", "Channels", "Conduits"])
+
+
+@click.command(help=peers_verb.DESCRIPTION)
+@json_option
+def peers(as_json: bool) -> None:
+    emit(peers_verb.run(context()), as_json, _peers_text)
+
+
+def _status_text(s: status_verb.Status) -> str:
+    yes = {True: "yes", False: "no"}
+    rows = [
+        ["spool", s.spool],
+        ["session", s.session_id],
+        ["kind", s.kind],
+        ["origin", s.origin_path],
+        ["resolved", f"{yes[s.resolved]} ({s.resolved_by})"],
+        ["display", s.display],
+        ["enrolled", ", ".join(s.enrolled) or "no"],
+        ["pending", str(s.pending)],
+        ["sensor loop", yes[s.conduits.sensor]],
+        ["drain", yes[s.conduits.drain]],
+        ["mcp", yes[s.conduits.mcp]],
+        ["channels", ", ".join(s.channels) or "-"],
+    ]
+    return table(rows)
+
+
+@click.command(help=status_verb.DESCRIPTION)
+@json_option
+def status(as_json: bool) -> None:
+    emit(status_verb.run(context()), as_json, _status_text)
+
+
+def _whoami_text(w: whoami_verb.WhoAmI) -> str:
+    rows = [
+        ["session", w.session_id],
+        ["origin", w.origin_path],
+        ["resolved", f"{'yes' if w.resolved else 'no'} ({w.resolved_by})"],
+        ["display", w.display],
+        ["kind", w.kind],
+        ["enrolled", "yes" if w.enrolled else "no"],
+    ]
+    return table(rows) + f"\nspool: {w.spool}"
+
+
+@click.command(help=whoami_verb.DESCRIPTION)
+@click.option("--machine", is_flag=True, help="Print exactly session_id=, origin_path= and resolved= lines.")
+@json_option
+def whoami(machine: bool, as_json: bool) -> None:
+    result = whoami_verb.run(context())
+    if machine:
+        click.echo(
+            f"session_id={result.session_id}\norigin_path={result.origin_path}\n"
+            f"resolved={'true' if result.resolved else 'false'}"
+        )
+        return
+    emit(result, as_json, _whoami_text)

@@ -1,0 +1,34 @@
+"""One error family. The core raises; each frontend maps these to an exit code or isError in one place.
+
+Every message is one line that says what is wrong and what to do next.
+"""
+
+from __future__ import annotations
+
+
+class AttendError(Exception):
+    """A failure reported to the user (exit 1)."""
+
+    exit_code = 1
+
+
+class UsageError(AttendError):
+    """Bad input from the caller: a flag, a name, a message (exit 2)."""
+
+    exit_code = 2
+
+
+class SpoolError(AttendError):
+    """The spool is unusable: foreign-owned, writable by others, a planted symlink, cross-device."""
+
+
+class IdentityError(AttendError):
+    """The caller's identity cannot be resolved the way the verb needs."""
+
+
+class NotEnrolledError(AttendError):
+    """A Claude session that is not enrolled tried to act as a sender."""
+
+
+class NotFoundError(AttendError):
+    """A named message, channel, session or subscription does not exist."""

@@ -1,0 +1,76 @@
+"""Room names and the address grammar.
+
+Rooms: ``open`` (everyone), ``@<channel>``, ``p-<project key>`` (every session of a project),
+``d-<session>`` (direct). The room a record lives in says who receives it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from attend.errors import UsageError
+
+OPEN = "open"
+CHANNEL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+RESERVED = frozenset({"open", "broadcast"})
+SID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
+
+
+def channel_name(raw: str, *, allow_open: bool = False) -> str:
+    """Validate a channel name (an optional leading '#' is dropped)."""
+    name = raw[1:] if raw.startswith("#") else raw
+    if allow_open and name == OPEN:
+        return name
+    if not CHANNEL_RE.fullmatch(name):
+        raise UsageError(
+            f"invalid channel name {raw!r}: use 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit"
+        )
+    if name in RESERVED:
+        raise UsageError(f"#{name} is reserved; pick another channel name")
+    return name
+
+
+def channel_room(name: str) -> str:
+    return "@" + name
+
+
+def project_key(origin: str) -> str:
+    """A folder-safe key for a project path: a readable slug plus a hash of the exact path."""
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", origin).strip("-")[-60:].strip("-") or "root"
+    digest = hashlib.sha1(origin.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    return f"{slug}-{digest}"
+
+
+def project_room(origin: str) -> str:
+    return "p-" + project_key(origin)
+
+
+def direct_room(sid: str) -> str:
+    return "d-" + sid
+
+
+def is_session_id(text: str) -> bool:
+    return SID_RE.fullmatch(text) is not None
+
+
+def scope(room: str) -> str:
+    """The label a reader sees for a room: #open, #name, project or direct."""
+    if room == OPEN:
+        return "#open"
+    if room.startswith("@"):
+        return "#" + room[1:]
+    if room.startswith("p-"):
+        return "project"
+    if room.startswith("d-"):
+        return "direct"
+    return room
+
+
+def priority(room: str) -> str:
+    """Fixed priority for a Monitor line: addressed mail is high, a channel medium, #open low."""
+    if room == OPEN:
+        return "low"
+    if room.startswith("@"):
+        return "medium"
+    return "high"

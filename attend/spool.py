@@ -1,0 +1,530 @@
+"""The maildir spool: the only module that creates, links, renames or deletes spool files.
+
+Invariants (DESIGN.md §3):
+- a signal is written whole in a ``tmp/`` with O_EXCL, fsynced, then ``link()``ed into ``new/``;
+  link fails on an existing name, so nothing is ever overwritten, and no reader looks in ``tmp/``;
+- a send is durable once its room record and the room's ``new/`` are fsynced; recipient links are
+  fast links that the repair pass restores after a crash;
+- a name present anywhere in a session's maildir (new/, claimed/, cur/) is never linked into it
+  again; linkers and claimers of one session serialise on that session's delivery lock;
+- a conduit claims with one rename new/ -> claimed/, and after showing renames into cur/ with ``:2,S``;
+- a published file is never modified; state changes are renames;
+- folders are 0700 and files 0600 whatever the umask; a root another user owns or others can write
+  is refused; a symlink planted anywhere below the root is never followed.
+
+The delivery lock is a plain ``flock`` (what portalocker calls on Linux, so the two interoperate):
+portalocker's import alone costs ~5x a bare interpreter start, and ``send`` and the drain are hot.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import itertools
+import os
+import re
+import secrets
+import signal
+import socket
+import stat
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from attend.errors import SpoolError
+
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+STALE_TMP_SECONDS = 129600  # 36 hours, as maildir(5) suggests for abandoned deliveries
+SEEN = ":2,S"  # maildir info: version 2, flag Seen
+LOG_LIMIT = 256 * 1024  # the diagnostic log keeps at most two files of this size
+
+# <seconds>.M<microseconds>P<pid>Q<per-process counter>R<random>.<host>: fixed-width time first so
+# names sort in send order; no ':' or '/', no leading '.', as the maildir rule asks.
+NAME_RE = re.compile(r"[0-9]{10}\.M[0-9]{6}P[0-9]+Q[0-9]+R[0-9a-f]{8}\.[A-Za-z0-9-]+")
+
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+
+# A test seam for crash windows: a process started with ATTEND_PAUSE_AT=<point> stops itself
+# (SIGSTOP) there, so a test can kill it at exactly that step. Read once; costs one dict lookup.
+_PAUSE_AT = os.environ.get("ATTEND_PAUSE_AT", "")
+
+
+def pause_point(point: str) -> None:
+    if _PAUSE_AT == point:
+        os.kill(os.getpid(), signal.SIGSTOP)
+
+
+def default_root(env: dict[str, str] | None = None) -> Path:
+    """``$ATTEND_HOME``, else an absolute ``$XDG_CACHE_HOME``/attend, else ``~/.cache/attend``."""
+    env = dict(os.environ) if env is None else env
+    if home := env.get("ATTEND_HOME"):
+        return Path(os.path.abspath(home))
+    xdg = env.get("XDG_CACHE_HOME", "")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "attend"
+    return Path(env.get("HOME") or os.path.expanduser("~")) / ".cache" / "attend"
+
+
+_HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:63] or "localhost"
+_name_lock = threading.Lock()
+_counter = itertools.count()
+_last_us = 0
+
+
+def unique_name(now_ns: int | None = None) -> str:
+    """A maildir unique name that sorts in send order and is the message id."""
+    global _last_us
+    with _name_lock:
+        us = (time.time_ns() if now_ns is None else now_ns) // 1000
+        # Strictly increasing within a process, so one sender's messages never tie.
+        us = max(us, _last_us + 1)
+        _last_us = us
+        seq = next(_counter)
+    sec, usec = divmod(us, 1_000_000)
+    return f"{sec:010d}.M{usec:06d}P{os.getpid()}Q{seq}R{secrets.token_hex(4)}.{_HOST}"
+
+
+def name_time(name: str) -> float:
+    """Send time (epoch seconds) encoded in a unique name; 0.0 for a foreign name."""
+    try:
+        sec, rest = name.split(".M", 1)
+        return int(sec) + int(rest[:6]) / 1e6
+    except ValueError:
+        return 0.0
+
+
+def base_name(entry: str) -> str:
+    """The unique name of a maildir entry, without its ``:2,…`` info."""
+    return entry.split(":", 1)[0]
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class Spool:
+    """One spool root. Every path below it goes through here."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._dirs: set[Path] = set()  # folders verified to be real, private directories
+
+    # ------------------------------------------------------------------ opening and checking
+
+    @classmethod
+    def open(cls, root: Path | None = None) -> Spool:
+        spool = cls(root or default_root())
+        spool._check_root()
+        rooms = spool.dir("rooms")
+        sessions = spool.dir("sessions")
+        if os.lstat(rooms).st_dev != os.lstat(sessions).st_dev:
+            raise SpoolError(
+                f"{rooms} and {sessions} are on different filesystems; attend hard-links between them, "
+                "so keep the whole spool on one filesystem"
+            )
+        return spool
+
+    def _check_root(self) -> None:
+        root = self.root
+        if not root.exists():
+            root.parent.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(root, DIR_MODE)
+                os.chmod(root, DIR_MODE)
+        try:
+            st = os.stat(root)
+        except OSError as e:
+            raise SpoolError(f"cannot use spool {root}: {e.strerror}; set ATTEND_HOME to a folder you own") from e
+        if not stat.S_ISDIR(st.st_mode):
+            raise SpoolError(f"spool {root} is not a directory; remove it or set ATTEND_HOME elsewhere")
+        if st.st_uid != os.geteuid():
+            raise SpoolError(
+                f"spool {root} is owned by uid {st.st_uid}, not you; set ATTEND_HOME to a folder of your own"
+            )
+        if st.st_mode & 0o022:
+            raise SpoolError(
+                f"spool {root} is writable by group or others (mode {stat.S_IMODE(st.st_mode):o}); "
+                f"run: chmod 700 {root}"
+            )
+        if not os.access(root, os.R_OK | os.W_OK | os.X_OK):
+            raise SpoolError(f"spool {root} is not readable and writable by you; run: chmod 700 {root}")
+        self._dirs.add(root)
+
+    def dir(self, *parts: str, create: bool = True) -> Path:
+        """The folder root/parts…, each component a real directory (never a symlink), made 0700."""
+        path = self.root
+        for part in parts:
+            path = path / part
+            if path in self._dirs:
+                continue
+            try:
+                st = os.lstat(path)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(path, DIR_MODE)
+                    os.chmod(path, DIR_MODE)  # mkdir's mode is masked by the umask
+                st = os.lstat(path)
+            if stat.S_ISLNK(st.st_mode):
+                raise SpoolError(f"refusing to follow a symlink planted in the spool at {path}; remove it")
+            if not stat.S_ISDIR(st.st_mode):
+                raise SpoolError(f"{path} should be a folder; remove it so attend can recreate it")
+            self._dirs.add(path)
+        return path
+
+    def exists(self, *parts: str) -> bool:
+        try:
+            os.lstat(self.root.joinpath(*parts))
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        return True
+
+    def forget_dirs(self) -> None:
+        """Drop the verified-folder cache (after folders were removed or moved)."""
+        self._dirs = {self.root}
+
+    # ------------------------------------------------------------------ publishing signals
+
+    def publish(self, rooms: list[str], data: bytes, name: str | None = None) -> str:
+        """Deliver one signal into each room's new/ under one unique name; durable on return."""
+        name = name or unique_name()
+        tmp = self.dir("rooms", rooms[0], "tmp") / name
+        linked: list[Path] = []
+        self._write_new(tmp, data)
+        try:
+            pause_point("tmp-written")
+            for room in rooms:
+                dest = self.dir("rooms", room, "new") / name
+                os.link(tmp, dest, follow_symlinks=False)
+                linked.append(dest)
+            for dest in linked:
+                _fsync_dir(dest.parent)
+        except BaseException:
+            for dest in linked:
+                with contextlib.suppress(OSError):
+                    os.unlink(dest)
+            raise
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        pause_point("room-record")
+        return name
+
+    def _write_new(self, path: Path, data: bytes) -> None:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, FILE_MODE)
+        try:
+            os.fchmod(fd, FILE_MODE)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+            raise
+        os.close(fd)
+
+    def room_names(self, room: str) -> list[str]:
+        """Unique names in a room, oldest first. Names only: never a stat per file."""
+        try:
+            names = os.listdir(self.root / "rooms" / room / "new")
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return sorted(n for n in names if not n.startswith("."))
+
+    def rooms(self) -> list[str]:
+        try:
+            return sorted(os.listdir(self.dir("rooms")))
+        except FileNotFoundError:
+            return []
+
+    def room_path(self, room: str, name: str) -> Path:
+        return self.root / "rooms" / room / "new" / name
+
+    # ------------------------------------------------------------------ session maildirs
+
+    def session_dir(self, sid: str) -> Path:
+        return self.dir("sessions", sid)
+
+    def make_maildir(self, sid: str) -> Path:
+        for sub in ("tmp", "new", "cur", "claimed"):
+            self.dir("sessions", sid, sub)
+        return self.root / "sessions" / sid
+
+    @contextlib.contextmanager
+    def session_lock(self, sid: str) -> Iterator[None]:
+        """The per-session delivery lock. The lock file is never unlinked (that would split waiters)."""
+        path = self.session_dir(sid) / "lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | _O_NOFOLLOW | _O_CLOEXEC, FILE_MODE)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the flock
+
+    def has_delivery(self, sid: str, name: str) -> bool:
+        base = self.root / "sessions" / sid
+        for path in (base / "new" / name, base / "claimed" / name, base / "cur" / (name + SEEN)):
+            try:
+                os.lstat(path)
+                return True
+            except FileNotFoundError:
+                continue
+        return False
+
+    def link_delivery(self, sid: str, room: str, name: str) -> bool:
+        """Link a room record into a session's new/, unless the name is already anywhere in its maildir."""
+        src = self.room_path(room, name)
+        dest = self.dir("sessions", sid, "new") / name
+        with self.session_lock(sid):
+            if self.has_delivery(sid, name):
+                return False
+            try:
+                os.link(src, dest, follow_symlinks=False)
+            except FileExistsError:
+                return False
+            except FileNotFoundError:
+                return False  # the record was swept meanwhile
+        return True
+
+    def listing(self, sid: str, sub: str) -> list[str]:
+        """Entries of a session's new/, claimed/ or cur/, sorted; listed again until stable."""
+        path = self.root / "sessions" / sid / sub
+        previous: list[str] | None = None
+        for _ in range(5):  # a rename during readdir can hide an entry; a second look finds it
+            try:
+                current = sorted(n for n in os.listdir(path) if not n.startswith("."))
+            except FileNotFoundError:
+                return []
+            if current == previous:
+                break
+            previous = current
+        return current
+
+    def claim(self, sid: str, name: str) -> bool:
+        """Take a delivery: one rename new/ -> claimed/. Exactly one conduit wins."""
+        base = self.root / "sessions" / sid
+        with self.session_lock(sid):
+            try:
+                st = os.lstat(base / "new" / name)
+            except FileNotFoundError:
+                return False
+            if not stat.S_ISREG(st.st_mode):
+                self._set_aside_path(base / "new" / name)
+                return False
+            try:
+                os.rename(base / "new" / name, base / "claimed" / name)
+            except FileNotFoundError:
+                return False
+        pause_point("claimed")
+        return True
+
+    def mark_seen(self, sid: str, names: list[str]) -> None:
+        """Move shown deliveries claimed/ -> cur/ with the Seen flag; one directory fsync for the batch."""
+        if not names:
+            return
+        base = self.root / "sessions" / sid
+        for name in names:
+            with contextlib.suppress(FileNotFoundError):
+                os.rename(base / "claimed" / name, base / "cur" / (name + SEEN))
+        _fsync_dir(base / "cur")
+
+    def delivery_path(self, sid: str, sub: str, entry: str) -> Path:
+        return self.root / "sessions" / sid / sub / entry
+
+    # ------------------------------------------------------------------ reading
+
+    def read(self, path: Path, limit: int = 1 << 20) -> bytes:
+        """Read a spool file without following a symlink."""
+        fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC)
+        try:
+            return os.read(fd, limit)
+        finally:
+            os.close(fd)
+
+    def read_text(self, *parts: str) -> str | None:
+        try:
+            return self.read(self.root.joinpath(*parts)).decode("utf-8", "replace")
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise SpoolError(
+                    f"refusing to follow a symlink planted in the spool at {self.root.joinpath(*parts)}; remove it"
+                ) from e
+            raise
+
+    def set_aside(self, path: Path) -> Path | None:
+        """Move an unreadable or foreign file out of the way, into quarantine/."""
+        return self._set_aside_path(path)
+
+    def _set_aside_path(self, path: Path) -> Path | None:
+        dest = self.dir("quarantine") / f"{int(time.time())}-{secrets.token_hex(3)}-{path.name}"
+        try:
+            os.rename(path, dest)
+        except OSError:
+            return None
+        return dest
+
+    # ------------------------------------------------------------------ small state files
+
+    def write_state(self, data: bytes, *parts: str, durable: bool = False) -> Path:
+        """Replace a small state file atomically (unique tmp + rename in the same folder)."""
+        folder = self.dir(*parts[:-1])
+        path = folder / parts[-1]
+        tmp = folder / f".{parts[-1]}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+        self._write_new(tmp, data) if durable else self._write_fast(tmp, data)
+        try:
+            if os.path.islink(path):
+                raise SpoolError(f"refusing to follow a symlink planted in the spool at {path}; remove it")
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        if durable:
+            _fsync_dir(folder)
+        return path
+
+    def _write_fast(self, path: Path, data: bytes) -> None:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, FILE_MODE)
+        try:
+            os.fchmod(fd, FILE_MODE)
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+
+    def create_exclusive(self, data: bytes, *parts: str) -> bool:
+        """Create a file that must not exist yet; False when it does."""
+        path = self.dir(*parts[:-1]) / parts[-1]
+        try:
+            self._write_fast(path, data)
+        except FileExistsError:
+            return False
+        return True
+
+    def touch(self, *parts: str) -> None:
+        """Create or bump the mtime of a marker file (heartbeat)."""
+        path = self.dir(*parts[:-1]) / parts[-1]
+        try:
+            os.utime(path, follow_symlinks=False)
+        except FileNotFoundError:
+            with contextlib.suppress(FileExistsError):
+                self._write_fast(path, b"")
+
+    def mtime(self, *parts: str) -> float | None:
+        try:
+            return os.lstat(self.root.joinpath(*parts)).st_mtime
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
+    def remove(self, *parts: str) -> bool:
+        try:
+            os.unlink(self.root.joinpath(*parts))
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        return True
+
+    def remove_path(self, path: Path) -> int:
+        """Unlink one spool file; returns the bytes freed (0 unless this was its last link)."""
+        try:
+            st = os.lstat(path)
+            os.unlink(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return 0
+        return st.st_size if st.st_nlink <= 1 else 0
+
+    def remove_tree(self, *parts: str) -> None:
+        """Remove a folder below the root and everything in it, never following a symlink."""
+        path = self.root.joinpath(*parts)
+        if path == self.root or not parts:
+            raise SpoolError("refusing to remove the spool root")
+        self._rmtree(path)
+        self.forget_dirs()
+
+    def _rmtree(self, path: Path) -> None:
+        try:
+            entries = list(os.scandir(path))
+        except FileNotFoundError:
+            return
+        except NotADirectoryError:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+            return
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                self._rmtree(Path(entry.path))
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry.path)
+        with contextlib.suppress(FileNotFoundError, OSError):
+            os.rmdir(path)
+
+    def move_entry(self, src: Path, dest: Path) -> bool:
+        """Rename one spool entry to a name that must not exist yet (link + unlink: never clobbers)."""
+        try:
+            os.link(src, dest, follow_symlinks=False)
+        except FileExistsError:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(src)
+            return False
+        except FileNotFoundError:
+            return False
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(src)
+        return True
+
+    # ------------------------------------------------------------------ housekeeping
+
+    def sweep_tmp(self, now: float | None = None) -> int:
+        """Remove tmp files older than 36 hours, in every room and session; returns how many."""
+        cutoff = (time.time() if now is None else now) - STALE_TMP_SECONDS
+        removed = 0
+        for top in ("rooms", "sessions"):
+            try:
+                owners = os.listdir(self.root / top)
+            except FileNotFoundError:
+                continue
+            for owner in owners:
+                tmp = self.root / top / owner / "tmp"
+                try:
+                    entries = list(os.scandir(tmp))
+                except (FileNotFoundError, NotADirectoryError):
+                    continue
+                for entry in entries:
+                    try:
+                        if entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                            os.unlink(entry.path)
+                            removed += 1
+                    except FileNotFoundError:
+                        continue
+        return removed
+
+    def log(self, line: str) -> None:
+        """Append one line to the bounded diagnostic log (hooks' stderr is swallowed by the client)."""
+        try:
+            folder = self.dir("log")
+            path = folder / "attend.log"
+            with contextlib.suppress(FileNotFoundError):
+                if os.lstat(path).st_size > LOG_LIMIT:
+                    os.replace(path, folder / "attend.log.1")
+            stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+            record = f"{stamp} [{os.getpid()}] {line.strip()}\n".encode("utf-8", "replace")
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _O_NOFOLLOW | _O_CLOEXEC, FILE_MODE)
+            try:
+                os.write(fd, record)
+            finally:
+                os.close(fd)
+        except OSError:
+            pass  # the log is a diagnostic aid; never fail the caller over it

@@ -1,0 +1,179 @@
+"""inbox: list the messages the caller receives, newest page first, or read one by id. Read-only."""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+from attend import envelope, rooms, sessions
+from attend.context import Context
+from attend.errors import NotFoundError, UsageError
+from attend.identity import Identity
+from attend.spool import NAME_RE, Spool
+
+DESCRIPTION = (
+    "List messages this session receives (#open, its project, its channels, direct), newest first, "
+    "or read one by id. Read-only: it marks nothing seen."
+)
+PARAMS = {
+    "id": "Read this one message in full.",
+    "limit": "Messages per page (1-200).",
+    "page": "Page number, 1 = newest.",
+    "before": "Only messages older than this message id.",
+    "room": "Also list these rooms (#channel, open, or a room name).",
+    "all": "List every room in the spool.",
+}
+
+
+@dataclass(frozen=True)
+class InboxRequest:
+    id: str | None = None
+    limit: int = 25
+    page: int = 1
+    before: str | None = None
+    room: tuple[str, ...] = ()
+    all: bool = False
+
+
+@dataclass
+class Message:
+    id: str
+    at: str  # ISO 8601, UTC
+    sender: str
+    from_kind: str
+    from_id: str
+    on_behalf_of: str | None
+    to: str
+    re: str | None
+    room: str
+    scope: str
+    origin: str
+    body: str
+
+
+@dataclass
+class Inbox:
+    messages: list[Message]
+    page: int
+    limit: int
+    rooms: list[str]
+    older: bool  # more messages exist past this page
+    warnings: list[str] = field(default_factory=list)
+
+
+def iso(at: float) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at))
+
+
+def to_message(sig: envelope.Signal, room: str) -> Message:
+    return Message(
+        id=sig.id,
+        at=iso(sig.at),
+        sender=sig.sender,
+        from_kind=sig.from_kind,
+        from_id=sig.from_id,
+        on_behalf_of=sig.on_behalf_of,
+        to=sig.to,
+        re=sig.re,
+        room=room,
+        scope=rooms.scope(room),
+        origin=sig.origin,
+        body=sig.body,
+    )
+
+
+def caller_rooms(spool: Spool, who: Identity, extra: tuple[str, ...], everything: bool) -> list[str]:
+    if everything:
+        return spool.rooms()
+    if who.is_agent and spool.exists("sessions", who.id, "enrolled"):
+        base = sessions.receive_rooms(spool, who.id)
+    elif who.is_agent:
+        base = [rooms.OPEN, rooms.project_room(who.origin), rooms.direct_room(who.id)]
+    else:
+        base = [rooms.OPEN, rooms.project_room(who.origin)]
+    for raw in extra:
+        room = room_arg(raw)
+        if room not in base:
+            base.append(room)
+    return base
+
+
+def room_arg(raw: str) -> str:
+    if raw in ("open", "#open", "*"):
+        return rooms.OPEN
+    if raw.startswith("#"):
+        return rooms.channel_room(rooms.channel_name(raw))
+    if raw[:2] in ("p-", "d-") or raw.startswith("@"):
+        if "/" in raw or raw.startswith("."):
+            raise UsageError(f"invalid room {raw!r}")
+        return raw
+    return rooms.channel_room(rooms.channel_name(raw))
+
+
+def read_one(spool: Spool, room_list: list[str], msg_id: str) -> Message:
+    if not NAME_RE.fullmatch(msg_id):
+        raise UsageError(f"{msg_id!r} is not a message id (attend inbox shows ids)")
+    for room in room_list + [r for r in spool.rooms() if r not in room_list]:
+        try:
+            data = spool.read(spool.room_path(room, msg_id))
+        except FileNotFoundError:
+            continue
+        try:
+            return to_message(envelope.parse(data), room)
+        except envelope.EnvelopeError as e:
+            raise NotFoundError(f"message {msg_id} exists but cannot be read: {e}") from e
+    raise NotFoundError(f"no message with id {msg_id}; it may have been cleaned up (attend inbox lists what is here)")
+
+
+def run(ctx: Context, req: InboxRequest) -> Inbox:
+    if not 1 <= req.limit <= 200:
+        raise UsageError("limit must be between 1 and 200")
+    if req.page < 1:
+        raise UsageError("page must be 1 or more")
+    before = req.before
+    if before is not None and not NAME_RE.fullmatch(before):
+        raise UsageError(f"--before {before!r} is not a message id")
+    who = ctx.who()
+    room_list = caller_rooms(ctx.spool, who, req.room, req.all)
+    if req.id is not None:
+        msg = read_one(ctx.spool, room_list, req.id)
+        return Inbox([msg], 1, 1, room_list, False)
+    messages, older, warnings = page(ctx.spool, room_list, who.id, req.limit, req.page, before)
+    return Inbox(messages, req.page, req.limit, room_list, older, warnings)
+
+
+def page(
+    spool: Spool, room_list: list[str], me: str, limit: int, page_no: int, before: str | None
+) -> tuple[list[Message], bool, list[str]]:
+    """Newest-first page of other senders' messages. Lists names only; reads just what it shows."""
+    candidates: list[tuple[str, str]] = []
+    for room in room_list:
+        names = spool.room_names(room)
+        if before is not None:
+            import bisect
+
+            names = names[: bisect.bisect_left(names, before)]
+        candidates.extend((n, room) for n in names)
+    skip = (page_no - 1) * limit
+    want = skip + limit + 1
+    warnings: list[str] = []
+    while True:
+        top = heapq.nlargest(want, candidates)
+        rows: list[Message] = []
+        for name, room in top:
+            try:
+                sig = envelope.parse(spool.read(spool.room_path(room, name)))
+            except FileNotFoundError:
+                continue
+            except (OSError, envelope.EnvelopeError) as e:
+                warnings.append(f"skipped {room}/{name}: {e}")
+                continue
+            if sig.from_id == me:
+                continue
+            rows.append(to_message(sig, room))
+        if len(rows) >= skip + limit + 1 or len(top) == len(candidates):
+            break
+        want *= 2  # own messages filled part of the window; look further back
+    return rows[skip : skip + limit], len(rows) > skip + limit, warnings

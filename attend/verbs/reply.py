@@ -1,0 +1,83 @@
+"""reply: answer a message in its thread, in the parent's room, addressed to the parent's sender."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from attend import addressing, envelope, rooms, sessions
+from attend.context import Context
+from attend.errors import AttendError, NotFoundError
+from attend.spool import NAME_RE, Spool
+from attend.verbs.send import Sent, check_id, check_message, check_on_behalf_of, deliver
+
+DESCRIPTION = (
+    "Reply to a peer message; threads to the most recent peer message; errors when the inbox is empty. "
+    "Goes to the parent's room, addressed to its sender. Keep it under ~400 characters."
+)
+PARAMS = {
+    "message": "The reply text (UTF-8, at most 64 KiB; aim for under 400 characters).",
+    "re": "Reply to this message id instead of the most recent one.",
+    "to": "Override recipients: '*', '#channel', a project path, or session ids or names.",
+    "channel": "Override: reply in this channel instead.",
+    "broadcast": "Override: reply to everyone instead.",
+    "on_behalf_of": "Whom the sender acts for (an id or name), recorded in the envelope.",
+}
+
+
+@dataclass(frozen=True)
+class ReplyRequest:
+    message: str
+    re: str | None = None
+    to: str | None = None
+    channel: str | None = None
+    broadcast: bool = False
+    on_behalf_of: str | None = None
+
+
+def find_record(spool: Spool, msg_id: str) -> tuple[str, envelope.Signal] | None:
+    """The room and parsed record of a message id, wherever it lives."""
+    for room in spool.rooms():
+        path = spool.room_path(room, msg_id)
+        try:
+            return room, envelope.parse(spool.read(path))
+        except FileNotFoundError:
+            continue
+        except (OSError, envelope.EnvelopeError):
+            return None
+    return None
+
+
+def run(ctx: Context, req: ReplyRequest) -> Sent:
+    warnings = check_message(req.message)
+    to = req.to
+    parent_id = check_id(req.re, "--re")
+    # `reply --to <message id>` names the parent (how a human replies); any other --to is an address.
+    if to is not None and NAME_RE.fullmatch(to) and parent_id is None:
+        parent_id, to = to, None
+    obo = check_on_behalf_of(req.on_behalf_of)
+    sender = ctx.sender()
+    if parent_id is None:
+        parent_id = sessions.last_inbound(ctx.spool, sender.id) if sender.is_agent else None
+        if parent_id is None:
+            raise AttendError(
+                "nothing to reply to: no peer message has reached this session yet; "
+                "use send to start a topic (or reply --re <id>)"
+            )
+    found = find_record(ctx.spool, parent_id)
+    if found is None:
+        raise NotFoundError(f"no message with id {parent_id}; attend inbox lists what is here, or use send")
+    room, parent = found
+    if to is not None or req.channel is not None or req.broadcast:
+        address = addressing.resolve(
+            ctx.spool, addressing.scope_to(to, req.channel, req.broadcast), sender, ctx.sessions_dir
+        )
+    elif room.startswith("d-"):
+        # A direct message: answer its sender directly.
+        address = addressing.Address([rooms.direct_room(sessions.moved_to(ctx.spool, parent.from_id))], parent.from_id)
+        if parent.from_kind == "human":
+            address = addressing.Address([room], parent.from_id)
+    else:
+        address = addressing.Address([room], parent.from_id)
+    sent = deliver(ctx, sender, req.message, address, parent_id, obo)
+    sent.warnings = warnings + list(sender.notes)
+    return sent

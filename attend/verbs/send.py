@@ -1,0 +1,116 @@
+"""send: publish a message to #open, a channel, a project, or chosen sessions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from attend import addressing, rooms, sessions
+from attend.context import MESSAGE_BUDGET, MESSAGE_LIMIT, Context
+from attend.envelope import Signal
+from attend.errors import UsageError
+from attend.identity import Identity
+from attend.spool import NAME_RE
+
+DESCRIPTION = (
+    "Send a message to peer sessions; starts a topic; use reply when answering the most recent peer "
+    "message. Default scope is #open (everyone). Keep it under ~400 characters."
+)
+PARAMS = {
+    "message": "The text to send (UTF-8, at most 64 KiB; aim for under 400 characters).",
+    "to": "Recipients: '*' (everyone), '#channel', a project path, or comma-separated session ids or display names.",
+    "channel": "Send to this channel; the same as to='#channel'.",
+    "broadcast": "Send to everyone; the same as to='*'.",
+    "re": "Thread under this message id.",
+    "on_behalf_of": "Whom the sender acts for (an id or name), recorded in the envelope.",
+}
+
+
+@dataclass(frozen=True)
+class SendRequest:
+    message: str
+    to: str | None = None
+    channel: str | None = None
+    broadcast: bool = False
+    re: str | None = None
+    on_behalf_of: str | None = None
+
+
+@dataclass
+class Sent:
+    id: str
+    room: str
+    scope: str
+    to: str
+    re: str | None
+    from_kind: str
+    from_id: str
+    delivered: int
+    warnings: list[str] = field(default_factory=list)
+
+
+def check_message(message: str) -> list[str]:
+    """Refuse an empty, oversized or non-UTF-8 message; warn above the budget agents are told."""
+    if not message.strip():
+        raise UsageError('empty message; give the text to send, e.g. attend send "hello"')
+    try:
+        size = len(message.encode("utf-8"))
+    except UnicodeEncodeError as e:
+        raise UsageError("the message is not valid UTF-8; re-encode it and send again") from e
+    if "\x00" in message:
+        raise UsageError("the message holds a NUL byte; remove it and send again")
+    if size > MESSAGE_LIMIT:
+        raise UsageError(f"message is {size} bytes, over the 64 KiB limit; shorten it or point at a file")
+    if len(message) > MESSAGE_BUDGET:
+        return [f"message is {len(message)} characters; peers read best under ~{MESSAGE_BUDGET}"]
+    return []
+
+
+def check_id(value: str | None, flag: str) -> str | None:
+    if value is None:
+        return None
+    if not NAME_RE.fullmatch(value):
+        raise UsageError(f"{flag} {value!r} is not a message id (attend inbox shows ids)")
+    return value
+
+
+def check_on_behalf_of(value: str | None) -> str | None:
+    if value is None:
+        return None
+    value = value.strip()
+    if not value or len(value) > 128 or not all(c.isalnum() or c in "@._-:" for c in value):
+        raise UsageError(f"on_behalf_of {value!r} must be one id or name: letters, digits and @._-: only")
+    return value
+
+
+def deliver(
+    ctx: Context, sender: Identity, message: str, address: addressing.Address, re: str | None, obo: str | None
+) -> Sent:
+    from attend import delivery
+
+    sig = Signal(
+        id="",
+        sender=sessions.display_name(ctx.spool, sender),
+        from_kind=sender.kind,
+        from_id=sender.id,
+        to=address.to,
+        room=address.rooms[0],
+        origin=sender.origin,
+        body=message,
+        at=0.0,
+        re=re,
+        on_behalf_of=obo,
+    )
+    sig, linked = delivery.send(ctx.spool, sig, address.rooms)
+    return Sent(sig.id, sig.room, rooms.scope(sig.room), sig.to, re, sig.from_kind, sig.from_id, linked)
+
+
+def run(ctx: Context, req: SendRequest) -> Sent:
+    warnings = check_message(req.message)
+    to = addressing.scope_to(req.to, req.channel, req.broadcast)
+    re = check_id(req.re, "--re")
+    obo = check_on_behalf_of(req.on_behalf_of)
+    sender = ctx.sender()
+    address = addressing.resolve(ctx.spool, to, sender, ctx.sessions_dir)
+    sent = deliver(ctx, sender, req.message, address, re, obo)
+    sent.warnings = warnings + list(sender.notes)
+    return sent

@@ -1,0 +1,39 @@
+"""whoami: who attend thinks the caller is, and how it decided."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from attend import identity, sessions
+from attend.context import Context
+
+DESCRIPTION = "Show who attend resolves the caller to: session id, project, display name, and how it was resolved."
+PARAMS: dict[str, str] = {}
+
+
+@dataclass
+class WhoAmI:
+    session_id: str
+    kind: str
+    origin_path: str
+    resolved: bool
+    resolved_by: str
+    display: str
+    enrolled: bool
+    spool: str
+    warnings: list[str] = field(default_factory=list)
+
+
+def run(ctx: Context) -> WhoAmI:
+    who = ctx.who()
+    return WhoAmI(
+        session_id=who.id,
+        kind=who.kind,
+        origin_path=who.origin,
+        resolved=who.resolved,
+        resolved_by=who.resolved_by,
+        display=sessions.display_name(ctx.spool, who) if who.is_agent else identity.persona(who),
+        enrolled=who.is_agent and sessions.is_enrolled(ctx.spool, who.id),
+        spool=str(ctx.spool.root),
+        warnings=list(who.notes),
+    )
