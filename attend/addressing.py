@@ -48,7 +48,9 @@ def _channel(spool: Spool, to: str, sender: Identity, sessions_dir: os.PathLike[
     name = rooms.channel_name(to)
     live = live_channels(spool, sender.id, sessions_dir)
     if name not in live:
-        hint = f"channels with live members: {', '.join('#' + c for c in live)}" if live else "no channel has live members"
+        hint = (
+            f"channels with live members: {', '.join('#' + c for c in live)}" if live else "no channel has live members"
+        )
         state = "no such channel" if not channels.exists(spool, name) else "no live member but you"
         raise NotFoundError(f"cannot send to #{name}: {state}; {hint} (or send to #open)")
     return Address([rooms.channel_room(name)], "#" + name)
@@ -121,9 +123,7 @@ def display_names(spool: Spool) -> dict[str, str]:
     return out
 
 
-def _one_session(
-    spool: Spool, want: str, names: dict[str, str], sessions_dir: os.PathLike[str] | str
-) -> str:
+def _one_session(spool: Spool, want: str, names: dict[str, str], sessions_dir: os.PathLike[str] | str) -> str:
     if rooms.is_session_id(want) and (
         spool.exists("sessions", want) or any(r.session_id == want for r in identity.live_records(Path(sessions_dir)))
     ):

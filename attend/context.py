@@ -45,10 +45,10 @@ class Context:
     def sender(self) -> Identity:
         """The caller as a sender: a Claude session must be enrolled; a human always may send."""
         who = self.who()
-        if who.is_agent and not sessions.is_enrolled(self.spool, who.id):
-            if sessions.follow_clear(self.spool, who) is None:
-                raise NotEnrolledError(
-                    f"this Claude session ({who.id}) is not enrolled, so it could not hear a reply; "
-                    "arm `attend run` under the Monitor tool, or `attend join <channel>`, then send again"
-                )
+        enrolled = not who.is_agent or sessions.is_enrolled(self.spool, who.id)
+        if not enrolled and sessions.follow_clear(self.spool, who) is None:
+            raise NotEnrolledError(
+                f"this Claude session ({who.id}) is not enrolled, so it could not hear a reply; "
+                "arm `attend run` under the Monitor tool, or `attend join <channel>`, then send again"
+            )
         return who

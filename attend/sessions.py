@@ -20,12 +20,34 @@ from dataclasses import dataclass
 from attend import identity as ident
 from attend import rooms
 from attend.identity import Identity
-from attend.spool import SEEN, Spool, base_name, name_time
+from attend.spool import Spool, base_name, name_time
 
-GREEK = (
-    "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma "
-    "tau upsilon phi chi psi omega"
-).split()
+GREEK = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "epsilon",
+    "zeta",
+    "eta",
+    "theta",
+    "iota",
+    "kappa",
+    "lambda",
+    "mu",
+    "nu",
+    "xi",
+    "omicron",
+    "pi",
+    "rho",
+    "sigma",
+    "tau",
+    "upsilon",
+    "phi",
+    "chi",
+    "psi",
+    "omega",
+]
 REGISTRY_GC_SECONDS = 7 * 86400  # a slot idle this long is given to the next newcomer
 HEARTBEAT_FRESH = 90.0  # seconds
 FRESH_WINDOW = 120.0  # cold start: #open and channel messages up to this old are delivered
@@ -92,9 +114,7 @@ def is_enrolled(spool: Spool, sid: str) -> bool:
     """Enrolled and not opted out. An opt-out under a live loop takes effect when the loop ends."""
     if not spool.exists("sessions", sid, "enrolled"):
         return False
-    if spool.exists("sessions", sid, "optout") and not run_is_live(spool, sid):
-        return False
-    return True
+    return not (spool.exists("sessions", sid, "optout") and not run_is_live(spool, sid))
 
 
 def enrolled_sessions(spool: Spool) -> list[str]:
@@ -149,9 +169,7 @@ def register(spool: Spool, who: Identity, now: float | None = None) -> str:
                 for sid, e in entries.items()
                 if now - float(str(e.get("last_seen", 0))) < REGISTRY_GC_SECONDS or is_enrolled(spool, sid)
             }
-            entries = {
-                sid: e for sid, e in entries.items() if str(e.get("ordinal")) in taken or sid == who.id
-            }
+            entries = {sid: e for sid, e in entries.items() if str(e.get("ordinal")) in taken or sid == who.id}
             ordinal = next((g for g in GREEK if g not in taken), None)
             n = len(GREEK) + 1
             while ordinal is None:
@@ -443,8 +461,7 @@ def move_session(spool: Spool, old: str, new: Identity) -> None:
     src_enrollment = read_enrollment(spool, old)
     for sub in ("new", "claimed", "cur"):
         for entry in spool.listing(old, sub):
-            dest_entry = entry if sub != "cur" or entry.endswith(SEEN) else entry
-            spool.move_entry(spool.delivery_path(old, sub, entry), spool.delivery_path(sid, sub, dest_entry))
+            spool.move_entry(spool.delivery_path(old, sub, entry), spool.delivery_path(sid, sub, entry))
     for name in STATE_FILES:
         data = spool.read_text("sessions", old, name)
         if data is not None and not spool.exists("sessions", sid, name):

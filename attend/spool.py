@@ -55,7 +55,7 @@ _PAUSE_AT = os.environ.get("ATTEND_PAUSE_AT", "")
 
 
 def pause_point(point: str) -> None:
-    if _PAUSE_AT == point:
+    if point == _PAUSE_AT:
         os.kill(os.getpid(), signal.SIGSTOP)
 
 

@@ -23,7 +23,10 @@ def context() -> Context:
 
 
 def as_dict(result: Any) -> dict[str, Any]:
-    data = dataclasses.asdict(result) if dataclasses.is_dataclass(result) else dict(result)
+    if dataclasses.is_dataclass(result) and not isinstance(result, type):
+        data = dataclasses.asdict(result)
+    else:
+        data = dict(result)
     data.setdefault("warnings", [])
     return data
 

@@ -39,7 +39,9 @@ def run(ctx: Context) -> Peers:
     out = []
     for record in identity.live_records(ctx.sessions_dir):
         origin = identity.normalise_origin(record.cwd or "/")
-        who = identity.Identity("agent", record.session_id, origin, "record", True, record.pid, record.proc_start, record.name)
+        who = identity.Identity(
+            "agent", record.session_id, origin, "record", True, record.pid, record.proc_start, record.name
+        )
         entry = sessions.registration(spool, record.session_id, origin)
         display = identity.persona(who) + (f"-{entry['ordinal']}" if entry and entry.get("ordinal") else "")
         out.append(
