@@ -23,7 +23,9 @@ from attend import identity
 
 
 def _host() -> None:
+    children: list[subprocess.Popen[bytes]] = []
     for line in sys.stdin:
+        children = [c for c in children if c.poll() is None]  # reap finished background children
         request = json.loads(line)
         if request.get("argv") is None:
             break
@@ -31,6 +33,21 @@ def _host() -> None:
         env.update(request.get("env") or {})
         for key in request.get("unset") or []:
             env.pop(key, None)
+        if request.get("background"):
+            # A long-running child (e.g. `attend run` under a stand-in Monitor): output to a file.
+            with open(request["stdout_path"], "wb") as out:
+                child = subprocess.Popen(
+                    request["argv"],
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    cwd=request.get("cwd"),
+                )
+            children.append(child)
+            sys.stdout.write(json.dumps({"rc": 0, "stdout": str(child.pid), "stderr": ""}) + "\n")
+            sys.stdout.flush()
+            continue
         try:
             proc = subprocess.run(
                 request["argv"],
@@ -140,6 +157,20 @@ class StandIn:
         self.proc.stdin.flush()
         answer = json.loads(self.proc.stdout.readline())
         return Result(answer["rc"], answer["stdout"], answer["stderr"])
+
+    def spawn(self, argv: Sequence[str], stdout_path: Path, env: Mapping[str, str] | None = None) -> int:
+        """Start a long-running child of this session, its output going to ``stdout_path``; returns its pid."""
+        assert self.proc.stdin and self.proc.stdout
+        request = {
+            "argv": list(argv),
+            "env": dict(env or {}),
+            "cwd": str(self.cwd),
+            "background": True,
+            "stdout_path": str(stdout_path),
+        }
+        self.proc.stdin.write(json.dumps(request) + "\n")
+        self.proc.stdin.flush()
+        return int(json.loads(self.proc.stdout.readline())["stdout"])
 
     def attend(self, *args: str, stdin: str = "", env: Mapping[str, str] | None = None) -> Result:
         exe = shutil.which("attend", path=self.env.get("PATH")) or "attend"

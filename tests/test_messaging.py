@@ -1,0 +1,219 @@
+"""Send, reply and inbox between real stand-in sessions: fan-out, addressing, threading, paging,
+the refusal rule, and the --json shape of every verb."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+from pathlib import Path
+
+import pytest
+
+from attend import rooms, sessions
+from attend.context import Context
+from attend.errors import NotEnrolledError, NotFoundError, UsageError
+from attend.spool import Spool
+from attend.verbs import inbox, reply, send
+from tests.conftest import World
+
+
+def _enroll(world: World, *ss: object, way: str = "join") -> None:
+    for s in ss:
+        sessions.enroll(world.spool, world.context(s).who(), way)  # type: ignore[arg-type]
+
+
+def test_a_send_fans_out_to_every_enrolled_recipient_and_not_the_sender(world: World) -> None:
+    a, b, c, d = (world.session(p) for p in ("pa", "pb", "pc", "pd"))
+    _enroll(world, a, b, c)  # d is live but not enrolled
+    sent = send.run(world.context(a), send.SendRequest("hello all"))
+    assert sent.delivered == 2
+    assert world.spool.listing(b.session_id, "new") == [sent.id]
+    assert world.spool.listing(c.session_id, "new") == [sent.id]
+    assert world.spool.listing(a.session_id, "new") == []
+    assert not (world.spool_root / "sessions" / d.session_id / "new").exists()
+
+
+def test_an_unenrolled_claude_session_may_not_send_and_is_told_both_ways_in(world: World) -> None:
+    a = world.session("pa")
+    with pytest.raises(NotEnrolledError, match="attend run.*attend join"):
+        send.run(world.context(a), send.SendRequest("hi"))
+    out = a.attend("send", "hi")
+    assert out.rc == 1 and "not enrolled" in out.stderr
+    assert world.spool.room_names("open") == []
+
+
+def test_a_human_may_always_send(world: World) -> None:
+    out = world.attend("send", "--json", "from the operator")
+    data = json.loads(out.stdout)
+    assert out.returncode == 0 and data["from_kind"] == "human" and data["from_id"] == "fixture-human"
+
+
+def _enroll_worker(root: str, env: dict[str, str], pid: int, cwd: str) -> None:
+    ctx = Context(spool=Spool.open(Path(root)), env=env, cwd=cwd, pid=pid)
+    sessions.enroll(ctx.spool, ctx.who(), "run")
+
+
+def _send_worker(root: str, env: dict[str, str], n: int) -> None:
+    ctx = Context(spool=Spool.open(Path(root)), env=env, cwd="/", pid=os.getpid())
+    for i in range(n):
+        send.run(ctx, send.SendRequest(f"m{i}"))
+
+
+def test_every_record_reaches_a_session_enrolling_concurrently(world: World) -> None:
+    """Record first, then fan-out; enrollment first, then catch-up: a concurrent enrollment never
+    misses a message sent while it happens (each is linked once, by one side or the other)."""
+    ss = [world.session(f"p{i}") for i in range(4)]
+    ctx_mp = multiprocessing.get_context("fork")
+    sender = ctx_mp.Process(target=_send_worker, args=(str(world.spool_root), world.env, 150))
+    enrollers = [
+        ctx_mp.Process(target=_enroll_worker, args=(str(world.spool_root), world.env, s.pid, str(s.cwd))) for s in ss
+    ]
+    sender.start()
+    for p in enrollers:
+        p.start()
+    for p in [sender, *enrollers]:
+        p.join(60)
+        assert p.exitcode == 0
+    names = world.spool.room_names("open")
+    assert len(names) == 150
+    for s in ss:
+        delivered = world.spool.listing(s.session_id, "new")
+        enrolled_at = sessions.read_enrollment(world.spool, s.session_id).enrolled_at  # type: ignore[union-attr]
+        # all messages sent after the enrollment record are there (the fresh window covers the rest)
+        assert delivered == names, f"{len(delivered)} of {len(names)} (enrolled at {enrolled_at})"
+
+
+def test_to_a_project_path_reaches_the_sessions_there(world: World) -> None:
+    a, b1, b2, c = world.session("pa"), world.session("pb"), world.session("pb"), world.session("pc")
+    _enroll(world, a, b1, b2, c)
+    sent = send.run(world.context(a), send.SendRequest("to pb", to=str(b1.cwd)))
+    assert sent.room == rooms.project_room(str(b1.cwd)) and sent.delivered == 2
+    assert world.spool.listing(c.session_id, "new") == []
+
+
+def test_to_a_path_without_a_live_session_lists_the_live_ones_and_the_nearest(world: World) -> None:
+    a, b = world.session("pa"), world.session("web-app")
+    _enroll(world, a, b)
+    with pytest.raises(NotFoundError) as err:
+        send.run(world.context(a), send.SendRequest("x", to=str(world.tmp / "elsewhere" / "web-app")))
+    assert str(b.cwd) in str(err.value) and "did you mean" in str(err.value)
+    assert world.spool.room_names(rooms.project_room(str(b.cwd))) == []
+
+
+def test_to_display_names_and_unique_prefixes_resolve_at_send_time(world: World) -> None:
+    a, b, c = world.session("px", name="Hana"), world.session("px", name="Hana"), world.session("py", name="Tam")
+    _enroll(world, a, b, c)
+    sent = send.run(world.context(c), send.SendRequest("hi", to="Hana-beta,Hana-al"))
+    assert set(sent.to.split(",")) == {a.session_id, b.session_id} and sent.delivered == 2
+    with pytest.raises(UsageError, match="several sessions"):
+        send.run(world.context(c), send.SendRequest("hi", to="Hana"))
+
+
+def test_to_session_ids_is_direct_mail(world: World) -> None:
+    a, b, c = world.session("pa"), world.session("pb"), world.session("pc")
+    _enroll(world, a, b, c)
+    sent = send.run(world.context(a), send.SendRequest("psst", to=b.session_id))
+    assert sent.room == rooms.direct_room(b.session_id) and sent.scope == "direct"
+    assert world.spool.listing(b.session_id, "new") == [sent.id] and world.spool.listing(c.session_id, "new") == []
+
+
+def test_reply_threads_to_last_inbound_in_the_parents_room_addressed_to_its_sender(world: World) -> None:
+    a, b = world.session("pa"), world.session("pb")
+    _enroll(world, a, b)
+    first = send.run(world.context(a), send.SendRequest("question?"))
+    sessions.set_last_inbound(world.spool, b.session_id, first.id)
+    answer = reply.run(world.context(b), reply.ReplyRequest("answer"))
+    assert (answer.re, answer.room, answer.to) == (first.id, "open", a.session_id)
+    assert world.spool.listing(a.session_id, "new") == [answer.id]
+
+
+def test_reply_with_nothing_to_reply_to_names_send(world: World) -> None:
+    a = world.session("pa")
+    _enroll(world, a)
+    out = a.attend("reply", "hi")
+    assert out.rc == 1 and "send" in out.stderr
+
+
+def test_a_human_replies_with_to_and_a_message_id(world: World) -> None:
+    a, b = world.session("pa"), world.session("pb")
+    _enroll(world, a, b)
+    first = send.run(world.context(a), send.SendRequest("for the operator", to=str(b.cwd)))
+    out = world.attend("reply", "--json", "--to", first.id, "noted")
+    data = json.loads(out.stdout)
+    assert out.returncode == 0 and data["re"] == first.id and data["room"] == first.room
+    assert data["to"] == a.session_id and data["from_kind"] == "human"
+
+
+def test_inbox_lists_newest_first_without_own_messages_and_pages(world: World) -> None:
+    a, b = world.session("pa"), world.session("pb")
+    _enroll(world, a, b)
+    for i in range(7):
+        send.run(world.context(a), send.SendRequest(f"a{i}"))
+        send.run(world.context(b), send.SendRequest(f"b{i}"))
+    page1 = inbox.run(world.context(b), inbox.InboxRequest(limit=3))
+    assert [m.body for m in page1.messages] == ["a6", "a5", "a4"] and page1.older
+    page3 = inbox.run(world.context(b), inbox.InboxRequest(limit=3, page=3))
+    assert [m.body for m in page3.messages] == ["a0"] and not page3.older
+    before = inbox.run(world.context(b), inbox.InboxRequest(limit=2, before=page1.messages[-1].id))
+    assert [m.body for m in before.messages] == ["a3", "a2"]
+
+
+def test_inbox_never_touches_flags(world: World) -> None:
+    a, b = world.session("pa"), world.session("pb")
+    _enroll(world, a, b)
+    sent = send.run(world.context(a), send.SendRequest("x"))
+    inbox.run(world.context(b), inbox.InboxRequest())
+    inbox.run(world.context(b), inbox.InboxRequest(id=sent.id))
+    assert world.spool.listing(b.session_id, "new") == [sent.id]
+
+
+def test_inbox_reads_one_message_by_id(world: World) -> None:
+    a, b = world.session("pa"), world.session("pb")
+    _enroll(world, a, b)
+    sent = send.run(world.context(a), send.SendRequest("the full text", on_behalf_of="alice"))
+    (m,) = inbox.run(world.context(b), inbox.InboxRequest(id=sent.id)).messages
+    assert (m.body, m.from_kind, m.from_id, m.on_behalf_of, m.to, m.room) == (
+        "the full text", "agent", a.session_id, "alice", "*", "open",
+    )
+
+
+def test_a_human_inbox_covers_open_and_the_current_project(world: World) -> None:
+    a, b = world.session("pa"), world.session("pb")
+    _enroll(world, a, b)
+    send.run(world.context(a), send.SendRequest("to everyone"))
+    send.run(world.context(a), send.SendRequest("to pb", to=str(b.cwd)))
+    here = inbox.run(world.context(cwd=b.cwd), inbox.InboxRequest())
+    assert sorted(m.body for m in here.messages) == ["to everyone", "to pb"]
+    there = inbox.run(world.context(cwd=a.cwd), inbox.InboxRequest())
+    assert [m.body for m in there.messages] == ["to everyone"]
+    everything = inbox.run(world.context(cwd=a.cwd), inbox.InboxRequest(all=True))
+    assert len(everything.messages) == 2
+
+
+# --json: every verb prints one document, the same dict the verb returns, with a warnings list.
+SHAPES = {
+    "send": {"id", "room", "scope", "to", "re", "from_kind", "from_id", "delivered", "warnings"},
+    "inbox": {"messages", "page", "limit", "rooms", "older", "warnings"},
+    "peers": {"peers", "warnings"},
+    "status": {"spool", "session_id", "kind", "origin_path", "resolved", "resolved_by", "display", "enrolled",
+               "ordinal", "pending", "conduits", "channels", "warnings"},
+    "whoami": {"session_id", "kind", "origin_path", "resolved", "resolved_by", "display", "enrolled", "spool",
+               "warnings"},
+}
+
+
+def test_every_verb_prints_one_json_document_of_its_own_shape(world: World) -> None:
+    a, b = world.session("pa"), world.session("pb")
+    _enroll(world, a, b)
+    docs = {verb: json.loads(a.attend(verb, "--json", *(["hi"] if verb == "send" else [])).stdout) for verb in SHAPES}
+    for verb, keys in SHAPES.items():
+        assert keys <= set(docs[verb]), verb
+    sessions.set_last_inbound(world.spool, b.session_id, docs["send"]["id"])
+    rep = json.loads(b.attend("reply", "--json", "back").stdout)
+    assert set(rep) == SHAPES["send"] and rep["re"] == docs["send"]["id"]
+    (msg,) = json.loads(b.attend("inbox", "--json").stdout)["messages"]
+    assert {"from_kind", "from_id", "on_behalf_of", "to", "re", "room"} <= set(msg)
+    peer = json.loads(a.attend("peers", "--json").stdout)["peers"]
+    assert {p["session_id"] for p in peer} >= {a.session_id, b.session_id}
+    assert set(docs["status"]["conduits"]) == {"sensor", "drain", "mcp"}

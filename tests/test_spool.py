@@ -1,0 +1,216 @@
+"""The spool's invariants: atomic delivery, no overwrite, no second delivery, private modes,
+refusal of foreign or open roots and planted symlinks, and the stale-tmp sweep."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from attend import spool as spool_mod
+from attend.errors import SpoolError
+from attend.spool import NAME_RE, SEEN, Spool, default_root, unique_name
+
+
+@pytest.fixture
+def sp(tmp_path: Path) -> Spool:
+    return Spool.open(tmp_path / "spool")
+
+
+def test_root_resolution_prefers_attend_home_then_absolute_xdg_then_home() -> None:
+    assert default_root({"ATTEND_HOME": "/a", "XDG_CACHE_HOME": "/x", "HOME": "/h"}) == Path("/a")
+    assert default_root({"XDG_CACHE_HOME": "/x", "HOME": "/h"}) == Path("/x/attend")
+    assert default_root({"XDG_CACHE_HOME": "relative", "HOME": "/h"}) == Path("/h/.cache/attend")
+    assert default_root({"HOME": "/h"}) == Path("/h/.cache/attend")
+
+
+def test_folders_are_0700_and_files_0600_whatever_the_umask(tmp_path: Path) -> None:
+    old = os.umask(0o000)
+    try:
+        sp = Spool.open(tmp_path / "spool")
+        name = sp.publish(["open"], b"x")
+        sp.write_state(b"s", "sessions", "abc", "state")
+    finally:
+        os.umask(old)
+    for path in [sp.root, sp.root / "rooms" / "open" / "new", sp.root / "sessions" / "abc"]:
+        assert path.stat().st_mode & 0o777 == 0o700, path
+    assert (sp.root / "rooms" / "open" / "new" / name).stat().st_mode & 0o777 == 0o600
+    assert (sp.root / "sessions" / "abc" / "state").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_root_writable_by_others_is_refused_and_left_alone(tmp_path: Path) -> None:
+    root = tmp_path / "spool"
+    root.mkdir()
+    root.chmod(0o777)
+    with pytest.raises(SpoolError, match="writable by group or others"):
+        Spool.open(root)
+    assert list(root.iterdir()) == []
+
+
+def test_a_root_owned_by_another_user_is_refused(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root to chown a folder to another user")
+    root = tmp_path / "spool"
+    root.mkdir(mode=0o700)
+    os.chown(root, 12345, 12345)
+    with pytest.raises(SpoolError, match="owned by uid 12345"):
+        Spool.open(root)
+    assert list(root.iterdir()) == []
+
+
+def test_a_planted_symlink_folder_is_never_followed(sp: Spool, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.symlink(elsewhere, sp.root / "rooms" / "evil")
+    with pytest.raises(SpoolError, match="symlink"):
+        sp.publish(["evil"], b"x")
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_planted_symlink_file_is_never_read(sp: Spool, tmp_path: Path) -> None:
+    secret = tmp_path / "secret"
+    secret.write_text("do not read")
+    new = sp.dir("rooms", "open", "new")
+    os.symlink(secret, new / "1700000000.M000000P1Q0R00000000.host")
+    with pytest.raises(OSError):
+        sp.read(new / "1700000000.M000000P1Q0R00000000.host")
+
+
+def test_unique_names_sort_in_send_order_and_follow_the_maildir_rule() -> None:
+    names = [unique_name() for _ in range(2000)]
+    assert names == sorted(names)
+    assert len(set(names)) == len(names)
+    for n in names[:50]:
+        assert NAME_RE.fullmatch(n) and ":" not in n and "/" not in n and not n.startswith(".")
+
+
+def test_names_from_an_injected_clock_sort_by_that_clock() -> None:
+    early = unique_name(now_ns=1_700_000_000_000_000_000)
+    late = unique_name(now_ns=1_800_000_000_000_000_000)
+    assert late > early
+    assert spool_mod.name_time(late) == pytest.approx(1_800_000_000.0, abs=1)
+
+
+def test_publish_links_one_record_into_every_room_and_leaves_tmp_empty(sp: Spool) -> None:
+    name = sp.publish(["d-a", "d-b"], b"hello")
+    for room in ("d-a", "d-b"):
+        assert (sp.root / "rooms" / room / "new" / name).read_bytes() == b"hello"
+    assert (
+        os.stat(sp.root / "rooms" / "d-a" / "new" / name).st_ino
+        == os.stat(sp.root / "rooms" / "d-b" / "new" / name).st_ino
+    )
+    assert list((sp.root / "rooms" / "d-a" / "tmp").iterdir()) == []
+
+
+def test_a_name_clash_never_overwrites(sp: Spool) -> None:
+    name = sp.publish(["open"], b"first")
+    with pytest.raises(FileExistsError):
+        sp.publish(["open"], b"second", name=name)
+    assert (sp.root / "rooms" / "open" / "new" / name).read_bytes() == b"first"
+    assert list((sp.root / "rooms" / "open" / "tmp").iterdir()) == []
+
+
+def test_a_claimed_name_is_never_delivered_again(sp: Spool) -> None:
+    sp.make_maildir("s1")
+    name = sp.publish(["open"], b"x")
+    assert sp.link_delivery("s1", "open", name)
+    assert not sp.link_delivery("s1", "open", name)  # already in new/
+    assert sp.claim("s1", name)
+    assert not sp.link_delivery("s1", "open", name)  # in claimed/
+    sp.mark_seen("s1", [name])
+    assert (sp.root / "sessions" / "s1" / "cur" / (name + SEEN)).exists()
+    assert not sp.link_delivery("s1", "open", name)  # in cur/
+    assert sp.listing("s1", "new") == [] and sp.listing("s1", "claimed") == []
+
+
+def test_exactly_one_claimer_wins(sp: Spool) -> None:
+    sp.make_maildir("s1")
+    name = sp.publish(["open"], b"x")
+    sp.link_delivery("s1", "open", name)
+    assert [sp.claim("s1", name), sp.claim("s1", name)] == [True, False]
+
+
+def test_stale_tmp_files_are_swept_after_36_hours(sp: Spool) -> None:
+    tmp = sp.dir("rooms", "open", "tmp")
+    old, fresh = tmp / "old", tmp / "fresh"
+    old.write_bytes(b"")
+    fresh.write_bytes(b"")
+    past = time.time() - spool_mod.STALE_TMP_SECONDS - 60
+    os.utime(old, (past, past))
+    assert sp.sweep_tmp() == 1
+    assert not old.exists() and fresh.exists()
+
+
+def test_rooms_and_sessions_on_different_filesystems_are_refused(tmp_path: Path) -> None:
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or os.stat(shm).st_dev == os.stat(tmp_path).st_dev:
+        pytest.skip("needs a second filesystem")
+    with tempfile.TemporaryDirectory(dir=shm) as other:
+        with pytest.raises(SpoolError, match="different filesystems"):
+            spool_mod.check_same_device(tmp_path, Path(other))
+    spool_mod.check_same_device(tmp_path, tmp_path)  # positive control
+
+
+_WRITER = """
+import sys
+from pathlib import Path
+from attend.spool import Spool
+sp = Spool.open(Path(sys.argv[1]))
+sp.publish(["open"], b"x" * 65536)
+"""
+
+
+def test_a_writer_killed_mid_write_leaves_nothing_partial_in_new(sp: Spool) -> None:
+    """Stop the writer after tmp is written (pause point), kill it: new/ never shows a partial file."""
+    env = {**os.environ, "ATTEND_PAUSE_AT": "tmp-written"}
+    proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(sp.root)], env=env)
+    _wait_stopped(proc.pid)
+    assert sp.room_names("open") == []
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert sp.room_names("open") == []
+    # positive control: the same writer without the pause point publishes
+    subprocess.run([sys.executable, "-c", _WRITER, str(sp.root)], check=True)
+    assert len(sp.room_names("open")) == 1
+
+
+def _wait_stopped(pid: int, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "T":
+                return
+        time.sleep(0.01)
+    raise AssertionError("process never reached its pause point")
+
+
+def test_random_stress_no_reader_ever_sees_a_partial_signal(sp: Spool) -> None:
+    """Writers publish random sizes while a reader keeps reading new/: every file read is whole."""
+    code = """
+import random, sys
+from pathlib import Path
+from attend.spool import Spool
+sp = Spool.open(Path(sys.argv[1]))
+for i in range(150):
+    n = random.randint(1, 200_000)
+    sp.publish(["open"], (str(n).encode() + b":").ljust(n, b"z"))
+"""
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(sp.root)]) for _ in range(3)]
+    seen = 0
+    new = sp.root / "rooms" / "open" / "new"
+    while any(p.poll() is None for p in procs) or seen == 0:
+        names = os.listdir(new) if new.exists() else []
+        for name in random.sample(names, min(20, len(names))):
+            data = (new / name).read_bytes()
+            size = int(data.split(b":", 1)[0])
+            assert len(data) == size
+            seen += 1
+    assert all(p.wait() == 0 for p in procs)
+    assert len(os.listdir(new)) == 450
