@@ -111,6 +111,15 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def check_same_device(rooms: Path, sessions: Path) -> None:
+    """rooms/ and sessions/ must share a filesystem: deliveries are hard links between them."""
+    if os.lstat(rooms).st_dev != os.lstat(sessions).st_dev:
+        raise SpoolError(
+            f"{rooms} and {sessions} are on different filesystems; attend hard-links between them, "
+            "so keep the whole spool on one filesystem"
+        )
+
+
 class Spool:
     """One spool root. Every path below it goes through here."""
 
@@ -124,13 +133,7 @@ class Spool:
     def open(cls, root: Path | None = None) -> Spool:
         spool = cls(root or default_root())
         spool._check_root()
-        rooms = spool.dir("rooms")
-        sessions = spool.dir("sessions")
-        if os.lstat(rooms).st_dev != os.lstat(sessions).st_dev:
-            raise SpoolError(
-                f"{rooms} and {sessions} are on different filesystems; attend hard-links between them, "
-                "so keep the whole spool on one filesystem"
-            )
+        check_same_device(spool.dir("rooms"), spool.dir("sessions"))
         return spool
 
     def _check_root(self) -> None:
@@ -413,6 +416,40 @@ class Spool:
         except FileExistsError:
             return False
         return True
+
+    def create_linked(self, data: bytes, *parts: str) -> bool:
+        """Publish a small file whole under a name that must not exist yet (tmp + link); False when it does.
+
+        Unlike ``create_exclusive``, a reader never sees the file half-written.
+        """
+        folder = self.dir(*parts[:-1])
+        tmp = folder / f".{parts[-1]}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+        self._write_fast(tmp, data)
+        try:
+            os.link(tmp, folder / parts[-1], follow_symlinks=False)
+        except FileExistsError:
+            return False
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        return True
+
+    @contextlib.contextmanager
+    def lock(self, name: str, *, shared: bool = False, wait: bool = True) -> Iterator[bool]:
+        """A named flock under locks/ (never unlinked, so waiters never split). Yields False when
+        ``wait`` is off and another holder has it."""
+        path = self.dir("locks") / name
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | _O_NOFOLLOW | _O_CLOEXEC, FILE_MODE)
+        try:
+            flags = (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | (0 if wait else fcntl.LOCK_NB)
+            try:
+                fcntl.flock(fd, flags)
+            except BlockingIOError:
+                yield False
+                return
+            yield True
+        finally:
+            os.close(fd)
 
     def touch(self, *parts: str) -> None:
         """Create or bump the mtime of a marker file (heartbeat)."""
