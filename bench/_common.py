@@ -1,0 +1,61 @@
+"""Shared bench helpers: a private world (HOME, spool), stand-in sessions, and timing."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+BIN = Path(sys.executable).parent
+
+
+def world_env(tmp: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "ATTEND_", "XDG_"))}
+    env.update(HOME=str(tmp / "home"), XDG_CACHE_HOME=str(tmp / "home" / ".cache"),
+               XDG_CONFIG_HOME=str(tmp / "home" / ".config"), USER="bench",
+               PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    (tmp / "home" / ".claude" / "sessions").mkdir(parents=True, exist_ok=True)
+    return env
+
+
+def tmpdir() -> Path:
+    return Path(tempfile.mkdtemp(prefix="attend-bench-"))
+
+
+def cleanup(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def time_process(argv: Sequence[str], runs: int, env: dict[str, str] | None = None, stdin: bytes = b"",
+                 cwd: str | None = None) -> list[float]:
+    out = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        subprocess.run(argv, input=stdin, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       check=False)
+        out.append(time.perf_counter() - t)
+    return out
+
+
+def interleaved(cases: dict[str, Callable[[], float]], runs: int) -> dict[str, list[float]]:
+    """Run each case once per round, round after round, so machine noise hits all alike."""
+    results: dict[str, list[float]] = {k: [] for k in cases}
+    for _ in range(runs):
+        for name, fn in cases.items():
+            results[name].append(fn())
+    return results
+
+
+def ms(xs: Sequence[float]) -> str:
+    return f"{statistics.median(xs) * 1000:.1f} ms"
+
+
+def pct(xs: Sequence[float], p: float) -> float:
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(p / 100 * len(s)))]
