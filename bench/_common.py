@@ -16,7 +16,10 @@ BIN = Path(sys.executable).parent
 
 
 def world_env(tmp: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "ATTEND_", "XDG_"))}
+    # Bytecode caching stays on, as in a normal install (pip compiles a wheel's modules; an editable
+    # install writes its .pyc on first run), so the figures measure imports, not compilation.
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("CLAUDE", "ATTEND_", "XDG_")) and k != "PYTHONDONTWRITEBYTECODE"}
     env.update(HOME=str(tmp / "home"), XDG_CACHE_HOME=str(tmp / "home" / ".cache"),
                XDG_CONFIG_HOME=str(tmp / "home" / ".config"), USER="bench",
                PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")

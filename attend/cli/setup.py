@@ -1,0 +1,97 @@
+"""CLI handlers for setting attend up: install, uninstall, permissions, doctor."""
+
+from __future__ import annotations
+
+import click
+
+from attend.cli._render import emit, json_option, table
+from attend.verbs import doctor as doctor_verb
+from attend.verbs import install as install_verb
+from attend.verbs import permissions as permissions_verb
+
+TARGET = click.option("--target", metavar="DIR", help=install_verb.PARAMS["target"])
+
+
+def _changes_text(changes: list[install_verb.Change], verb: str) -> list[str]:
+    return [f"{verb if c.action == 'write' else c.action:>9} {c.path}" for c in changes]
+
+
+def _installed_text(r: install_verb.Installed) -> str:
+    if r.dry_run:
+        diffs = [c.diff for c in r.changes if c.diff]
+        files = [f"would {c.action} {c.path}" for c in r.changes if not c.diff]
+        return "\n".join(diffs + files) or f"attend is already installed in {r.target}; nothing to change"
+    if not r.changed:
+        return f"attend is already installed in {r.target}; nothing changed"
+    lines = [f"installed attend into {r.target}", *_changes_text(r.changes, "merged")]
+    lines += [f"   backup {b}" for b in r.backups]
+    lines.append("the guard hook is copied, not wired; see `attend permissions` and the install docs")
+    return "\n".join(lines)
+
+
+@click.command(help=install_verb.DESCRIPTION)
+@TARGET
+@click.option("--dry-run", is_flag=True, help=install_verb.PARAMS["dry_run"])
+@json_option
+def install(target: str | None, dry_run: bool, as_json: bool) -> None:
+    emit(install_verb.run(target, dry_run), as_json, _installed_text)
+
+
+def _uninstalled_text(r: install_verb.Uninstalled) -> str:
+    lines = [f"withdrew attend from {r.target}" if r.changes else f"nothing of attend's in {r.target}"]
+    lines += _changes_text(r.changes, "stripped")
+    lines += [f"   backup {b}" for b in r.backups]
+    lines.append(f"spool {r.spool}: removed" if r.purged else f"spool left in place: {r.spool} (--purge removes it)")
+    return "\n".join(lines)
+
+
+@click.command(help=install_verb.UNINSTALL_DESCRIPTION)
+@click.option("--target", metavar="DIR", help=install_verb.UNINSTALL_PARAMS["target"])
+@click.option("--purge", is_flag=True, help=install_verb.UNINSTALL_PARAMS["purge"])
+@json_option
+def uninstall(target: str | None, purge: bool, as_json: bool) -> None:
+    emit(install_verb.run_uninstall(target, purge), as_json, _uninstalled_text)
+
+
+def _permissions_text(p: permissions_verb.Permissions) -> str:
+    yes = {True: "yes", False: "NO"}
+    rows = [[entry, yes[ok]] for entry, ok in p.allow.items()]
+    rows += [
+        ["Stop-hook drain", yes[p.stop_hook]],
+        ["MCP server", yes[p.mcp_server] + (f" ({p.mcp_command})" if p.mcp_command else "")],
+        ["guard", ("wired, matcher " + repr(p.guard_matcher)) if p.guard else "not wired (optional)"],
+        ["outbound gate", p.gate],
+    ]
+    gaps = p.missing + [n for n, ok in (("Stop-hook drain", p.stop_hook), ("MCP server", p.mcp_server)) if not ok]
+    verdict = "ok" if p.ok else "missing: " + ", ".join(gaps)
+    return f"target {p.target}\n" + table(rows) + f"\n{verdict}"
+
+
+@click.command(help=permissions_verb.DESCRIPTION)
+@TARGET
+@json_option
+def permissions(target: str | None, as_json: bool) -> None:
+    result = permissions_verb.run(target)
+    emit(result, as_json, _permissions_text)
+    if not result.ok:
+        raise SystemExit(1)  # not click.Exit: standalone_mode=False would turn it into a return value
+
+
+def _doctor_text(d: doctor_verb.Doctor) -> str:
+    marks = {"ok": "ok  ", "warn": "warn", "fail": "FAIL", "skip": "-   "}
+    lines = [f"session {d.session_id or '?'} ({d.kind or 'unresolved'})"]
+    for c in d.checks:
+        lines.append(f"{marks[c.status]} {c.name}: {c.detail}")
+        if c.fix and c.status in ("warn", "fail"):
+            lines.append(f"     fix: {c.fix}")
+    return "\n".join(lines)
+
+
+@click.command(help=doctor_verb.DESCRIPTION)
+@TARGET
+@json_option
+def doctor(target: str | None, as_json: bool) -> None:
+    result = doctor_verb.run(target)
+    emit(result, as_json, _doctor_text)
+    if not result.ok:
+        raise SystemExit(1)  # not click.Exit: standalone_mode=False would turn it into a return value

@@ -1,0 +1,261 @@
+"""`attend install` / `attend uninstall` on real files: the baseline lands where Claude Code reads it,
+a second run changes nothing, bad input changes nothing, and uninstall gives the user's files back."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from attend.install import resolve_target
+from tests.conftest import World
+
+MCP_TOOLS = [
+    "send",
+    "reply",
+    "peers",
+    "inbox",
+    "status",
+    "join",
+    "leave",
+    "notify_subscribe",
+    "notify_unsubscribe",
+    "inbox_wait",
+]
+USER_SETTINGS = {
+    "permissions": {"allow": ["Bash(ls:*)"], "deny": ["Read(./.env)"]},
+    "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "echo mine"}]}]},
+    "model": "opus",
+}
+
+
+def settings_path(world: World) -> Path:
+    return world.home / ".claude" / "settings.json"
+
+
+def claude_json(world: World) -> Path:
+    return world.home / ".claude.json"
+
+
+def write_json(path: Path, doc: Any) -> bytes:
+    raw = json.dumps(doc, separators=(",", ":")).encode()
+    path.write_bytes(raw)
+    return raw
+
+
+def snapshot(world: World) -> dict[str, bytes]:
+    """Every file under HOME, by path, with its bytes (attend's own config folder excluded)."""
+    out = {}
+    for root, _, files in os.walk(world.home):
+        for name in files:
+            p = Path(root) / name
+            if ".config/attend" not in str(p) and not p.is_symlink():
+                out[str(p.relative_to(world.home))] = p.read_bytes()
+    return out
+
+
+def test_install_writes_the_baseline_where_claude_code_reads_it(world: World) -> None:
+    write_json(settings_path(world), USER_SETTINGS)
+    write_json(claude_json(world), {"numStartups": 7, "mcpServers": {"other": {"command": "x"}}})
+    out = world.attend("install")
+    assert out.returncode == 0, out.stderr
+    settings = json.loads(settings_path(world).read_text())
+    allow = settings["permissions"]["allow"]
+    assert allow[0] == "Bash(ls:*)"
+    assert [f"mcp__attend__{t}" for t in MCP_TOOLS] + ["Bash(attend:*)"] == allow[1:]
+    assert settings["permissions"]["deny"] == ["Read(./.env)"]
+    assert settings["model"] == "opus"
+    stop = settings["hooks"]["Stop"]
+    assert stop[0]["hooks"][0]["command"] == "echo mine"  # the user's hook first, attend's after it
+    assert stop[1]["hooks"] == [
+        {"type": "command", "command": "~/.claude/hooks/ways/attend-drain-stop.sh", "timeout": 30}
+    ]
+    assert "PreToolUse" not in settings["hooks"]  # the guard is never wired by install
+    assert "mcpServers" not in settings
+    cj = json.loads(claude_json(world).read_text())
+    assert cj["numStartups"] == 7 and cj["mcpServers"]["other"] == {"command": "x"}
+    server = cj["mcpServers"]["attend"]
+    assert server["type"] == "stdio" and server["args"] == ["mcp"]
+    assert os.path.isabs(server["command"]) and os.access(server["command"], os.X_OK)
+    hooks = world.home / ".claude" / "hooks" / "ways"
+    for script in ("attend-drain-stop.sh", "attend-guard-pre.sh"):
+        assert stat.S_IMODE((hooks / script).stat().st_mode) == 0o755
+    skill = world.home / ".claude" / "skills" / "attend" / "SKILL.md"
+    assert skill.read_text().startswith("---\nname: attend")
+
+
+def test_the_stop_hook_wrapper_drains_through_attend(world: World) -> None:
+    world.attend("install")
+    script = world.home / ".claude" / "hooks" / "ways" / "attend-drain-stop.sh"
+    assert script.read_text().splitlines()[-2:] == [
+        "command -v attend >/dev/null 2>&1 || exit 0",
+        "exec attend inbox --drain --format hook",
+    ]
+    bare = {**world.env, "PATH": "/nonexistent"}
+    import subprocess
+
+    # Without attend on PATH the drain steps aside instead of failing every turn end.
+    done = subprocess.run(["/bin/sh", str(script)], input="{}", capture_output=True, text=True, env=bare)
+    assert (done.returncode, done.stdout) == (0, "")
+
+
+def test_running_install_twice_changes_nothing_the_second_time(world: World) -> None:
+    write_json(settings_path(world), USER_SETTINGS)
+    assert world.attend("install").returncode == 0
+    first = snapshot(world)
+    mtimes = {p: (world.home / p).stat().st_mtime_ns for p in first}
+    again = world.attend("install")
+    assert again.returncode == 0, again.stderr
+    assert "nothing changed" in again.stdout
+    assert snapshot(world) == first
+    assert {p: (world.home / p).stat().st_mtime_ns for p in first} == mtimes
+
+
+def test_dry_run_prints_the_diff_and_writes_nothing(world: World) -> None:
+    raw = write_json(settings_path(world), USER_SETTINGS)
+    before = snapshot(world)
+    out = world.attend("install", "--dry-run")
+    assert out.returncode == 0, out.stderr
+    assert f"+++ {settings_path(world)}" in out.stdout
+    assert '+      "mcp__attend__send",' in out.stdout
+    assert "would create" in out.stdout and "attend-drain-stop.sh" in out.stdout
+    assert snapshot(world) == before and settings_path(world).read_bytes() == raw
+    assert not (world.home / ".config" / "attend").exists()
+
+
+def test_uninstall_restores_untouched_files_byte_for_byte(world: World) -> None:
+    raw = write_json(settings_path(world), USER_SETTINGS)
+    cj = write_json(claude_json(world), {"numStartups": 7})
+    before = snapshot(world)
+    assert world.attend("install").returncode == 0
+    assert snapshot(world) != before
+    out = world.attend("uninstall")
+    assert out.returncode == 0, out.stderr
+    assert settings_path(world).read_bytes() == raw and claude_json(world).read_bytes() == cj
+    assert snapshot(world) == before
+    assert not (world.home / ".claude" / "hooks").exists() and not (world.home / ".claude" / "skills").exists()
+    assert f"spool left in place: {world.spool_root}" in out.stdout
+
+
+def test_uninstall_removes_files_attend_created(world: World) -> None:
+    assert not settings_path(world).exists()
+    assert world.attend("install").returncode == 0
+    assert settings_path(world).exists() and claude_json(world).exists()
+    assert world.attend("uninstall").returncode == 0
+    assert not settings_path(world).exists() and not claude_json(world).exists()
+
+
+def test_uninstall_after_other_writes_keeps_them_and_drops_only_attends_entries(world: World) -> None:
+    write_json(settings_path(world), USER_SETTINGS)
+    write_json(claude_json(world), {"numStartups": 7})
+    assert world.attend("install").returncode == 0
+    # The user and the client write after install.
+    settings = json.loads(settings_path(world).read_text())
+    settings["permissions"]["allow"].append("Bash(git:*)")
+    settings_path(world).write_text(json.dumps(settings))
+    cj = json.loads(claude_json(world).read_text())
+    cj["numStartups"] = 8
+    claude_json(world).write_text(json.dumps(cj))
+    assert world.attend("uninstall").returncode == 0
+    expected = json.loads(json.dumps(USER_SETTINGS))
+    expected["permissions"]["allow"].append("Bash(git:*)")
+    assert json.loads(settings_path(world).read_text()) == expected
+    assert json.loads(claude_json(world).read_text()) == {"numStartups": 8}
+
+
+def test_a_baseline_entry_removed_by_hand_comes_back_on_install(world: World) -> None:
+    assert world.attend("install").returncode == 0
+    settings = json.loads(settings_path(world).read_text())
+    settings["permissions"]["allow"].remove("mcp__attend__peers")
+    settings_path(world).write_text(json.dumps(settings))
+    assert world.attend("install").returncode == 0
+    assert "mcp__attend__peers" in json.loads(settings_path(world).read_text())["permissions"]["allow"]
+
+
+def test_a_denied_outbound_tool_stays_out_of_allow(world: World) -> None:
+    deny = ["Bash(attend send*)", "Bash(attend reply*)", "mcp__attend__send"]
+    write_json(settings_path(world), {"permissions": {"deny": deny}})
+    assert world.attend("install").returncode == 0
+    allow = json.loads(settings_path(world).read_text())["permissions"]["allow"]
+    assert "mcp__attend__send" not in allow and "mcp__attend__reply" in allow  # positive control
+
+
+def test_a_custom_config_dir_gets_its_own_claude_json(world: World, tmp_path: Path) -> None:
+    custom = tmp_path / "cc"
+    custom.mkdir()
+    out = world.attend("install", env={"CLAUDE_CONFIG_DIR": str(custom)})
+    assert out.returncode == 0, out.stderr
+    assert "attend" in json.loads((custom / ".claude.json").read_text())["mcpServers"]
+    stop = json.loads((custom / "settings.json").read_text())["hooks"]["Stop"]
+    assert stop[0]["hooks"][0]["command"] == str(custom / "hooks" / "ways" / "attend-drain-stop.sh")
+    assert not claude_json(world).exists()
+    assert resolve_target(str(custom), world.env).claude_json == custom / ".claude.json"
+
+
+BAD_INPUTS = [
+    ("settings.json", b'{"permissions": {"allow": [}', "is not valid JSON"),
+    (".claude.json", b"not json", "is not valid JSON"),
+    ("settings.json", b'{"permissions": {"allow": "Bash(ls:*)"}}', "permissions.allow is a string, not a list"),
+    ("settings.json", b'["a list"]', "not an object"),
+    ("settings.json", b'{"hooks": {"Stop": {"command": "x"}}}', "hooks.Stop is an object, not a list"),
+]
+
+
+@pytest.mark.parametrize(("name", "content", "message"), BAD_INPUTS)
+def test_bad_input_is_refused_and_nothing_changes(world: World, name: str, content: bytes, message: str) -> None:
+    good = write_json(settings_path(world), USER_SETTINGS) if name != "settings.json" else None
+    path = settings_path(world) if name == "settings.json" else claude_json(world)
+    path.write_bytes(content)
+    before = snapshot(world)
+    out = world.attend("install")
+    assert out.returncode in (1, 2)
+    assert message in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    assert snapshot(world) == before
+    if good is not None:
+        assert settings_path(world).read_bytes() == good
+
+
+def test_a_symlinked_settings_file_is_refused(world: World, tmp_path: Path) -> None:
+    real = tmp_path / "real-settings.json"
+    raw = write_json(real, USER_SETTINGS)
+    settings_path(world).symlink_to(real)
+    out = world.attend("install")
+    assert out.returncode == 1 and "is a symlink" in out.stderr
+    assert real.read_bytes() == raw and settings_path(world).is_symlink()
+
+
+def test_a_read_only_settings_file_is_refused(world: World) -> None:
+    raw = write_json(settings_path(world), USER_SETTINGS)
+    settings_path(world).chmod(0o444)
+    out = world.attend("install")
+    assert out.returncode == 1 and "read-only" in out.stderr
+    assert settings_path(world).read_bytes() == raw
+    assert not claude_json(world).exists()
+
+
+def test_a_target_that_does_not_exist_is_named(world: World, tmp_path: Path) -> None:
+    out = world.attend("install", "--target", str(tmp_path / "nowhere"))
+    assert out.returncode == 1
+    assert f"{tmp_path / 'nowhere'} does not exist" in out.stderr
+
+
+def test_install_keeps_a_timestamped_backup_of_each_file_it_changes(world: World) -> None:
+    raw = write_json(settings_path(world), USER_SETTINGS)
+    out = world.attend("install", "--json")
+    result = json.loads(out.stdout)
+    backups = [Path(b) for b in result["backups"]]
+    assert [b.read_bytes() for b in backups if b.name.endswith("-settings.json")] == [raw]
+    assert all(str(b).startswith(str(world.home / ".config" / "attend" / "targets")) for b in backups)
+
+
+def test_uninstall_purge_removes_the_spool(world: World) -> None:
+    assert world.spool.root.is_dir()  # opening creates it
+    assert world.spool_root.is_dir()
+    assert world.attend("install").returncode == 0
+    out = world.attend("uninstall", "--purge")
+    assert out.returncode == 0, out.stderr
+    assert not world.spool_root.exists()
