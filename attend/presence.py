@@ -59,3 +59,44 @@ def transcript_status(env: Mapping[str, str], record: SessionRecord) -> str:
     except OSError:
         return "unknown"
     return "working" if age < WORKING_WINDOW else "waiting"
+
+
+# ---------------------------------------------------------------------- the server's own marker
+
+
+def marker_parts(sid: str, pid: int) -> tuple[str, ...]:
+    return ("sessions", sid, "mcp", f"{pid}.json")
+
+
+class Marker:
+    """One `attend mcp` process's presence marker: written on start, re-keyed after a /clear, removed
+    on exit. The only thing it remembers between calls is where its own file is, so it can remove it.
+    """
+
+    def __init__(self, pid: int | None = None, version: str = "") -> None:
+        self.pid = os.getpid() if pid is None else pid
+        self.version = version
+        self.started_at = time.time()
+        self.where: tuple[Spool, str] | None = None
+
+    def ensure(self, spool: Spool, sid: str) -> None:
+        """Make sure the marker sits under ``sid``: one stat when it already does."""
+        if self.where is not None and self.where[1] == sid and spool.exists(*marker_parts(sid, self.pid)):
+            return
+        record = {
+            "pid": self.pid,
+            "procStart": identity.proc_start(self.pid),
+            "started_at": self.started_at,
+            "version": self.version,
+        }
+        spool.write_state(json.dumps(record).encode(), *marker_parts(sid, self.pid))
+        old = self.where
+        self.where = (spool, sid)
+        if old is not None and old[1] != sid:
+            old[0].remove(*marker_parts(old[1], self.pid))
+
+    def remove(self) -> None:
+        if self.where is not None:
+            spool, sid = self.where
+            spool.remove(*marker_parts(sid, self.pid))
+            self.where = None

@@ -1,0 +1,82 @@
+"""CLI handlers for `attend mcp` (imports mcp only when it runs) and `attend notify …`."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from attend.cli._render import context, emit, json_option, table
+from attend.verbs import notify as notify_verb
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@click.command(help="Serve attend's tools to an MCP client over stdio; Claude Code launches it once per session.")
+def mcp() -> None:
+    from attend import mcp_server  # the mcp SDK costs ~0.6 s to import: only this command pays it
+
+    mcp_server.main()
+
+
+@click.group(help="Standing subscriptions for the notifications on attend's MCP tool results.")
+def notify() -> None:
+    pass
+
+
+@notify.command(help=notify_verb.SUBSCRIBE_DESCRIPTION)
+@click.argument("kinds", nargs=-1, required=True)
+@click.option("--project", metavar="PATH", help=notify_verb.SUBSCRIBE_PARAMS["project"])
+@json_option
+def subscribe(kinds: tuple[str, ...], project: str | None, as_json: bool) -> None:
+    req = notify_verb.SubscribeRequest(kinds, project)
+    emit(
+        notify_verb.subscribe(context(), req),
+        as_json,
+        lambda s: f"subscribed {s.subscription_id} to {', '.join(s.kinds)}" + (f" in {s.project}" if s.project else ""),
+    )
+
+
+@notify.command(help=notify_verb.UNSUBSCRIBE_DESCRIPTION)
+@click.argument("subscription_id")
+@json_option
+def unsubscribe(subscription_id: str, as_json: bool) -> None:
+    req = notify_verb.UnsubscribeRequest(subscription_id)
+    emit(notify_verb.unsubscribe(context(), req), as_json, lambda u: f"unsubscribed {u.subscription_id}")
+
+
+@notify.command(name="list", help=notify_verb.LIST_DESCRIPTION)
+@json_option
+def list_(as_json: bool) -> None:
+    def text(result: notify_verb.Subscriptions) -> str:
+        if not result.subscriptions:
+            return "no subscriptions"
+        rows = [[s.subscription_id, ", ".join(s.kinds), s.project or "-", s.created_at] for s in result.subscriptions]
+        return table(rows, ["Id", "Kinds", "Project", "Since"])
+
+    emit(notify_verb.list_subscriptions(context()), as_json, text)
+
+
+def wait_option(f: F) -> F:
+    """``attend inbox --wait SECONDS``: the inbox_wait verb, behind a flag of the inbox command."""
+    from attend.verbs import inbox_wait as wait_verb
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, wait: float | None = None, **kwargs: Any) -> Any:
+        if wait is None:
+            return f(*args, **kwargs)
+        result = wait_verb.run(context(), wait_verb.WaitRequest(wait))
+        emit(result, bool(kwargs.get("as_json")), _waited_text)
+        return None
+
+    help_text = f"{wait_verb.DESCRIPTION} SECONDS: {wait_verb.PARAMS['seconds']}"
+    option = click.option("--wait", type=float, metavar="SECONDS", help=help_text)
+    return option(wrapper)  # type: ignore[return-value]
+
+
+def _waited_text(result: Any) -> str:
+    if not result.items:
+        return f"nothing arrived in {result.waited:g}s"
+    return "\n".join(f"{i.id}  [{i.kind}] {i.title}" for i in result.items)

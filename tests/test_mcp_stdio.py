@@ -1,0 +1,212 @@
+"""`attend mcp` over real stdio: the SDK's stdio client, raw JSON-RPC lines, signals, and a
+third-party client (the MCP Inspector CLI) started as a child of a stand-in session."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import ClientSession, stdio_client
+
+from attend import envelope, presence
+from tests.conftest import World
+from tests.test_mcp_world import adopt, enroll, error_text, stdio_params, structured
+
+pytestmark = pytest.mark.anyio
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def markers(world: World, sid: str) -> list[str]:
+    folder = world.spool_root / "sessions" / sid / "mcp"
+    return sorted(os.listdir(folder)) if folder.is_dir() else []
+
+
+class RawServer:
+    """`attend mcp` as a child of this test process, spoken to in raw JSON-RPC lines."""
+
+    def __init__(self, world: World) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "attend", "mcp"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=world.env,
+            cwd=str(world.project("proj")),
+            text=True,
+        )
+        self.next_id = 0
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params or {}})
+        assert self.proc.stdout
+        line = self.proc.stdout.readline()
+        answer = json.loads(line)  # every stdout line is protocol
+        assert answer["id"] == self.next_id
+        return answer  # type: ignore[no-any-return]
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin
+        self.proc.stdin.write(json.dumps(message) + "\n")
+        self.proc.stdin.flush()
+
+    def initialize(self) -> dict[str, Any]:
+        answer = self.request(
+            "initialize",
+            {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+        )
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return answer
+
+    def close(self) -> tuple[int, str, str]:
+        out, err = self.proc.communicate(timeout=20)
+        return self.proc.returncode, out, err
+
+
+async def test_over_stdio_the_server_sends_as_the_session_that_spawned_it(world: World) -> None:
+    sid = adopt(world)
+    enroll_ctx = world.context()
+    from attend.verbs import join as join_verb
+
+    join_verb.run(enroll_ctx, join_verb.JoinRequest("crew"))
+    async with stdio_client(stdio_params(world)) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        tools = {t.name for t in (await session.list_tools()).tools}
+        sent = structured(await session.call_tool("send", {"message": "over stdio"}))
+        status = structured(await session.call_tool("status", {}))
+        live = markers(world, sid)
+    assert "send" in tools and "inbox_wait" in tools
+    record = envelope.parse(world.spool.read(world.spool.room_path(sent["room"], sent["id"])))
+    assert (record.from_kind, record.from_id, record.body) == ("agent", sid, "over stdio")
+    assert status["session_id"] == sid and status["conduits"]["mcp"] is True
+    assert len(live) == 1
+    assert markers(world, sid) == []  # stdin closed: the marker went with the server
+
+
+async def test_over_stdio_a_server_outside_any_session_refuses_to_send(world: World) -> None:
+    async with stdio_client(stdio_params(world)) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        refused = error_text(await session.call_tool("send", {"message": "from nowhere"}))
+        status = structured(await session.call_tool("status", {}))
+    assert "outside any Claude Code session" in refused
+    assert status["kind"] == "human"
+    assert world.spool.rooms() == []
+
+
+def test_the_server_answers_server_discover_and_the_classic_initialize(world: World) -> None:
+    modern = RawServer(world)
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+    discover = modern.request("server/discover", {"_meta": meta})
+    modern_call = modern.request("tools/call", {"name": "status", "arguments": {}, "_meta": meta})
+    rc, rest, _ = modern.close()
+    assert "2026-07-28" in discover["result"]["supportedVersions"]
+    assert modern_call["result"]["structuredContent"]["kind"] == "human"
+    assert rc == 0 and rest == ""
+
+    classic = RawServer(world)
+    init = classic.initialize()
+    listed = classic.request("tools/list")
+    rc, rest, _ = classic.close()
+    assert init["result"]["protocolVersion"] == "2025-11-25"
+    assert init["result"]["serverInfo"]["name"] == "attend"
+    assert len(listed["result"]["tools"]) == 10
+    assert rc == 0 and rest == ""  # nothing but protocol ever reached stdout
+
+
+def test_the_server_warns_on_stderr_when_the_settings_lack_its_allow_entries(world: World) -> None:
+    bare = RawServer(world)
+    bare.initialize()
+    _, _, warned = bare.close()
+    settings = Path(world.env["HOME"]) / ".claude" / "settings.json"
+    settings.write_text(json.dumps({"permissions": {"allow": ["mcp__attend__*"]}}))
+    allowed = RawServer(world)
+    allowed.initialize()
+    _, _, quiet = allowed.close()
+    assert "mcp__attend__send" in warned
+    assert "warning" not in quiet
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_the_marker_is_removed_when_a_signal_ends_the_server(world: World, signum: int) -> None:
+    s = world.session("proj")
+    enroll(world, s)
+    # A server that resolves as the stand-in: spawned by it, so its ancestry walk finds the record.
+    fifo_dir = world.tmp / "fifo"
+    fifo_dir.mkdir()
+    script = (
+        "import subprocess, sys, time\n"
+        "p = subprocess.Popen([sys.executable, '-m', 'attend', 'mcp'], stdin=subprocess.PIPE,\n"
+        "                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        f"open({str(fifo_dir / 'pid')!r}, 'w').write(str(p.pid))\n"
+        "p.wait()\n"
+    )
+    import threading
+
+    result: dict[str, Any] = {}
+    runner = threading.Thread(target=lambda: result.update(r=s.run([sys.executable, "-c", script], timeout=60)))
+    runner.start()
+    pid_file = fifo_dir / "pid"
+    for _ in range(1000):
+        if pid_file.exists() and pid_file.read_text() and markers(world, s.session_id):
+            break
+        threading.Event().wait(0.01)
+    assert len(markers(world, s.session_id)) == 1
+    os.kill(int(pid_file.read_text()), signum)
+    runner.join(timeout=30)
+    assert markers(world, s.session_id) == []
+
+
+# ---------------------------------------------------------------------- third-party client
+
+
+def inspector() -> str | None:
+    found = os.environ.get("ATTEND_INSPECTOR") or str(
+        REPO / "tests" / "e2e" / "node_modules" / ".bin" / "mcp-inspector"
+    )
+    return found if os.path.exists(found) else None
+
+
+@pytest.mark.skipif(
+    inspector() is None,
+    reason="MCP Inspector not installed: npm ci in tests/e2e (CI does), or set ATTEND_INSPECTOR",
+)
+def test_the_mcp_inspector_lists_the_tools_strictly_and_sends_only_from_inside_a_session(world: World) -> None:
+    exe = inspector()
+    assert exe
+    server = [sys.executable, "-m", "attend", "mcp"]
+    s = world.session("proj")
+    enroll(world, s)
+    listed = s.run(
+        [exe, "--cli", *server, "-e", f"ATTEND_HOME={world.spool_root}", "--method", "tools/list", "--strict"]
+    )
+    assert listed.rc == 0, listed.stderr
+    assert len(json.loads(listed.stdout)["tools"]) == 10
+    call = ["--method", "tools/call", "--tool-name", "send", "--tool-args-json", '{"message":"via inspector"}']
+    sent = s.run([exe, "--cli", *server, "-e", f"ATTEND_HOME={world.spool_root}", *call, "--format", "json"])
+    assert sent.rc == 0, sent.stderr
+    record_id = json.loads(sent.stdout)["result"]["structuredContent"]["id"]
+    record = envelope.parse(world.spool.read(world.spool.room_path("open", record_id)))
+    assert (record.from_kind, record.from_id) == ("agent", s.session_id)
+
+    outside = subprocess.run(
+        [exe, "--cli", *server, "-e", f"ATTEND_HOME={world.spool_root}", *call, "--format", "json"],
+        capture_output=True,
+        text=True,
+        env=world.env,
+        timeout=60,
+    )
+    assert outside.returncode == 5, outside.stderr
+    assert world.spool.room_names("open") == [record_id]
+    assert not presence.live_markers(world.spool, s.session_id)

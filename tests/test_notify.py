@@ -1,0 +1,318 @@
+"""The notification trailer (seed ADR 0024, DESIGN.md §6): shapes, attention, subscriptions, cursors
+and inbox_wait, through the in-process MCP server acting as a stand-in session."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from attend import envelope, identity, notify, peerwatch, rooms, sessions
+from attend.mcp_server import AttendServer
+from attend.spool import name_time, unique_name
+from attend.standin import StandIn
+from attend.verbs import reply as reply_verb
+from attend.verbs import send as send_verb
+from tests.conftest import World
+from tests.test_mcp_world import enroll, error_text, server_as, structured
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def pending(data: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(data.get("notifications", {}).get("pending", []))
+
+
+def pair(world: World) -> tuple[StandIn, StandIn, AttendServer]:
+    a, b = world.session("proj"), world.session("proj")
+    enroll(world, a)
+    enroll(world, b)
+    return a, b, server_as(world, a)
+
+
+def direct(world: World, sender: StandIn, to: StandIn, text: str) -> str:
+    return send_verb.run(world.context(sender), send_verb.SendRequest(text, to=to.session_id)).id
+
+
+# ---------------------------------------------------------------------- shapes
+
+
+async def test_a_reply_to_my_message_rides_on_my_next_result_once(world: World) -> None:
+    _a, b, server = pair(world)
+    async with Client(server, mode="legacy") as client:
+        mine = structured(await client.call_tool("send", {"message": "who has the build?"}))
+        answer = reply_verb.run(world.context(b), reply_verb.ReplyRequest("I do", re=mine["id"]))
+        shown = structured(await client.call_tool("status", {}))
+        again = structured(await client.call_tool("status", {}))
+    items = pending(shown)
+    assert [(i["source"], i["kind"], i["id"]) for i in items] == [("attention", "reply", answer.id)]
+    assert set(items[0]) == {"source", "kind", "id", "project_id", "title", "at"}
+    assert items[0]["title"].endswith(": I do")
+    assert "notifications" not in again
+
+
+async def test_the_text_content_mirrors_the_structured_result_with_its_trailer(world: World) -> None:
+    a, b, server = pair(world)
+    direct(world, b, a, "ping")
+    async with Client(server, mode="legacy") as client:
+        result = await client.call_tool("peers", {})
+    data = structured(result)
+    assert pending(data)
+    assert json.loads(result.content[0].text) == data  # type: ignore[union-attr]
+
+
+async def test_the_trailer_is_absent_when_nothing_is_pending_and_on_an_error(world: World) -> None:
+    a, b, server = pair(world)
+    async with Client(server, mode="legacy") as client:
+        quiet = structured(await client.call_tool("status", {}))
+        direct(world, b, a, "are you there?")
+        failed = await client.call_tool("send", {"message": "x", "channel": "nosuch"})
+        later = structured(await client.call_tool("status", {}))
+    assert "notifications" not in quiet
+    error_text(failed)
+    assert failed.structured_content is None
+    assert [i["kind"] for i in pending(later)] == ["direct"]  # the error consumed nothing
+
+
+async def test_a_broken_cursor_never_fails_the_call(world: World) -> None:
+    a, _b, server = pair(world)
+    folder = world.spool_root / "sessions" / a.session_id / "notify"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "attention.json").write_text("{not json")
+    (folder / "sub-s1.json").write_text('{"id": 3}')
+    async with Client(server, mode="legacy") as client:
+        first = structured(await client.call_tool("status", {}))
+        shutil.rmtree(folder)
+        folder.write_text("a file where the folder should be")
+        second = structured(await client.call_tool("status", {}))
+    assert first["session_id"] == second["session_id"] == a.session_id
+    assert "notifications" not in second
+    assert "notify: trailer failed" in (world.spool_root / "log" / "attend.log").read_text()
+
+
+async def test_titles_are_one_line_without_control_characters_and_at_most_80_characters(world: World) -> None:
+    a, b, server = pair(world)
+    direct(world, b, a, "line one\nline two\x1b[31m red\x07 " + "long " * 40)
+    async with Client(server, mode="legacy") as client:
+        items = pending(structured(await client.call_tool("status", {})))
+    title = items[0]["title"]
+    assert len(title) <= 80 and title.isprintable()
+    assert "line one line two" in title
+
+
+# ---------------------------------------------------------------------- cursors
+
+
+async def test_a_hundred_concurrent_calls_report_each_item_exactly_once(world: World) -> None:
+    a, b, server = pair(world)
+    sent = [direct(world, b, a, f"note {i}") for i in range(30)]
+    seen: list[str] = []
+    async with Client(server, mode="legacy") as client:
+
+        async def one(i: int) -> None:
+            tool = ("status", "peers", "inbox")[i % 3]
+            seen.extend(item["id"] for item in pending(structured(await client.call_tool(tool, {}))))
+
+        async with anyio.create_task_group() as tg:
+            for i in range(100):
+                tg.start_soon(one, i)
+    assert sorted(seen) == sorted(sent)
+
+
+async def test_fifty_items_per_call_and_the_rest_on_the_next_calls(world: World) -> None:
+    a, b, server = pair(world)
+    sent = [direct(world, b, a, f"n{i}") for i in range(120)]
+    counts = []
+    got: list[str] = []
+    async with Client(server, mode="legacy") as client:
+        for _ in range(4):
+            items = pending(structured(await client.call_tool("status", {})))
+            counts.append(len(items))
+            got += [i["id"] for i in items]
+    assert counts == [50, 50, 20, 0]
+    assert got == sent
+
+
+async def test_a_record_published_late_under_an_earlier_name_is_still_reported(world: World) -> None:
+    a, b, server = pair(world)
+    async with Client(server, mode="legacy") as client:
+        late_name = unique_name()  # a slow sender takes its name now, and publishes later
+        on_time = direct(world, b, a, "named second, published first")
+        first = pending(structured(await client.call_tool("status", {})))
+        record = envelope.Signal(
+            "", "slow", "agent", b.session_id, a.session_id, rooms.direct_room(a.session_id), str(b.cwd), "late", 0.0
+        )
+        world.spool.publish([record.room], envelope.render(record.with_id(late_name, name_time(late_name))), late_name)
+        second = pending(structured(await client.call_tool("status", {})))
+        third = pending(structured(await client.call_tool("status", {})))
+    assert [i["id"] for i in first] == [on_time]
+    assert [i["id"] for i in second] == [late_name]
+    assert third == []
+
+
+# ---------------------------------------------------------------------- subscriptions
+
+
+async def test_a_subscription_starts_at_the_newest_event_and_reports_what_follows(world: World) -> None:
+    _a, b, server = pair(world)
+    send_verb.run(world.context(b), send_verb.SendRequest("old news"))
+    async with Client(server, mode="legacy") as client:
+        sub = structured(await client.call_tool("notify_subscribe", {"kinds": ["open"]}))
+        quiet = structured(await client.call_tool("status", {}))
+        fresh = send_verb.run(world.context(b), send_verb.SendRequest("new news"))
+        shown = structured(await client.call_tool("status", {}))
+    assert sub["kinds"] == ["open"]
+    assert "notifications" not in quiet  # no replay of "old news"
+    assert [(i["source"], i["kind"], i["id"]) for i in pending(shown)] == [("subscription", "open", fresh.id)]
+
+
+async def test_channel_and_presence_subscriptions_report_their_kinds(world: World) -> None:
+    _a, b, server = pair(world)
+    async with Client(server, mode="legacy") as client:
+        structured(
+            await client.call_tool("notify_subscribe", {"kinds": ["channel:crew", "peer_started", "peer_ended"]})
+        )
+        news = send_verb.run(world.context(b), send_verb.SendRequest("crew only", channel="crew"))
+        record = identity.read_record(world.home / ".claude" / "sessions", b.pid)
+        assert record is not None
+        peerwatch.publish(world.spool, record, "ended")
+        shown = pending(structured(await client.call_tool("status", {})))
+    kinds = sorted(i["kind"] for i in shown)
+    assert kinds == ["channel:crew", "peer_ended"]
+    assert news.id in {i["id"] for i in shown}
+    assert next(i["title"] for i in shown if i["kind"] == "peer_ended").endswith(" ended")
+
+
+async def test_a_project_scoped_subscription_reports_only_that_project(world: World) -> None:
+    _a, b, server = pair(world)
+    c = world.session("elsewhere")
+    enroll(world, c)
+    async with Client(server, mode="legacy") as client:
+        await client.call_tool("notify_subscribe", {"kinds": ["open"], "project": str(c.cwd)})
+        send_verb.run(world.context(b), send_verb.SendRequest("from proj"))
+        theirs = send_verb.run(world.context(c), send_verb.SendRequest("from elsewhere"))
+        shown = pending(structured(await client.call_tool("status", {})))
+    assert [i["id"] for i in shown] == [theirs.id]
+
+
+async def test_an_unknown_kind_is_refused_with_the_valid_ones(world: World) -> None:
+    _a, _b, server = pair(world)
+    async with Client(server, mode="legacy") as client:
+        text = error_text(await client.call_tool("notify_subscribe", {"kinds": ["everything"]}))
+    assert "unknown kind 'everything'" in text
+    for kind in notify.KINDS:
+        assert kind in text
+
+
+async def test_unsubscribing_another_sessions_subscription_reads_as_not_found(world: World) -> None:
+    _a, b, server = pair(world)
+    async with Client(server, mode="legacy") as client, Client(server_as(world, b), mode="legacy") as other:
+        sub = structured(await client.call_tool("notify_subscribe", {"kinds": ["open"]}))
+        theirs = error_text(await other.call_tool("notify_unsubscribe", {"subscription_id": sub["subscription_id"]}))
+        missing = error_text(await other.call_tool("notify_unsubscribe", {"subscription_id": "s00000000"}))
+        news = send_verb.run(world.context(b), send_verb.SendRequest("still subscribed?"))
+        shown = pending(structured(await client.call_tool("status", {})))
+        mine = structured(await client.call_tool("notify_unsubscribe", {"subscription_id": sub["subscription_id"]}))
+    assert theirs.replace(sub["subscription_id"], "ID") == missing.replace("s00000000", "ID")
+    assert "no subscription" in theirs
+    assert [i["id"] for i in shown] == [news.id]
+    assert mine["removed"] is True
+
+
+async def test_a_session_holds_at_most_32_subscriptions(world: World) -> None:
+    _a, _b, server = pair(world)
+    async with Client(server, mode="legacy") as client:
+        for _ in range(notify.SUB_CAP):
+            structured(await client.call_tool("notify_subscribe", {"kinds": ["open"]}))
+        refused = error_text(await client.call_tool("notify_subscribe", {"kinds": ["open"]}))
+    assert "32 subscriptions" in refused
+
+
+def test_the_cli_forms_subscribe_list_and_unsubscribe(world: World) -> None:
+    a = world.session("proj")
+    enroll(world, a)
+    sub = json.loads(a.attend("notify", "subscribe", "--json", "open,peer_started").stdout)
+    listed = json.loads(a.attend("notify", "list", "--json").stdout)
+    gone = a.attend("notify", "unsubscribe", "--json", sub["subscription_id"])
+    again = a.attend("notify", "unsubscribe", sub["subscription_id"])
+    assert sub["kinds"] == ["open", "peer_started"]
+    assert [s["subscription_id"] for s in listed["subscriptions"]] == [sub["subscription_id"]]
+    assert gone.rc == 0 and json.loads(gone.stdout)["removed"] is True
+    assert again.rc != 0 and "no subscription" in again.stderr
+
+
+# ---------------------------------------------------------------------- inbox_wait
+
+
+async def test_inbox_wait_returns_with_the_delivery_long_before_its_deadline(world: World) -> None:
+    a, b, server = pair(world)
+    async with Client(server, mode="legacy") as client:
+        result: dict[str, Any] = {}
+
+        async def wait() -> None:
+            result.update(structured(await client.call_tool("inbox_wait", {"seconds": 60})))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(wait)
+            await anyio.sleep(0.2)
+            sent = await anyio.to_thread.run_sync(lambda: direct(world, b, a, "wake up"))
+        after = structured(await client.call_tool("status", {}))
+    assert result["timed_out"] is False
+    assert [(i["kind"], i["id"]) for i in result["items"]] == [("direct", sent)]
+    assert "notifications" not in after  # inbox_wait moved the attention cursor past it
+
+
+async def test_inbox_wait_returns_empty_at_its_deadline_and_zero_polls_once(world: World) -> None:
+    _a, _b, server = pair(world)
+    async with Client(server, mode="legacy") as client:
+        waited = structured(await client.call_tool("inbox_wait", {"seconds": 0.5}))
+        polled = structured(await client.call_tool("inbox_wait", {"seconds": 0}))
+        too_long = error_text(await client.call_tool("inbox_wait", {"seconds": 61}))
+    assert waited["items"] == [] and waited["timed_out"] is True and waited["waited"] >= 0.5
+    assert polled["items"] == [] and polled["timed_out"] is True
+    assert "seconds" in too_long
+
+
+async def test_inbox_wait_sees_a_delivery_a_running_loop_already_moved_to_cur(world: World) -> None:
+    a, b, server = pair(world)
+    sent = direct(world, b, a, "claimed at once")
+    spool = world.spool
+    spool.claim(a.session_id, sent)
+    spool.mark_seen(a.session_id, [sent])
+    async with Client(server, mode="legacy") as client:
+        polled = structured(await client.call_tool("inbox_wait", {"seconds": 0}))
+    assert [i["id"] for i in polled["items"]] == [sent]
+    assert spool.listing(a.session_id, "cur") == [sent + ":2,S"]  # flags untouched
+
+
+async def test_inbox_wait_sends_progress_while_it_waits(world: World) -> None:
+    _a, _b, server = pair(world)
+    notes: list[tuple[float, float | None]] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        notes.append((progress, total))
+
+    async with Client(server, mode="legacy") as client:
+        waited = structured(await client.call_tool("inbox_wait", {"seconds": 5.5}, progress_callback=on_progress))
+    assert waited["timed_out"] is True
+    assert notes and notes[0][1] == 5.5
+
+
+def test_attend_inbox_wait_is_the_cli_form(world: World) -> None:
+    a, b = world.session("proj"), world.session("proj")
+    enroll(world, a)
+    enroll(world, b)
+    sent = direct(world, b, a, "for the cli")
+    out = a.attend("inbox", "--wait", "0", "--json")
+    assert out.rc == 0, out.stderr
+    assert [i["id"] for i in json.loads(out.stdout)["items"]] == [sent]
+    assert sessions.is_enrolled(world.spool, a.session_id)
