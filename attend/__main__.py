@@ -1,3 +1,3 @@
-from attend.cli import main
+from attend.entry import main
 
 main()

@@ -1,0 +1,59 @@
+"""Drain benchmarks: the empty hook drain as a whole process against a bare interpreter start
+(goal <= 3x), and a drain with 1,000 pending (goal <= 200 ms).
+
+Run: .venv/bin/python bench/drain.py [runs]
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _world import ATTEND, enrolled, make_world
+
+from attend import delivery
+from attend.envelope import Signal
+
+
+def timed(argv: list[str], stdin: str, env: dict[str, str]) -> tuple[float, str]:
+    t0 = time.perf_counter()
+    r = subprocess.run(argv, input=stdin, capture_output=True, text=True, env=env)
+    return time.perf_counter() - t0, r.stdout
+
+
+def main() -> None:
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 40
+    env, spool, home = make_world()
+    sid = enrolled(spool, home)
+    payload = json.dumps({"session_id": sid, "stop_hook_active": False, "background_tasks": []})
+    hook = [ATTEND, "inbox", "--drain", "--format", "hook"]
+
+    bare, empty = [], []
+    for _ in range(runs):  # interleaved, so both see the same machine load
+        bare.append(timed([sys.executable, "-c", "pass"], "", env)[0])
+        secs, out = timed(hook, payload, env)
+        assert out == "", out
+        empty.append(secs)
+    b, e = statistics.median(bare), statistics.median(empty)
+    print(f"python -c pass        median {b * 1000:7.2f} ms")
+    print(f"empty drain (hook)    median {e * 1000:7.2f} ms   ratio {e / b:.2f}x   (goal <= 3x)")
+
+    sig = Signal("", "bench-human", "human", "bench@tty", "*", "open", str(home), "a pending message", 0.0)
+    full = []
+    for _ in range(3):
+        for _ in range(1000):
+            delivery.send(spool, sig, ["open"])
+        secs, out = timed(hook, payload, env)
+        assert json.loads(out)["reason"].startswith("[attend] 1000 peer message(s)"), out[:200]
+        full.append(secs)
+    print(f"drain, 1,000 pending  median {statistics.median(full) * 1000:7.2f} ms   (goal <= 200 ms)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,318 @@
+"""Both inbound conduits together: the sensor loop and the Stop-hook drain race for the same
+deliveries, and the rename claim makes exactly one of them show each message; a conduit killed
+between claim and show leaves the entry in claimed/, and the next run of either shows it.
+
+Also home to the helpers the sensor and drain tests share: a loop run as a child of a stand-in
+session (its stdout in a file the test reads as it grows), and polling with a deadline.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from attend.standin import Result, StandIn
+from tests.conftest import ATTEND, World
+
+DEADLINE = 60.0  # generous: many helpers share two cores
+
+
+def wait_until(check: Callable[[], object], what: str, timeout: float = DEADLINE) -> object:
+    end = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def payload(sid: str, active: bool = False) -> str:
+    return json.dumps(
+        {"session_id": sid, "hook_event_name": "Stop", "stop_hook_active": active, "background_tasks": []}
+    )
+
+
+def stopped(pid: int) -> bool:
+    """Whether a process has stopped itself (the ATTEND_PAUSE_AT seam sends it SIGSTOP)."""
+    try:
+        data = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return data[data.rfind(")") + 2 :].split()[0] == "T"
+
+
+class Loop:
+    """``attend run`` as a child of a stand-in session, as Monitor runs it under Claude Code."""
+
+    count = 0
+
+    def __init__(self, world: World, session: StandIn, env: dict[str, str] | None = None, wait: bool = True) -> None:
+        Loop.count += 1
+        base = world.tmp / f"loop{Loop.count}"
+        self.out, self.err, self.pidfile = (Path(f"{base}.{x}") for x in ("out", "err", "pid"))
+        self.session = session
+        self.result: Result | None = None
+        script = f'echo $$ > "{self.pidfile}"; exec "{ATTEND}" run > "{self.out}" 2> "{self.err}"'
+        self.thread = threading.Thread(target=self._host, args=(script, env), daemon=True)
+        self.thread.start()
+        wait_until(lambda: self.pidfile.exists() and self.pidfile.read_text().strip(), "the loop to start")
+        self.pid = int(self.pidfile.read_text())
+        if wait:
+            self.wait_for(lambda lines: lines, "the banner")
+
+    def _host(self, script: str, env: dict[str, str] | None) -> None:
+        self.result = self.session.run(["sh", "-c", script], env=env, timeout=600)
+
+    def lines(self) -> list[str]:
+        try:
+            return self.out.read_text().splitlines()
+        except FileNotFoundError:
+            return []
+
+    def stderr(self) -> str:
+        try:
+            return self.err.read_text()
+        except FileNotFoundError:
+            return ""
+
+    def wait_for(self, check: Callable[[list[str]], object], what: str, timeout: float = DEADLINE) -> list[str]:
+        wait_until(lambda: check(self.lines()), f"{what}; loop printed {self.lines()!r} {self.stderr()!r}", timeout)
+        return self.lines()
+
+    def messages(self) -> list[str]:
+        return [line for line in self.lines() if "] message from " in line]
+
+    def stop(self, sig: int = signal.SIGTERM) -> int:
+        if self.thread.is_alive():
+            with_suppress(lambda: os.kill(self.pid, sig))
+            self.thread.join(DEADLINE)
+        assert self.result is not None, "the loop did not exit"
+        return self.result.rc
+
+    def kill(self) -> None:
+        """Kill, continuing a stopped process first so the kill lands."""
+        if self.thread.is_alive():
+            with_suppress(lambda: os.kill(self.pid, signal.SIGKILL))
+            self.thread.join(DEADLINE)
+
+
+def with_suppress(fn: Callable[[], object]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        fn()
+
+
+@pytest.fixture
+def loops(world: World) -> Iterator[Callable[..., Loop]]:
+    started: list[Loop] = []
+
+    def start(session: StandIn, env: dict[str, str] | None = None, wait: bool = True) -> Loop:
+        loop = Loop(world, session, env, wait)
+        started.append(loop)
+        return loop
+
+    yield start
+    for loop in started:
+        loop.kill()
+
+
+def drain(world: World, sid: str, active: bool = False, *extra: str) -> subprocess.CompletedProcess[str]:
+    return world.attend("inbox", "--drain", "--format", "hook", *extra, stdin=payload(sid, active))
+
+
+def drained_count(stdout: str) -> int:
+    if not stdout.strip():
+        return 0
+    reason = json.loads(stdout)["reason"]
+    m = re.match(r"\[attend\] (\d+) peer message", reason)
+    return int(m.group(1)) if m else 0
+
+
+def shown_count(lines: list[str]) -> int:
+    """Messages a loop showed: one per message (its first chunk), or N per digest line."""
+    n = 0
+    for line in lines:
+        if (m := re.search(r"\] (\d+) new messages: ", line)) is not None:
+            n += int(m.group(1))
+        elif "] message from " in line and not re.search(r"\] message from .*? \((?:[2-9])/\d\): ", line):
+            n += 1
+    return n
+
+
+def maildir(world: World, sid: str, sub: str) -> list[str]:
+    try:
+        return sorted(os.listdir(world.spool_root / "sessions" / sid / sub))
+    except FileNotFoundError:
+        return []
+
+
+def enroll(world: World, s: StandIn) -> None:
+    """Enroll a session by `attend join` (a channel of its own), without a loop."""
+    r = s.attend("join", f"c{s.pid}")
+    assert r.rc == 0, r.stderr
+
+
+# ---------------------------------------------------------------------- crash points
+
+
+def test_a_drain_killed_between_claim_and_show_leaves_the_message_for_the_next_drain(world: World) -> None:
+    s = world.session("proj")
+    enroll(world, s)
+    world.attend("send", "survive the crash")
+    proc = subprocess.Popen(
+        [ATTEND, "inbox", "--drain", "--format", "hook"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**world.env, "ATTEND_PAUSE_AT": "claimed"},
+        text=True,
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(payload(s.session_id))
+    proc.stdin.close()
+    wait_until(lambda: stopped(proc.pid), "the drain to stop after its claim")
+    assert len(maildir(world, s.session_id, "claimed")) == 1
+    proc.kill()
+    proc.wait()
+    assert proc.stdout is not None
+    assert proc.stdout.read() == ""  # killed before it showed anything
+
+    again = drain(world, s.session_id)
+    assert "survive the crash" in json.loads(again.stdout)["reason"]
+    assert maildir(world, s.session_id, "claimed") == []
+    assert len(maildir(world, s.session_id, "cur")) == 1
+
+
+def test_a_loop_killed_between_claim_and_show_shows_the_message_when_it_restarts(world: World, loops) -> None:
+    s = world.session("proj")
+    first = loops(s, env={"ATTEND_PAUSE_AT": "claimed"})
+    world.attend("send", "held in claimed")
+    wait_until(lambda: stopped(first.pid), "the loop to stop after its claim")
+    first.kill()
+    assert len(maildir(world, s.session_id, "claimed")) == 1
+    assert not any("held in claimed" in line for line in first.lines())
+
+    second = loops(s)
+    second.wait_for(lambda lines: any("held in claimed" in line for line in lines), "the recovered message")
+    assert maildir(world, s.session_id, "claimed") == []
+
+
+def test_a_drain_shows_what_a_killed_loop_left_in_claimed(world: World, loops) -> None:
+    s = world.session("proj")
+    loop = loops(s, env={"ATTEND_PAUSE_AT": "claimed"})
+    world.attend("send", "the drain picks this up")
+    wait_until(lambda: stopped(loop.pid), "the loop to stop after its claim")
+    loop.kill()
+    out = drain(world, s.session_id)
+    assert "the drain picks this up" in json.loads(out.stdout)["reason"]
+
+
+def test_a_sender_killed_mid_fan_out_is_repaired_by_the_loop(world: World, loops) -> None:
+    a, b = world.session("proj"), world.session("other")
+    for s in (a, b):
+        loops(s).stop()  # enrolled by run, then down
+    proc = subprocess.Popen(
+        [ATTEND, "send", "half delivered"],
+        env={**world.env, "ATTEND_PAUSE_AT": "fanout-partial"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    wait_until(lambda: stopped(proc.pid), "the sender to stop after its first link")
+    proc.kill()
+    proc.wait()
+    holding = [s for s in (a, b) if maildir(world, s.session_id, "new")]
+    assert len(holding) == 1, "the sender stopped after exactly one recipient's link"
+    for s in (a, b):
+        loop = loops(s)
+        loop.wait_for(lambda lines: any("half delivered" in line for line in lines), "the repaired message")
+        assert loop.stop() == 0
+
+
+# ---------------------------------------------------------------------- exactly once
+
+
+def _sender_script(count: int, tag: str) -> str:
+    return (
+        "from attend.context import Context\n"
+        "from attend.verbs import send\n"
+        "ctx = Context.default()\n"
+        f"for i in range({count}):\n"
+        f"    send.run(ctx, send.SendRequest(f'{tag}-{{i}}'))\n"
+    )
+
+
+def _race(world: World, loops, senders: int, per_sender: int, sessions: int) -> None:
+    group = [world.session(f"p{i}") for i in range(sessions)]
+    running = [loops(s) for s in group]
+    sids = [s.session_id for s in group]
+    drained: dict[str, list[str]] = {sid: [] for sid in sids}
+    done = threading.Event()
+
+    def drainer() -> None:
+        i = 0
+        while not done.is_set():
+            sid = sids[i % len(sids)]
+            out = drain(world, sid)
+            assert out.returncode == 0, out.stderr
+            if out.stdout.strip():
+                drained[sid].append(out.stdout)
+            i += 1
+
+    threads = [threading.Thread(target=drainer, daemon=True) for _ in range(2)]
+    for t in threads:
+        t.start()
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _sender_script(per_sender, f"s{k}")],
+            env=world.env,
+            cwd=str(world.project("senders")),
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for k in range(senders)
+    ]
+    for p in procs:
+        _, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err
+    total = senders * per_sender
+    for sid in sids:
+        wait_until(lambda sid=sid: len(maildir(world, sid, "cur")) == total, f"every message seen by {sid}", 300)
+    done.set()
+    for t in threads:
+        t.join(DEADLINE)
+    by_conduit = [0, 0]
+    for loop, sid in zip(running, sids, strict=True):
+        assert loop.stop() == 0
+        assert maildir(world, sid, "new") == [] and maildir(world, sid, "claimed") == []
+        by_loop = shown_count(loop.lines())
+        by_drain = sum(drained_count(o) for o in drained[sid])
+        assert by_loop + by_drain == total, (sid, by_loop, by_drain)
+        by_conduit[0] += by_loop
+        by_conduit[1] += by_drain
+        # The bodies each conduit spelled out never repeat.
+        bodies = [m.group(1) for line in loop.messages() if (m := re.search(r": (s\d+-\d+)", line))]
+        for o in drained[sid]:
+            bodies += re.findall(r"\n(s\d+-\d+)\n", json.loads(o)["reason"] + "\n")
+        assert len(bodies) == len(set(bodies))
+    assert all(by_conduit), f"both conduits should have raced (loop, drain): {by_conduit}"
+
+
+def test_loops_and_drains_racing_show_every_message_exactly_once(world: World, loops) -> None:
+    _race(world, loops, senders=20, per_sender=50, sessions=5)
+
+
+@pytest.mark.slow
+def test_loops_and_drains_racing_show_every_message_exactly_once_at_full_size(world: World, loops) -> None:
+    _race(world, loops, senders=20, per_sender=200, sessions=5)

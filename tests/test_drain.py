@@ -1,0 +1,267 @@
+"""The Stop-hook drain, `attend inbox --drain`: who it serves, what it prints, its guards (rounds
+ceiling, fail-closed counter), its error path, and its stdlib-only fast path."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from attend import fastdrain, spool
+from attend.standin import Result
+from tests.conftest import ATTEND, World
+from tests.test_conduits import drain, enroll, maildir, payload
+from tests.test_sensor import fake_mcp_marker
+
+
+def reason(out: subprocess.CompletedProcess[str] | Result) -> str:
+    rc = out.rc if isinstance(out, Result) else out.returncode
+    assert rc == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert len(lines) == 1, out.stdout
+    decision = json.loads(lines[0])
+    assert decision["decision"] == "block"
+    return str(decision["reason"])
+
+
+def snapshot(root: Path) -> dict[str, tuple[bytes | None, int]]:
+    """Every path below ``root``, with its content (files) and mtime: byte-identical or not."""
+    out: dict[str, tuple[bytes | None, int]] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            st = path.lstat()
+            out[str(path.relative_to(root))] = (path.read_bytes() if path.is_file() else None, st.st_mtime_ns)
+    return out
+
+
+# ---------------------------------------------------------------------- what it prints
+
+
+def test_a_drain_blocks_once_with_pending_messages_then_prints_nothing(world: World) -> None:
+    s = world.session("proj")
+    enroll(world, s)
+    world.attend("send", "look at the build")
+    text = reason(drain(world, s.session_id))
+    header, blank, item, body, *rest = text.split("\n")
+    assert header == "[attend] 1 peer message(s) delivered at the turn boundary:"
+    assert blank == ""
+    assert item.startswith("[") and "] fixture-human (#open, id " in item and ", from fixture-human):" in item
+    assert body == "look at the build"
+    assert rest[-1] == (
+        'You may reply (attend reply "..." auto-threads to the newest), start a new thread '
+        '(attend send "..."), or continue your work — silence is a valid reply.'
+    )
+    assert maildir(world, s.session_id, "new") == [] and len(maildir(world, s.session_id, "cur")) == 1
+    again = drain(world, s.session_id, True)
+    assert again.returncode == 0 and again.stdout == ""
+
+
+def test_the_reason_renders_ten_messages_and_counts_the_rest(world: World) -> None:
+    s = world.session("proj")
+    enroll(world, s)
+    for i in range(14):
+        world.attend("send", f"body {i}")
+    text = reason(drain(world, s.session_id))
+    assert text.startswith("[attend] 14 peer message(s)")
+    assert [f"body {i}" in text.split("\n") for i in range(14)] == [True] * 10 + [False] * 4
+    assert "(+4 more — attend inbox for the rest)" in text
+
+
+def test_the_drain_names_the_mcp_tools_when_an_mcp_server_is_live(world: World) -> None:
+    s = world.session("proj")
+    enroll(world, s)
+    fake_mcp_marker(world, s.session_id)
+    world.attend("send", "hi")
+    text = reason(drain(world, s.session_id))
+    assert text.endswith(
+        "You may reply (mcp__attend__reply auto-threads to the newest), start a new thread "
+        "(mcp__attend__send), or continue your work — silence is a valid reply."
+    )
+
+
+def test_reply_after_a_drain_threads_to_the_drained_message(world: World) -> None:
+    s = world.session("proj")
+    enroll(world, s)
+    world.attend("send", "question?")
+    item = reason(drain(world, s.session_id)).split("\n")[2]
+    msg_id = item.split(", id ")[1].split(",")[0]
+    r = s.attend("reply", "--json", "answer")
+    assert r.rc == 0, r.stderr
+    assert json.loads(r.stdout)["re"] == msg_id
+
+
+def test_the_plain_form_lists_and_counts(world: World) -> None:
+    s = world.session("proj")
+    enroll(world, s)
+    empty = s.attend("inbox", "--drain")
+    assert empty.rc == 0 and empty.stdout.strip() == "no pending messages"
+    world.attend("send", "one")
+    world.attend("send", "two")
+    r = s.attend("inbox", "--drain", "--format", "plain")
+    assert r.rc == 0, r.stderr
+    assert "  message: one" in r.stdout and "  message: two" in r.stdout
+    assert r.stdout.strip().endswith("2 message(s) drained")
+
+
+def test_the_cold_start_note_rides_the_drain_once(world: World) -> None:
+    from tests.test_sensor import old_signal
+
+    for i in range(2):
+        old_signal(world.spool, f"stale {i}", "open", age=600)
+    s = world.session("proj")
+    enroll(world, s)
+    text = reason(drain(world, s.session_id))
+    assert text == "[attend] 2 earlier messages not shown; attend inbox"
+    assert drain(world, s.session_id).stdout == ""
+
+
+def test_usage_errors_exit_2(world: World) -> None:
+    s = world.session("proj")
+    assert s.attend("inbox", "1796000000.M000000P1Q1R00000000.h", "--drain").rc == 2
+    assert s.attend("inbox", "--drain", "--format", "xml").rc == 2
+    assert s.attend("inbox", "--format", "hook").rc == 2
+
+
+# ---------------------------------------------------------------------- who it serves
+
+
+@pytest.mark.parametrize("extra", [(), ("--limit", "5")], ids=["fast-path", "click-path"])
+def test_an_unenrolled_sessions_drain_writes_nothing(world: World, extra: tuple[str, ...]) -> None:
+    s, other = world.session("proj"), world.session("other")
+    enroll(world, other)
+    world.attend("send", "pending for everyone")
+    before = snapshot(world.spool_root)
+    out = s.attend("inbox", "--drain", "--format", "hook", *extra, stdin=payload(s.session_id))
+    assert (out.rc, out.stdout, out.stderr) == (0, "", "")
+    assert snapshot(world.spool_root) == before
+    # Positive control: the same drain for the enrolled session delivers.
+    assert "pending for everyone" in reason(drain(world, other.session_id))
+
+
+def test_a_drain_after_clear_moves_the_session_and_delivers(world: World) -> None:
+    s = world.session("proj")
+    enroll(world, s)
+    old = s.session_id
+    world.attend("send", "before the clear")
+    new = str(uuid.uuid4())
+    s.write_record(session_id=new)
+    out = s.attend("inbox", "--drain", "--format", "hook", stdin=payload(new))
+    assert "before the clear" in reason(out)
+    assert (world.spool_root / "sessions" / new / "enrolled").exists()
+    assert not (world.spool_root / "sessions" / old / "enrolled").exists()
+
+
+# ---------------------------------------------------------------------- guards
+
+
+def test_the_rounds_ceiling_stops_blocking_after_five_consecutive_rounds(world: World) -> None:
+    s = world.session("proj")
+    enroll(world, s)
+    for round_no in range(1, 6):
+        world.attend("send", f"round {round_no}")
+        assert f"round {round_no}" in reason(drain(world, s.session_id, active=round_no > 1))
+    world.attend("send", "round 6")
+    sixth = drain(world, s.session_id, active=True)
+    assert sixth.returncode == 0 and sixth.stdout == ""
+    assert "drain round 6 > 5" in sixth.stderr
+    assert len(maildir(world, s.session_id, "new")) == 1  # left for the Monitor conduit
+    # A new turn (stop_hook_active false) starts a new chain.
+    assert "round 6" in reason(drain(world, s.session_id, active=False))
+
+
+def test_the_drain_fails_closed_when_the_round_counter_cannot_be_written(world: World) -> None:
+    """Tests run as root, where chmod does not stop a write; a folder planted where the counter
+    file goes does, for root too (rename cannot replace a non-empty directory with a file)."""
+    s = world.session("proj")
+    enroll(world, s)
+    planted = world.spool_root / "sessions" / s.session_id / "drain-rounds"
+    planted.mkdir()
+    (planted / "keep").write_text("")
+    world.attend("send", "must wait")
+    out = drain(world, s.session_id, active=True)
+    assert (out.returncode, out.stdout) == (0, "")
+    assert "cannot record the drain round" in out.stderr
+    assert len(maildir(world, s.session_id, "new")) == 1
+    assert "cannot record the drain round" in world.attend("log").stdout
+    # Positive control: outside a stop-hook chain the drain still delivers.
+    assert "must wait" in reason(drain(world, s.session_id, active=False))
+
+
+def test_an_internal_error_is_one_stderr_line_a_log_line_and_exit_0(world: World) -> None:
+    s = world.session("proj")
+    enroll(world, s)
+    world.attend("send", "pending")
+    os.chmod(world.spool_root, 0o770)  # a spool others can write is refused: the drain cannot open it
+    try:
+        out = drain(world, s.session_id)
+    finally:
+        os.chmod(world.spool_root, 0o700)
+    assert (out.returncode, out.stdout) == (0, "")
+    assert len(out.stderr.strip().splitlines()) == 1 and "the drain failed" in out.stderr
+    log = world.attend("log", "--lines", "5")
+    assert log.returncode == 0 and "the drain failed" in log.stdout
+    assert "pending" in reason(drain(world, s.session_id))  # nothing was lost
+
+
+# ---------------------------------------------------------------------- the fast path
+
+
+def _imports(world: World, stdin: str) -> set[str]:
+    r = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "attend", "inbox", "--drain", "--format", "hook"],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=world.env,
+    )
+    assert r.returncode == 0, r.stderr
+    return {line.split("|")[-1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
+
+
+def test_the_empty_drain_imports_no_click_psutil_portalocker_or_yaml(world: World) -> None:
+    s = world.session("proj")
+    enroll(world, s)
+    heavy = {"click", "psutil", "portalocker", "yaml"}
+    for who in (s.session_id, str(uuid.uuid4())):  # enrolled with nothing pending; not enrolled
+        assert not heavy & _imports(world, payload(who))
+    world.attend("send", "now something is pending")
+    assert "attend.spool" in _imports(world, payload(s.session_id))  # positive control: the full path
+
+
+def test_an_empty_fast_drain_touches_the_heartbeat_and_ends_the_round_chain(world: World) -> None:
+    s = world.session("proj")
+    enroll(world, s)
+    folder = world.spool_root / "sessions" / s.session_id
+    (folder / "drain-rounds").write_text("3")
+    (folder / "heartbeat").write_text("")
+    os.utime(folder / "heartbeat", (1, 1))
+    assert drain(world, s.session_id, True).stdout == ""
+    assert not (folder / "drain-rounds").exists()
+    assert (folder / "heartbeat").stat().st_mtime > 1
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"HOME": "/h"},
+        {"HOME": "/h", "XDG_CACHE_HOME": "/x"},
+        {"HOME": "/h", "XDG_CACHE_HOME": "relative"},
+        {"HOME": "/h", "ATTEND_HOME": "rel/spool", "XDG_CACHE_HOME": "/x"},
+    ],
+)
+def test_the_fast_path_finds_the_same_spool_root_as_the_spool(env: dict[str, str]) -> None:
+    assert fastdrain.spool_root(env) == str(spool.default_root(env))
+
+
+def test_only_the_exact_hook_arguments_take_the_fast_path() -> None:
+    assert fastdrain.wants_fast_path(["attend", "inbox", "--drain", "--format", "hook"])
+    assert fastdrain.wants_fast_path(["attend", "inbox", "--format=hook", "--drain"])
+    assert not fastdrain.wants_fast_path(["attend", "inbox", "--drain"])
+    assert not fastdrain.wants_fast_path(["attend", "inbox", "--drain", "--format", "hook", "--json"])
+    assert not fastdrain.wants_fast_path([ATTEND])
