@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attend import identity, presence, sessions
+from attend import channels, identity, presence, rooms, sessions
 from attend.context import Context
+from attend.errors import AttendError
 
 DESCRIPTION = "List live Claude Code sessions on this machine: display name, project, status, channels, conduits."
 PARAMS: dict[str, str] = {}
@@ -22,6 +23,8 @@ class Peer:
     sensor: bool
     mcp: bool
     self: bool
+    pid: int
+    ordinal: str | None  # alpha, beta, … once registered (display only, never a key)
 
 
 @dataclass
@@ -33,28 +36,39 @@ class Peers:
 def run(ctx: Context) -> Peers:
     try:
         me = ctx.who().id
-    except Exception:  # an unresolvable caller still gets the list
+    except AttendError:  # an unresolvable caller (the Bash sandbox) still gets the list
         me = ""
     spool = ctx.spool
+    # One pass over channel membership and one read per project registry, not one per peer:
+    # peers must stay fast with dozens of sessions.
+    member_of: dict[str, list[str]] = {}
+    for name in channels.names(spool):
+        for member in channels.members(spool, name):
+            member_of.setdefault(member, []).append("#" + name)
+    registries: dict[str, dict[str, dict[str, object]]] = {}
     out = []
     for record in identity.live_records(ctx.sessions_dir):
+        sid = record.session_id
         origin = identity.normalise_origin(record.cwd or "/")
-        who = identity.Identity(
-            "agent", record.session_id, origin, "record", True, record.pid, record.proc_start, record.name
-        )
-        entry = sessions.registration(spool, record.session_id, origin)
-        display = identity.persona(who) + (f"-{entry['ordinal']}" if entry and entry.get("ordinal") else "")
+        who = identity.Identity("agent", sid, origin, "record", True, record.pid, record.proc_start, record.name)
+        key = rooms.project_key(origin)
+        if key not in registries:
+            registries[key] = sessions.read_registry(spool, key)
+        entry = registries[key].get(sid)
+        ordinal = str(entry["ordinal"]) if entry and entry.get("ordinal") else None
         out.append(
             Peer(
-                session_id=record.session_id,
-                display=display,
+                session_id=sid,
+                display=identity.persona(who) + (f"-{ordinal}" if ordinal else ""),
                 project=origin,
                 status=record.status or presence.transcript_status(ctx.env, record),
-                enrolled=sessions.is_enrolled(spool, record.session_id),
-                channels=["#" + c for c in sessions.channels_of(spool, record.session_id)],
-                sensor=sessions.run_is_live(spool, record.session_id),
-                mcp=presence.mcp_live(spool, record.session_id),
-                self=record.session_id == me,
+                enrolled=sessions.is_enrolled(spool, sid),
+                channels=member_of.get(sid, []),
+                sensor=sessions.run_is_live(spool, sid),
+                mcp=presence.mcp_live(spool, sid),
+                self=sid == me,
+                pid=record.pid,
+                ordinal=ordinal,
             )
         )
     out.sort(key=lambda p: (p.project, p.display))

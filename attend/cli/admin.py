@@ -1,0 +1,123 @@
+"""CLI handlers for the operator's tools: config, cleanup, tail."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Any
+
+import click
+
+from attend.cli._render import context, emit, json_option, table
+from attend.errors import AttendError
+from attend.human import as_dict
+from attend.verbs import cleanup as cleanup_verb
+from attend.verbs import config as config_verb
+from attend.verbs import tail as tail_verb
+
+
+class LintProblems(AttendError):
+    """`config lint` found problems: exit 3, as linters do, apart from usage (2) and failure (1)."""
+
+    exit_code = 3
+
+
+PROGRESS_UNITS = 50  # a cleanup over more folders than this shows a progress bar on a terminal
+
+
+def _config_text(r: config_verb.ConfigResult) -> str:
+    if r.action == "path":
+        mark = {True: "", False: " (absent)"}
+        return f"{r.user_path}{mark[r.user_path in r.files]}\n{r.project_path}{mark[r.project_path in r.files]}"
+    if r.action == "lint":
+        return "\n".join(r.problems) if r.problems else f"ok: {', '.join(r.files) or 'no config files; defaults'}"
+    rows = [[s.key, f"{s.value:g}", "" if s.source == "default" else s.source] for s in r.settings]
+    return table(rows, ["Key", "Value", "Set in"])
+
+
+@click.command(help=config_verb.DESCRIPTION)
+@click.argument("action", required=False, default="show", type=click.Choice(config_verb.ACTIONS))
+@json_option
+def config(action: str, as_json: bool) -> None:
+    result = config_verb.run(context(), config_verb.ConfigRequest(action))
+    emit(result, as_json, _config_text)
+    if action == "lint" and result.problems:
+        n = len(result.problems)
+        raise LintProblems(f"config lint: {n} problem{'s' if n != 1 else ''}; fix the lines above")
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return str(n)
+
+
+def _cleanup_text(r: cleanup_verb.CleanupResult) -> str:
+    lines = []
+    if r.dry_run:
+        lines += [f"would remove {i.path} ({i.bytes} bytes; {i.reason})" for i in r.items]
+        if r.files > len(r.items):
+            lines.append(f"... and {r.files - len(r.items)} more")
+    parts = ", ".join(f"{k} {t.files}" for k, t in sorted(r.by_reason.items())) or "nothing"
+    if r.dry_run:
+        lines.append(f"dry run: would remove {r.files} file(s), {_size(r.bytes)} ({parts}); examined {r.examined}")
+    else:
+        lines.append(f"cleaned up {r.files} file(s), freed {_size(r.bytes)} ({parts}); examined {r.examined}")
+    if r.sessions:
+        verb = "would reap" if r.dry_run else "reaped"
+        lines.append(f"{verb} {len(r.sessions)} ended session(s): {', '.join(s[:8] for s in r.sessions)}")
+    if r.channels:
+        lines.append(f"removed emptied channel(s): {', '.join('#' + c for c in r.channels)}")
+    return "\n".join(lines)
+
+
+@click.command(help=cleanup_verb.DESCRIPTION)
+@click.option("--dry-run", is_flag=True, help=cleanup_verb.PARAMS["dry_run"])
+@json_option
+def cleanup(dry_run: bool, as_json: bool) -> None:
+    bar: Any = None
+
+    def progress(done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None and total > PROGRESS_UNITS and sys.stderr.isatty():
+            bar = click.progressbar(length=total, label="cleanup", file=sys.stderr)
+            bar.__enter__()
+        if bar is not None:
+            bar.update(done - bar.pos)
+
+    try:
+        result = cleanup_verb.run(context(), cleanup_verb.CleanupRequest(dry_run), progress)
+    finally:
+        if bar is not None:
+            bar.__exit__(None, None, None)
+    emit(result, as_json, _cleanup_text)
+
+
+def _line(r: Any) -> str:
+    body = " ".join(r.body.strip().splitlines()[:1]) if r.body.strip() else ""
+    if len(body) > 160:
+        body = body[:159] + "…"
+    return f"{time.strftime('%H:%M:%S', time.localtime(r.at))}  {r.scope}  {r.sender}: {body}"
+
+
+@click.command(help=tail_verb.DESCRIPTION)
+@click.option("--all", "all_", is_flag=True, help=tail_verb.PARAMS["all"])
+@click.option("--count", type=click.IntRange(min=1), help=tail_verb.PARAMS["count"])
+@json_option
+def tail(all_: bool, count: int | None, as_json: bool) -> None:
+    from attend.tail import Watching
+
+    try:
+        for item in tail_verb.run(context(), tail_verb.TailRequest(all_, count)):
+            if isinstance(item, Watching):
+                how = "" if item.mode == "inotify" else " (polling: no inotify here)"
+                click.echo(f"attend: tailing {len(item.rooms)} room(s){how}; Ctrl-C to stop", err=True)
+                continue
+            click.echo(json.dumps(as_dict(item), ensure_ascii=False) if as_json else _line(item))
+            sys.stdout.flush()
+    except KeyboardInterrupt:
+        os._exit(0)  # Ctrl-C is the normal way out; no traceback, and no flush on a closed pipe

@@ -1,0 +1,142 @@
+"""CLI handlers for channels and scenes: join, leave, channels, dissolve, scene, scenes."""
+
+from __future__ import annotations
+
+import click
+
+from attend.cli._render import context, emit, json_option, table
+from attend.verbs import channels as channels_verb
+from attend.verbs import dissolve as dissolve_verb
+from attend.verbs import join as join_verb
+from attend.verbs import leave as leave_verb
+from attend.verbs import scene as scene_verb
+from attend.verbs import scenes as scenes_verb
+
+
+def not_shown(n: int) -> str:
+    return f" ({n} earlier message{'s' if n != 1 else ''} not shown; attend inbox)" if n else ""
+
+
+def _joined_text(r: join_verb.Joined) -> str:
+    pin = " (pinned)" if r.pinned else ""
+    if r.already:
+        return f"[attend] already in #{r.channel}{pin}"
+    return f"[attend] joined #{r.channel}{pin}{not_shown(r.withheld)}"
+
+
+@click.command(help=join_verb.DESCRIPTION)
+@click.argument("name")
+@click.option("--pin", is_flag=True, help=join_verb.PARAMS["pin"])
+@json_option
+def join(name: str, pin: bool, as_json: bool) -> None:
+    emit(join_verb.run(context(), join_verb.JoinRequest(name, pin)), as_json, _joined_text)
+
+
+def _left_text(r: leave_verb.Left) -> str:
+    if not r.was_member:
+        return f"[attend] not in #{r.channel}; nothing to leave"
+    gone = " (it was empty and unpinned, so it is gone with its history)" if r.removed else ""
+    return f"[attend] left #{r.channel}{gone}"
+
+
+@click.command(help=leave_verb.DESCRIPTION)
+@click.argument("name")
+@json_option
+def leave(name: str, as_json: bool) -> None:
+    emit(leave_verb.run(context(), leave_verb.LeaveRequest(name)), as_json, _left_text)
+
+
+def _channels_text(r: channels_verb.Channels) -> str:
+    if r.action != "list":
+        name = r.changed or ""
+        if r.removed:
+            return f"[attend] unpinned #{name}; it was empty, so it is gone"
+        ch = r.channels[0] if r.channels else None
+        desc = ch.description if ch else ""
+        return {
+            "create": f"[attend] created #{name}" + (f" — {desc}" if desc else ""),
+            "describe": f"[attend] #{name} — {desc}" if desc else f"[attend] cleared #{name} description",
+            "pin": f"[attend] pinned #{name}",
+            "unpin": f"[attend] unpinned #{name}",
+        }[r.action]
+    lines = []
+    for note in r.pruned:
+        lines.append(f"[attend] pruned {note} (session ended)")
+    for name in r.removed:
+        lines.append(f"[attend] removed #{name} (empty and unpinned)")
+    rows = [["#open", "(all)", "(always)", "(base)", "the commons"]]
+    for c in r.channels:
+        rows.append(
+            [
+                "#" + c.name,
+                str(len(c.members)),
+                "yes" if c.joined else "",
+                "yes" if c.pinned else "no",
+                c.description,
+            ]
+        )
+    lines.append(table(rows, ["Channel", "Members", "Joined", "Pinned", "Description"]))
+    return "\n".join(lines)
+
+
+def _joined_only_text(r: channels_verb.Channels) -> str:
+    if not r.channels:
+        return "channels: none joined (#open and the project only)"
+    return table([["#" + c.name, "yes" if c.pinned else "no"] for c in r.channels], ["Channel", "Pinned"])
+
+
+@click.command(help=channels_verb.DESCRIPTION)
+@click.argument("action", required=False, default="list", type=click.Choice(channels_verb.ACTIONS))
+@click.argument("name", required=False)
+@click.argument("description", nargs=-1)
+@click.option("--joined", is_flag=True, help=channels_verb.PARAMS["joined"])
+@json_option
+def channels(action: str, name: str | None, description: tuple[str, ...], joined: bool, as_json: bool) -> None:
+    if action == "list" and name is not None:
+        raise click.UsageError("channels list takes no name; use channels describe NAME to change one")
+    req = channels_verb.ChannelsRequest(action, name, " ".join(description) or None, joined)
+    result = channels_verb.run(context(), req)
+    emit(result, as_json, _joined_only_text if joined else _channels_text)
+
+
+def _dissolved_text(r: dissolve_verb.Dissolved) -> str:
+    n = len(r.released)
+    detail = "was empty" if n == 0 else f"{n} member{'s' if n != 1 else ''} released"
+    return f"[attend] dissolved #{r.channel} ({detail})"
+
+
+@click.command(help=dissolve_verb.DESCRIPTION)
+@click.argument("name")
+@json_option
+def dissolve(name: str, as_json: bool) -> None:
+    emit(dissolve_verb.run(context(), dissolve_verb.DissolveRequest(name)), as_json, _dissolved_text)
+
+
+def _scene_text(r: scene_verb.SceneResult) -> str:
+    if r.opted_out:
+        tail = "" if not r.enrolled else " (the drain stops when the running sensor loop ends)"
+        return f"[attend] scene '{r.scene}': no channels; opted out of the drain{tail}"
+    if not r.channels:
+        return f"[attend] scene '{r.scene}': project scope only"
+    return f"[attend] scene '{r.scene}': joined: {', '.join(r.channels)}{not_shown(r.withheld)}"
+
+
+@click.command(help=scene_verb.DESCRIPTION)
+@click.argument("name")
+@json_option
+def scene(name: str, as_json: bool) -> None:
+    emit(scene_verb.run(context(), scene_verb.SceneRequest(name)), as_json, _scene_text)
+
+
+def _scenes_text(r: scenes_verb.Scenes) -> str:
+    rows = [
+        [s.name, ", ".join(s.channels) or ("(none — drain off)" if s.builtin else "(none — project only)")]
+        for s in r.scenes
+    ]
+    return table(rows, ["Scene", "Channels"])
+
+
+@click.command(help=scenes_verb.DESCRIPTION)
+@json_option
+def scenes(as_json: bool) -> None:
+    emit(scenes_verb.run(context()), as_json, _scenes_text)

@@ -1,0 +1,65 @@
+"""cleanup: apply the retention policy to the spool now, or with ``dry_run`` list what would go."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from attend import cleanup, config
+from attend.cleanup import Item, Tally
+from attend.context import Context
+
+DESCRIPTION = (
+    "Remove what the retention policy says is old: stale tmp files (36 h), the spool of sessions that "
+    "ended (after a grace period), room records and seen entries past the age and count limits. "
+    "Never an unseen delivery of a live session. --dry-run lists what would go, with sizes."
+)
+PARAMS = {"dry_run": "List what would be removed, with sizes, and remove nothing."}
+
+
+@dataclass(frozen=True)
+class CleanupRequest:
+    dry_run: bool = False
+
+
+@dataclass
+class CleanupResult:
+    dry_run: bool
+    examined: int
+    files: int
+    bytes: int  # freed (last links only), or with dry_run the sizes of what would go
+    by_reason: dict[str, Tally]
+    sessions: list[str]
+    channels: list[str]
+    items: list[Item]  # at most cleanup.ITEM_LIMIT; the totals count everything
+    policy: dict[str, float]
+    warnings: list[str] = field(default_factory=list)
+
+
+def run(ctx: Context, req: CleanupRequest, progress: Callable[[int, int], None] | None = None) -> CleanupResult:
+    cfg = config.load(ctx.env, config.project_of(ctx.cwd))
+    policy = cleanup.Policy.from_config(cfg)
+    report = cleanup.run(
+        ctx.spool,
+        policy,
+        dry_run=req.dry_run,
+        is_live=cleanup.live_test(ctx.spool, ctx.sessions_dir),
+        progress=progress,
+    )
+    return CleanupResult(
+        report.dry_run,
+        report.examined,
+        report.files,
+        report.bytes,
+        report.by_reason,
+        report.sessions,
+        report.channels,
+        report.items,
+        {
+            "max_age_days": policy.max_age / 86400,
+            "max_per_room": policy.max_per_room,
+            "max_seen_per_session": policy.max_seen_per_session,
+            "session_grace_hours": policy.session_grace / 3600,
+        },
+        cfg.warnings(),
+    )

@@ -1,0 +1,60 @@
+"""config: show the effective settings and where each came from, print the files' paths, or lint them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from attend import config
+from attend.context import Context
+from attend.errors import UsageError
+
+DESCRIPTION = (
+    "Show the effective settings (user config.yaml overlaid by the project's .claude/attend.yaml), "
+    "print their paths, or lint them: lint prints file:line: key: problem and exits 3 on errors."
+)
+PARAMS = {"action": "show (default), path or lint."}
+ACTIONS = ("show", "path", "lint")
+
+
+@dataclass(frozen=True)
+class ConfigRequest:
+    action: str = "show"
+
+
+@dataclass
+class Setting:
+    key: str
+    value: float | int
+    default: float | int
+    source: str  # "default" or the file that set it
+    help: str
+
+
+@dataclass
+class ConfigResult:
+    action: str
+    user_path: str
+    project_path: str
+    files: list[str]  # the files that exist
+    settings: list[Setting]
+    problems: list[str]  # file:line: key: problem
+    warnings: list[str] = field(default_factory=list)
+
+
+def run(ctx: Context, req: ConfigRequest) -> ConfigResult:
+    if req.action not in ACTIONS:
+        raise UsageError(f"unknown action {req.action!r}; use one of: {', '.join(ACTIONS)}")
+    project = config.project_of(ctx.cwd)
+    cfg = config.load(ctx.env, project)
+    settings = [Setting(k, cfg.values[k], spec.default, cfg.sources[k], spec.help) for k, spec in config.KEYS.items()]
+    problems = cfg.warnings()
+    return ConfigResult(
+        req.action,
+        str(config.user_path(ctx.env)),
+        str(config.project_path(project)),
+        cfg.files,
+        settings,
+        problems,
+        # lint reports problems on stdout; the other actions say them once on stderr
+        warnings=[] if req.action == "lint" else problems,
+    )

@@ -1,0 +1,32 @@
+"""dissolve: remove a channel and its history whatever its members. #open cannot be dissolved.
+
+Members are released but stay enrolled: dissolving is an act on the channel, not on their sessions,
+and a session keeps hearing #open and its project until it leaves or ends.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from attend import channels
+from attend.context import Context
+
+DESCRIPTION = "Dissolve a channel: remove it, its members and its history. #open cannot be dissolved."
+PARAMS = {"name": "The channel to dissolve, e.g. 'deploy' or '#deploy'."}
+
+
+@dataclass(frozen=True)
+class DissolveRequest:
+    name: str
+
+
+@dataclass
+class Dissolved:
+    channel: str
+    released: list[str]  # the members it had
+    warnings: list[str] = field(default_factory=list)
+
+
+def run(ctx: Context, req: DissolveRequest) -> Dissolved:
+    name = channels.parse_name(req.name, "dissolved")
+    return Dissolved(name, channels.dissolve(ctx.spool, name))

@@ -1,0 +1,32 @@
+"""scenes: list the scenes in scenes.yaml, with the built-in ``private``. Read-only."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from attend import scenes
+from attend.context import Context
+
+DESCRIPTION = "List the scenes (named sets of channels) from scenes.yaml, and the built-in 'private'."
+PARAMS: dict[str, str] = {}
+
+
+@dataclass
+class SceneRow:
+    name: str
+    channels: list[str]
+    description: str
+    builtin: bool
+
+
+@dataclass
+class Scenes:
+    path: str
+    scenes: list[SceneRow]
+    warnings: list[str] = field(default_factory=list)
+
+
+def run(ctx: Context) -> Scenes:
+    found = scenes.load(ctx.env)
+    rows = [SceneRow(s.name, list(s.channels), s.description, s.builtin) for s in found]
+    return Scenes(str(scenes.path(ctx.env)), rows)

@@ -1,0 +1,43 @@
+"""tail: the operator's live view. New records in the rooms the caller receives (a human: #open, the
+project of the working directory, its channels), or in every room with ``all``, as they land,
+until interrupted. Read-only."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from attend.context import Context
+from attend.tail import Record, Tail, Watching
+from attend.verbs.inbox import caller_rooms
+
+DESCRIPTION = (
+    "Follow new messages as they land, one line each (time, room, sender, first line of the body), "
+    "until interrupted. Covers the rooms the caller receives, or every room with --all. Read-only."
+)
+PARAMS = {
+    "all": "Follow every room in the spool, including rooms that appear while tailing.",
+    "count": "Stop after this many messages.",
+}
+
+
+@dataclass(frozen=True)
+class TailRequest:
+    all: bool = False
+    count: int | None = None
+
+
+def run(ctx: Context, req: TailRequest) -> Iterator[Watching | Record]:
+    spool = ctx.spool
+    who = ctx.who()
+
+    def select() -> list[str]:
+        return caller_rooms(spool, who, (), req.all)
+
+    shown = 0
+    for item in Tail(spool, select):
+        yield item
+        if isinstance(item, Record):
+            shown += 1
+            if req.count is not None and shown >= req.count:
+                return

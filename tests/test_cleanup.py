@@ -1,0 +1,157 @@
+"""Retention: old records and seen entries go by age and count, ended sessions go after a grace
+period, stale tmp files after 36 hours; an unseen delivery of a live session never goes, and freed
+bytes count only files whose last link went."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from attend import channels, cleanup
+from attend.cleanup import Policy
+from tests._spoolkit import post, tree
+from tests.conftest import World
+
+DAY = 86400.0
+
+
+def policy(**kw: float) -> Policy:
+    base = {"max_age": 14 * DAY, "max_per_room": 10000, "max_seen_per_session": 10000, "session_grace": DAY}
+    base.update(kw)
+    return Policy(base["max_age"], int(base["max_per_room"]), int(base["max_seen_per_session"]), base["session_grace"])
+
+
+def never_live(_sid: str) -> bool:
+    return False
+
+
+def test_room_records_past_the_age_limit_go_and_newer_ones_stay(world: World) -> None:
+    spool = world.spool
+    old = post(spool, "open", "old", age=20 * DAY)
+    new = post(spool, "open", "new", age=DAY)
+    report = cleanup.run(spool, policy(), is_live=never_live)
+    assert spool.room_names("open") == [new]
+    assert report.by_reason["room-age"].files == 1
+    assert report.bytes > 0
+    assert old not in spool.room_names("open")
+
+
+def test_each_room_keeps_only_its_newest_records(world: World) -> None:
+    spool = world.spool
+    names = [post(spool, "@busy", f"m{i}", age=100 - i) for i in range(8)]
+    cfg = world.home / ".config" / "attend" / "config.yaml"
+    cfg.parent.mkdir(parents=True)
+    cfg.write_text("retention:\n  max_per_room: 3\n")
+    channels.create(spool, "busy")
+    out = world.attend("cleanup", "--json")
+    assert out.returncode == 0, out.stderr
+    assert spool.room_names("@busy") == names[-3:]
+    assert json.loads(out.stdout)["by_reason"]["room-count"]["files"] == 5
+
+
+def test_an_unseen_delivery_of_a_live_session_is_never_removed(world: World) -> None:
+    s = world.session("proj")
+    assert s.attend("join", "ops").rc == 0
+    spool = world.spool
+    unseen = post(spool, "@ops", "still unread", age=1)
+    seen = post(spool, "@ops", "read long ago", age=2)
+    assert spool.claim(s.session_id, seen)
+    spool.mark_seen(s.session_id, [seen])
+    report = cleanup.run(spool, policy(max_age=0.5), is_live=lambda sid: sid == s.session_id)
+    assert spool.room_names("@ops") == []  # both room records are past the (tiny) age limit
+    assert spool.listing(s.session_id, "new") == [unseen]  # the delivery is intact
+    assert spool.listing(s.session_id, "cur") == []  # positive control: a seen entry past the limit goes
+    assert report.by_reason["seen-age"].files == 1
+    # The unseen record's room link was not its last link, so only the seen record's bytes were freed.
+    size = os.lstat(spool.delivery_path(s.session_id, "new", unseen)).st_size
+    assert report.bytes < 2 * size + 1 and report.bytes > 0
+
+
+def test_freed_bytes_count_only_files_whose_last_link_goes(world: World) -> None:
+    s = world.session("proj")
+    assert s.attend("join", "ops").rc == 0
+    spool = world.spool
+    name = post(spool, "@ops", "shared inode", age=20 * DAY)
+    assert spool.listing(s.session_id, "new") == [name]
+    report = cleanup.run(spool, policy(), is_live=lambda sid: sid == s.session_id)
+    assert report.files == 1 and report.bytes == 0
+    assert spool.listing(s.session_id, "new") == [name]
+
+
+def test_the_spool_of_an_ended_session_goes_after_the_grace_period(world: World) -> None:
+    s = world.session("proj")
+    assert s.attend("join", "mine").rc == 0
+    sid = s.session_id
+    post(world.spool, "@mine", "for it", sender="x", age=1)
+    s.close()
+    spool = world.spool
+    within = cleanup.run(spool, policy(), now=time.time() + 3600)
+    assert within.sessions == [] and spool.exists("sessions", sid)
+    report = cleanup.run(spool, policy(), now=time.time() + 2 * DAY)
+    assert report.sessions == [sid]
+    assert not spool.exists("sessions", sid)
+    assert not channels.exists(spool, "mine")  # its last member went, and it was unpinned
+    assert report.channels == ["mine"]
+
+
+def test_stale_tmp_files_go_after_36_hours(world: World) -> None:
+    spool = world.spool
+    folder = spool.dir("rooms", "open", "tmp")
+    (folder / "stale").write_bytes(b"x" * 10)
+    (folder / "recent").write_bytes(b"y")
+    old = time.time() - 37 * 3600
+    os.utime(folder / "stale", (old, old))
+    report = cleanup.run(spool, policy(), is_live=never_live)
+    assert sorted(os.listdir(folder)) == ["recent"]
+    assert report.by_reason["tmp"].files == 1 and report.by_reason["tmp"].bytes == 10
+
+
+def test_a_dry_run_lists_what_would_go_with_sizes_and_removes_nothing(world: World) -> None:
+    spool = world.spool
+    old = post(spool, "open", "old", age=20 * DAY)
+    post(spool, "open", "new", age=1)
+    spool.dir("locks")
+    world.attend("cleanup", "--dry-run")  # the first run makes its lock file
+    before = tree(spool.root)
+    out = world.attend("cleanup", "--dry-run")
+    assert out.returncode == 0, out.stderr
+    size = os.lstat(spool.room_path("open", old)).st_size
+    assert f"would remove {spool.room_path('open', old)} ({size} bytes; room-age)" in out.stdout
+    assert "dry run: would remove 1 file(s)" in out.stdout
+    assert tree(spool.root) == before
+    real = world.attend("cleanup")
+    assert real.stdout.startswith("cleaned up 1 file(s), freed ")
+
+
+def test_a_bounded_sweep_stops_at_its_budget_and_the_next_pass_goes_on(world: World) -> None:
+    spool = world.spool
+    for room in ("a-room", "b-room", "c-room"):
+        for i in range(5):
+            post(spool, room, f"{room} {i}", age=20 * DAY + i)
+    first = cleanup.sweep(spool, budget=6, is_live=never_live)
+    assert not first.complete and first.examined < 15
+    passes = 1
+    while any(spool.room_names(r) for r in ("a-room", "b-room", "c-room")):
+        cleanup.sweep(spool, budget=6, is_live=never_live)
+        passes += 1
+        assert passes < 10
+    assert passes >= 2
+
+
+def test_a_sweep_skips_while_another_cleanup_holds_the_lock(world: World) -> None:
+    spool = world.spool
+    post(spool, "open", "old", age=20 * DAY)
+    with spool.named_lock("cleanup"):
+        report = cleanup.sweep(spool, is_live=never_live)
+    assert report.skipped and spool.room_names("open")
+    assert not cleanup.sweep(spool, is_live=never_live).skipped
+    assert spool.room_names("open") == []
+
+
+def test_a_channel_room_without_its_channel_is_removed_once_quiet(world: World) -> None:
+    spool = world.spool
+    post(spool, "@ghost", "orphaned", age=DAY)
+    quiet = time.time() + 120
+    cleanup.run(spool, policy(), is_live=never_live, now=quiet)
+    assert not spool.exists("rooms", "@ghost")

@@ -1,0 +1,102 @@
+"""Config: user file overlaid by the project's; lint names file, line, key and problem and exits 3;
+a bad key is reported on stderr while the rest still loads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from attend import config
+from tests.conftest import World
+
+
+def user_config(world: World, text: str) -> Path:
+    path = world.home / ".config" / "attend" / "config.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def project_config(world: World, text: str) -> Path:
+    path = world.project("proj") / ".claude" / "attend.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def settings(out: str) -> dict[str, dict[str, object]]:
+    return {s["key"]: s for s in json.loads(out)["settings"]}
+
+
+def test_defaults_apply_with_no_files(world: World) -> None:
+    out = world.attend("config", "--json")
+    assert out.returncode == 0 and out.stderr == ""
+    got = settings(out.stdout)
+    assert got["retention.max_age_days"]["value"] == 14
+    assert got["retention.max_per_room"]["source"] == "default"
+
+
+def test_the_project_overlay_wins_for_the_keys_a_project_may_set(world: World) -> None:
+    user = user_config(world, "retention:\n  max_age_days: 3\nsensor:\n  cleanup_interval: 300\n")
+    proj = project_config(world, "sensor:\n  cleanup_interval: 60\n")
+    got = settings(world.attend("config", "show", "--json").stdout)
+    assert got["retention.max_age_days"]["value"] == 3.0 and got["retention.max_age_days"]["source"] == str(user)
+    assert got["sensor.cleanup_interval"]["value"] == 60.0 and got["sensor.cleanup_interval"]["source"] == str(proj)
+
+
+def test_a_bad_key_is_reported_on_stderr_while_the_rest_still_loads(world: World) -> None:
+    path = user_config(world, "retention:\n  max_age_days: soon\n  max_per_room: 50\n  max_pre_room: 9\n")
+    out = world.attend("config", "--json")
+    assert out.returncode == 0
+    got = settings(out.stdout)
+    assert got["retention.max_per_room"]["value"] == 50
+    assert got["retention.max_age_days"]["value"] == 14  # the bad value keeps its default
+    assert f"{path}:2: retention.max_age_days: must be a number, not 'soon'" in json.loads(out.stdout)["warnings"]
+    text = world.attend("config")
+    assert text.returncode == 0 and "retention.max_per_room          50" in text.stdout
+    assert f"{path}:2: retention.max_age_days: must be a number, not 'soon'" in text.stderr
+    assert f"{path}:4: retention.max_pre_room: unknown key" in text.stderr
+
+
+def test_lint_prints_file_line_key_problem_and_exits_3(world: World) -> None:
+    path = user_config(world, "retention:\n  max_per_room: 0\n")
+    proj = project_config(world, "retention:\n  max_age_days: 1\n")
+    out = world.attend("config", "lint")
+    assert out.returncode == 3
+    assert out.stdout.splitlines() == [
+        f"{path}:2: retention.max_per_room: must be at least 1, not 0",
+        f"{proj}:2: retention.max_age_days: applies to the whole machine; set it in the user config, not a project's",
+    ]
+
+
+def test_lint_of_clean_files_exits_0(world: World) -> None:
+    user_config(world, "retention:\n  max_age_days: 7\n")
+    out = world.attend("config", "lint")
+    assert out.returncode == 0 and out.stdout.startswith("ok:")
+
+
+def test_invalid_yaml_is_a_problem_with_its_line(world: World) -> None:
+    path = user_config(world, "retention:\n  max_age_days: [1,\n")
+    out = world.attend("config", "lint")
+    assert out.returncode == 3
+    assert out.stdout.startswith(f"{path}:3: -: not valid YAML")
+
+
+def test_path_prints_both_files(world: World) -> None:
+    out = world.attend("config", "path")
+    assert out.stdout.splitlines() == [
+        f"{config.user_path(world.env)} (absent)",
+        f"{world.project('proj') / '.claude' / 'attend.yaml'} (absent)",
+    ]
+
+
+def test_loading_config_does_not_import_yaml_without_files(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from attend import config; "
+        "config.load({'HOME': sys.argv[1]}, sys.argv[1]); print('yaml' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -1,0 +1,93 @@
+"""Scenes: a named set of channels; switching leaves the rest and joins the set; `private` opts out;
+a malformed scenes file is an error naming file and line, and changes no membership."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from attend import channels, sessions
+from tests._spoolkit import tree
+from tests.conftest import World
+
+
+def scenes_file(world: World, text: str) -> Path:
+    path = world.home / ".config" / "attend" / "scenes.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_a_scene_leaves_every_other_channel_and_joins_its_own(world: World) -> None:
+    scenes_file(world, "review:\n  channels: [review, '#deploy']\nquiet: [ops]\n")
+    s = world.session("proj")
+    assert s.attend("join", "ops").rc == 0
+    assert s.attend("join", "deploy").rc == 0
+    out = s.attend("scene", "review")
+    assert out.rc == 0, out.stderr
+    assert out.stdout.strip() == "[attend] scene 'review': joined: deploy, review"
+    assert sessions.channels_of(world.spool, s.session_id) == ["deploy", "review"]
+    assert not channels.exists(world.spool, "ops")  # left empty and unpinned
+    assert sessions.is_enrolled(world.spool, s.session_id)
+
+
+def test_scene_private_joins_none_and_opts_out_of_the_drain(world: World) -> None:
+    s = world.session("proj")
+    assert s.attend("join", "ops").rc == 0
+    out = s.attend("scene", "private")
+    assert out.rc == 0, out.stderr
+    assert "opted out of the drain" in out.stdout
+    assert sessions.channels_of(world.spool, s.session_id) == []
+    assert not sessions.is_enrolled(world.spool, s.session_id)
+
+
+def test_a_scene_with_no_channels_is_project_scope_only(world: World) -> None:
+    scenes_file(world, "solo: []\n")
+    s = world.session("proj")
+    assert s.attend("join", "ops").rc == 0
+    out = s.attend("scene", "solo")
+    assert out.stdout.strip() == "[attend] scene 'solo': project scope only"
+    assert sessions.channels_of(world.spool, s.session_id) == []
+
+
+def test_scenes_lists_the_file_and_the_builtin_private(world: World) -> None:
+    scenes_file(world, "review: {channels: [review], description: code review}\n")
+    out = json.loads(world.attend("scenes", "--json").stdout)
+    assert [(r["name"], r["channels"]) for r in out["scenes"]] == [("private", []), ("review", ["review"])]
+
+
+def test_a_malformed_scenes_file_names_file_and_line_and_changes_no_membership(world: World) -> None:
+    s = world.session("proj")
+    assert s.attend("join", "ops").rc == 0
+    path = scenes_file(world, "good: [a]\nbad: [unclosed\n")
+    before = tree(world.spool.root)
+    out = s.attend("scene", "good")
+    assert out.rc == 1
+    assert out.stderr.startswith(f"attend: {path}:")
+    assert "not valid YAML" in out.stderr
+    assert tree(world.spool.root) == before
+
+
+def test_unknown_keys_in_a_scene_are_an_error_naming_them_and_the_line(world: World) -> None:
+    path = scenes_file(world, "good: [a]\nodd:\n  channels: [b]\n  colour: blue\n")
+    out = world.attend("scene", "good")
+    assert out.returncode == 1
+    assert f"{path}:4: scene 'odd': unknown key(s) colour" in out.stderr
+    renamed = scenes_file(world, "old:\n  rooms: [a]\n")
+    out = world.attend("scenes")
+    assert out.returncode == 1 and f"{renamed}:2:" in out.stderr and "renamed `channels:`" in out.stderr
+
+
+def test_bad_channel_names_and_a_redefined_private_are_errors(world: World) -> None:
+    path = scenes_file(world, "x: [ok, 'not ok']\n")
+    out = world.attend("scenes")
+    assert out.returncode == 1 and f"{path}:1:" in out.stderr and "invalid channel name" in out.stderr
+    scenes_file(world, "private: [a]\n")
+    assert "`private` is built in" in world.attend("scenes").stderr
+
+
+def test_an_unknown_scene_lists_the_known_ones(world: World) -> None:
+    scenes_file(world, "review: [r]\n")
+    out = world.attend("scene", "nope")
+    assert out.returncode == 1
+    assert "unknown scene 'nope'; try: private, review" in out.stderr
