@@ -4,7 +4,6 @@ or display names (``Hana-beta``, or a unique prefix), resolved at send time.
 
 from __future__ import annotations
 
-import difflib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,6 +96,8 @@ def _nearest(path: str, candidates: list[str]) -> str | None:
     best = max(candidates, key=lambda c: (shared_tail(path, c), -len(c)))
     if shared_tail(path, best):
         return best
+    import difflib
+
     close = difflib.get_close_matches(path, candidates, n=1)
     return close[0] if close else None
 

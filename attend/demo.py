@@ -7,6 +7,7 @@ home is removed at the end.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -86,7 +87,7 @@ def run(say: Say) -> None:
         sent = json.loads(
             _check("send", a.attend("send", "--json", "--", "build is green; deploying web at 3pm")).stdout
         )
-        say(f"    sent {sent['id']} to {sent['to']} ({sent['delivered']} recipient)")
+        say(f"    sent {sent['id']} to {sent['scope']} ({sent['delivered']} recipient)")
         line = _wait_for(out, "message from").splitlines()
         say("   The api session's loop prints one line, which Monitor hands to its model:")
         say(_indent(next(x for x in line if "message from" in x)))
@@ -106,10 +107,8 @@ def run(say: Say) -> None:
         say("\nDone: every message is a file under rooms/ and sessions/, readable with any maildir reader.")
     finally:
         if loop_pid is not None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(loop_pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
         a.close()
         b.close()
         shutil.rmtree(tmp, ignore_errors=True)

@@ -52,8 +52,8 @@ def render() -> str:
             "```",
             "",
         ]
-        rows = [param.get_help_record(ctx) for param in cmd.get_params(ctx)]
-        rows = [r for r in rows if r is not None and r[1] and not r[0].endswith("--help")]
+        records = (param.get_help_record(ctx) for param in cmd.get_params(ctx))
+        rows = [r for r in records if r is not None and r[1] and not r[0].endswith("--help")]
         if rows:
             lines += ["| option | meaning |", "| --- | --- |"]
             lines += [f"| `{opt}` | {_cell(text)} |" for opt, text in rows]

@@ -10,6 +10,7 @@ and compares both paths' output.
 from __future__ import annotations
 
 import sys
+
 TYPE_CHECKING = False  # typing costs ~3 ms to import on the hot paths; mypy reads this as true
 if TYPE_CHECKING:
     from typing import TextIO

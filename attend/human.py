@@ -4,6 +4,7 @@ the one-line human summary of a sent message."""
 from __future__ import annotations
 
 import dataclasses
+
 TYPE_CHECKING = False  # typing costs ~3 ms to import on the hot paths; mypy reads this as true
 if TYPE_CHECKING:
     from typing import Any

@@ -6,7 +6,6 @@ Rooms: ``open`` (everyone), ``@<channel>``, ``p-<project key>`` (every session o
 
 from __future__ import annotations
 
-import hashlib
 import re
 
 from attend.errors import UsageError
@@ -38,6 +37,8 @@ def channel_room(name: str) -> str:
 def project_key(origin: str) -> str:
     """A folder-safe key for a project path: a readable slug plus a hash of the exact path."""
     slug = re.sub(r"[^A-Za-z0-9]+", "-", origin).strip("-")[-60:].strip("-") or "root"
+    import hashlib  # only project addressing needs it; keep it off the import path of every verb
+
     digest = hashlib.sha1(origin.encode("utf-8", "surrogateescape")).hexdigest()[:8]
     return f"{slug}-{digest}"
 

@@ -112,8 +112,14 @@ class Sensor:
             self.write(monitorline.note_line(note))
         if self.watcher.fallback_reason:
             self.warn(f"attend: {self.watcher.fallback_reason}")
+        self._load_config()
         now = time.monotonic()
-        self.due = {"repair": now + REPAIR_EVERY, "heartbeat": now + HEARTBEAT_EVERY, "liveness": now + LIVENESS_EVERY}
+        self.due = {
+            "repair": now + REPAIR_EVERY,
+            "heartbeat": now + HEARTBEAT_EVERY,
+            "liveness": now + LIVENESS_EVERY,
+            "cleanup": now if self.cleanup_every else float("inf"),
+        }
         self.deliver(recover=True)
 
     def _watch_own(self) -> None:
@@ -255,6 +261,29 @@ class Sensor:
             self._safe(self._scan_peers, "presence")
             self._safe(self._show_presence, "presence")
             self.due["liveness"] = now + LIVENESS_EVERY
+        if now >= self.due["cleanup"]:
+            self._safe(self._sweep, "cleanup")
+            self.due["cleanup"] = now + self.cleanup_every
+
+    def _load_config(self) -> None:
+        from attend import config
+
+        self.config = config.load(self.ctx.env, self.who.origin)
+        for warning in self.config.warnings():
+            self.warn(f"attend: {warning}")
+        self.cleanup_every = float(self.config.get("sensor.cleanup_interval"))
+
+    def _sweep(self) -> None:
+        """The bounded retention pass (the same policy as `attend cleanup`), so a spool stays bounded."""
+        from attend import cleanup
+
+        report = cleanup.sweep(
+            self.spool,
+            budget=int(self.config.get("sensor.cleanup_budget")),
+            policy=cleanup.Policy.from_config(self.config),
+        )
+        if report.files:
+            self.spool.log(f"cleanup: removed {report.files} file(s), {report.bytes} bytes")
 
     def _safe(self, step: Callable[[], Any], what: str) -> None:
         """A housekeeping step that fails is logged, never fatal: delivery must go on."""

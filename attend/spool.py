@@ -24,9 +24,7 @@ import fcntl
 import itertools
 import os
 import re
-import secrets
 import signal
-import socket
 import stat
 import threading
 import time
@@ -70,7 +68,7 @@ def default_root(env: dict[str, str] | None = None) -> Path:
     return Path(env.get("HOME") or os.path.expanduser("~")) / ".cache" / "attend"
 
 
-_HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:63] or "localhost"
+_HOST = re.sub(r"[^A-Za-z0-9-]", "-", os.uname().nodename)[:63] or "localhost"
 _name_lock = threading.Lock()
 _counter = itertools.count()
 _last_us = 0
@@ -86,7 +84,7 @@ def unique_name(now_ns: int | None = None) -> str:
         _last_us = us
         seq = next(_counter)
     sec, usec = divmod(us, 1_000_000)
-    return f"{sec:010d}.M{usec:06d}P{os.getpid()}Q{seq}R{secrets.token_hex(4)}.{_HOST}"
+    return f"{sec:010d}.M{usec:06d}P{os.getpid()}Q{seq}R{os.urandom(4).hex()}.{_HOST}"
 
 
 def name_time(name: str) -> float:
@@ -125,7 +123,9 @@ class Spool:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._r = str(root)  # hot paths join strings: pathlib costs more than the syscalls here
         self._dirs: set[Path] = set()  # folders verified to be real, private directories
+        self._sdirs: dict[tuple[str, ...], str] = {}
 
     # ------------------------------------------------------------------ opening and checking
 
@@ -162,6 +162,13 @@ class Spool:
             raise SpoolError(f"spool {root} is not readable and writable by you; run: chmod 700 {root}")
         self._dirs.add(root)
 
+    def sdir(self, *parts: str) -> str:
+        """``dir(*parts)`` as a string, cached: the form the hot paths use."""
+        found = self._sdirs.get(parts)
+        if found is None:
+            found = self._sdirs[parts] = str(self.dir(*parts))
+        return found
+
     def dir(self, *parts: str, create: bool = True) -> Path:
         """The folder root/parts…, each component a real directory (never a symlink), made 0700."""
         path = self.root
@@ -187,7 +194,7 @@ class Spool:
 
     def exists(self, *parts: str) -> bool:
         try:
-            os.lstat(self.root.joinpath(*parts))
+            os.lstat(os.path.join(self._r, *parts))
         except (FileNotFoundError, NotADirectoryError):
             return False
         return True
@@ -195,6 +202,7 @@ class Spool:
     def forget_dirs(self) -> None:
         """Drop the verified-folder cache (after folders were removed or moved)."""
         self._dirs = {self.root}
+        self._sdirs = {}
 
     # ------------------------------------------------------------------ publishing signals
 
@@ -241,7 +249,7 @@ class Spool:
     def room_names(self, room: str) -> list[str]:
         """Unique names in a room, oldest first. Names only: never a stat per file."""
         try:
-            names = os.listdir(self.root / "rooms" / room / "new")
+            names = os.listdir(f"{self._r}/rooms/{room}/new")
         except (FileNotFoundError, NotADirectoryError):
             return []
         return sorted(n for n in names if not n.startswith("."))
@@ -268,7 +276,18 @@ class Spool:
     @contextlib.contextmanager
     def session_lock(self, sid: str) -> Iterator[None]:
         """The per-session delivery lock. The lock file is never unlinked (that would split waiters)."""
-        path = self.session_dir(sid) / "lock"
+        path = self.sdir("sessions", sid) + "/lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | _O_NOFOLLOW | _O_CLOEXEC, FILE_MODE)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the flock
+
+    @contextlib.contextmanager
+    def lock(self, *parts: str) -> Iterator[None]:
+        """An exclusive flock on the lock file root/parts… (made on first use, never unlinked)."""
+        path = self.dir(*parts[:-1]) / parts[-1]
         fd = os.open(path, os.O_RDWR | os.O_CREAT | _O_NOFOLLOW | _O_CLOEXEC, FILE_MODE)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
@@ -277,8 +296,8 @@ class Spool:
             os.close(fd)  # closing releases the flock
 
     def has_delivery(self, sid: str, name: str) -> bool:
-        base = self.root / "sessions" / sid
-        for path in (base / "new" / name, base / "claimed" / name, base / "cur" / (name + SEEN)):
+        base = f"{self._r}/sessions/{sid}"
+        for path in (f"{base}/new/{name}", f"{base}/claimed/{name}", f"{base}/cur/{name}{SEEN}"):
             try:
                 os.lstat(path)
                 return True
@@ -288,11 +307,17 @@ class Spool:
 
     def link_delivery(self, sid: str, room: str, name: str) -> bool:
         """Link a room record into a session's new/, unless the name is already anywhere in its maildir."""
-        src = self.room_path(room, name)
-        dest = self.dir("sessions", sid, "new") / name
+        src = f"{self._r}/rooms/{room}/new/{name}"
+        dest = f"{self.sdir('sessions', sid, 'new')}/{name}"
+        base = f"{self._r}/sessions/{sid}"
         with self.session_lock(sid):
-            if self.has_delivery(sid, name):
-                return False
+            # new/ is covered by link() failing on an existing name; check where a claim moved it.
+            for path in (f"{base}/claimed/{name}", f"{base}/cur/{name}{SEEN}"):
+                try:
+                    os.lstat(path)
+                    return False
+                except FileNotFoundError:
+                    pass
             try:
                 os.link(src, dest, follow_symlinks=False)
             except FileExistsError:
@@ -333,15 +358,48 @@ class Spool:
         pause_point("claimed")
         return True
 
+    def claim_all(self, sid: str, names: list[str]) -> list[str]:
+        """Claim many deliveries under one take of the delivery lock; returns the names this call won."""
+        # Plain strings, not Path joins: a drain may claim a thousand entries at a turn end.
+        new, claimed = f"{self.root}/sessions/{sid}/new/", f"{self.root}/sessions/{sid}/claimed/"
+        won: list[str] = []
+        with self.session_lock(sid):
+            for name in names:
+                try:
+                    st = os.lstat(new + name)
+                    if not stat.S_ISREG(st.st_mode):
+                        self._set_aside_path(Path(new + name))
+                        continue
+                    os.rename(new + name, claimed + name)
+                except FileNotFoundError:
+                    continue  # another conduit won it
+                won.append(name)
+        if won:
+            pause_point("claimed")
+        return won
+
+    @contextlib.contextmanager
+    def show_lock(self, sid: str) -> Iterator[None]:
+        """Held by a conduit from claim to show to seen. Whoever holds it knows no other conduit is
+        mid-show, so every entry then in ``claimed/`` was abandoned by a dead one and may be shown.
+        Separate from the delivery lock, so senders never wait on a conduit's output."""
+        path = self.session_dir(sid) / "show.lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | _O_NOFOLLOW | _O_CLOEXEC, FILE_MODE)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
     def mark_seen(self, sid: str, names: list[str]) -> None:
         """Move shown deliveries claimed/ -> cur/ with the Seen flag; one directory fsync for the batch."""
         if not names:
             return
-        base = self.root / "sessions" / sid
+        base = f"{self.root}/sessions/{sid}/"
         for name in names:
             with contextlib.suppress(FileNotFoundError):
-                os.rename(base / "claimed" / name, base / "cur" / (name + SEEN))
-        _fsync_dir(base / "cur")
+                os.rename(f"{base}claimed/{name}", f"{base}cur/{name}{SEEN}")
+        _fsync_dir(Path(base + "cur"))
 
     def delivery_path(self, sid: str, sub: str, entry: str) -> Path:
         return self.root / "sessions" / sid / sub / entry
@@ -373,7 +431,7 @@ class Spool:
         return self._set_aside_path(path)
 
     def _set_aside_path(self, path: Path) -> Path | None:
-        dest = self.dir("quarantine") / f"{int(time.time())}-{secrets.token_hex(3)}-{path.name}"
+        dest = self.dir("quarantine") / f"{int(time.time())}-{os.urandom(3).hex()}-{path.name}"
         try:
             os.rename(path, dest)
         except OSError:
@@ -386,7 +444,7 @@ class Spool:
         """Replace a small state file atomically (unique tmp + rename in the same folder)."""
         folder = self.dir(*parts[:-1])
         path = folder / parts[-1]
-        tmp = folder / f".{parts[-1]}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+        tmp = folder / f".{parts[-1]}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
         self._write_new(tmp, data) if durable else self._write_fast(tmp, data)
         try:
             if os.path.islink(path):
@@ -423,7 +481,7 @@ class Spool:
         Unlike ``create_exclusive``, a reader never sees the file half-written.
         """
         folder = self.dir(*parts[:-1])
-        tmp = folder / f".{parts[-1]}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+        tmp = folder / f".{parts[-1]}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
         self._write_fast(tmp, data)
         try:
             os.link(tmp, folder / parts[-1], follow_symlinks=False)
@@ -435,7 +493,7 @@ class Spool:
         return True
 
     @contextlib.contextmanager
-    def lock(self, name: str, *, shared: bool = False, wait: bool = True) -> Iterator[bool]:
+    def named_lock(self, name: str, *, shared: bool = False, wait: bool = True) -> Iterator[bool]:
         """A named flock under locks/ (never unlinked, so waiters never split). Yields False when
         ``wait`` is off and another holder has it."""
         path = self.dir("locks") / name

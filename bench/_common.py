@@ -18,11 +18,18 @@ BIN = Path(sys.executable).parent
 def world_env(tmp: Path) -> dict[str, str]:
     # Bytecode caching stays on, as in a normal install (pip compiles a wheel's modules; an editable
     # install writes its .pyc on first run), so the figures measure imports, not compilation.
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("CLAUDE", "ATTEND_", "XDG_")) and k != "PYTHONDONTWRITEBYTECODE"}
-    env.update(HOME=str(tmp / "home"), XDG_CACHE_HOME=str(tmp / "home" / ".cache"),
-               XDG_CONFIG_HOME=str(tmp / "home" / ".config"), USER="bench",
-               PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("CLAUDE", "ATTEND_", "XDG_")) and k != "PYTHONDONTWRITEBYTECODE"
+    }
+    env.update(
+        HOME=str(tmp / "home"),
+        XDG_CACHE_HOME=str(tmp / "home" / ".cache"),
+        XDG_CONFIG_HOME=str(tmp / "home" / ".config"),
+        USER="bench",
+        PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+    )
     (tmp / "home" / ".claude" / "sessions").mkdir(parents=True, exist_ok=True)
     return env
 
@@ -35,13 +42,15 @@ def cleanup(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def time_process(argv: Sequence[str], runs: int, env: dict[str, str] | None = None, stdin: bytes = b"",
-                 cwd: str | None = None) -> list[float]:
+def time_process(
+    argv: Sequence[str], runs: int, env: dict[str, str] | None = None, stdin: bytes = b"", cwd: str | None = None
+) -> list[float]:
     out = []
     for _ in range(runs):
         t = time.perf_counter()
-        subprocess.run(argv, input=stdin, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                       check=False)
+        subprocess.run(
+            argv, input=stdin, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False
+        )
         out.append(time.perf_counter() - t)
     return out
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import BIN, cleanup, interleaved, ms, tmpdir, world_env  # noqa: E402
+from bench._common import BIN, cleanup, interleaved, ms, tmpdir, world_env
 
 
 def cold_start(runs: int) -> None:
@@ -44,8 +44,10 @@ def cold_start(runs: int) -> None:
         runs,
     )
     base, send = statistics.median(res["python -c pass"]), statistics.median(res["attend send"])
-    print(f"1. cold start: python -c pass {ms(res['python -c pass'])}, attend send {ms(res['attend send'])}, "
-          f"ratio {send / base:.2f}x (goal <= 5x)")
+    print(
+        f"1. cold start: python -c pass {ms(res['python -c pass'])}, attend send {ms(res['attend send'])}, "
+        f"ratio {send / base:.2f}x (goal <= 5x)"
+    )
     cleanup(tmp)
 
 
@@ -69,8 +71,10 @@ def fanout(n_sends: int) -> None:
     dt = time.perf_counter() - t
     links = sum(len(spool.listing(f"sess-{i:02d}", "new")) for i in range(50))
     assert links == 50 * n_sends, links
-    print(f"2. library send, fan-out to 50: {n_sends / dt:.0f} sends/s ({dt / n_sends * 1000:.2f} ms each; "
-          f"{links} links) (goal >= 500/s)")
+    print(
+        f"2. library send, fan-out to 50: {n_sends / dt:.0f} sends/s ({dt / n_sends * 1000:.2f} ms each; "
+        f"{links} links) (goal >= 500/s)"
+    )
     cleanup(tmp)
 
 
@@ -104,8 +108,9 @@ def inbox_100k(runs: int) -> None:
         t = time.perf_counter()
         subprocess.run([str(BIN / "attend"), "inbox"], env=env, cwd=project, stdout=subprocess.DEVNULL, check=True)
         proc.append(time.perf_counter() - t)
-    print(f"3. inbox first page, 100,000 signals: library {ms(lib)} (goal <= 100 ms), "
-          f"process {ms(proc)} (goal <= 200 ms)")
+    print(
+        f"3. inbox first page, 100,000 signals: library {ms(lib)} (goal <= 100 ms), process {ms(proc)} (goal <= 200 ms)"
+    )
     cleanup(tmp)
 
 

@@ -59,8 +59,9 @@ def test_bad_input_is_refused_with_one_line_and_changes_nothing(
 def test_invalid_utf8_from_argv_is_refused(world: World) -> None:
     world.attend("status")
     before = _tree(world.spool_root)
-    out = subprocess.run([os.fsencode(ATTEND), b"send", b"caf\xe9"], capture_output=True, env=world.env,
-                         cwd=world.project("proj"))
+    out = subprocess.run(
+        [os.fsencode(ATTEND), b"send", b"caf\xe9"], capture_output=True, env=world.env, cwd=world.project("proj")
+    )
     assert out.returncode == 2 and b"UTF-8" in out.stderr
     assert _tree(world.spool_root) == before
 
@@ -75,7 +76,9 @@ def test_double_dash_sends_flag_shaped_text(world: World) -> None:
     assert out.returncode == 0, out.stderr
     names = os.listdir(world.spool_root / "rooms" / "open" / "new")
     assert len(names) == 1
-    assert (world.spool_root / "rooms" / "open" / "new" / names[0]).read_bytes().endswith(b"\n\n--broadcast was removed")
+    assert (
+        (world.spool_root / "rooms" / "open" / "new" / names[0]).read_bytes().endswith(b"\n\n--broadcast was removed")
+    )
 
 
 def test_flags_after_the_first_word_are_message_text(world: World) -> None:

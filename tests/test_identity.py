@@ -100,8 +100,13 @@ def test_a_claude_worktree_tail_is_cut_from_the_origin(world: World) -> None:
 
 def test_a_git_worktree_maps_to_its_main_repository(world: World) -> None:
     main = world.project("mainrepo")
-    env = {**world.env, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t"}
+    env = {
+        **world.env,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
     subprocess.run(["git", "init", "-q", str(main)], check=True, env=env)
     subprocess.run(["git", "-C", str(main), "commit", "-q", "--allow-empty", "-m", "x"], check=True, env=env)
     wt = world.tmp / "wt"

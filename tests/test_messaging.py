@@ -36,7 +36,7 @@ def test_a_send_fans_out_to_every_enrolled_recipient_and_not_the_sender(world: W
 
 def test_an_unenrolled_claude_session_may_not_send_and_is_told_both_ways_in(world: World) -> None:
     a = world.session("pa")
-    with pytest.raises(NotEnrolledError, match="attend run.*attend join"):
+    with pytest.raises(NotEnrolledError, match=r"attend run.*attend join"):
         send.run(world.context(a), send.SendRequest("hi"))
     out = a.attend("send", "hi")
     assert out.rc == 1 and "not enrolled" in out.stderr
@@ -174,7 +174,12 @@ def test_inbox_reads_one_message_by_id(world: World) -> None:
     sent = send.run(world.context(a), send.SendRequest("the full text", on_behalf_of="alice"))
     (m,) = inbox.run(world.context(b), inbox.InboxRequest(id=sent.id)).messages
     assert (m.body, m.from_kind, m.from_id, m.on_behalf_of, m.to, m.room) == (
-        "the full text", "agent", a.session_id, "alice", "*", "open",
+        "the full text",
+        "agent",
+        a.session_id,
+        "alice",
+        "*",
+        "open",
     )
 
 
@@ -196,10 +201,32 @@ SHAPES = {
     "send": {"id", "room", "scope", "to", "re", "from_kind", "from_id", "delivered", "warnings"},
     "inbox": {"messages", "page", "limit", "rooms", "older", "warnings"},
     "peers": {"peers", "warnings"},
-    "status": {"spool", "session_id", "kind", "origin_path", "resolved", "resolved_by", "display", "enrolled",
-               "ordinal", "pending", "conduits", "channels", "warnings"},
-    "whoami": {"session_id", "kind", "origin_path", "resolved", "resolved_by", "display", "enrolled", "spool",
-               "warnings"},
+    "status": {
+        "spool",
+        "session_id",
+        "kind",
+        "origin_path",
+        "resolved",
+        "resolved_by",
+        "display",
+        "enrolled",
+        "ordinal",
+        "pending",
+        "conduits",
+        "channels",
+        "warnings",
+    },
+    "whoami": {
+        "session_id",
+        "kind",
+        "origin_path",
+        "resolved",
+        "resolved_by",
+        "display",
+        "enrolled",
+        "spool",
+        "warnings",
+    },
 }
 
 

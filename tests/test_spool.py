@@ -152,9 +152,8 @@ def test_rooms_and_sessions_on_different_filesystems_are_refused(tmp_path: Path)
     shm = Path("/dev/shm")
     if not shm.is_dir() or os.stat(shm).st_dev == os.stat(tmp_path).st_dev:
         pytest.skip("needs a second filesystem")
-    with tempfile.TemporaryDirectory(dir=shm) as other:
-        with pytest.raises(SpoolError, match="different filesystems"):
-            spool_mod.check_same_device(tmp_path, Path(other))
+    with tempfile.TemporaryDirectory(dir=shm) as other, pytest.raises(SpoolError, match="different filesystems"):
+        spool_mod.check_same_device(tmp_path, Path(other))
     spool_mod.check_same_device(tmp_path, tmp_path)  # positive control
 
 

@@ -19,7 +19,24 @@ COMMANDS: dict[str, str] = {
     "peers": "attend.cli.messaging:peers",
     "status": "attend.cli.messaging:status",
     "whoami": "attend.cli.messaging:whoami",
+    "join": "attend.cli.channels:join",
+    "leave": "attend.cli.channels:leave",
+    "channels": "attend.cli.channels:channels",
+    "dissolve": "attend.cli.channels:dissolve",
+    "scene": "attend.cli.channels:scene",
+    "scenes": "attend.cli.channels:scenes",
+    "config": "attend.cli.admin:config",
+    "cleanup": "attend.cli.admin:cleanup",
+    "tail": "attend.cli.admin:tail",
+    "run": "attend.cli.conduits:run",
+    "log": "attend.cli.conduits:log",
     "demo": "attend.cli.demo:demo",
+    "install": "attend.cli.setup:install",
+    "uninstall": "attend.cli.setup:uninstall",
+    "permissions": "attend.cli.setup:permissions",
+    "doctor": "attend.cli.setup:doctor",
+    "mcp": "attend.cli.mcp:mcp",
+    "notify": "attend.cli.mcp:notify",
 }
 
 
@@ -46,7 +63,11 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> Any:
     try:
-        return cli.main(args=argv, prog_name="attend", standalone_mode=False)
+        rv = cli.main(args=argv, prog_name="attend", standalone_mode=False)
+        # Without standalone mode click returns ctx.exit()'s code instead of exiting.
+        if isinstance(rv, int) and not isinstance(rv, bool):
+            sys.exit(rv)
+        return rv
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
     except click.ClickException as e:

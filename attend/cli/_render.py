@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -10,6 +9,7 @@ from typing import Any, TypeVar
 import click
 
 from attend.context import Context
+from attend.human import as_dict
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -20,15 +20,6 @@ def json_option(f: F) -> F:
 
 def context() -> Context:
     return Context.default()
-
-
-def as_dict(result: Any) -> dict[str, Any]:
-    if dataclasses.is_dataclass(result) and not isinstance(result, type):
-        data = dataclasses.asdict(result)
-    else:
-        data = dict(result)
-    data.setdefault("warnings", [])
-    return data
 
 
 def emit(result: Any, as_json: bool, human: Callable[[Any], str]) -> None:

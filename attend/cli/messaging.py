@@ -5,6 +5,8 @@ from __future__ import annotations
 import click
 
 from attend.cli._render import context, emit, json_option, table
+from attend.cli.mcp import wait_option
+from attend.human import sent_line
 from attend.verbs import inbox as inbox_verb
 from attend.verbs import peers as peers_verb
 from attend.verbs import reply as reply_verb
@@ -14,12 +16,6 @@ from attend.verbs import whoami as whoami_verb
 
 # Flags go before the message; everything after the first word (or after --) is message text.
 MESSAGE_SETTINGS = {"allow_interspersed_args": False}
-
-
-def _sent_line(sent: send_verb.Sent) -> str:
-    noun = "recipient" if sent.delivered == 1 else "recipients"
-    thread = f", re {sent.re}" if sent.re else ""
-    return f"sent {sent.id} to {sent.to if sent.scope != '#open' else '#open'} ({sent.delivered} {noun}{thread})"
 
 
 @click.command(help=send_verb.DESCRIPTION, context_settings=MESSAGE_SETTINGS)
@@ -40,7 +36,7 @@ def send(
     message: tuple[str, ...],
 ) -> None:
     req = send_verb.SendRequest(" ".join(message), to, channel, broadcast, re_, on_behalf_of)
-    emit(send_verb.run(context(), req), as_json, _sent_line)
+    emit(send_verb.run(context(), req), as_json, sent_line)
 
 
 @click.command(help=reply_verb.DESCRIPTION, context_settings=MESSAGE_SETTINGS)
@@ -61,7 +57,7 @@ def reply(
     message: tuple[str, ...],
 ) -> None:
     req = reply_verb.ReplyRequest(" ".join(message), re_, to, channel, broadcast, on_behalf_of)
-    emit(reply_verb.run(context(), req), as_json, _sent_line)
+    emit(reply_verb.run(context(), req), as_json, sent_line)
 
 
 def _inbox_text(result: inbox_verb.Inbox) -> str:
@@ -90,12 +86,54 @@ def _inbox_text(result: inbox_verb.Inbox) -> str:
 @click.option("--before", metavar="ID", help=inbox_verb.PARAMS["before"])
 @click.option("--room", multiple=True, help=inbox_verb.PARAMS["room"])
 @click.option("--all", "all_", is_flag=True, help=inbox_verb.PARAMS["all"])
+@click.option("--status", "receipt", is_flag=True, help=inbox_verb.PARAMS["status"])
+@click.option("--from", "sender", metavar="WHO", help=inbox_verb.PARAMS["sender"])
+@click.option("--grep", metavar="PATTERN", help=inbox_verb.PARAMS["grep"])
+@click.option("--since", metavar="WHEN", help=inbox_verb.PARAMS["since"])
+@click.option("--drain", is_flag=True, help="Claim and print what is pending, marking it seen (Stop hook).")
+@click.option("--format", "fmt", type=click.Choice(["plain", "hook"]), help="With --drain: plain, or hook JSON.")
+@wait_option
 @json_option
 def inbox(
-    msg_id: str | None, limit: int, page: int, before: str | None, room: tuple[str, ...], all_: bool, as_json: bool
+    msg_id: str | None,
+    limit: int,
+    page: int,
+    before: str | None,
+    room: tuple[str, ...],
+    all_: bool,
+    receipt: bool,
+    sender: str | None,
+    grep: str | None,
+    since: str | None,
+    drain: bool,
+    fmt: str | None,
+    as_json: bool,
 ) -> None:
-    req = inbox_verb.InboxRequest(msg_id, limit, page, before, room, all_)
-    emit(inbox_verb.run(context(), req), as_json, _inbox_text)
+    if drain or fmt:
+        from attend.cli import conduits
+
+        if not drain:
+            raise click.UsageError("--format applies to --drain only; add --drain or drop --format")
+        if msg_id is not None:
+            raise click.UsageError("--drain takes no message id; drop the id, or read it with attend inbox ID")
+        if fmt == "hook":
+            conduits.drain_hook()
+        else:
+            conduits.drain_plain()
+        return
+    req = inbox_verb.InboxRequest(msg_id, limit, page, before, room, all_, receipt, sender, grep, since)
+    result = inbox_verb.run(context(), req)
+    emit(result, as_json, _receipt_text if result.receipt is not None else _inbox_text)
+
+
+def _receipt_text(result: inbox_verb.Inbox) -> str:
+    r = result.receipt
+    assert r is not None
+    head = f"{r.id} in {result.messages[0].scope}: {r.delivered} delivered, {r.claimed} claimed, {r.seen} seen"
+    if r.missing:
+        head += f", {r.missing} missing (attend doctor repairs)"
+    rows = [[d.display, d.session_id, d.state] for d in r.recipients]
+    return head + ("\n" + table(rows, ["Recipient", "Session", "State"]) if rows else "\nno recipients")
 
 
 def _peers_text(result: peers_verb.Peers) -> str:
@@ -135,6 +173,7 @@ def _status_text(s: status_verb.Status) -> str:
         ["drain", yes[s.conduits.drain]],
         ["mcp", yes[s.conduits.mcp]],
         ["channels", ", ".join(s.channels) or "-"],
+        ["spool size", f"{s.spool_bytes} bytes in {s.spool_files} files"],
     ]
     return table(rows)
 

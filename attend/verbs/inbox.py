@@ -5,11 +5,12 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 
-from attend import envelope, rooms, sessions
+from attend import envelope, receipts, rooms, sessions
 from attend.context import Context
 from attend.errors import NotFoundError, UsageError
 from attend.identity import Identity
 from attend.spool import NAME_RE, Spool
+from attend.verbs import inbox_filters as filters
 
 DESCRIPTION = (
     "List messages this session receives (#open, its project, its channels, direct), newest first, "
@@ -20,8 +21,12 @@ PARAMS = {
     "limit": "Messages per page (1-200).",
     "page": "Page number, 1 = newest.",
     "before": "Only messages older than this message id.",
-    "room": "Also list these rooms (#channel, open, or a room name).",
+    "room": "Only list these rooms (#channel, open, or a room name such as p-… or d-…); any room may be named.",
     "all": "List every room in the spool.",
+    "status": "With an id: the receipt, per recipient session: delivered, claimed or seen.",
+    "sender": "Only messages from this sender: a session or human id, or a display-name prefix.",
+    "grep": "Only messages whose body matches this regular expression (case-insensitive; a plain word works).",
+    "since": "Only messages newer than this: a duration (30s, 10m, 2h, 3d) or an ISO date/time (local time).",
 }
 
 
@@ -33,6 +38,10 @@ class InboxRequest:
     before: str | None = None
     room: tuple[str, ...] = ()
     all: bool = False
+    status: bool = False
+    sender: str | None = None
+    grep: str | None = None
+    since: str | None = None
 
 
 @dataclass
@@ -59,6 +68,7 @@ class Inbox:
     rooms: list[str]
     older: bool  # more messages exist past this page
     warnings: list[str] = field(default_factory=list)
+    receipt: receipts.Receipt | None = None  # with status and an id
 
 
 def iso(at: float) -> str:
@@ -87,16 +97,17 @@ def to_message(sig: envelope.Signal, room: str) -> Message:
 def caller_rooms(spool: Spool, who: Identity, extra: tuple[str, ...], everything: bool) -> list[str]:
     if everything:
         return spool.rooms()
+    if extra:
+        # Named rooms narrow the listing to exactly those rooms (the --room filter).
+        return list(dict.fromkeys(room_arg(raw) for raw in extra))
     if who.is_agent and spool.exists("sessions", who.id, "enrolled"):
         base = sessions.receive_rooms(spool, who.id)
     elif who.is_agent:
         base = [rooms.OPEN, rooms.project_room(who.origin), rooms.direct_room(who.id)]
     else:
+        # A human hears #open, the project of the working directory, and the channels it joined.
         base = [rooms.OPEN, rooms.project_room(who.origin)]
-    for raw in extra:
-        room = room_arg(raw)
-        if room not in base:
-            base.append(room)
+        base += [rooms.channel_room(c) for c in sessions.channels_of(spool, who.id)]
     return base
 
 
@@ -137,9 +148,16 @@ def run(ctx: Context, req: InboxRequest) -> Inbox:
         raise UsageError(f"--before {before!r} is not a message id")
     who = ctx.who()
     room_list = caller_rooms(ctx.spool, who, req.room, req.all)
+    if req.status and req.id is None:
+        raise UsageError("--status needs a message id: attend inbox <id> --status")
     if req.id is not None:
         msg = read_one(ctx.spool, room_list, req.id)
-        return Inbox([msg], 1, 1, room_list, False)
+        receipt = receipts.receipt(ctx.spool, msg.room, msg.id, msg.from_id) if req.status else None
+        return Inbox([msg], 1, 1, room_list, False, receipt=receipt)
+    match = filters.build(req.sender, req.grep, req.since)
+    if match is not None:
+        messages, older, warnings = filters.page(ctx.spool, room_list, who.id, req.limit, req.page, before, match)
+        return Inbox(messages, req.page, req.limit, room_list, older, warnings)
     messages, older, warnings = page(ctx.spool, room_list, who.id, req.limit, req.page, before)
     return Inbox(messages, req.page, req.limit, room_list, older, warnings)
 
