@@ -248,11 +248,14 @@ class Spool:
 
     def room_names(self, room: str) -> list[str]:
         """Unique names in a room, oldest first. Names only: never a stat per file."""
+        return sorted(n for n in self.room_entries(room) if not n.startswith("."))
+
+    def room_entries(self, room: str) -> list[str]:
+        """A room's new/ as listed, unsorted: for callers that want only the newest few."""
         try:
-            names = os.listdir(f"{self._r}/rooms/{room}/new")
+            return os.listdir(f"{self._r}/rooms/{room}/new")
         except (FileNotFoundError, NotADirectoryError):
             return []
-        return sorted(n for n in names if not n.startswith("."))
 
     def rooms(self) -> list[str]:
         try:

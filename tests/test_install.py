@@ -91,16 +91,19 @@ def test_install_writes_the_baseline_where_claude_code_reads_it(world: World) ->
 def test_the_stop_hook_wrapper_drains_through_attend(world: World) -> None:
     world.attend("install")
     script = world.home / ".claude" / "hooks" / "ways" / "attend-drain-stop.sh"
-    assert script.read_text().splitlines()[-2:] == [
-        "command -v attend >/dev/null 2>&1 || exit 0",
-        "exec attend inbox --drain --format hook",
-    ]
-    bare = {**world.env, "PATH": "/nonexistent"}
+    s = world.session("proj")
+    assert s.attend("join", "ops").rc == 0
+    assert world.attend("send", "through the wrapper").returncode == 0
+    payload = json.dumps({"session_id": s.session_id, "stop_hook_active": False, "background_tasks": []})
+    done = s.run(["/bin/sh", str(script)], stdin=payload)
+    assert done.rc == 0 and json.loads(done.stdout)["decision"] == "block"
+    assert "through the wrapper" in json.loads(done.stdout)["reason"]
     import subprocess
 
     # Without attend on PATH the drain steps aside instead of failing every turn end.
-    done = subprocess.run(["/bin/sh", str(script)], input="{}", capture_output=True, text=True, env=bare)
-    assert (done.returncode, done.stdout) == (0, "")
+    bare = {**world.env, "PATH": "/nonexistent"}
+    done2 = subprocess.run(["/bin/sh", str(script)], input="{}", capture_output=True, text=True, env=bare)
+    assert (done2.returncode, done2.stdout) == (0, "")
 
 
 def test_running_install_twice_changes_nothing_the_second_time(world: World) -> None:

@@ -171,20 +171,10 @@ def test_the_marker_is_removed_when_a_signal_ends_the_server(world: World, signu
 # ---------------------------------------------------------------------- third-party client
 
 
-def inspector() -> str | None:
-    found = os.environ.get("ATTEND_INSPECTOR") or str(
-        REPO / "tests" / "e2e" / "node_modules" / ".bin" / "mcp-inspector"
-    )
-    return found if os.path.exists(found) else None
-
-
-@pytest.mark.skipif(
-    inspector() is None,
-    reason="MCP Inspector not installed: npm ci in tests/e2e (CI does), or set ATTEND_INSPECTOR",
-)
 def test_the_mcp_inspector_lists_the_tools_strictly_and_sends_only_from_inside_a_session(world: World) -> None:
-    exe = inspector()
-    assert exe
+    from tests.e2e.harness import inspector_bin
+
+    exe = inspector_bin()  # skips locally without it; fails in CI
     server = [sys.executable, "-m", "attend", "mcp"]
     s = world.session("proj")
     enroll(world, s)

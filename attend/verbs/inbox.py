@@ -166,21 +166,23 @@ def page(
     spool: Spool, room_list: list[str], me: str, limit: int, page_no: int, before: str | None
 ) -> tuple[list[Message], bool, list[str]]:
     """Newest-first page of other senders' messages. Lists names only; reads just what it shows."""
-    candidates: list[tuple[str, str]] = []
+    listed: list[tuple[str, list[str]]] = []
     for room in room_list:
-        names = spool.room_names(room)
+        names = spool.room_entries(room)  # unsorted: only the newest few are wanted
         if before is not None:
-            import bisect
-
-            names = names[: bisect.bisect_left(names, before)]
-        candidates.extend((n, room) for n in names)
+            names = [n for n in names if n < before]
+        listed.append((room, names))
+    total = sum(len(names) for _, names in listed)
     skip = (page_no - 1) * limit
     want = skip + limit + 1
     warnings: list[str] = []
     while True:
-        top = heapq.nlargest(want, candidates)
+        # The newest `want` of each room, then of all: plain-string heaps, no tuple per record.
+        top = heapq.nlargest(want, ((n, room) for room, names in listed for n in heapq.nlargest(want, names)))
         rows: list[Message] = []
         for name, room in top:
+            if name.startswith("."):
+                continue
             try:
                 sig = envelope.parse(spool.read(spool.room_path(room, name)))
             except FileNotFoundError:
@@ -191,7 +193,7 @@ def page(
             if sig.from_id == me:
                 continue
             rows.append(to_message(sig, room))
-        if len(rows) >= skip + limit + 1 or len(top) == len(candidates):
+        if len(rows) >= skip + limit + 1 or len(top) >= total:
             break
         want *= 2  # own messages filled part of the window; look further back
     return rows[skip : skip + limit], len(rows) > skip + limit, warnings
