@@ -139,7 +139,7 @@ def moved_to(spool: Spool, sid: str) -> str:
 # ---------------------------------------------------------------------- registration
 
 
-def _registry_lock(spool: Spool, key: str) -> contextlib.AbstractContextManager[None]:
+def _registry_lock(spool: Spool, key: str) -> contextlib.AbstractContextManager[bool]:
     # A plain flock on the same file portalocker would lock (it calls flock on Linux), without
     # portalocker's import (~0.1 s here, paid by every join and first enrollment).
     return spool.lock("registry", f"{key}.lock")

@@ -194,7 +194,7 @@ class Spool:
 
     def exists(self, *parts: str) -> bool:
         try:
-            os.lstat(os.path.join(self._r, *parts))
+            os.lstat(self._r + "/" + "/".join(parts))
         except (FileNotFoundError, NotADirectoryError):
             return False
         return True
@@ -277,26 +277,36 @@ class Spool:
         return self.root / "sessions" / sid
 
     @contextlib.contextmanager
-    def session_lock(self, sid: str) -> Iterator[None]:
-        """The per-session delivery lock. The lock file is never unlinked (that would split waiters)."""
-        path = self.sdir("sessions", sid) + "/lock"
+    def lock(self, *parts: str, shared: bool = False, wait: bool = True) -> Iterator[bool]:
+        """An flock on the lock file root/parts…, made on first use and never unlinked (unlinking
+        would split waiters across inodes). Yields False when ``wait`` is off and another holds it."""
+        path = self.sdir(*parts[:-1]) + "/" + parts[-1]
         fd = os.open(path, os.O_RDWR | os.O_CREAT | _O_NOFOLLOW | _O_CLOEXEC, FILE_MODE)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
+            try:
+                fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | (0 if wait else fcntl.LOCK_NB))
+            except BlockingIOError:
+                yield False
+                return
+            yield True
         finally:
             os.close(fd)  # closing releases the flock
 
-    @contextlib.contextmanager
-    def lock(self, *parts: str) -> Iterator[None]:
-        """An exclusive flock on the lock file root/parts… (made on first use, never unlinked)."""
-        path = self.dir(*parts[:-1]) / parts[-1]
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | _O_NOFOLLOW | _O_CLOEXEC, FILE_MODE)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)  # closing releases the flock
+    def session_lock(self, sid: str) -> contextlib.AbstractContextManager[bool]:
+        """The per-session delivery lock: linkers and claimers of one session serialise on it."""
+        return self.lock("sessions", sid, "lock")
+
+    def show_lock(self, sid: str) -> contextlib.AbstractContextManager[bool]:
+        """Held by a conduit from claim to show to seen. Whoever holds it knows no other conduit is
+        mid-show, so every entry then in ``claimed/`` was abandoned by a dead one and may be shown.
+        Separate from the delivery lock, so senders never wait on a conduit's output."""
+        return self.lock("sessions", sid, "show.lock")
+
+    def named_lock(
+        self, name: str, *, shared: bool = False, wait: bool = True
+    ) -> contextlib.AbstractContextManager[bool]:
+        """A lock named by purpose, under locks/ (cleanup, a channel's membership)."""
+        return self.lock("locks", name, shared=shared, wait=wait)
 
     def has_delivery(self, sid: str, name: str) -> bool:
         base = f"{self._r}/sessions/{sid}"
@@ -380,19 +390,6 @@ class Spool:
         if won:
             pause_point("claimed")
         return won
-
-    @contextlib.contextmanager
-    def show_lock(self, sid: str) -> Iterator[None]:
-        """Held by a conduit from claim to show to seen. Whoever holds it knows no other conduit is
-        mid-show, so every entry then in ``claimed/`` was abandoned by a dead one and may be shown.
-        Separate from the delivery lock, so senders never wait on a conduit's output."""
-        path = self.session_dir(sid) / "show.lock"
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | _O_NOFOLLOW | _O_CLOEXEC, FILE_MODE)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)
 
     def mark_seen(self, sid: str, names: list[str]) -> None:
         """Move shown deliveries claimed/ -> cur/ with the Seen flag; one directory fsync for the batch."""
@@ -494,23 +491,6 @@ class Spool:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
         return True
-
-    @contextlib.contextmanager
-    def named_lock(self, name: str, *, shared: bool = False, wait: bool = True) -> Iterator[bool]:
-        """A named flock under locks/ (never unlinked, so waiters never split). Yields False when
-        ``wait`` is off and another holder has it."""
-        path = self.dir("locks") / name
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | _O_NOFOLLOW | _O_CLOEXEC, FILE_MODE)
-        try:
-            flags = (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | (0 if wait else fcntl.LOCK_NB)
-            try:
-                fcntl.flock(fd, flags)
-            except BlockingIOError:
-                yield False
-                return
-            yield True
-        finally:
-            os.close(fd)
 
     def touch(self, *parts: str) -> None:
         """Create or bump the mtime of a marker file (heartbeat)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from attend import envelope, receipts, rooms, sessions
@@ -156,31 +157,49 @@ def run(ctx: Context, req: InboxRequest) -> Inbox:
         return Inbox([msg], 1, 1, room_list, False, receipt=receipt)
     match = filters.build(req.sender, req.grep, req.since)
     if match is not None:
-        messages, older, warnings = filters.page(ctx.spool, room_list, who.id, req.limit, req.page, before, match)
+        floor = filters.floor(match)
+        messages, older, warnings = page(
+            ctx.spool, room_list, who.id, req.limit, req.page, before, match.accepts, floor
+        )
         return Inbox(messages, req.page, req.limit, room_list, older, warnings)
     messages, older, warnings = page(ctx.spool, room_list, who.id, req.limit, req.page, before)
     return Inbox(messages, req.page, req.limit, room_list, older, warnings)
 
 
 def page(
-    spool: Spool, room_list: list[str], me: str, limit: int, page_no: int, before: str | None
+    spool: Spool,
+    room_list: list[str],
+    me: str,
+    limit: int,
+    page_no: int,
+    before: str | None,
+    accepts: Callable[[envelope.Signal], bool] | None = None,
+    floor: str = "",
 ) -> tuple[list[Message], bool, list[str]]:
-    """Newest-first page of other senders' messages. Lists names only; reads just what it shows."""
+    """Newest-first page of other senders' messages (names in [floor, before) that ``accepts`` takes).
+
+    Lists names only and reads records newest first until the page is full: it takes the newest
+    ``window`` names with a heap (no full sort of a large room) and widens the window only when
+    own or filtered-out messages used part of it.
+    """
     listed: list[tuple[str, list[str]]] = []
     for room in room_list:
-        names = spool.room_entries(room)  # unsorted: only the newest few are wanted
-        if before is not None:
-            names = [n for n in names if n < before]
+        names = spool.room_entries(room)  # unsorted: usually only the newest few are wanted
+        if before is not None or floor:
+            names = [n for n in names if floor <= n and (before is None or n < before)]
         listed.append((room, names))
     total = sum(len(names) for _, names in listed)
     skip = (page_no - 1) * limit
     want = skip + limit + 1
+    rows: list[Message] = []
     warnings: list[str] = []
-    while True:
-        # The newest `want` of each room, then of all: plain-string heaps, no tuple per record.
-        top = heapq.nlargest(want, ((n, room) for room, names in listed for n in heapq.nlargest(want, names)))
-        rows: list[Message] = []
-        for name, room in top:
+    done = 0
+    window = want
+    while len(rows) < want and done < total:
+        # The newest `window` names of each room, then of all: plain-string heaps, no tuple per record.
+        top = heapq.nlargest(window, ((n, room) for room, names in listed for n in heapq.nlargest(window, names)))
+        for name, room in top[done:]:
+            done += 1
             if name.startswith("."):
                 continue
             try:
@@ -190,10 +209,10 @@ def page(
             except (OSError, envelope.EnvelopeError) as e:
                 warnings.append(f"skipped {room}/{name}: {e}")
                 continue
-            if sig.from_id == me:
+            if sig.from_id == me or (accepts is not None and not accepts(sig)):
                 continue
             rows.append(to_message(sig, room))
-        if len(rows) >= skip + limit + 1 or len(top) >= total:
-            break
-        want *= 2  # own messages filled part of the window; look further back
+            if len(rows) >= want:
+                break
+        window *= 4
     return rows[skip : skip + limit], len(rows) > skip + limit, warnings

@@ -6,20 +6,13 @@ filtered page reads records until it has enough, newest first, and stops.
 
 from __future__ import annotations
 
-import bisect
 import datetime as dt
 import re
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from attend import envelope
 from attend.errors import UsageError
-from attend.spool import Spool
-
-if TYPE_CHECKING:
-    from attend.verbs.inbox import Message
 
 DURATION_RE = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])")
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -70,42 +63,8 @@ def build(sender: str | None, grep: str | None, since: str | None) -> Match | No
     return Match(sender.strip() if sender else None, pattern, parse_since(since) if since is not None else None)
 
 
-def page(
-    spool: Spool,
-    room_list: list[str],
-    me: str,
-    limit: int,
-    page_no: int,
-    before: str | None,
-    match: Match,
-) -> tuple[list[Message], bool, list[str]]:
+def floor(match: Match) -> str:
+    """The oldest name --since admits (names sort by send time, so no record is read for it)."""
     from attend.cleanup import cutoff_name
-    from attend.verbs.inbox import to_message
 
-    floor = cutoff_name(match.since) if match.since is not None else ""
-    candidates: list[tuple[str, str]] = []
-    for room in room_list:
-        names = spool.room_names(room)
-        lo = bisect.bisect_left(names, floor) if floor else 0
-        hi = bisect.bisect_left(names, before) if before is not None else len(names)
-        candidates.extend((n, room) for n in names[lo:hi])
-    candidates.sort(reverse=True)
-    want = page_no * limit + 1
-    rows: list[Message] = []
-    warnings: list[str] = []
-    accepts: Callable[[envelope.Signal], bool] = match.accepts
-    for name, room in candidates:
-        try:
-            sig = envelope.parse(spool.read(spool.room_path(room, name)))
-        except FileNotFoundError:
-            continue
-        except (OSError, envelope.EnvelopeError) as e:
-            warnings.append(f"skipped {room}/{name}: {e}")
-            continue
-        if sig.from_id == me or not accepts(sig):
-            continue
-        rows.append(to_message(sig, room))
-        if len(rows) >= want:
-            break
-    skip = (page_no - 1) * limit
-    return rows[skip : skip + limit], len(rows) > skip + limit, warnings
+    return cutoff_name(match.since) if match.since is not None else ""
