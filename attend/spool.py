@@ -109,6 +109,11 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def _present(path: str) -> bool:
+    """Whether a path exists, without following a final symlink (and without raising on a miss)."""
+    return os.access(path, os.F_OK, follow_symlinks=False)
+
+
 def check_same_device(rooms: Path, sessions: Path) -> None:
     """rooms/ and sessions/ must share a filesystem: deliveries are hard links between them."""
     if os.lstat(rooms).st_dev != os.lstat(sessions).st_dev:
@@ -193,11 +198,7 @@ class Spool:
         return path
 
     def exists(self, *parts: str) -> bool:
-        try:
-            os.lstat(self._r + "/" + "/".join(parts))
-        except (FileNotFoundError, NotADirectoryError):
-            return False
-        return True
+        return _present(self._r + "/" + "/".join(parts))
 
     def forget_dirs(self) -> None:
         """Drop the verified-folder cache (after folders were removed or moved)."""
@@ -319,24 +320,26 @@ class Spool:
         return False
 
     def link_delivery(self, sid: str, room: str, name: str) -> bool:
-        """Link a room record into a session's new/, unless the name is already anywhere in its maildir."""
+        """Link a room record into a session's new/, unless the name is already anywhere in its maildir.
+
+        The hot loop of every send (once per recipient), so the lock is taken inline and presence is
+        tested with ``access`` (no exception per miss): this is the session_lock protocol, unrolled.
+        """
         src = f"{self._r}/rooms/{room}/new/{name}"
         dest = f"{self.sdir('sessions', sid, 'new')}/{name}"
         base = f"{self._r}/sessions/{sid}"
-        with self.session_lock(sid):
+        fd = os.open(f"{base}/lock", os.O_RDWR | os.O_CREAT | _O_NOFOLLOW | _O_CLOEXEC, FILE_MODE)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
             # new/ is covered by link() failing on an existing name; check where a claim moved it.
-            for path in (f"{base}/claimed/{name}", f"{base}/cur/{name}{SEEN}"):
-                try:
-                    os.lstat(path)
-                    return False
-                except FileNotFoundError:
-                    pass
+            if _present(f"{base}/claimed/{name}") or _present(f"{base}/cur/{name}{SEEN}"):
+                return False
             try:
                 os.link(src, dest, follow_symlinks=False)
-            except FileExistsError:
+            except (FileExistsError, FileNotFoundError):  # already there; or the record was swept
                 return False
-            except FileNotFoundError:
-                return False  # the record was swept meanwhile
+        finally:
+            os.close(fd)  # releases the lock
         return True
 
     def listing(self, sid: str, sub: str) -> list[str]:
