@@ -31,7 +31,7 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, TextContent, Tool, ToolAnnotations
 from pydantic import Field, ValidationError
 
-from attend import __version__, identity, mcp_schema, notify, presence, sessions
+from attend import __version__, mcp_schema, notify, presence, sessions
 from attend.context import Context
 from attend.errors import AttendError, IdentityError
 from attend.identity import Identity
@@ -298,32 +298,16 @@ def build_server(context: Callable[[], Context] | None = None, marker: presence.
 
 # ---------------------------------------------------------------------- running over stdio
 
-TOOL_NAMES = (
-    "send",
-    "reply",
-    "inbox",
-    "peers",
-    "status",
-    "join",
-    "leave",
-    "notify_subscribe",
-    "notify_unsubscribe",
-    "inbox_wait",
-)
 
+def missing_allow_entries() -> list[str]:
+    """Attend tools the user's settings do not allow (best effort): a headless session fails such calls."""
+    from attend.verbs import permissions
 
-def missing_allow_entries(env: dict[str, str] | None = None) -> list[str]:
-    """Tools the user settings do not allow (best effort): a headless session fails such calls."""
-    path = identity.claude_dir(env) / "settings.json"
     try:
-        allow = json.loads(path.read_text(encoding="utf-8")).get("permissions", {}).get("allow", [])
-    except (OSError, ValueError, AttributeError):
-        allow = []
-    if not isinstance(allow, list):
-        allow = []
-    if "mcp__attend" in allow or "mcp__attend__*" in allow:
+        report = permissions.run()
+    except (AttendError, OSError):
         return []
-    return [f"mcp__attend__{t}" for t in TOOL_NAMES if f"mcp__attend__{t}" not in allow]
+    return [e for e in report.missing if e.startswith("mcp__attend__")]
 
 
 def main() -> None:

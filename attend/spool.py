@@ -12,6 +12,10 @@ Invariants (DESIGN.md §3):
 - folders are 0700 and files 0600 whatever the umask; a root another user owns or others can write
   is refused; a symlink planted anywhere below the root is never followed.
 
+One deliberate exception: the drain's stdlib-only fast path (attend/fastdrain.py) bumps the
+heartbeat's mtime and removes the drain-round counter itself, because importing this module would
+cost it most of its budget; it touches nothing else.
+
 The delivery lock is a plain ``flock`` (what portalocker calls on Linux, so the two interoperate):
 portalocker's import alone costs ~5x a bare interpreter start, and ``send`` and the drain are hot.
 """

@@ -13,10 +13,10 @@ import click
 import pytest
 from mcp import Client
 
-from attend import envelope, presence, sessions
+from attend import data, envelope, presence, sessions
 from attend.cli import cli
 from attend.context import Context
-from attend.mcp_server import TOOL_NAMES, build_server
+from attend.mcp_server import build_server
 from attend.verbs import inbox as inbox_verb
 from attend.verbs import inbox_wait as wait_verb
 from attend.verbs import join as join_verb
@@ -77,9 +77,11 @@ def click_command(path: tuple[str, ...]) -> click.Command:
 # ---------------------------------------------------------------------- schema
 
 
-async def test_the_server_lists_the_ten_tools_and_marks_the_queries_read_only(world: World) -> None:
+async def test_the_server_lists_the_ten_tools_the_settings_baseline_allows(world: World) -> None:
     tools = await tools_of(world)
-    assert sorted(tools) == sorted(TOOL_NAMES)
+    allow = json.loads(data.data_file("settings", "permissions.json").read_text())["permissions"]["allow"]
+    assert sorted(f"mcp__attend__{name}" for name in tools) == sorted(e for e in allow if e.startswith("mcp__"))
+    assert len(tools) == 10
     read_only = {name for name, t in tools.items() if t.annotations and t.annotations.read_only_hint}
     assert read_only == {"inbox", "peers", "status", "inbox_wait"}
 
