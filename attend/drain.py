@@ -28,10 +28,11 @@ from attend.context import Context
 from attend.envelope import EnvelopeError, Signal
 from attend.errors import AttendError
 from attend.identity import Identity
-from attend.spool import Spool, default_root
+from attend.spool import Spool
 
 ROUNDS = "drain-rounds"
 MAX_ROUNDS = 5  # consecutive blocking drains before the drain defers to the Monitor conduit
+SHOW_WAIT = 2.0  # seconds the drain waits for another conduit mid-show before leaving it the messages
 RENDER_MAX = 10  # messages rendered in one reason; the rest are counted
 BODY_MAX = 2000  # characters of one body in a reason; the inbox has the rest
 
@@ -95,7 +96,11 @@ def next_round(spool: Spool, sid: str, stop_active: bool) -> tuple[int | None, s
 def claimed(spool: Spool, sid: str) -> Iterator[Batch]:
     """Claim everything pending (and whatever a dead conduit left in claimed/); on a clean exit of
     the block, mark it seen and record last-inbound. The show lock is held throughout."""
-    with spool.show_lock(sid):
+    with spool.show_lock(sid, timeout=SHOW_WAIT) as held:
+        if not held:
+            # Another conduit is mid-show (or stuck there): it shows these; a hook must never hang.
+            yield Batch(sid, [], [], None, False)
+            return
         names = spool.listing(sid, "claimed")  # under the show lock: abandoned by a dead conduit
         names += spool.claim_all(sid, spool.listing(sid, "new"))
         batch = Batch(sid, [], [], sessions.take_notice(spool, sid), presence.mcp_live(spool, sid))
@@ -252,7 +257,8 @@ def hook_main(data: bytes, out: IO[str], err: IO[str]) -> int:
         line = f"attend: the drain failed ({type(e).__name__}: {e}); messages stay pending for the next conduit"
         try:
             err.write(line + "\n")
-            (spool or Spool(default_root())).log(line)
+            if spool is not None:  # a spool that was refused gets nothing written into it
+                spool.log(line)
         except Exception:
             pass
     return 0

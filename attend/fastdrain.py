@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 from collections.abc import Mapping
 
 FAST_ARGS = (
@@ -61,6 +62,18 @@ def _exists(path: str) -> bool:
     except OSError:
         return False
     return True
+
+
+def _private(root: str, sid: str) -> bool:
+    """The checks attend.spool makes before writing: a root that is ours and not open to others, and
+    real folders (never a planted symlink) down to the session's own."""
+    try:
+        st = os.stat(root)
+        if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+            return False
+        return all(stat.S_ISDIR(os.lstat(p).st_mode) for p in (f"{root}/sessions", f"{root}/sessions/{sid}"))
+    except OSError:
+        return False
 
 
 def _nonempty(folder: str) -> bool:
@@ -120,6 +133,8 @@ def decide(data: bytes, env: Mapping[str, str]) -> int | None:
         return None
     if _nonempty(os.path.join(base, "new")) or _nonempty(os.path.join(base, "claimed")):
         return None
+    if not _private(root, sid):
+        return None  # the full path refuses it, with the reason
     heartbeat = os.path.join(base, "heartbeat")
     try:
         os.utime(heartbeat, follow_symlinks=False)

@@ -282,17 +282,30 @@ class Spool:
         return self.root / "sessions" / sid
 
     @contextlib.contextmanager
-    def lock(self, *parts: str, shared: bool = False, wait: bool = True) -> Iterator[bool]:
+    def lock(
+        self, *parts: str, shared: bool = False, wait: bool = True, timeout: float | None = None
+    ) -> Iterator[bool]:
         """An flock on the lock file root/parts…, made on first use and never unlinked (unlinking
-        would split waiters across inodes). Yields False when ``wait`` is off and another holds it."""
+        would split waiters across inodes). Yields False when ``wait`` is off, or ``timeout``
+        seconds pass, and another holds it."""
         path = self.sdir(*parts[:-1]) + "/" + parts[-1]
         fd = os.open(path, os.O_RDWR | os.O_CREAT | _O_NOFOLLOW | _O_CLOEXEC, FILE_MODE)
+        kind = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
         try:
-            try:
-                fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | (0 if wait else fcntl.LOCK_NB))
-            except BlockingIOError:
-                yield False
+            if wait and timeout is None:
+                fcntl.flock(fd, kind)
+                yield True
                 return
+            deadline = time.monotonic() + (timeout or 0.0)
+            while True:
+                try:
+                    fcntl.flock(fd, kind | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        yield False
+                        return
+                    time.sleep(0.01)
             yield True
         finally:
             os.close(fd)  # closing releases the flock
@@ -301,11 +314,11 @@ class Spool:
         """The per-session delivery lock: linkers and claimers of one session serialise on it."""
         return self.lock("sessions", sid, "lock")
 
-    def show_lock(self, sid: str) -> contextlib.AbstractContextManager[bool]:
+    def show_lock(self, sid: str, timeout: float | None = None) -> contextlib.AbstractContextManager[bool]:
         """Held by a conduit from claim to show to seen. Whoever holds it knows no other conduit is
         mid-show, so every entry then in ``claimed/`` was abandoned by a dead one and may be shown.
         Separate from the delivery lock, so senders never wait on a conduit's output."""
-        return self.lock("sessions", sid, "show.lock")
+        return self.lock("sessions", sid, "show.lock", timeout=timeout)
 
     def named_lock(
         self, name: str, *, shared: bool = False, wait: bool = True

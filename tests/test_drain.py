@@ -197,16 +197,34 @@ def test_an_internal_error_is_one_stderr_line_a_log_line_and_exit_0(world: World
     s = world.session("proj")
     enroll(world, s)
     world.attend("send", "pending")
+    claimed = world.spool_root / "sessions" / s.session_id / "claimed"
+    claimed.rmdir()
+    claimed.write_text("not a folder")  # the maildir is broken: listing claimed/ fails inside the drain
+    try:
+        out = drain(world, s.session_id)
+    finally:
+        claimed.unlink()
+        claimed.mkdir(mode=0o700)
+    assert (out.returncode, out.stdout) == (0, "")
+    assert len(out.stderr.strip().splitlines()) == 1 and "the drain failed" in out.stderr
+    log = world.attend("log", "--lines", "5")
+    assert log.returncode == 0 and "the drain failed" in log.stdout
+    assert "pending" in reason(drain(world, s.session_id))  # nothing was lost
+
+
+def test_a_refused_spool_gets_one_stderr_line_and_nothing_written(world: World) -> None:
+    s = world.session("proj")
+    enroll(world, s)
+    world.attend("send", "pending")
     os.chmod(world.spool_root, 0o770)  # a spool others can write is refused: the drain cannot open it
     try:
         out = drain(world, s.session_id)
     finally:
         os.chmod(world.spool_root, 0o700)
     assert (out.returncode, out.stdout) == (0, "")
-    assert len(out.stderr.strip().splitlines()) == 1 and "the drain failed" in out.stderr
-    log = world.attend("log", "--lines", "5")
-    assert log.returncode == 0 and "the drain failed" in log.stdout
-    assert "pending" in reason(drain(world, s.session_id))  # nothing was lost
+    assert len(out.stderr.strip().splitlines()) == 1 and "writable by group or others" in out.stderr
+    assert not (world.spool_root / "log").exists()
+    assert "pending" in reason(drain(world, s.session_id))
 
 
 # ---------------------------------------------------------------------- the fast path
@@ -265,3 +283,61 @@ def test_only_the_exact_hook_arguments_take_the_fast_path() -> None:
     assert not fastdrain.wants_fast_path(["attend", "inbox", "--drain"])
     assert not fastdrain.wants_fast_path(["attend", "inbox", "--drain", "--format", "hook", "--json"])
     assert not fastdrain.wants_fast_path([ATTEND])
+
+
+def test_a_drain_never_hangs_on_a_conduit_stuck_mid_show(world: World) -> None:
+    """A conduit holding the show lock (here: stopped mid-show) makes the drain leave the messages
+    to it and end the turn, instead of blocking the agent until the hook's timeout."""
+    s = world.session("proj")
+    enroll(world, s)
+    world.attend("send", "held for the loop")
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\nfrom attend.spool import Spool\nfrom pathlib import Path\n"
+            "sp = Spool.open(Path(sys.argv[1]))\nwith sp.show_lock(sys.argv[2]):\n    print('held', flush=True)\n"
+            "    time.sleep(60)",
+            str(world.spool_root),
+            s.session_id,
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=world.env,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        out = drain(world, s.session_id)
+        assert (out.returncode, out.stdout) == (0, "")
+        assert len(maildir(world, s.session_id, "new")) == 1  # still owed, not lost
+    finally:
+        holder.kill()
+        holder.wait()
+    assert "held for the loop" in reason(drain(world, s.session_id))  # positive control once free
+
+
+def test_the_fast_path_writes_nothing_into_a_spool_open_to_others(world: World) -> None:
+    s = world.session("proj")
+    enroll(world, s)
+    heartbeat = world.spool_root / "sessions" / s.session_id / "heartbeat"
+    assert drain(world, s.session_id).returncode == 0 and heartbeat.exists()
+    os.utime(heartbeat, (1, 1))
+    world.spool_root.chmod(0o777)
+    out = drain(world, s.session_id)
+    assert out.returncode == 0 and out.stdout == "" and "writable by group or others" in out.stderr
+    assert heartbeat.stat().st_mtime == 1
+    world.spool_root.chmod(0o700)  # positive control: the same drain touches the heartbeat
+    assert drain(world, s.session_id).returncode == 0 and heartbeat.stat().st_mtime > 1
+
+
+def test_the_fast_path_never_follows_a_planted_session_symlink(world: World, tmp_path: Path) -> None:
+    s = world.session("proj")
+    enroll(world, s)
+    session = world.spool_root / "sessions" / s.session_id
+    decoy = tmp_path / "decoy"
+    session.rename(decoy)
+    (decoy / "drain-rounds").write_text("3")
+    os.symlink(decoy, session)
+    out = drain(world, s.session_id)
+    assert out.returncode == 0 and out.stdout == ""
+    assert (decoy / "drain-rounds").read_text() == "3"  # nothing removed through the link
