@@ -36,6 +36,7 @@ from attend.spool import NAME_RE, STALE_TMP_SECONDS, Spool
 ORPHAN_GRACE = 90.0  # seconds: a channel room with no channel is left alone this long (a join may be under way)
 REMOVE_BATCH = 4096  # removals sorted by inode at a time (bounded memory)
 ITEM_LIMIT = 1000  # items a report lists; the totals count everything
+REAPING = "reaping"  # marker: this ended session's spool is being removed
 SWEEP_BUDGET = 20000  # entries one in-loop pass examines (~20 ms of names), so a backlog never stalls a loop
 
 
@@ -178,6 +179,9 @@ class Cleaner:
                 except (FileNotFoundError, NotADirectoryError):
                     continue
                 for entry in entries:
+                    if self.exhausted():
+                        self.report.complete = False
+                        return
                     self.report.examined += 1
                     try:
                         old = entry.stat(follow_symlinks=False).st_mtime < cutoff
@@ -254,42 +258,88 @@ class Cleaner:
         with self.spool.named_lock(f"channel.{room[1:]}"):
             if channels.exists(self.spool, room[1:]):
                 return
-            self.remove_files(folder, "orphan-room")
-            if not self.dry_run:
+            if self.remove_files(folder, "orphan-room") and not self.dry_run:
                 self.spool.remove_tree("rooms", room)
 
-    def remove_files(self, folder: Path, reason: str) -> None:
-        try:
-            entries = list(os.scandir(folder))
-        except (FileNotFoundError, NotADirectoryError):
-            return
-        for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                self.remove_files(Path(entry.path), reason)
-            else:
-                self.report.examined += 1
-                self.remove(Path(entry.path), reason)
+    def remove_files(self, folder: Path, reason: str, keep: str = "") -> bool:
+        """Remove every file below ``folder`` but ``keep`` (folders stay); False when the budget ran
+        out first.
+
+        Streamed, so memory stays flat however many files a folder holds: a real run takes at most
+        REMOVE_BATCH names per listing and lists again (what it removed is gone); a dry run removes
+        nothing, so it handles each entry as the listing yields it.
+        """
+        while True:
+            batch: list[tuple[str, bool]] = []
+            try:
+                it = os.scandir(folder)
+            except (FileNotFoundError, NotADirectoryError):
+                return True
+            with it:
+                for entry in it:
+                    if entry.name == keep:
+                        continue
+                    try:
+                        item = (entry.path, entry.is_dir(follow_symlinks=False))
+                    except OSError:
+                        continue
+                    if self.dry_run:
+                        if not self._remove_one(*item, reason):
+                            return False
+                        continue
+                    batch.append(item)
+                    if len(batch) >= REMOVE_BATCH:
+                        break
+            if self.dry_run:
+                return True
+            for item in batch:
+                if not self._remove_one(*item, reason):
+                    return False
+            if len(batch) < REMOVE_BATCH:
+                return True
+
+    def _remove_one(self, path: str, is_dir: bool, reason: str) -> bool:
+        if is_dir:
+            return self.remove_files(Path(path), reason)
+        if self.exhausted():
+            self.report.complete = False
+            return False
+        self.report.examined += 1
+        self.remove(Path(path), reason)
+        return True
 
     def last_activity(self, sid: str) -> float:
+        """The newest sign of the session's own doing. Not new/: senders link into it, so an ended
+        session still enrolled in #open would look active for as long as anyone talks."""
         times = [self.spool.mtime("sessions", sid)]
-        for part in ("new", "cur", "claimed", "heartbeat", "enrolled", "moved-to", "notify"):
+        for part in ("cur", "claimed", "heartbeat", "enrolled", "moved-to", "notify"):
             times.append(self.spool.mtime("sessions", sid, part))
         return max((t for t in times if t is not None), default=0.0)
 
     def session(self, sid: str) -> None:
         live = self.is_live(sid) or sessions.run_is_live(self.spool, sid) or presence.mcp_live(self.spool, sid)
-        if live or self.now - self.last_activity(sid) < self.policy.session_grace:
+        if live:
             cur = self.spool.root / "sessions" / sid / "cur"
             self.trim(cur, self.policy.max_seen_per_session, "seen-age", "seen-count")
-            return
-        self.reap(sid)
+        elif (
+            self.spool.exists("sessions", sid, REAPING)
+            or self.now - self.last_activity(sid) >= self.policy.session_grace
+        ):
+            self.reap(sid)
+        # An ended session within its grace period is left whole: trimming its cur/ would touch
+        # the folder's mtime, which counts as its activity, and so put the reaping off again.
 
     def reap(self, sid: str) -> None:
         """Remove a dead session's spool: its deliveries (seen or not: no live session is owed them),
         its state, its memberships and its project index entry."""
         spool = self.spool
         enrollment = sessions.read_enrollment(spool, sid)
-        self.remove_files(spool.root / "sessions" / sid, "session")
+        if not self.dry_run:
+            # Removing files touches the folders' mtimes, which read as the session's activity: the
+            # marker lets a reaping that a bounded sweep cut short go on at the next pass.
+            spool.touch("sessions", sid, REAPING)
+        if not self.remove_files(spool.root / "sessions" / sid, "session", keep=REAPING):
+            return
         self.report.sessions.append(sid)
         if self.dry_run:
             return

@@ -21,6 +21,7 @@ runs before every tool call when wired (bench/guard.py measures it); ``spool_roo
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import shlex
@@ -142,8 +143,35 @@ class Guard:
         if "=" in word:
             parts.append(word.split("=", 1)[1])
         for part in parts:
+            if root := self.glob_reaches(part, cwd):
+                return root
             path = self.expand(part, cwd)
             if path and (root := self.protected(path)):
+                return root
+        return None
+
+    def glob_reaches(self, word: str, cwd: str) -> str | None:
+        """The protected root a glob pattern can match, itself or below (``~/.cache/*/rooms``,
+        ``~/.cache/att*``): compared component by component, as the shell expands it."""
+        if word == "~" or word.startswith("~/"):
+            word = _home(self.env) + word[1:]
+        if "$" in word:
+            word = _expand_vars(word, self.env)
+        if not any(ch in word for ch in GLOB_CHARS):
+            return None
+        pattern = os.path.normpath(os.path.join(cwd, word)).split(os.sep)
+        for root in self.roots:
+            parts = root.split(os.sep)
+            if len(pattern) < len(parts) and "**" not in pattern:
+                continue  # the pattern stops above the root: it names no path inside it
+            for have, want in zip(parts, pattern, strict=False):
+                if want == "**":
+                    return root
+                if have.startswith(".") and not want.startswith("."):
+                    break  # a shell glob does not match a leading dot
+                if not fnmatch.fnmatchcase(have, want):
+                    break
+            else:
                 return root
         return None
 

@@ -524,8 +524,10 @@ def uninstall(target: Target, spool_root: Path, purge: bool = False) -> Outcome:
         base = merge.deep_union(fallback[key], state.file(key).get("base", {}) if state.exists else {})
         recorded, original = state.original(key)
         unchanged_since = state.exists and _sha(file.raw) == state.file(key).get("written_sha256")
-        if recorded and unchanged_since:
-            # Nothing else wrote the file since attend did: put back exactly what was there.
+        if recorded and unchanged_since and _same_user_part(original, file.doc, base, owns):
+            # Nothing else wrote the file since attend did, and the user's part of it is what it was
+            # before attend first wrote (a reinstall may have merged a later edit in): put back
+            # exactly what was there.
             backup = state.backup(file.path, file.raw)
             if original is None:
                 os.unlink(file.path)
@@ -561,6 +563,16 @@ def uninstall(target: Target, spool_root: Path, purge: bool = False) -> Outcome:
     if purge:
         outcome.purged = purge_spool(spool_root)
     return outcome
+
+
+def _same_user_part(
+    original: bytes | None, doc: dict[str, Any], base: dict[str, Any], owns: Callable[[str], bool]
+) -> bool:
+    try:
+        before = json.loads(original) if original and original.strip() else {}
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(before, dict) and merge.same_user_view(before, doc, base, owns)
 
 
 def purge_spool(root: Path) -> bool:

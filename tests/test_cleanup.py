@@ -155,3 +155,48 @@ def test_a_channel_room_without_its_channel_is_removed_once_quiet(world: World) 
     quiet = time.time() + 120
     cleanup.run(spool, policy(), is_live=never_live, now=quiet)
     assert not spool.exists("rooms", "@ghost")
+
+
+def backdate(folder: object, seconds: float) -> None:
+    """Set every file and folder below ``folder`` (and itself) back by ``seconds``."""
+    when = time.time() - seconds
+    for root, dirs, files in os.walk(str(folder)):
+        for name in dirs + files:
+            os.utime(os.path.join(root, name), (when, when), follow_symlinks=False)
+    os.utime(str(folder), (when, when))
+
+
+def test_an_ended_session_goes_even_while_others_keep_sending_to_it(world: World) -> None:
+    # A session that ended still enrolled keeps receiving #open links; those are the senders'
+    # doing, not its own activity, so they must not hold its spool past the grace period.
+    gone, alive = world.session("proj"), world.session("other")
+    assert gone.attend("join", "mine").rc == 0 and alive.attend("join", "theirs").rc == 0
+    gone.close()
+    backdate(world.spool_root / "sessions" / gone.session_id, 2 * DAY)
+    sent = alive.attend("send", "still talking to everyone")
+    assert sent.rc == 0, sent.err
+    spool = world.spool
+    assert len(spool.listing(gone.session_id, "new")) == 1  # the fresh link landed in its new/
+    report = cleanup.run(spool, policy(), is_live=lambda sid: sid == alive.session_id)
+    assert report.sessions == [gone.session_id]
+    assert not spool.exists("sessions", gone.session_id)
+    assert spool.exists("sessions", alive.session_id)  # positive control: the live sender stays
+
+
+def test_reaping_a_large_ended_session_is_bounded_per_sweep_and_finishes_over_passes(world: World) -> None:
+    s = world.session("proj")
+    assert s.attend("join", "mine").rc == 0
+    spool = world.spool
+    for i in range(30):
+        post(spool, "open", f"backlog {i}", age=1)
+    assert len(spool.listing(s.session_id, "new")) == 30
+    s.close()
+    backdate(world.spool_root / "sessions" / s.session_id, 2 * DAY)
+    budget, passes = 10, 0
+    while spool.exists("sessions", s.session_id):
+        report = cleanup.sweep(spool, budget=budget, policy=policy(), is_live=never_live)
+        assert report.examined <= budget
+        passes += 1
+        assert passes < 20
+    assert passes >= 4  # 30 deliveries and the session's state cannot go in one pass of 10
+    assert not channels.exists(spool, "mine")  # the reaping finished: its membership went too

@@ -262,3 +262,33 @@ def test_uninstall_purge_removes_the_spool(world: World) -> None:
     out = world.attend("uninstall", "--purge")
     assert out.returncode == 0, out.stderr
     assert not world.spool_root.exists()
+
+
+def test_uninstall_keeps_edits_a_later_install_merged_in(world: World) -> None:
+    # A reinstall that writes merges the user's edits made since the first install; the bytes
+    # from before the first install no longer describe the user's file, so uninstall must not
+    # put them back.
+    write_json(settings_path(world), USER_SETTINGS)
+    assert world.attend("install").returncode == 0
+    settings = json.loads(settings_path(world).read_text())
+    settings["permissions"]["allow"].remove("mcp__attend__peers")  # so the reinstall writes
+    settings["permissions"]["allow"].append("Bash(git:*)")
+    settings_path(world).write_text(json.dumps(settings))
+    again = world.attend("install")
+    assert again.returncode == 0, again.stderr
+    assert "mcp__attend__peers" in json.loads(settings_path(world).read_text())["permissions"]["allow"]
+    assert world.attend("uninstall").returncode == 0
+    expected = json.loads(json.dumps(USER_SETTINGS))
+    expected["permissions"]["allow"].append("Bash(git:*)")
+    assert json.loads(settings_path(world).read_text()) == expected
+
+
+def test_a_reinstall_that_changes_only_attends_part_still_uninstalls_byte_for_byte(world: World) -> None:
+    raw = write_json(settings_path(world), USER_SETTINGS)
+    assert world.attend("install").returncode == 0
+    settings = json.loads(settings_path(world).read_text())
+    settings["permissions"]["allow"].remove("mcp__attend__peers")  # only attend's part changes
+    settings_path(world).write_text(json.dumps(settings))
+    assert world.attend("install").returncode == 0
+    assert world.attend("uninstall").returncode == 0
+    assert settings_path(world).read_bytes() == raw
