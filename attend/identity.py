@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from attend.errors import IdentityError
+from attend.rooms import is_session_id
 
 MAX_HOPS = 15
 
@@ -122,7 +123,8 @@ def record_from(raw: object) -> SessionRecord | None:
     if not isinstance(raw, dict):
         return None
     pid, sid = raw.get("pid"), raw.get("sessionId")
-    if not isinstance(pid, int) or not isinstance(sid, str) or not sid:
+    # The id names a spool folder and a room: one that is not a plain id (say "../x") is no session.
+    if not isinstance(pid, int) or not isinstance(sid, str) or not is_session_id(sid):
         return None
     cwd, start, name, status = (raw.get(k) for k in ("cwd", "procStart", "name", "status"))
     return SessionRecord(
@@ -395,7 +397,7 @@ def resolve(
     if payload_sid:
         if record is not None and record.session_id == payload_sid:
             return _agent(record, "payload")
-        if record is None and _valid_sid(payload_sid) and enrolled(payload_sid):
+        if record is None and is_session_id(payload_sid) and enrolled(payload_sid):
             return Identity(
                 kind="agent",
                 id=payload_sid,
@@ -415,7 +417,7 @@ def resolve(
         return _agent(record, "env" if env_sid else "ancestry")
 
     if env_sid or env.get("CLAUDECODE") == "1":
-        if env_sid and _valid_sid(env_sid) and enrolled(env_sid):
+        if env_sid and is_session_id(env_sid) and enrolled(env_sid):
             return Identity(
                 kind="agent",
                 id=env_sid,
@@ -436,7 +438,3 @@ def resolve(
         resolved_by="terminal",
         resolved=False,
     )
-
-
-def _valid_sid(sid: str) -> bool:
-    return 0 < len(sid) <= 128 and all(c.isalnum() or c in "-_" for c in sid) and not sid.startswith("-")

@@ -128,12 +128,7 @@ def enrolled_sessions(spool: Spool) -> list[str]:
 
 def moved_to(spool: Spool, sid: str) -> str:
     """Follow ``moved-to`` pointers left by /clear moves to the session's current id."""
-    for _ in range(8):
-        target = spool.read_text("sessions", sid, "moved-to")
-        if not target or not rooms.is_session_id(target.strip()):
-            return sid
-        sid = target.strip()
-    return sid
+    return spool.moved_to(sid)
 
 
 # ---------------------------------------------------------------------- registration
@@ -227,6 +222,9 @@ def enroll(spool: Spool, who: Identity, way: str, now: float | None = None) -> E
     """Enroll ``who`` by ``way`` ("run" or "join"): record first, then apply the cold-start rule."""
     now = time.time() if now is None else now
     sid = who.id
+    # After a /clear, the old id's state first becomes this one's: otherwise the old id would stay
+    # enrolled beside it, collecting deliveries nobody drains, under a pid that never dies.
+    follow_clear(spool, who)
     spool.make_maildir(sid)
     with spool.session_lock(sid):
         current = read_enrollment(spool, sid)
@@ -451,66 +449,90 @@ def previous_id(spool: Spool, who: Identity) -> str | None:
     return None
 
 
-STATE_FILES = ("last-inbound", "repair.json", "notice", "reply-hint", "drain-rounds", "banner", "presence-cursor")
+# Small per-session records a /clear carries over (the opt-out too: `scene private` must survive it).
+STATE_FILES = (
+    "last-inbound",
+    "repair.json",
+    "notice",
+    "reply-hint",
+    "drain-rounds",
+    "banner",
+    "presence-cursor",
+    "optout",
+)
 
 
 def move_session(spool: Spool, old: str, new: Identity) -> None:
-    """Carry everything under sessions/<old>/ to the new id. Idempotent; leaves a moved-to pointer."""
+    """Carry everything under sessions/<old>/ to the new id. Idempotent; leaves a moved-to pointer.
+
+    The loop, the drain and the MCP server may all notice the same /clear, so the whole move runs
+    under the old id's delivery lock: one mover at a time, and no linker of the old id in between.
+    A sender that read the recipient set before the move and links after it finds the old new/
+    gone (removed last, under the lock) and follows ``moved-to`` (Spool.link_delivery).
+    """
     sid = new.id
     if old == sid:
         return
     spool.make_maildir(sid)
-    src_enrollment = read_enrollment(spool, old)
-    for sub in ("new", "claimed", "cur"):
-        for entry in spool.listing(old, sub):
-            spool.move_entry(spool.delivery_path(old, sub, entry), spool.delivery_path(sid, sub, entry))
-    for name in STATE_FILES:
-        data = spool.read_text("sessions", old, name)
-        if data is not None and not spool.exists("sessions", sid, name):
-            spool.write_state(data.encode(), "sessions", sid, name)
-        spool.remove("sessions", old, name)
-    _move_folder(spool, ("sessions", old, "notify"), ("sessions", sid, "notify"))
-    _move_folder(spool, ("sessions", old, "mcp"), ("sessions", sid, "mcp"))  # MCP presence markers
-    for channel in channels_of(spool, old):
-        data = spool.read_text("channels", channel, "members", old) or ""
-        spool.write_state(data.encode(), "channels", channel, "members", sid)
-        spool.remove("channels", channel, "members", old)
-    if src_enrollment is not None:
-        key = src_enrollment.project
-        with _registry_lock(spool, key):
-            entries = read_registry(spool, key)
-            if old in entries and sid not in entries:
-                entries[sid] = entries.pop(old)
-                spool.write_state(json.dumps(entries, indent=1, sort_keys=True).encode(), "registry", f"{key}.json")
-        record = {
-            "ways": list(src_enrollment.ways),
-            "origin": new.origin,
-            "claude_pid": new.claude_pid,
-            "proc_start": new.proc_start,
-            "name": new.name,
-            "enrolled_at": src_enrollment.enrolled_at,
-        }
-        spool.write_state(json.dumps(record, indent=1).encode(), "sessions", sid, "enrolled", durable=True)
-        spool.create_exclusive(b"", "projects", rooms.project_key(new.origin), sid)
-        spool.remove("projects", key, old)
-    spool.remove("sessions", old, "enrolled")
-    spool.write_state(sid.encode(), "sessions", old, "moved-to")
+    with spool.session_lock(old):
+        src_enrollment = read_enrollment(spool, old)
+        with spool.session_lock(sid):  # no linker of the new id sees a name in neither place
+            for sub in ("new", "claimed", "cur"):
+                for entry in spool.listing(old, sub):
+                    spool.move_entry(spool.delivery_path(old, sub, entry), spool.delivery_path(sid, sub, entry))
+        for name in STATE_FILES:
+            data = spool.read_text("sessions", old, name)
+            if data is not None and not spool.exists("sessions", sid, name):
+                spool.write_state(data.encode(), "sessions", sid, name)
+            spool.remove("sessions", old, name)
+        _move_folder(spool, ("sessions", old, "notify"), ("sessions", sid, "notify"))
+        _move_folder(spool, ("sessions", old, "mcp"), ("sessions", sid, "mcp"))  # MCP presence markers
+        for channel in channels_of(spool, old):
+            data = spool.read_text("channels", channel, "members", old) or ""
+            spool.write_state(data.encode(), "channels", channel, "members", sid)
+            spool.remove("channels", channel, "members", old)
+        if src_enrollment is not None:
+            _carry_enrollment(spool, src_enrollment, new)
+        # The pointer before the old record goes: a crash in between leaves the old id still
+        # enrolled, so the next caller runs the move again, and a late sender always finds one or the other.
+        spool.write_state(sid.encode(), "sessions", old, "moved-to")
+        spool.remove("sessions", old, "enrolled")
+        spool.remove_dir("sessions", old, "new")
     if new.claude_pid is not None and new.proc_start is not None:
         spool.write_state(sid.encode(), "by-claude", f"{new.claude_pid}-{new.proc_start}")
 
 
+def _carry_enrollment(spool: Spool, src: Enrollment, new: Identity) -> None:
+    """The old registration and enrollment become the new id's, merged with any it already has."""
+    sid, key = new.id, src.project
+    with _registry_lock(spool, key):
+        entries = read_registry(spool, key)
+        if src.sid in entries and sid not in entries:
+            entries[sid] = entries.pop(src.sid)
+            spool.write_state(json.dumps(entries, indent=1, sort_keys=True).encode(), "registry", f"{key}.json")
+    current = read_enrollment(spool, sid)
+    record = {
+        "ways": sorted({*src.ways, *(current.ways if current else ())}),
+        "origin": new.origin,
+        "claude_pid": new.claude_pid,
+        "proc_start": new.proc_start,
+        "name": new.name,
+        "enrolled_at": min(src.enrolled_at, current.enrolled_at) if current else src.enrolled_at,
+    }
+    spool.write_state(json.dumps(record, indent=1).encode(), "sessions", sid, "enrolled", durable=True)
+    spool.create_exclusive(b"", "projects", rooms.project_key(new.origin), sid)
+    spool.remove("projects", key, src.sid)
+
+
 def _move_folder(spool: Spool, src: tuple[str, ...], dest: tuple[str, ...]) -> None:
-    folder = spool.root.joinpath(*src)
     try:
+        folder = spool.dir(*src, create=False)  # a real folder: never move files out of a symlink's target
         entries = os.listdir(folder)
     except FileNotFoundError:
         return
     target = spool.dir(*dest)
     for entry in entries:
-        if not (target / entry).exists():
-            spool.move_entry(folder / entry, target / entry)
-        else:
-            spool.remove(*src, entry)
+        spool.move_entry(folder / entry, target / entry)  # where the new id has its own, the old goes
 
 
 def follow_clear(spool: Spool, who: Identity) -> str | None:

@@ -36,6 +36,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from attend.errors import SpoolError
+from attend.rooms import SID_RE
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -171,11 +172,11 @@ class Spool:
             raise SpoolError(f"spool {root} is not readable and writable by you; run: chmod 700 {root}")
         self._dirs.add(root)
 
-    def sdir(self, *parts: str) -> str:
+    def sdir(self, *parts: str, create: bool = True) -> str:
         """``dir(*parts)`` as a string, cached: the form the hot paths use."""
         found = self._sdirs.get(parts)
         if found is None:
-            found = self._sdirs[parts] = str(self.dir(*parts))
+            found = self._sdirs[parts] = str(self.dir(*parts, create=create))
         return found
 
     def dir(self, *parts: str, create: bool = True) -> Path:
@@ -236,14 +237,17 @@ class Spool:
         pause_point("room-record")
         return name
 
-    def _write_new(self, path: Path, data: bytes) -> None:
+    def _write_new(self, path: Path, data: bytes, sync: bool = True) -> None:
+        """Create ``path`` (never existing, never through a symlink), write it whole, fsync unless told
+        not to. On any failure the half-written file is removed and the original error raised."""
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, FILE_MODE)
         try:
             os.fchmod(fd, FILE_MODE)
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
-            os.fsync(fd)
+            if sync:
+                os.fsync(fd)
         except BaseException:
             os.close(fd)
             with contextlib.suppress(OSError):
@@ -343,7 +347,11 @@ class Spool:
         tested with ``access`` (no exception per miss): this is the session_lock protocol, unrolled.
         """
         src = f"{self._r}/rooms/{room}/new/{name}"
-        dest = f"{self.sdir('sessions', sid, 'new')}/{name}"
+        try:
+            # Never created here: a session whose new/ is gone was moved by a /clear (see below).
+            dest = f"{self.sdir('sessions', sid, 'new', create=False)}/{name}"
+        except FileNotFoundError:
+            return self._link_moved(sid, room, name)
         base = f"{self._r}/sessions/{sid}"
         fd = os.open(f"{base}/lock", os.O_RDWR | os.O_CREAT | _O_NOFOLLOW | _O_CLOEXEC, FILE_MODE)
         try:
@@ -353,11 +361,31 @@ class Spool:
                 return False
             try:
                 os.link(src, dest, follow_symlinks=False)
-            except (FileExistsError, FileNotFoundError):  # already there; or the record was swept
+            except FileExistsError:
                 return False
+            except FileNotFoundError:  # the record was swept, or the session moved while we waited
+                missing = True
+            else:
+                missing = False
         finally:
             os.close(fd)  # releases the lock
-        return True
+        return self._link_moved(sid, room, name) if missing else True
+
+    def _link_moved(self, sid: str, room: str, name: str) -> bool:
+        """A sender that read the recipient set before a /clear move links after it: the move removed
+        the old id's new/ (under this lock) after writing ``moved-to``, so follow the pointer."""
+        target = self.moved_to(sid)
+        return target != sid and self.link_delivery(target, room, name)
+
+    def moved_to(self, sid: str) -> str:
+        """Follow ``moved-to`` pointers left by /clear moves to the session's current id."""
+        for _ in range(8):  # a handful of /clears in a row; a cycle of pointers ends here too
+            text = self.read_text("sessions", sid, "moved-to")
+            target = text.strip() if text else ""
+            if not SID_RE.fullmatch(target):
+                return sid
+            sid = target
+        return sid
 
     def listing(self, sid: str, sub: str) -> list[str]:
         """Entries of a session's new/, claimed/ or cur/, sorted; listed again until stable."""
@@ -465,7 +493,7 @@ class Spool:
         folder = self.dir(*parts[:-1])
         path = folder / parts[-1]
         tmp = folder / f".{parts[-1]}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-        self._write_new(tmp, data) if durable else self._write_fast(tmp, data)
+        self._write_new(tmp, data, sync=durable)
         try:
             if os.path.islink(path):
                 raise SpoolError(f"refusing to follow a symlink planted in the spool at {path}; remove it")
@@ -478,19 +506,11 @@ class Spool:
             _fsync_dir(folder)
         return path
 
-    def _write_fast(self, path: Path, data: bytes) -> None:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, FILE_MODE)
-        try:
-            os.fchmod(fd, FILE_MODE)
-            os.write(fd, data)
-        finally:
-            os.close(fd)
-
     def create_exclusive(self, data: bytes, *parts: str) -> bool:
         """Create a file that must not exist yet; False when it does."""
         path = self.dir(*parts[:-1]) / parts[-1]
         try:
-            self._write_fast(path, data)
+            self._write_new(path, data, sync=False)
         except FileExistsError:
             return False
         return True
@@ -502,7 +522,7 @@ class Spool:
         """
         folder = self.dir(*parts[:-1])
         tmp = folder / f".{parts[-1]}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-        self._write_fast(tmp, data)
+        self._write_new(tmp, data, sync=False)
         try:
             os.link(tmp, folder / parts[-1], follow_symlinks=False)
         except FileExistsError:
@@ -519,7 +539,7 @@ class Spool:
             os.utime(path, follow_symlinks=False)
         except FileNotFoundError:
             with contextlib.suppress(FileExistsError):
-                self._write_fast(path, b"")
+                self._write_new(path, b"", sync=False)
 
     def mtime(self, *parts: str) -> float | None:
         try:
@@ -528,8 +548,9 @@ class Spool:
             return None
 
     def remove(self, *parts: str) -> bool:
+        """Unlink root/parts…; the folders on the way must be real ones (unlink follows them)."""
         try:
-            os.unlink(self.root.joinpath(*parts))
+            os.unlink(self.dir(*parts[:-1], create=False) / parts[-1])
         except (FileNotFoundError, NotADirectoryError):
             return False
         return True
@@ -545,20 +566,29 @@ class Spool:
 
     def remove_tree(self, *parts: str) -> None:
         """Remove a folder below the root and everything in it, never following a symlink."""
-        path = self.root.joinpath(*parts)
-        if path == self.root or not parts:
-            raise SpoolError("refusing to remove the spool root")
-        self._rmtree(path)
+        if not parts or any(p in ("", ".", "..") or "/" in p for p in parts):
+            raise SpoolError(f"refusing to remove {'/'.join(parts) or 'the spool root'}: not a folder below the root")
+        try:
+            parent = self.dir(*parts[:-1], create=False)
+        except FileNotFoundError:
+            return
+        self._rmtree(parent / parts[-1])
         self.forget_dirs()
 
     def _rmtree(self, path: Path) -> None:
+        # lstat first: scandir would follow a symlink planted in place of the folder and empty its
+        # target, outside the spool. A symlink (or a file) is unlinked itself, never descended into.
+        try:
+            st = os.lstat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        if not stat.S_ISDIR(st.st_mode):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+            return
         try:
             entries = list(os.scandir(path))
         except FileNotFoundError:
-            return
-        except NotADirectoryError:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)
             return
         for entry in entries:
             if entry.is_dir(follow_symlinks=False):
@@ -566,8 +596,18 @@ class Spool:
             else:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(entry.path)
-        with contextlib.suppress(FileNotFoundError, OSError):
+        with contextlib.suppress(OSError):
             os.rmdir(path)
+
+    def remove_dir(self, *parts: str) -> bool:
+        """Remove an empty folder below the root (a moved session's new/); False when absent or not empty."""
+        try:
+            os.rmdir(self.dir(*parts, create=False))
+        except OSError:
+            return False
+        finally:
+            self.forget_dirs()
+        return True
 
     def move_entry(self, src: Path, dest: Path) -> bool:
         """Rename one spool entry to a name that must not exist yet (link + unlink: never clobbers)."""
@@ -595,10 +635,12 @@ class Spool:
             except FileNotFoundError:
                 continue
             for owner in owners:
-                tmp = self.root / top / owner / "tmp"
                 try:
+                    # Through verified folders only: a room planted as a symlink would otherwise
+                    # have its target's tmp/ swept.
+                    tmp = self.dir(top, owner, "tmp", create=False)
                     entries = list(os.scandir(tmp))
-                except (FileNotFoundError, NotADirectoryError):
+                except (FileNotFoundError, NotADirectoryError, SpoolError):
                     continue
                 for entry in entries:
                     try:

@@ -141,3 +141,12 @@ def test_whoami_json_names_how_it_resolved(world: World) -> None:
 def test_a_missing_pid_reads_as_not_alive() -> None:
     assert identity.pid_alive(os.getpid())
     assert not identity.pid_alive(2**22 + 12345)
+
+
+def test_a_record_whose_session_id_is_not_a_plain_id_is_no_session(world: World) -> None:
+    s = world.session("proj")
+    plain = s.session_id
+    s.write_record(session_id="../../escape")  # would name a folder outside sessions/
+    assert world.context(s).who().kind == "human"
+    s.write_record(session_id=plain)  # positive control: a plain id resolves
+    assert world.context(s).who().id == plain

@@ -12,7 +12,7 @@ import pytest
 
 from attend import rooms, sessions
 from attend.context import Context
-from attend.errors import NotEnrolledError, NotFoundError, UsageError
+from attend.errors import NotEnrolledError, NotFoundError, SpoolError, UsageError
 from attend.spool import Spool
 from attend.verbs import inbox, reply, send
 from tests.conftest import World
@@ -244,3 +244,94 @@ def test_every_verb_prints_one_json_document_of_its_own_shape(world: World) -> N
     peer = json.loads(a.attend("peers", "--json").stdout)["peers"]
     assert {p["session_id"] for p in peer} >= {a.session_id, b.session_id}
     assert set(docs["status"]["conduits"]) == {"sensor", "drain", "mcp"}
+
+
+# ---------------------------------------------------------------------- /clear: sessions.move_session
+
+
+def _cleared(world: World, s: object) -> tuple[str, object]:
+    """Give stand-in ``s`` a new session id, as /clear does; returns (old id, new identity)."""
+    old = s.session_id  # type: ignore[attr-defined]
+    s.write_record(session_id=old + "-cleared")  # type: ignore[attr-defined]
+    return old, world.context(s).who()  # type: ignore[arg-type]
+
+
+def test_a_clear_move_carries_deliveries_state_membership_and_registration_once(world: World) -> None:
+    a, b = world.session("pa"), world.session("pb")
+    _enroll(world, a)
+    sessions.enroll(world.spool, world.context(b).who(), "run")
+    from attend.verbs import join
+
+    join.join_one(world.spool, world.context(b).who(), "deploy")
+    first = send.run(world.context(a), send.SendRequest("one")).id
+    second = send.run(world.context(a), send.SendRequest("two")).id
+    sp = world.spool
+    assert sp.claim(b.session_id, first)
+    sessions.set_last_inbound(sp, b.session_id, first)
+    ordinal = sessions.registration(sp, b.session_id, str(b.cwd))["ordinal"]  # type: ignore[index]
+    old, new = _cleared(world, b)
+    for _ in range(2):  # idempotent: the loop, the drain and the MCP server may all run it
+        sessions.move_session(sp, old, new)  # type: ignore[arg-type]
+    sid = new.id  # type: ignore[attr-defined]
+    assert sp.listing(sid, "claimed") == [first] and sp.listing(sid, "new") == [second]
+    assert sp.listing(old, "claimed") == [] and sp.listing(old, "new") == []
+    assert sessions.last_inbound(sp, sid) == first
+    assert sessions.channels_of(sp, sid) == ["deploy"] and sessions.channels_of(sp, old) == []
+    assert sessions.registration(sp, sid, str(b.cwd))["ordinal"] == ordinal  # type: ignore[index]
+    assert sessions.is_enrolled(sp, sid) and not sessions.is_enrolled(sp, old)
+    assert sessions.read_enrollment(sp, sid).ways == ("join", "run")  # type: ignore[union-attr]
+    assert sessions.moved_to(sp, old) == sid
+
+
+def test_a_sender_that_read_the_recipients_before_a_clear_move_follows_moved_to(world: World) -> None:
+    a, b = world.session("pa"), world.session("pb")
+    _enroll(world, a, b)
+    sp = world.spool
+    old = b.session_id
+    assert sessions.recipients(sp, "open") == sorted([a.session_id, old])  # the sender reads this set…
+    name = sp.publish(["open"], b"Attend-Version: 1\n\nx")
+    old, new = _cleared(world, b)
+    sessions.move_session(sp, old, new)  # type: ignore[arg-type]
+    assert sp.link_delivery(old, "open", name)  # …and links after the move
+    assert sp.listing(new.id, "new") == [name]  # type: ignore[attr-defined]
+    assert not (world.spool_root / "sessions" / old / "new").exists()
+    assert not sp.link_delivery(old, "open", name)  # still one delivery, however often it is tried
+
+
+def test_a_clear_move_keeps_an_opt_out_and_merges_the_ways_the_new_id_has(world: World) -> None:
+    b = world.session("pb")
+    sp = world.spool
+    sessions.enroll(sp, world.context(b).who(), "join")
+    sp.write_state(b"", "sessions", b.session_id, "optout")  # `scene private` under a live loop
+    old, new = _cleared(world, b)
+    sp.make_maildir(new.id)  # type: ignore[attr-defined]
+    sp.write_state(b'{"ways": ["run"], "origin": "/x", "enrolled_at": 5}', "sessions", new.id, "enrolled")  # type: ignore[attr-defined]
+    sessions.move_session(sp, old, new)  # type: ignore[arg-type]
+    assert sp.exists("sessions", new.id, "optout")  # type: ignore[attr-defined]
+    assert sessions.read_enrollment(sp, new.id).ways == ("join", "run")  # type: ignore[union-attr, attr-defined]
+
+
+def test_joining_after_a_clear_carries_the_old_id_over_instead_of_leaving_it_enrolled(world: World) -> None:
+    a, b = world.session("pa"), world.session("pb")
+    _enroll(world, a, b)
+    pending = send.run(world.context(a), send.SendRequest("before the clear")).id
+    old, new = _cleared(world, b)
+    sessions.enroll(world.spool, new, "join")  # type: ignore[arg-type]
+    assert not sessions.is_enrolled(world.spool, old)
+    assert world.spool.listing(new.id, "new") == [pending]  # type: ignore[attr-defined]
+    after = send.run(world.context(a), send.SendRequest("after the clear"))
+    assert after.delivered == 1 and world.spool.listing(new.id, "new") == [pending, after.id]  # type: ignore[attr-defined]
+
+
+def test_a_clear_move_never_moves_files_out_of_a_folder_planted_as_a_symlink(world: World, tmp_path: Path) -> None:
+    b = world.session("pb")
+    sp = world.spool
+    sessions.enroll(sp, world.context(b).who(), "join")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "precious").write_text("keep me")
+    os.symlink(elsewhere, world.spool_root / "sessions" / b.session_id / "notify")
+    old, new = _cleared(world, b)
+    with pytest.raises(SpoolError, match="symlink"):
+        sessions.move_session(sp, old, new)  # type: ignore[arg-type]
+    assert (elsewhere / "precious").read_text() == "keep me"

@@ -213,3 +213,49 @@ for i in range(150):
             seen += 1
     assert all(p.wait() == 0 for p in procs)
     assert len(os.listdir(new)) == 450
+
+
+def test_removing_a_folder_planted_as_a_symlink_leaves_its_target_alone(sp: Spool, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "precious").write_text("keep me")
+    os.symlink(elsewhere, sp.root / "sessions" / "planted")
+    sp.remove_tree("sessions", "planted")
+    assert (elsewhere / "precious").read_text() == "keep me"
+    assert not os.path.lexists(sp.root / "sessions" / "planted")  # the link itself is gone
+    sp.write_state(b"x", "sessions", "real", "state")  # positive control: a real folder goes
+    sp.remove_tree("sessions", "real")
+    assert not (sp.root / "sessions" / "real").exists()
+
+
+def test_remove_tree_refuses_a_path_that_climbs_out(sp: Spool) -> None:
+    sp.write_state(b"x", "sessions", "a", "state")
+    with pytest.raises(SpoolError, match="refusing to remove"):
+        sp.remove_tree("sessions", "..")
+    assert (sp.root / "sessions" / "a" / "state").exists()
+
+
+def test_the_tmp_sweep_never_follows_a_room_planted_as_a_symlink(sp: Spool, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "project"
+    (elsewhere / "tmp").mkdir(parents=True)
+    (elsewhere / "tmp" / "old-build-output").write_text("keep me")
+    os.symlink(elsewhere, sp.root / "rooms" / "planted")
+    stale = sp.dir("rooms", "open", "tmp") / "stale"
+    stale.write_bytes(b"x")
+    long_ago = time.time() - 2 * spool_mod.STALE_TMP_SECONDS
+    for path in (elsewhere / "tmp" / "old-build-output", stale):
+        os.utime(path, (long_ago, long_ago))
+    assert sp.sweep_tmp() == 1  # positive control: the real stale tmp file goes
+    assert (elsewhere / "tmp" / "old-build-output").read_text() == "keep me"
+
+
+def test_removing_a_file_never_unlinks_through_a_folder_planted_as_a_symlink(sp: Spool, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "notice").write_text("keep me")
+    os.symlink(elsewhere, sp.root / "sessions" / "planted")
+    with pytest.raises(SpoolError, match="symlink"):
+        sp.remove("sessions", "planted", "notice")
+    assert (elsewhere / "notice").read_text() == "keep me"
+    sp.write_state(b"1", "sessions", "real", "notice")  # positive control
+    assert sp.remove("sessions", "real", "notice") and not (sp.root / "sessions" / "real" / "notice").exists()
