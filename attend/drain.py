@@ -47,6 +47,7 @@ class Batch:
     note: str | None
     mcp: bool
     warnings: list[str] = field(default_factory=list)
+    busy: bool = False  # another conduit held the show lock: it shows what is pending
 
 
 def served(ctx: Context) -> Identity | None:
@@ -99,7 +100,7 @@ def claimed(spool: Spool, sid: str) -> Iterator[Batch]:
     with spool.show_lock(sid, timeout=SHOW_WAIT) as held:
         if not held:
             # Another conduit is mid-show (or stuck there): it shows these; a hook must never hang.
-            yield Batch(sid, [], [], None, False)
+            yield Batch(sid, [], [], None, False, busy=True)
             return
         names = spool.listing(sid, "claimed")  # under the show lock: abandoned by a dead conduit
         names += spool.claim_all(sid, spool.listing(sid, "new"))
@@ -229,7 +230,9 @@ def plain(ctx: Context, out: IO[str], err: IO[str]) -> None:
     with claimed(ctx.spool, who.id) as batch:
         for warning in batch.warnings:
             err.write(f"attend: {warning}\n")
-        if not batch.signals and not batch.note:
+        if batch.busy:
+            out.write("another conduit (the sensor loop, or a drain) is showing what is pending; nothing drained\n")
+        elif not batch.signals and not batch.note:
             out.write("no pending messages\n")
         else:
             out.write(render_plain(batch) + "\n")

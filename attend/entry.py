@@ -12,7 +12,7 @@ def main() -> None:
     if fastdrain.wants_fast_path(sys.argv):
         import os
 
-        data = sys.stdin.buffer.read()
+        data = fastdrain.read_payload()
         try:
             decided = fastdrain.decide(data, os.environ)
         except Exception:  # any surprise: the full path decides, and reports

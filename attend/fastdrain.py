@@ -32,6 +32,17 @@ FAST_ARGS = (
 MAX_HOPS = 15  # as identity.MAX_HOPS
 
 
+def read_payload() -> bytes:
+    """The Stop payload from stdin; empty when there is no stdin to read (a closed descriptor makes
+    ``sys.stdin`` None), so the drain decides from its environment instead of crashing."""
+    import sys
+
+    try:
+        return sys.stdin.buffer.read() if sys.stdin is not None else b""
+    except (OSError, ValueError):
+        return b""
+
+
 def wants_fast_path(argv: list[str]) -> bool:
     return len(argv) >= 2 and argv[1] == "inbox" and tuple(argv[2:]) in FAST_ARGS
 

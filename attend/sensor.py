@@ -37,6 +37,7 @@ DESCRIPTION = (
 
 PACE = 0.2  # seconds between message lines: Claude Code suppresses a flood of Monitor events
 HOUSEKEEPING = 5.0  # the longest the loop sleeps without looking around
+SHOW_WAIT = 0.5  # seconds the loop waits for the show lock; a holder stuck longer is left until a later look
 REPAIR_EVERY = 5.0
 HEARTBEAT_EVERY = 30.0  # the heartbeat is fresh for 90 s
 LIVENESS_EVERY = 60.0  # a peer pid that died without removing its record is noticed this late
@@ -84,6 +85,8 @@ class Sensor:
     stopping: bool = False
     waiting: bool = False
     last_line: float = 0.0
+    retry_at: float = 0.0  # pending mail that could not be shown is not a reason to wake before this
+    failing: dict[str, str] = field(default_factory=dict)  # step -> the failure last reported
     due: dict[str, float] = field(default_factory=dict)
     peers: peerwatch.PeerWatch | None = None
 
@@ -120,7 +123,8 @@ class Sensor:
             "liveness": now + LIVENESS_EVERY,
             "cleanup": now if self.cleanup_every else float("inf"),
         }
-        self.deliver(recover=True)
+        if not self._safe(lambda: self.deliver(recover=True), "delivery"):
+            self._back_off()
 
     def _watch_own(self) -> None:
         self.spool.make_maildir(self.sid)
@@ -149,10 +153,11 @@ class Sensor:
             tags = self._sleep()
             if self.stopping:
                 return
-            self.follow_clear()
+            self._safe(self.follow_clear, "the /clear move")
             if "records" in tags:
                 self._safe(self._scan_peers, "presence")
-            self.deliver()
+            if not self._safe(self.deliver, "delivery"):
+                self._back_off()
             self.housekeeping()
             if "presence" in tags or "records" in tags:
                 self._safe(self._show_presence, "presence")
@@ -161,7 +166,7 @@ class Sensor:
         """Sleep in the inotify read until an event or the next housekeeping; while paced lines are
         pending, sleep out the pace instead (events during it only say what re-listing will find)."""
         now = time.monotonic()
-        pending = bool(self.spool.listing(self.sid, "new"))
+        pending = now >= self.retry_at and bool(self.spool.listing(self.sid, "new"))
         pace_left = self.last_line + PACE - now
         self.waiting = True
         try:
@@ -186,13 +191,21 @@ class Sensor:
             return
         if not recover and time.monotonic() - self.last_line < PACE:
             return  # the next wake (at most PACE away) shows it, or folds it into a digest
-        with self.spool.show_lock(self.sid):
+        with self.spool.show_lock(self.sid, timeout=SHOW_WAIT) as held:
+            if not held:
+                # Another conduit is mid-show, or stopped there: it shows these. Waiting for it without
+                # bound would hang the loop, deaf even to SIGTERM; look again later instead.
+                self._back_off()
+                return
             names = self.spool.listing(self.sid, "claimed") if recover else []
             pending = self.spool.listing(self.sid, "new")
             digest = len(names) + len(pending) > monitorline.DIGEST_OVER
-            names += self.spool.claim_all(self.sid, pending if digest else pending[:1])
+            names += self._claim(pending if digest else None, pending)
             if not names:
+                if pending:
+                    self._stuck()
                 return
+            self.retry_at = 0.0
             shown = self._read(names)
             if digest:
                 self.write(monitorline.digest_line([s for _, s in shown]))
@@ -203,6 +216,25 @@ class Sensor:
         if shown:
             self.last_line = time.monotonic()
         self._record_inbound([s for _, s in shown])
+
+    def _claim(self, batch: list[str] | None, pending: list[str]) -> list[str]:
+        """Claim ``batch`` whole, or (None) the oldest pending entry this loop can win."""
+        if batch is not None:
+            return self.spool.claim_all(self.sid, batch)
+        for name in pending:
+            if won := self.spool.claim_all(self.sid, [name]):
+                return won
+        return []
+
+    def _stuck(self) -> None:
+        """Entries sit in new/ and none could be claimed (claimed/ gone, say): remake the maildir and
+        look again at the next housekeeping, rather than spin on a listing that never empties."""
+        self._back_off()
+        self.spool.forget_dirs()
+        self.spool.make_maildir(self.sid)
+
+    def _back_off(self) -> None:
+        self.retry_at = time.monotonic() + HOUSEKEEPING
 
     def _read(self, names: list[str]) -> list[tuple[str, Signal]]:
         out = []
@@ -254,6 +286,7 @@ class Sensor:
             self.due["heartbeat"] = now + HEARTBEAT_EVERY
         if now >= self.due["repair"]:
             self._safe(lambda: delivery.repair(self.spool, self.sid), "repair")
+            self._safe(self._recover, "recovery")
             self.due["repair"] = now + REPAIR_EVERY
         if now >= self.due["liveness"]:
             if not self.watcher.watching("records") and os.path.isdir(self.ctx.sessions_dir):
@@ -264,6 +297,12 @@ class Sensor:
         if now >= self.due["cleanup"]:
             self._safe(self._sweep, "cleanup")
             self.due["cleanup"] = now + self.cleanup_every
+
+    def _recover(self) -> None:
+        """A conduit killed between claim and show left entries in claimed/: show them now, not at
+        the next restart or turn end, which for an idle session may be far off."""
+        if self.spool.listing(self.sid, "claimed"):
+            self.deliver(recover=True)
 
     def _load_config(self) -> None:
         from attend import config
@@ -285,14 +324,22 @@ class Sensor:
         if report.files:
             self.spool.log(f"cleanup: removed {report.files} file(s), {report.bytes} bytes")
 
-    def _safe(self, step: Callable[[], Any], what: str) -> None:
-        """A housekeeping step that fails is logged, never fatal: delivery must go on."""
+    def _safe(self, step: Callable[[], Any], what: str) -> bool:
+        """A step that fails is logged, never fatal: the loop must go on. A failure that repeats is
+        reported once, not at every wake. Returns whether the step succeeded."""
         try:
             step()
+        except BrokenPipeError:
+            raise  # Monitor is gone: nobody is left to read, so the loop ends
         except (OSError, ValueError, AttendError) as e:
             line = f"attend run: {what} failed: {e}"
-            self.warn(line)
-            self.spool.log(line)
+            if self.failing.get(what) != line:
+                self.failing[what] = line
+                self.warn(line)
+                self.spool.log(line)
+            return False
+        self.failing.pop(what, None)
+        return True
 
     # ---------------------------------------------------------------- /clear
 

@@ -279,8 +279,8 @@ def opt_out(spool: Spool, sid: str) -> None:
     if run_is_live(spool, sid):
         spool.write_state(b"", "sessions", sid, "optout")
     else:
+        enrollment = read_enrollment(spool, sid)  # read before removing: it names the project index
         spool.remove("sessions", sid, "enrolled")
-        enrollment = read_enrollment(spool, sid)
         if enrollment:
             spool.remove("projects", enrollment.project, sid)
 

@@ -16,7 +16,7 @@ from attend import fastdrain, spool
 from attend.standin import Result
 from tests.conftest import ATTEND, World
 from tests.test_conduits import drain, enroll, maildir, payload
-from tests.test_sensor import fake_mcp_marker
+from tests.test_sensor import fake_mcp_marker, show_lock_held_by_a_stopped_process
 
 
 def reason(out: subprocess.CompletedProcess[str] | Result) -> str:
@@ -212,6 +212,17 @@ def test_an_internal_error_is_one_stderr_line_a_log_line_and_exit_0(world: World
     assert "pending" in reason(drain(world, s.session_id))  # nothing was lost
 
 
+@pytest.mark.parametrize("extra", ["", "--limit 5"], ids=["fast-path", "click-path"])
+def test_a_drain_with_its_stdin_closed_exits_0_without_a_traceback(world: World, extra: str) -> None:
+    s = world.session("proj")
+    enroll(world, s)
+    world.attend("send", "pending")
+    r = s.run(["sh", "-c", f'exec "{ATTEND}" inbox --drain --format hook {extra} <&-'])
+    assert r.rc == 0 and "Traceback" not in r.stderr, r.stderr
+    # With no payload, identity comes from the ancestry: the session is still served.
+    assert "pending" in reason(r)
+
+
 def test_a_refused_spool_gets_one_stderr_line_and_nothing_written(world: World) -> None:
     s = world.session("proj")
     enroll(world, s)
@@ -314,6 +325,17 @@ def test_a_drain_never_hangs_on_a_conduit_stuck_mid_show(world: World) -> None:
         holder.kill()
         holder.wait()
     assert "held for the loop" in reason(drain(world, s.session_id))  # positive control once free
+
+
+def test_a_plain_drain_says_so_when_another_conduit_is_mid_show(world: World) -> None:
+    s = world.session("proj")
+    enroll(world, s)
+    world.attend("send", "being shown elsewhere")
+    with show_lock_held_by_a_stopped_process(world, s.session_id):
+        r = s.attend("inbox", "--drain")
+    assert r.rc == 0 and "no pending messages" not in r.stdout
+    assert r.stdout.strip().endswith("nothing drained")
+    assert "being shown elsewhere" in s.attend("inbox", "--drain").stdout  # positive control once free
 
 
 def test_the_fast_path_writes_nothing_into_a_spool_open_to_others(world: World) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from attend import channels, sessions
+from attend import channels, rooms, sessions
 from tests._spoolkit import tree
 from tests.conftest import World
 
@@ -91,3 +91,13 @@ def test_an_unknown_scene_lists_the_known_ones(world: World) -> None:
     out = world.attend("scene", "nope")
     assert out.returncode == 1
     assert "unknown scene 'nope'; try: private, review" in out.stderr
+
+
+def test_scene_private_without_a_live_loop_also_leaves_the_project_index(world: World) -> None:
+    s = world.session("proj")
+    who = world.context(s).who()
+    sessions.enroll(world.spool, who, "run")  # enrolled by a loop that has since ended
+    index = world.spool_root / "projects" / rooms.project_key(who.origin) / s.session_id
+    assert index.exists()
+    assert s.attend("scene", "private").rc == 0
+    assert not sessions.is_enrolled(world.spool, s.session_id) and not index.exists()

@@ -3,17 +3,23 @@ presence, restarts and /clear, driven as a child of a stand-in session."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
 import signal
+import subprocess
+import sys
+import time
 import uuid
+from collections.abc import Iterator
+from pathlib import Path
 
 from attend import envelope, identity, monitorline, peerwatch, rooms
 from attend.envelope import Signal
 from attend.spool import NAME_RE, Spool, unique_name
 from tests.conftest import World
-from tests.test_conduits import enroll, loops, maildir
+from tests.test_conduits import enroll, loops, maildir, stopped, wait_until
 
 __all__ = ["loops"]  # the fixture, shared with test_conduits
 
@@ -42,6 +48,48 @@ def old_signal(spool: Spool, body: str, room: str, age: float) -> None:
     sig = Signal(name, "old-human", "human", "old@tty", "*", room, "/elsewhere", body, sec)
     assert NAME_RE.fullmatch(name)
     spool.publish([room], envelope.render(sig), name)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time a process has used so far (not wall time)."""
+    data = Path(f"/proc/{pid}/stat").read_text()
+    fields = data[data.rfind(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@contextlib.contextmanager
+def show_lock_held_by_a_stopped_process(world: World, sid: str) -> Iterator[None]:
+    """Another conduit stuck mid-show: a process holding the session's show lock, stopped (SIGSTOP)
+    while it holds it, so it never lets go until killed."""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import os, signal, sys\nfrom attend.spool import Spool\nfrom pathlib import Path\n"
+            "sp = Spool.open(Path(sys.argv[1]))\nwith sp.show_lock(sys.argv[2]):\n"
+            "    os.kill(os.getpid(), signal.SIGSTOP)",
+            str(world.spool_root),
+            sid,
+        ],
+        env=world.env,
+    )
+    try:
+        wait_until(lambda: stopped(holder.pid), "the holder to stop with the show lock held")
+        yield
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def plant_in_claimed(world: World, sid: str, body: str) -> None:
+    """A delivery a conduit claimed and died before showing: in claimed/, and nowhere else."""
+    from attend.spool import name_time
+
+    spool = world.spool
+    name = unique_name()
+    sig = Signal("", "planter", "human", "planter@tty", "*", rooms.OPEN, "/elsewhere", body, 0.0)
+    spool.publish([rooms.OPEN], envelope.render(sig.with_id(name, name_time(name))), name)
+    os.link(spool.room_path(rooms.OPEN, name), world.spool_root / "sessions" / sid / "claimed" / name)
 
 
 # ---------------------------------------------------------------------- start-up
@@ -97,6 +145,66 @@ def test_sigterm_and_sigint_stop_the_loop_cleanly(world: World, loops) -> None:
     s = world.session("proj")
     assert loops(s).stop(signal.SIGTERM) == 0
     assert loops(s).stop(signal.SIGINT) == 0
+
+
+def test_sigterm_stops_a_loop_whose_show_lock_is_held_by_a_stopped_conduit(world: World, loops) -> None:
+    s = world.session("proj")
+    loop = loops(s)
+    with show_lock_held_by_a_stopped_process(world, s.session_id):
+        world.attend("send", "held up")
+        time.sleep(1)  # let the loop reach the lock (not an assertion on time)
+        assert loop.stop(signal.SIGTERM) == 0  # before the holder lets go
+        assert not any("held up" in line for line in loop.lines())
+    # Positive control: with the lock free, the next loop shows it.
+    loops(s).wait_for(has("held up"), "the message once the lock is free")
+
+
+def test_a_loop_delivers_what_arrives_after_its_show_lock_was_freed(world: World, loops) -> None:
+    s = world.session("proj")
+    loop = loops(s)
+    with show_lock_held_by_a_stopped_process(world, s.session_id):
+        world.attend("send", "during the hold")
+        time.sleep(1)  # let the loop find the lock taken and back off (not an assertion on time)
+    loop.wait_for(has("during the hold"), "the message after the holder died")
+    world.attend("send", "after the hold")
+    loop.wait_for(has("after the hold"), "the next message")
+    assert loop.stop() == 0
+
+
+def test_a_running_loop_shows_what_a_dead_conduit_left_in_claimed(world: World, loops) -> None:
+    s = world.session("proj")
+    loop = loops(s)
+    plant_in_claimed(world, s.session_id, "left in claimed")
+    loop.wait_for(has("left in claimed"), "the abandoned delivery, without a restart")
+    assert maildir(world, s.session_id, "claimed") == []
+    assert loop.stop() == 0
+
+
+def test_the_loop_neither_spins_nor_stalls_when_its_claimed_folder_is_gone(world: World, loops) -> None:
+    s = world.session("proj")
+    loop = loops(s)
+    (world.spool_root / "sessions" / s.session_id / "claimed").rmdir()
+    before = cpu_seconds(loop.pid)
+    world.attend("send", "nowhere to claim into")
+    loop.wait_for(has("nowhere to claim into"), "the message once the loop remade claimed/")
+    assert cpu_seconds(loop.pid) - before < 1.0  # a spinning loop burns a CPU second per second
+    assert loop.stop() == 0
+
+
+def test_a_failing_delivery_is_reported_once_and_the_loop_carries_on(world: World, loops) -> None:
+    s = world.session("proj")
+    loop = loops(s)
+    claimed = world.spool_root / "sessions" / s.session_id / "claimed"
+    claimed.rmdir()
+    claimed.write_text("not a folder")  # claiming into it fails with an error, not a lost race
+    world.attend("send", "after the repair")
+    wait_until(lambda: "delivery failed" in loop.stderr(), "the loop to report the failure")
+    assert "delivery failed" in world.attend("log").stdout
+    claimed.unlink()
+    claimed.mkdir(mode=0o700)
+    loop.wait_for(has("after the repair"), "the message once claimed/ is a folder again")
+    assert loop.stderr().count("delivery failed") == 1
+    assert loop.stop() == 0
 
 
 # ---------------------------------------------------------------------- restarts and bursts

@@ -32,9 +32,9 @@ def log(lines: int, as_json: bool) -> None:
 
 def drain_hook() -> None:
     """``inbox --drain --format hook`` when it did reach click (flags in an unusual order)."""
-    from attend import drain
+    from attend import drain, fastdrain
 
-    code = drain.hook_main(sys.stdin.buffer.read(), sys.stdout, sys.stderr)
+    code = drain.hook_main(fastdrain.read_payload(), sys.stdout, sys.stderr)
     raise click.exceptions.Exit(code)
 
 
