@@ -57,6 +57,9 @@ LEAVE = leave_verb.PARAMS
 SUB = notify_verb.SUBSCRIBE_PARAMS
 UNSUB = notify_verb.UNSUBSCRIBE_PARAMS
 
+# Read-only as DESIGN.md §5 defines it: no room, delivery, flag, membership or registration changes.
+# The notify/ bookkeeping (cursors and subscriptions) is the one thing such a tool may write, so the
+# two subscription tools are read-only too: they change what this session is nudged about, not the bus.
 READ_ONLY = ToolAnnotations(read_only_hint=True)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False)
 
@@ -71,8 +74,8 @@ SUBSCRIBED = mcp_schema.result_model(notify_verb.Subscribed)
 UNSUBSCRIBED = mcp_schema.result_model(notify_verb.Unsubscribed)
 
 OUTSIDE_SESSION = (
-    "this MCP server runs outside any Claude Code session, so it has no sender identity and sends nothing; "
-    "let Claude Code launch `attend mcp`, or send as a human with the attend CLI from a terminal"
+    "this MCP server runs outside any Claude Code session, so it has no session identity and changes "
+    "nothing on the bus; let Claude Code launch `attend mcp`, or act as a human with the attend CLI from a terminal"
 )
 
 
@@ -88,11 +91,16 @@ class CallContext(Context):
         return self._who
 
     def sender(self) -> Identity:
-        who = self.who()
-        if not who.is_agent:
-            raise IdentityError(OUTSIDE_SESSION)
+        self.agent()
         self._who = None  # a /clear move may run inside; resolve again after it
         return super().sender()
+
+    def agent(self) -> CallContext:
+        """This context, once the caller is known to be a Claude session: the external (human) path
+        that send, reply, join and leave offer stays with the CLI, never a model-driven server."""
+        if not self.who().is_agent:
+            raise IdentityError(OUTSIDE_SESSION)
+        return self
 
 
 def call_context(base: Context) -> CallContext:
@@ -148,17 +156,23 @@ class AttendServer(MCPServer[Any]):
         return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
 
     def _presence(self, ctx: CallContext) -> None:
-        """Follow a /clear to the new id, and keep this server's marker under the id it serves now."""
+        """Follow a /clear to the new id, and keep this server's marker under the id it serves now.
+
+        Bookkeeping beside the call, never a reason to fail it: a failure here is one log line."""
         try:
             who = ctx.who()
         except AttendError:
             return  # the verb reports it
         if not who.is_agent:
             return
-        if not sessions.is_enrolled(ctx.spool, who.id):
-            sessions.follow_clear(ctx.spool, who)
-        if self.marker is not None:
-            self.marker.ensure(ctx.spool, who.id)
+        try:
+            if not sessions.is_enrolled(ctx.spool, who.id):
+                sessions.follow_clear(ctx.spool, who)
+            if self.marker is not None:
+                self.marker.ensure(ctx.spool, who.id)
+        except Exception as e:
+            log.warning("presence marker for %s not kept: %s", who.id, e)
+            ctx.spool.log(f"mcp: presence marker for {who.id} not kept: {type(e).__name__}: {e}")
 
     # ------------------------------------------------------------------ SDK seams
 
@@ -256,14 +270,14 @@ def build_server(context: Callable[[], Context] | None = None, marker: presence.
         pin: Annotated[bool, Field(description=JOIN["pin"])] = False,
     ) -> Annotated[CallToolResult, JOINED]:
         req = join_verb.JoinRequest(name, pin)
-        return app.invoke("join", lambda ctx: join_verb.run(ctx, req))
+        return app.invoke("join", lambda ctx: join_verb.run(ctx.agent(), req))
 
     @app.tool(name="leave", description=leave_verb.DESCRIPTION, annotations=WRITES)
     def leave(name: Annotated[str, Field(description=LEAVE["name"])]) -> Annotated[CallToolResult, LEFT]:
         req = leave_verb.LeaveRequest(name)
-        return app.invoke("leave", lambda ctx: leave_verb.run(ctx, req))
+        return app.invoke("leave", lambda ctx: leave_verb.run(ctx.agent(), req))
 
-    @app.tool(name="notify_subscribe", description=notify_verb.SUBSCRIBE_DESCRIPTION, annotations=WRITES)
+    @app.tool(name="notify_subscribe", description=notify_verb.SUBSCRIBE_DESCRIPTION, annotations=READ_ONLY)
     def notify_subscribe(
         kinds: Annotated[list[str], Field(description=SUB["kinds"])],
         project: Annotated[OptStr, Field(description=SUB["project"])] = None,
@@ -271,7 +285,7 @@ def build_server(context: Callable[[], Context] | None = None, marker: presence.
         req = notify_verb.SubscribeRequest(tuple(kinds), project)
         return app.invoke("notify_subscribe", lambda ctx: notify_verb.subscribe(ctx, req))
 
-    @app.tool(name="notify_unsubscribe", description=notify_verb.UNSUBSCRIBE_DESCRIPTION, annotations=WRITES)
+    @app.tool(name="notify_unsubscribe", description=notify_verb.UNSUBSCRIBE_DESCRIPTION, annotations=READ_ONLY)
     def notify_unsubscribe(
         subscription_id: Annotated[str, Field(description=UNSUB["subscription_id"])],
     ) -> Annotated[CallToolResult, UNSUBSCRIBED]:
@@ -279,19 +293,30 @@ def build_server(context: Callable[[], Context] | None = None, marker: presence.
         return app.invoke("notify_unsubscribe", lambda ctx: notify_verb.unsubscribe(ctx, req))
 
     @app.tool(name="inbox_wait", description=wait_verb.DESCRIPTION, annotations=READ_ONLY)
-    def inbox_wait(
+    async def inbox_wait(
         tool_ctx: ToolContext,
         seconds: Annotated[float, Field(description=WAIT["seconds"], ge=0, le=wait_verb.MAX_SECONDS)] = 30,
     ) -> Annotated[CallToolResult, WAITED]:
         import anyio.from_thread
+        import anyio.to_thread
 
         def progress(done: float, total: float) -> None:
-            # Sent from this worker thread through the event loop; a lost progress note is harmless.
+            # Sent from the worker thread through the event loop; a lost progress note is harmless.
             with contextlib.suppress(Exception):
                 anyio.from_thread.run(tool_ctx.report_progress, done, total)
 
         req = wait_verb.WaitRequest(seconds)
-        return app.invoke("inbox_wait", lambda ctx: wait_verb.run(ctx, req, progress))
+        stop = wait_verb.Stop()
+        try:
+            # A sync tool's thread is shielded from cancellation: a cancelled call (Esc in the client,
+            # or stdin closing) would keep waiting up to a minute, and take deliveries nobody sees.
+            # Abandon the thread on cancel instead, and stop it: it wakes at once and takes nothing.
+            return await anyio.to_thread.run_sync(
+                lambda: app.invoke("inbox_wait", lambda ctx: wait_verb.run(ctx, req, progress, stop)),
+                abandon_on_cancel=True,
+            )
+        finally:
+            stop.set()
 
     return app
 

@@ -30,13 +30,14 @@ from dataclasses import asdict, dataclass, field
 from attend import envelope, rooms, sessions
 from attend.errors import UsageError
 from attend.identity import Identity
-from attend.spool import NAME_RE, Spool, base_name, name_time
+from attend.spool import NAME_RE, SEEN, Spool, base_name, name_time
 
 LIMIT = 50  # items per call, over all sources
 GRACE = 2.0  # seconds re-examined below a cursor, for records published out of name order
 RACY = 0.5  # seconds: a directory changed this recently may change again within the same mtime tick
 SEED_WINDOW = 120.0  # a new attention cursor starts this far back (the cold-start window), or at enrollment
 SUB_CAP = 32  # subscriptions per session
+LOCK_WAIT = 2.0  # seconds the trailer waits for the notify lock (held for milliseconds by a pass)
 TITLE_MAX = 80
 PRESENCE_ROOM = "sys-presence"  # presence events: From-Id the peer, body "started" or "ended"
 KINDS = ("open", "channel:<name>", "peer_started", "peer_ended")
@@ -370,12 +371,15 @@ def _sources(spool: Spool, who: Identity) -> Iterator[Source]:
         yield Source(sub.id, subscription_rooms(sub.kinds), sub.cursor, subscription_select(who, sub), save)
 
 
-def pending(spool: Spool, who: Identity, budget: int = LIMIT) -> list[Item]:
-    """What the caller has not been shown yet, moving each cursor past what it returns."""
+def pending(spool: Spool, who: Identity, budget: int = LIMIT, wait: float | None = None) -> list[Item]:
+    """What the caller has not been shown yet, moving each cursor past what it returns. With
+    ``wait``, a lock still held after that many seconds raises TimeoutError, having moved nothing."""
     if not any(not unchanged(spool, s.room_list, s.cursor) for s in _sources(spool, who)):
         return []  # the common case: a few reads and stats, no lock, no listing
     items: list[Item] = []
-    with spool.lock(*_folder(who.id), "lock"):
+    with spool.lock(*_folder(who.id), "lock", timeout=wait) as locked:
+        if not locked:
+            raise TimeoutError(f"the notify lock was held for over {wait:g}s")
         reader = Reader(spool, who.id)
         # Re-read inside the lock: another call may have advanced a cursor meanwhile.
         for source in _sources(spool, who):
@@ -397,7 +401,8 @@ def trailer(ctx: object) -> list[dict[str, object]] | None:
         who = ctx.who()  # type: ignore[attr-defined]
         if spool is None or not who.is_agent:
             return None
-        return [asdict(i) for i in pending(spool, who)] or None
+        # Bounded: a process stopped inside a pass must not hang every tool call of the session.
+        return [asdict(i) for i in pending(spool, who, wait=LOCK_WAIT)] or None
     except Exception as e:
         if spool is not None:
             spool.log(f"notify: trailer failed, reported as nothing pending: {type(e).__name__}: {e}")
@@ -417,8 +422,27 @@ def deliveries(spool: Spool, sid: str) -> list[tuple[str, str]]:
     return out
 
 
-def take_deliveries(spool: Spool, who: Identity, budget: int = LIMIT) -> list[Item]:
-    """Deliveries the trailer has not shown, as attention items; the attention cursor moves past them."""
+def _read_delivery(spool: Spool, sid: str, name: str, rel: str) -> bytes | None:
+    """A delivery's head, read where the listing saw it or where a conduit has since moved it: a
+    running loop claims (new/ to claimed/ to cur/) within milliseconds of the link that woke us."""
+    base = spool.root / "sessions" / sid
+    for where in (rel, f"claimed/{name}", f"cur/{name}{SEEN}"):
+        try:
+            return spool.read(base / where, HEAD_BYTES)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return None
+    return None
+
+
+def take_deliveries(
+    spool: Spool, who: Identity, budget: int = LIMIT, keep: Callable[[], bool] | None = None
+) -> list[Item]:
+    """Deliveries the trailer has not shown, as attention items; the attention cursor moves past them.
+
+    ``keep`` is asked last, under the lock: when it says no (the caller was cancelled and nobody will
+    see the answer), nothing is taken and the cursor stays."""
     with spool.lock(*_folder(who.id), "lock"):
         room_list = attention_rooms(spool, who)
         cursor = load_attention(spool, who, room_list)
@@ -429,10 +453,13 @@ def take_deliveries(spool: Spool, who: Identity, budget: int = LIMIT) -> list[It
         for name, rel in deliveries(spool, who.id):
             if name <= floor or name in seen or len(items) >= budget:
                 continue
+            seen.add(name)  # a move between the three listings can show one delivery twice
+            data = _read_delivery(spool, who.id, name, rel)
+            if data is None:
+                continue
             try:
-                data = spool.read(spool.root / "sessions" / who.id / rel, HEAD_BYTES)
                 headers, body = envelope.parse_headers(data)
-            except (OSError, envelope.EnvelopeError):
+            except envelope.EnvelopeError:
                 continue
             room = headers.get("Room", "")
             if reader.parent_is_mine(room, headers.get("Re")):
@@ -446,12 +473,14 @@ def take_deliveries(spool: Spool, who: Identity, budget: int = LIMIT) -> list[It
             else:
                 kind = "open"
             items.append(reader.item("attention", kind, name, headers, body.decode("utf-8", "replace")))
+        if items and keep is not None and not keep():
+            return []
         if items:
             names = [i.id for i in items]
             after = max(cursor.after, names[-1])
             scanned = max(cursor.scanned, names[-1])
             low = time_key(name_time(scanned) - GRACE)
-            new_seen = sorted(n for n in seen | set(names) if n > low)
+            new_seen = sorted(n for n in set(cursor.seen) | set(names) if n > low)
             # The stamps stay: records in the watched rooms still get their own look by the trailer.
             _write_json(
                 spool, asdict(Cursor(after, scanned, new_seen, cursor.stamps)), *_folder(who.id), "attention.json"

@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 import time
 from collections.abc import Mapping
 
-from attend import identity
+from attend import identity, sessions
 from attend.identity import SessionRecord
 from attend.spool import Spool
 
@@ -71,6 +72,9 @@ def marker_parts(sid: str, pid: int) -> tuple[str, ...]:
 class Marker:
     """One `attend mcp` process's presence marker: written on start, re-keyed after a /clear, removed
     on exit. The only thing it remembers between calls is where its own file is, so it can remove it.
+
+    Calls run in worker threads and the exit path in a signal handler, so the file is touched under a
+    lock, and once removed the marker stays removed: a call still in flight does not write it back.
     """
 
     def __init__(self, pid: int | None = None, version: str = "") -> None:
@@ -78,6 +82,8 @@ class Marker:
         self.version = version
         self.started_at = time.time()
         self.where: tuple[Spool, str] | None = None
+        self._lock = threading.Lock()
+        self._closed = False
 
     def ensure(self, spool: Spool, sid: str) -> None:
         """Make sure the marker sits under ``sid``: one stat when it already does."""
@@ -89,14 +95,21 @@ class Marker:
             "started_at": self.started_at,
             "version": self.version,
         }
-        spool.write_state(json.dumps(record).encode(), *marker_parts(sid, self.pid))
-        old = self.where
-        self.where = (spool, sid)
-        if old is not None and old[1] != sid:
-            old[0].remove(*marker_parts(old[1], self.pid))
+        with self._lock:
+            if self._closed:
+                return
+            spool.write_state(json.dumps(record).encode(), *marker_parts(sid, self.pid))
+            old = self.where
+            self.where = (spool, sid)
+            if old is not None and old[1] != sid:
+                old[0].remove(*marker_parts(old[1], self.pid))
 
     def remove(self) -> None:
-        if self.where is not None:
-            spool, sid = self.where
-            spool.remove(*marker_parts(sid, self.pid))
-            self.where = None
+        self._closed = True  # first, so a call racing with the exit writes nothing after this
+        with self._lock:
+            if self.where is not None:
+                spool, sid = self.where
+                # A /clear may have carried the file to the new id (the move takes the mcp folder).
+                if not spool.remove(*marker_parts(sid, self.pid)):
+                    spool.remove(*marker_parts(sessions.moved_to(spool, sid), self.pid))
+                self.where = None

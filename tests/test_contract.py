@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from attend import sessions
+from attend import notify, sessions
 from attend.context import Context
 from attend.mcp_server import build_server
 from attend.spool import NAME_RE, Spool
@@ -38,7 +38,11 @@ IGNORED = (
     r"registry/[^/]+\.lock",
     r"log(/.*)?",
 )
-TIME_KEYS = {"joined_at", "enrolled_at", "registered_at", "last_seen", "created_at", "at"}
+TIME_KEYS = {"joined_at", "enrolled_at", "registered_at", "last_seen", "created_at", "at", "waited"}
+# Values drawn at random per run (a new subscription's id), compared by presence only.
+RANDOM_KEYS = {"subscription_id"}
+# Tools that change no message state: only the notify/ bookkeeping §5 lets a read-only tool write.
+READ_ONLY = {"inbox", "peers", "status", "inbox_wait", "notify_subscribe", "notify_unsubscribe"}
 
 
 @pytest.fixture
@@ -47,7 +51,8 @@ def anyio_backend() -> str:
 
 
 class Seeded:
-    """A spool with two enrolled sessions, a little history, and nothing pending for A."""
+    """A spool with two enrolled sessions, a little history, nothing pending for A, and one standing
+    subscription of A's."""
 
     def __init__(self, world: World) -> None:
         self.world = world
@@ -66,6 +71,7 @@ class Seeded:
             spool.claim(self.a.session_id, name)
         spool.mark_seen(self.a.session_id, names)
         sessions.set_last_inbound(spool, self.a.session_id, last.id)
+        self.subscription = notify.subscribe(spool, world.context(self.a).who(), ["peer_ended"], None).id
         self.seed_names = set(_all_names(world.spool_root))
 
     def copy(self, label: str) -> Path:
@@ -111,7 +117,10 @@ def state_tree(root: Path, seed_names: set[str]) -> dict[str, Any]:
 
 def _strip_times(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: ("<time>" if k in TIME_KEYS else _strip_times(v)) for k, v in value.items()}
+        return {
+            k: ("<time>" if k in TIME_KEYS else "<random>" if k in RANDOM_KEYS else _strip_times(v))
+            for k, v in value.items()
+        }
     if isinstance(value, list):
         return [_strip_times(v) for v in value]
     return value
@@ -156,6 +165,11 @@ CASES: list[tuple[str, list[str], str, dict[str, Any]]] = [
     ("status", ["status", "--json"], "status", {}),
     ("join", ["join", "--json", "ops"], "join", {"name": "ops"}),
     ("leave", ["leave", "--json", "crew"], "leave", {"name": "crew"}),
+    ("inbox_wait polls once", ["inbox", "--json", "--wait", "0"], "inbox_wait", {"seconds": 0}),
+    ("notify subscribe", ["notify", "subscribe", "--json", "open,channel:crew"], "notify_subscribe",
+     {"kinds": ["open", "channel:crew"]}),
+    ("notify unsubscribe", ["notify", "unsubscribe", "--json", "{sub}"], "notify_unsubscribe",
+     {"subscription_id": "{sub}"}),
 ]  # fmt: skip
 
 
@@ -165,7 +179,7 @@ async def test_the_cli_and_mcp_leave_the_same_state_and_answer_the_same_document
 ) -> None:
     seeded = Seeded(world)
     first = world.spool.room_names("open")[0]
-    fill = {"{b}": seeded.b.session_id, "{first}": first}
+    fill = {"{b}": seeded.b.session_id, "{first}": first, "{sub}": seeded.subscription}
     argv = [fill.get(a, a) for a in argv]
     args = {k: fill.get(v, v) if isinstance(v, str) else v for k, v in args.items()}
     cli_root, mcp_root = seeded.copy("cli"), seeded.copy("mcp")
@@ -177,11 +191,13 @@ async def test_the_cli_and_mcp_leave_the_same_state_and_answer_the_same_document
     cli_state = state_tree(cli_root, seeded.seed_names)
     mcp_state = state_tree(mcp_root, seeded.seed_names)
     assert cli_state == mcp_state
-    if tool in ("inbox", "peers", "status"):
+    if tool in READ_ONLY:
         assert cli_state == before  # read-only: nothing but MCP bookkeeping changed
     else:
         assert cli_state != before  # positive control: the verb did change the state
     assert document(via_cli, cli_root, seeded.seed_names) == document(via_mcp, mcp_root, seeded.seed_names)
+    if tool == "inbox_wait":
+        assert via_mcp["items"]  # positive control: the documents compared are not both empty
 
 
 def test_the_ignored_paths_are_only_mcp_bookkeeping(world: World) -> None:

@@ -83,7 +83,10 @@ async def test_the_server_lists_the_ten_tools_the_settings_baseline_allows(world
     assert sorted(f"mcp__attend__{name}" for name in tools) == sorted(e for e in allow if e.startswith("mcp__"))
     assert len(tools) == 10
     read_only = {name for name, t in tools.items() if t.annotations and t.annotations.read_only_hint}
-    assert read_only == {"inbox", "peers", "status", "inbox_wait"}
+    # DESIGN.md §5: read-only changes no room, delivery, flag, membership or registration; the notify/
+    # bookkeeping (cursors, subscriptions) is what such a tool may still write. test_contract checks
+    # that each of these leaves the message state as it found it.
+    assert read_only == {"inbox", "peers", "status", "inbox_wait", "notify_subscribe", "notify_unsubscribe"}
 
 
 async def test_each_description_agrees_across_click_help_the_docs_and_the_tool_schema(world: World) -> None:
@@ -278,6 +281,18 @@ async def test_a_server_outside_any_session_refuses_send_and_reply(world: World)
     assert world.spool.rooms() == []
 
 
+async def test_a_server_outside_any_session_joins_and_leaves_nothing(world: World) -> None:
+    # A model-driven server must not write the human's channel membership: that path is the CLI's.
+    async with Client(server_as(world, None), mode="legacy") as client:
+        join_error = error_text(await client.call_tool("join", {"name": "ops"}))
+        leave_error = error_text(await client.call_tool("leave", {"name": "ops"}))
+    assert "outside any Claude Code session" in join_error and leave_error == join_error
+    assert not (world.spool_root / "channels" / "ops").exists()
+    human = world.attend("join", "ops")  # positive control: the CLI's human path still joins
+    assert human.returncode == 0, human.stderr
+    assert (world.spool_root / "channels" / "ops").exists()
+
+
 # ---------------------------------------------------------------------- errors
 
 
@@ -392,3 +407,58 @@ def test_a_marker_whose_process_is_gone_reads_as_absent(world: World, tmp_path: 
     live.ensure(spool, "0f0f0f0f-aaaa-bbbb-cccc-000000000003")
     assert presence.mcp_live(spool, "0f0f0f0f-aaaa-bbbb-cccc-000000000003")
     live.remove()
+
+
+async def test_a_marker_that_cannot_be_written_never_fails_the_call(world: World) -> None:
+    a = world.session("proj")
+    enroll(world, a)
+    folder = world.spool_root / "sessions" / a.session_id / "mcp"
+    folder.write_text("a file where the marker folder should be")
+    marker = presence.Marker()
+    async with Client(build_server(lambda: world.context(a), marker), mode="legacy") as client:
+        status = structured(await client.call_tool("status", {}))
+        folder.unlink()
+        again = structured(await client.call_tool("status", {}))
+    assert status["session_id"] == a.session_id
+    assert "presence marker" in (world.spool_root / "log" / "attend.log").read_text()
+    assert again["conduits"]["mcp"] is True  # positive control: the next call writes it
+    marker.remove()
+
+
+def test_a_marker_removed_at_exit_is_not_written_back_by_a_call_still_in_flight(world: World) -> None:
+    sid = "0f0f0f0f-aaaa-bbbb-cccc-000000000004"
+    marker = presence.Marker()
+    marker.ensure(world.spool, sid)
+    assert presence.mcp_live(world.spool, sid)  # positive control
+    marker.remove()  # the signal handler, on the main thread
+    marker.ensure(world.spool, sid)  # a worker thread's call, finishing just after
+    assert not presence.mcp_live(world.spool, sid)
+    assert not (world.spool_root / "sessions" / sid / "mcp" / f"{os.getpid()}.json").exists()
+
+
+def test_a_marker_carried_to_a_new_id_by_a_clear_is_still_removed_at_exit(world: World) -> None:
+    from attend.identity import Identity
+
+    a = world.session("proj")
+    enroll(world, a)
+    marker = presence.Marker()
+    marker.ensure(world.spool, a.session_id)
+    new = Identity("agent", "0f0f0f0f-aaaa-bbbb-cccc-000000000005", str(a.cwd), "ancestry", True)
+    sessions.move_session(world.spool, a.session_id, new)  # a loop or the drain saw the /clear first
+    assert presence.mcp_live(world.spool, new.id)
+    marker.remove()
+    assert not presence.mcp_live(world.spool, new.id)
+    assert presence.live_markers(world.spool, a.session_id) == []
+
+
+def test_several_servers_of_one_session_each_keep_their_own_marker(world: World) -> None:
+    a = world.session("proj")
+    sid = a.session_id
+    mine, subagents = presence.Marker(), presence.Marker(pid=a.pid)  # two live processes
+    mine.ensure(world.spool, sid)
+    subagents.ensure(world.spool, sid)
+    assert sorted(m["pid"] for m in presence.live_markers(world.spool, sid)) == sorted([os.getpid(), a.pid])
+    mine.remove()
+    assert [m["pid"] for m in presence.live_markers(world.spool, sid)] == [a.pid]
+    subagents.remove()
+    assert not presence.mcp_live(world.spool, sid)

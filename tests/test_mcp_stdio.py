@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -200,3 +201,42 @@ def test_the_mcp_inspector_lists_the_tools_strictly_and_sends_only_from_inside_a
     assert outside.returncode == 5, outside.stderr
     assert world.spool.room_names("open") == [record_id]
     assert not presence.live_markers(world.spool, s.session_id)
+
+
+def inotify_handles(pid: int) -> int:
+    count = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            count += os.readlink(f"/proc/{pid}/fd/{fd}") == "anon_inode:inotify"
+        except OSError:
+            continue
+    return count
+
+
+def test_stdin_closing_during_an_inbox_wait_ends_the_server_and_its_marker(world: World) -> None:
+    from attend.verbs import join as join_verb
+
+    sid = adopt(world)
+    join_verb.run(world.context(), join_verb.JoinRequest("crew"))
+    server = RawServer(world)
+    server.initialize()
+    server.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 99,
+            "method": "tools/call",
+            "params": {"name": "inbox_wait", "arguments": {"seconds": 60}},
+        }
+    )
+    for _ in range(2000):  # until the wait watches the maildir (a bound against a hang, not a timing)
+        if inotify_handles(server.proc.pid):
+            break
+        threading.Event().wait(0.01)
+    assert inotify_handles(server.proc.pid) == 1
+    assert markers(world, sid)
+    assert server.proc.stdin
+    server.proc.stdin.close()
+    # Well before the wait's own 60 s deadline: the server does not sit out a wait nobody will read.
+    server.proc.wait(timeout=30)
+    assert server.proc.returncode == 0
+    assert markers(world, sid) == []

@@ -4,6 +4,7 @@ and inbox_wait, through the in-process MCP server acting as a stand-in session."
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from typing import Any
 
@@ -316,3 +317,111 @@ def test_attend_inbox_wait_is_the_cli_form(world: World) -> None:
     assert out.rc == 0, out.stderr
     assert [i["id"] for i in json.loads(out.stdout)["items"]] == [sent]
     assert sessions.is_enrolled(world.spool, a.session_id)
+
+
+def inotify_handles() -> int:
+    """inotify instances this test process holds open."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{fd}") == "anon_inode:inotify"
+        except OSError:
+            continue
+    return count
+
+
+async def until(check: Any, what: str, limit: float = 20.0) -> None:
+    """Wait for ``check()`` with a generous bound; the bound catches a hang, it measures nothing."""
+    with anyio.move_on_after(limit):
+        while not check():
+            await anyio.sleep(0.02)
+    assert check(), what
+
+
+async def test_a_cancelled_inbox_wait_stops_and_leaves_later_deliveries_to_the_trailer(world: World) -> None:
+    a, b, server = pair(world)
+    baseline = inotify_handles()
+    async with Client(server, mode="legacy") as client:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client.call_tool, "inbox_wait", {"seconds": 60})
+            await until(lambda: inotify_handles() > baseline, "the wait never started watching")
+            tg.cancel_scope.cancel()
+        # The wait's watch goes with it, long before its 60 s deadline.
+        await until(lambda: inotify_handles() == baseline, "a cancelled inbox_wait kept waiting")
+        sent = await anyio.to_thread.run_sync(lambda: direct(world, b, a, "after the cancel"))
+        shown = pending(structured(await client.call_tool("status", {})))
+    assert [i["id"] for i in shown] == [sent]  # the abandoned wait consumed nothing
+
+
+async def test_inbox_wait_polls_instead_of_failing_when_inotify_is_used_up(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+
+    import inotify_simple
+
+    def used_up(*_args: object, **_kw: object) -> None:
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    a, b, server = pair(world)
+    sent = direct(world, b, a, "found by polling")
+    monkeypatch.setattr(inotify_simple.INotify, "add_watch", used_up)
+    baseline = inotify_handles()
+    async with Client(server, mode="legacy") as client:
+        waited = structured(await client.call_tool("inbox_wait", {"seconds": 0.3}))
+    assert [i["id"] for i in waited["items"]] == [sent]
+    await until(lambda: inotify_handles() == baseline, "the half-made inotify instance was kept open")
+
+
+async def test_a_notify_lock_held_elsewhere_never_hangs_the_call(world: World) -> None:
+    import fcntl
+
+    a, b, server = pair(world)
+    sent = direct(world, b, a, "behind a stuck lock")
+    folder = world.spool_root / "sessions" / a.session_id / "notify"
+    folder.mkdir(parents=True, exist_ok=True)
+    held = os.open(folder / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(held, fcntl.LOCK_EX)  # a stopped process in the middle of a pass
+    answered: dict[str, Any] = {}
+    try:
+        async with Client(server, mode="legacy") as client:
+            with anyio.move_on_after(30):  # a bound against a hang
+                answered = structured(await client.call_tool("status", {}))
+            os.close(held)
+            held = -1
+            later = pending(structured(await client.call_tool("status", {})))
+    finally:
+        if held >= 0:
+            os.close(held)
+    assert answered["session_id"] == a.session_id
+    assert "notifications" not in answered
+    assert [i["id"] for i in later] == [sent]  # nothing was consumed while the lock was held
+
+
+async def test_inbox_wait_reports_a_delivery_a_loop_claims_between_listing_and_reading(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b, server = pair(world)
+    sent = direct(world, b, a, "claimed mid-look")
+    listed = notify.deliveries(world.spool, a.session_id)
+    assert listed == [(sent, f"new/{sent}")]
+    world.spool.claim(a.session_id, sent)  # the sensor loop wins the race after the listing
+    world.spool.mark_seen(a.session_id, [sent])
+    monkeypatch.setattr(notify, "deliveries", lambda *_: listed)  # what the wait saw: the entry in new/
+    async with Client(server, mode="legacy") as client:
+        polled = structured(await client.call_tool("inbox_wait", {"seconds": 0}))
+    assert [i["id"] for i in polled["items"]] == [sent]
+
+
+async def test_a_project_named_through_a_symlink_scopes_a_subscription_to_that_project(world: World) -> None:
+    _a, _b, server = pair(world)
+    c = world.session("elsewhere")
+    enroll(world, c)
+    link = world.tmp / "shortcut"
+    link.symlink_to(c.cwd)
+    async with Client(server, mode="legacy") as client:
+        sub = structured(await client.call_tool("notify_subscribe", {"kinds": ["open"], "project": str(link)}))
+        theirs = send_verb.run(world.context(c), send_verb.SendRequest("from elsewhere"))
+        shown = pending(structured(await client.call_tool("status", {})))
+    assert sub["project"] == str(c.cwd)
+    assert [i["id"] for i in shown] == [theirs.id]

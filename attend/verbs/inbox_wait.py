@@ -2,16 +2,24 @@
 
 Woken by inotify on the session's new/, claimed/ and cur/ (a running sensor loop claims within
 milliseconds, so new/ alone would miss deliveries), never by a sleep loop. Where inotify is absent
-(not Linux) it degrades to polling every POLL seconds. Read-only for the message state: it lists
-deliveries and reads their headers; only the trailer's attention cursor moves.
+or exhausted (not Linux, or the per-user instance limit reached) it degrades to polling every POLL
+seconds. Read-only for the message state: it lists deliveries and reads their headers; only the
+trailer's attention cursor moves. A ``Stop`` ends the wait from another thread at once (the MCP
+frontend sets it when the call is cancelled), and a stopped wait moves no cursor: its answer is
+never seen, so what it would have returned stays for the trailer.
 """
 
 from __future__ import annotations
 
+import contextlib
+import math
+import os
+import select
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from attend import notify, sessions
 from attend.context import Context
@@ -41,24 +49,74 @@ class Waited:
     warnings: list[str] = field(default_factory=list)
 
 
+class Stop:
+    """Ends a wait early, from any thread. While a wait runs, ``set`` also writes to a pipe the wait
+    polls, so it wakes at once; the pipe exists only inside ``wakeable``, and a ``set`` outside it
+    writes nothing (never to a closed, perhaps reused, fd)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._event = threading.Event()
+        self._pipe: tuple[int, int] | None = None
+
+    def set(self) -> None:
+        with self._lock:
+            self._event.set()
+            if self._pipe is not None:
+                os.write(self._pipe[1], b"x")
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    def sleep(self, seconds: float) -> None:
+        self._event.wait(seconds)
+
+    @contextlib.contextmanager
+    def wakeable(self) -> Iterator[int]:
+        """The read end of a pipe that turns readable once ``set`` is called (or already was)."""
+        with self._lock:
+            self._pipe = os.pipe()  # non-inheritable, as every fd Python makes
+            if self._event.is_set():
+                os.write(self._pipe[1], b"x")
+            read_end = self._pipe[0]
+        try:
+            yield read_end
+        finally:
+            with self._lock:
+                for fd in self._pipe:
+                    os.close(fd)
+                self._pipe = None
+
+
 class Watch:
     """inotify on a session's maildir folders; a hint only, always followed by a listing."""
 
     def __init__(self, folders: list[str]) -> None:
+        self.inotify: Any = None
         try:
             from inotify_simple import INotify, flags
         except ImportError:  # not Linux: poll
-            self.inotify = None
             return
-        self.inotify = INotify()
-        for folder in folders:
-            self.inotify.add_watch(folder, flags.CREATE | flags.MOVED_TO)
+        try:
+            self.inotify = INotify()
+            for folder in folders:
+                self.inotify.add_watch(folder, flags.CREATE | flags.MOVED_TO)
+        except OSError:
+            # EMFILE/ENOSPC: the user's inotify instances or watches are used up. Poll instead of
+            # failing the call, and release whatever was made.
+            self.close()
 
-    def wait(self, seconds: float) -> None:
+    def wait(self, seconds: float, stop: Stop, wake: int) -> None:
+        """Until an event, ``stop``, or ``seconds`` pass (``wake`` is ``stop``'s pipe)."""
         if self.inotify is None:
-            time.sleep(min(seconds, POLL))
+            stop.sleep(min(seconds, POLL))
             return
-        self.inotify.read(timeout=max(0, int(seconds * 1000)))
+        poller = select.poll()
+        poller.register(self.inotify.fileno(), select.POLLIN)
+        poller.register(wake, select.POLLIN)
+        ready = {fd for fd, _ in poller.poll(max(0, math.ceil(seconds * 1000)))}
+        if self.inotify.fileno() in ready:
+            self.inotify.read(timeout=0)  # drain the events: the listing that follows is the truth
 
     def close(self) -> None:
         # Releasing an inotify instance waits for an RCU grace period (~15 ms measured here): do it
@@ -68,7 +126,12 @@ class Watch:
             self.inotify = None
 
 
-def run(ctx: Context, req: WaitRequest, progress: Callable[[float, float], None] | None = None) -> Waited:
+def run(
+    ctx: Context,
+    req: WaitRequest,
+    progress: Callable[[float, float], None] | None = None,
+    stop: Stop | None = None,
+) -> Waited:
     if not 0 <= req.seconds <= MAX_SECONDS:
         raise UsageError(f"seconds must be between 0 and {MAX_SECONDS:g}")
     who = ctx.who()
@@ -77,21 +140,23 @@ def run(ctx: Context, req: WaitRequest, progress: Callable[[float, float], None]
             "nothing can land here: this caller is not an enrolled Claude session; "
             "arm `attend run` under the Monitor tool, or `attend join <channel>`, then wait again"
         )
+    stop = stop or Stop()
     start = time.monotonic()
     deadline = start + req.seconds
     base = ctx.spool.make_maildir(who.id)
     # Watch before the first look, so a delivery between the look and the wait still wakes us.
     watch = Watch([str(base / sub) for sub in ("new", "claimed", "cur")])
     try:
-        next_note = start + PROGRESS_EVERY
-        while True:
-            items = notify.take_deliveries(ctx.spool, who)
-            now = time.monotonic()
-            if items or now >= deadline:
-                return Waited(items, round(now - start, 3), not items, list(who.notes))
-            watch.wait(min(deadline, next_note) - now)
-            if progress is not None and time.monotonic() >= next_note:
-                progress(round(time.monotonic() - start, 1), req.seconds)
-                next_note += PROGRESS_EVERY
+        with stop.wakeable() as wake:
+            next_note = start + PROGRESS_EVERY
+            while True:
+                items = notify.take_deliveries(ctx.spool, who, keep=lambda: not stop.is_set())
+                now = time.monotonic()
+                if items or now >= deadline or stop.is_set():
+                    return Waited(items, round(now - start, 3), not items, list(who.notes))
+                watch.wait(min(deadline, next_note) - now, stop, wake)
+                if progress is not None and not stop.is_set() and time.monotonic() >= next_note:
+                    progress(round(time.monotonic() - start, 1), req.seconds)
+                    next_note += PROGRESS_EVERY
     finally:
         watch.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from attend import identity, notify
@@ -73,7 +74,8 @@ def _session(ctx: Context) -> Identity:
 
 def subscribe(ctx: Context, req: SubscribeRequest) -> Subscribed:
     kinds = notify.parse_kinds(req.kinds)
-    project = identity.normalise_origin(req.project) if req.project else None
+    # The same path grammar as a `to` project address: ~ expanded, symlinks and relative parts resolved.
+    project = identity.normalise_origin(os.path.realpath(os.path.expanduser(req.project))) if req.project else None
     who = _session(ctx)
     sub = notify.subscribe(ctx.spool, who, kinds, project)
     return Subscribed(sub.id, sub.kinds, sub.project, list(who.notes))
