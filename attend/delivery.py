@@ -11,6 +11,7 @@ import bisect
 
 from attend import envelope, sessions
 from attend.envelope import EnvelopeError, Signal
+from attend.errors import SpoolError
 from attend.spool import Spool, name_time, pause_point, unique_name
 
 REPAIR_BUDGET = 2000  # records examined per room per pass, so a huge backlog never stalls a loop
@@ -26,9 +27,14 @@ def send(spool: Spool, sig: Signal, room_list: list[str], now_ns: int | None = N
         for sid in sessions.recipients(spool, room):
             if sid == sig.from_id:
                 continue
-            if spool.link_delivery(sid, room, name):
-                linked += 1
-                pause_point("fanout-partial")
+            try:
+                if spool.link_delivery(sid, room, name):
+                    linked += 1
+                    pause_point("fanout-partial")
+            except (OSError, SpoolError) as e:
+                # The record is durable already; one broken recipient (a planted symlink, a folder
+                # reaped mid-send) must not fail the send or starve the others.
+                spool.log(f"send {name}: not linked into {sid}: {e}")
     return sig, linked
 
 

@@ -1,7 +1,7 @@
 """Room names and the address grammar.
 
 Rooms: ``open`` (everyone), ``@<channel>``, ``p-<project key>`` (every session of a project),
-``d-<session>`` (direct). The room a record lives in says who receives it.
+``d-<session>`` (direct), ``h-<user>`` (a human's own). The room a record lives in says who receives it.
 """
 
 from __future__ import annotations
@@ -51,6 +51,13 @@ def direct_room(sid: str) -> str:
     return "d-" + sid
 
 
+def human_room(human_id: str) -> str:
+    """A human's own room (``h-<user>``): where replies to what a human sent privately, or to a project
+    it may not be in, land. No session is fanned out to it; the human's inbox lists it."""
+    user = re.sub(r"[^A-Za-z0-9_.-]", "-", human_id.split("@", 1)[0]).lstrip(".")
+    return "h-" + (user or "unknown")
+
+
 def is_session_id(text: str) -> bool:
     return SID_RE.fullmatch(text) is not None
 
@@ -63,7 +70,7 @@ def scope(room: str) -> str:
         return "#" + room[1:]
     if room.startswith("p-"):
         return "project"
-    if room.startswith("d-"):
+    if room.startswith(("d-", "h-")):
         return "direct"
     return room
 

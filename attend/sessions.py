@@ -53,6 +53,7 @@ REGISTRY_GC_SECONDS = 7 * 86400  # a slot idle this long is given to the next ne
 HEARTBEAT_FRESH = 90.0  # seconds
 FRESH_WINDOW = 120.0  # cold start: #open and channel messages up to this old are delivered
 ADDRESSED_MAX = 50  # cold start: newest addressed messages delivered
+SHOW_WAIT = 2.0  # seconds a /clear move waits for a conduit of the old id to finish showing
 
 
 @dataclass(frozen=True)
@@ -474,7 +475,9 @@ def move_session(spool: Spool, old: str, new: Identity) -> None:
     if old == sid:
         return
     spool.make_maildir(sid)
-    with spool.session_lock(old):
+    # Show lock first, as the conduits take them: no conduit of the old id is mid-show while its
+    # claims move (else one could show a moved message again). A stuck holder only delays the move.
+    with spool.show_lock(old, timeout=SHOW_WAIT), spool.session_lock(old):
         src_enrollment = read_enrollment(spool, old)
         with spool.session_lock(sid):  # no linker of the new id sees a name in neither place
             for sub in ("new", "claimed", "cur"):

@@ -335,3 +335,40 @@ def test_a_clear_move_never_moves_files_out_of_a_folder_planted_as_a_symlink(wor
     with pytest.raises(SpoolError, match="symlink"):
         sessions.move_session(sp, old, new)  # type: ignore[arg-type]
     assert (elsewhere / "precious").read_text() == "keep me"
+
+
+def test_a_broken_recipient_folder_is_skipped_and_the_others_still_receive(world: World, tmp_path: Path) -> None:
+    a, b, c = world.session("pa"), world.session("pb"), world.session("pc")
+    _enroll(world, a, b, c)
+    decoy = tmp_path / "decoy"
+    (world.spool_root / "sessions" / b.session_id).rename(decoy)
+    os.symlink(decoy, world.spool_root / "sessions" / b.session_id)  # planted: never followed
+    sent = send.run(world.context(a), send.SendRequest("still goes out"))
+    assert world.spool.listing(c.session_id, "new") == [sent.id]
+    assert sent.delivered == 1 and os.listdir(decoy / "new") == []
+    assert "not linked into" in (world.spool_root / "log" / "attend.log").read_text()
+
+
+def test_a_reply_to_a_project_the_sender_is_not_in_still_reaches_the_sender(world: World) -> None:
+    a, b1, b2 = world.session("pa"), world.session("pb"), world.session("pb")
+    _enroll(world, a, b1, b2)
+    ask = send.run(world.context(a), send.SendRequest("who owns the schema?", to=str(b1.cwd)))
+    answer = reply.run(world.context(b1), reply.ReplyRequest("we do", re=ask.id))
+    assert world.spool.listing(a.session_id, "new") == [answer.id]  # through a's direct room, once
+    assert answer.id in world.spool.listing(b2.session_id, "new")  # and the project still hears it
+    assert answer.room == ask.room and answer.to == a.session_id
+
+
+def test_a_session_answering_a_humans_private_message_reaches_the_humans_inbox(world: World) -> None:
+    b = world.session("pb")
+    _enroll(world, b)
+    ask = json.loads(world.attend("send", "--json", "--to", b.session_id, "status of the deploy?").stdout)
+    answer = reply.run(world.context(b), reply.ReplyRequest("green since 10:00", re=ask["id"]))
+    assert answer.room == rooms.human_room("fixture-human") and answer.scope == "direct"
+    listed = json.loads(world.attend("inbox", "--json", cwd=world.project("elsewhere")).stdout)["messages"]
+    assert [m["body"] for m in listed] == ["green since 10:00"]
+
+
+def test_a_human_with_nothing_to_reply_to_is_told_to_name_the_message(world: World) -> None:
+    out = world.attend("reply", "hi")
+    assert out.returncode == 1 and "reply --to <id>" in out.stderr

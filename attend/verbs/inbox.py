@@ -107,7 +107,7 @@ def caller_rooms(spool: Spool, who: Identity, extra: tuple[str, ...], everything
         base = [rooms.OPEN, rooms.project_room(who.origin), rooms.direct_room(who.id)]
     else:
         # A human hears #open, the project of the working directory, and the channels it joined.
-        base = [rooms.OPEN, rooms.project_room(who.origin)]
+        base = [rooms.OPEN, rooms.project_room(who.origin), rooms.human_room(who.id)]
         base += [rooms.channel_room(c) for c in sessions.channels_of(spool, who.id)]
     return base
 

@@ -47,6 +47,33 @@ def find_record(spool: Spool, msg_id: str) -> tuple[str, envelope.Signal] | None
     return None
 
 
+def own_room(spool: Spool, parent: envelope.Signal) -> str:
+    """The room only the parent's sender reads: its direct room, or a human's own room."""
+    if parent.from_kind == "human":
+        return rooms.human_room(parent.from_id)
+    return rooms.direct_room(sessions.moved_to(spool, parent.from_id))
+
+
+def hears(spool: Spool, parent: envelope.Signal, room: str) -> bool:
+    """Whether the parent's sender receives ``room`` now (so a reply there reaches it)."""
+    if room == rooms.OPEN:
+        return True
+    if parent.from_kind == "human":
+        return room.startswith("@") and spool.exists("channels", room[1:], "members", parent.from_id)
+    sid = sessions.moved_to(spool, parent.from_id)
+    return sessions.is_enrolled(spool, sid) and room in sessions.receive_rooms(spool, sid)
+
+
+def reply_rooms(spool: Spool, room: str, parent: envelope.Signal) -> list[str]:
+    """A private message is answered privately; otherwise in the parent's room, plus the sender's own
+    room when it would not hear that one (it wrote to a project or channel it is not in)."""
+    if room.startswith(("d-", "h-")):
+        return [own_room(spool, parent)]
+    if hears(spool, parent, room):
+        return [room]
+    return [room, own_room(spool, parent)]
+
+
 def run(ctx: Context, req: ReplyRequest) -> Sent:
     warnings = check_message(req.message)
     to = req.to
@@ -62,6 +89,8 @@ def run(ctx: Context, req: ReplyRequest) -> Sent:
             raise AttendError(
                 "nothing to reply to: no peer message has reached this session yet; "
                 "use send to start a topic (or reply --re <id>)"
+                if sender.is_agent
+                else 'nothing to reply to: name the message, attend reply --to <id> "…" (attend inbox shows ids)'
             )
     found = find_record(ctx.spool, parent_id)
     if found is None:
@@ -71,13 +100,8 @@ def run(ctx: Context, req: ReplyRequest) -> Sent:
         address = addressing.resolve(
             ctx.spool, addressing.scope_to(to, req.channel, req.broadcast), sender, ctx.sessions_dir
         )
-    elif room.startswith("d-"):
-        # A direct message: answer its sender directly.
-        address = addressing.Address([rooms.direct_room(sessions.moved_to(ctx.spool, parent.from_id))], parent.from_id)
-        if parent.from_kind == "human":
-            address = addressing.Address([room], parent.from_id)
     else:
-        address = addressing.Address([room], parent.from_id)
+        address = addressing.Address(reply_rooms(ctx.spool, room, parent), parent.from_id)
     sent = deliver(ctx, sender, req.message, address, parent_id, obo)
     sent.warnings = warnings + list(sender.notes)
     return sent
