@@ -11,8 +11,10 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 BIN = Path(sys.executable).parent
+ATTEND = str(BIN / "attend")
 
 
 def world_env(tmp: Path) -> dict[str, str]:
@@ -71,3 +73,30 @@ def ms(xs: Sequence[float]) -> str:
 def pct(xs: Sequence[float], p: float) -> float:
     s = sorted(xs)
     return s[min(len(s) - 1, int(p / 100 * len(s)))]
+
+
+def make_world() -> tuple[dict[str, str], Any, Path]:
+    """A private HOME with a spool, made this process's environment too: the conduit benches call the
+    library in process and spawn `attend` beside it. Returns (env, spool, home)."""
+    from attend.spool import Spool
+
+    tmp = tmpdir()
+    env = world_env(tmp)
+    home = tmp / "home"
+    (home / "proj").mkdir()
+    for key in [k for k in os.environ if k.startswith(("CLAUDE", "ATTEND", "XDG"))]:
+        del os.environ[key]
+    os.environ.update(env)
+    return env, Spool.open(home / ".cache" / "attend"), home
+
+
+def enrolled(spool: Any, home: Path, sid: str | None = None, pid: int | None = None, start: str | None = None) -> str:
+    """Enroll a session (by `run`) whose project is home/proj; returns its id."""
+    import uuid
+
+    from attend import sessions
+    from attend.identity import Identity
+
+    sid = sid or str(uuid.uuid4())
+    sessions.enroll(spool, Identity("agent", sid, str(home / "proj"), "bench", True, pid, start, None), "run")
+    return sid

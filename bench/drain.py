@@ -13,12 +13,11 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from _world import ATTEND, enrolled, make_world
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from attend import delivery
 from attend.envelope import Signal
+from bench._common import ATTEND, enrolled, make_world
 
 
 def timed(argv: list[str], stdin: str, env: dict[str, str]) -> tuple[float, str]:
