@@ -47,20 +47,28 @@ def _channel(spool: Spool, to: str, sender: Identity, sessions_dir: os.PathLike[
     name = rooms.channel_name(to)
     live = live_channels(spool, sender.id, sessions_dir)
     if name not in live:
-        hint = (
-            f"channels with live members: {', '.join('#' + c for c in live)}" if live else "no channel has live members"
+        listed = ", ".join("#" + c for c in live) or "none"
+        state = "no such channel" if not channels.exists(spool, name) else "no member but you is here"
+        raise NotFoundError(
+            f"cannot send to #{name}: {state} (channels with members to hear it: {listed}); or send to #open"
         )
-        state = "no such channel" if not channels.exists(spool, name) else "no live member but you"
-        raise NotFoundError(f"cannot send to #{name}: {state}; {hint} (or send to #open)")
     return Address([rooms.channel_room(name)], "#" + name)
 
 
 def live_channels(spool: Spool, exclude: str, sessions_dir: os.PathLike[str] | str) -> list[str]:
     out = []
     for name in channels.names(spool):
-        if any(m != exclude and sessions.is_live(spool, m, sessions_dir) for m in channels.members(spool, name)):
+        if any(m != exclude and _hears(spool, name, m, sessions_dir) for m in channels.members(spool, name)):
             out.append(name)
     return out
+
+
+def _hears(spool: Spool, channel: str, member: str, sessions_dir: os.PathLike[str] | str) -> bool:
+    """A live session, or a human member (who reads the channel with inbox or tail; a human has no
+    session record to judge liveness by, and stays a member until it leaves)."""
+    if channels.member_kind(spool, channel, member) == "human":
+        return True
+    return sessions.is_live(spool, member, sessions_dir)
 
 
 def live_projects(sessions_dir: os.PathLike[str] | str) -> dict[str, list[identity.SessionRecord]]:

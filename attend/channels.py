@@ -55,11 +55,13 @@ def exists(spool: Spool, name: str) -> bool:
     return spool.exists("channels", name, "members")
 
 
-def require(spool: Spool, name: str) -> None:
+def require(spool: Spool, name: str, *, creatable: bool = True) -> None:
+    """Refuse a channel that does not exist, listing those that do (and how to make one, where apt)."""
     if not exists(spool, name):
         known = names(spool)
         hint = f"; channels: {', '.join('#' + n for n in known)}" if known else "; there are no channels yet"
-        raise NotFoundError(f"#{name}: no such channel{hint} (attend channels create {name} makes one)")
+        make = f" (attend channels create {name} makes one)" if creatable else ""
+        raise NotFoundError(f"#{name}: no such channel{hint}{make}")
 
 
 def names(spool: Spool) -> list[str]:

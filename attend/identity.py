@@ -355,8 +355,18 @@ def terminal(env: Mapping[str, str]) -> str | None:
     return None
 
 
+def _login_name() -> str:
+    """The account name from the password database, when the environment names none."""
+    import pwd
+
+    try:
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        return "unknown"
+
+
 def human_id(env: Mapping[str, str]) -> str:
-    user = env.get("USER") or env.get("LOGNAME") or "unknown"
+    user = env.get("USER") or env.get("LOGNAME") or _login_name()
     user = "".join(c if c.isalnum() or c in "._-" else "-" for c in user)
     term = terminal(env)
     term = "".join(c if c.isalnum() or c in "._-" else "-" for c in term) if term else None

@@ -17,8 +17,9 @@ SID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 
 
 def channel_name(raw: str, *, allow_open: bool = False) -> str:
-    """Validate a channel name (an optional leading '#' is dropped)."""
-    name = raw[1:] if raw.startswith("#") else raw
+    """Validate a channel name (an optional leading '#' is dropped). Names are case-insensitive and
+    kept in lower case, so #Deploy and #deploy are one channel on every filesystem."""
+    name = (raw[1:] if raw.startswith("#") else raw).lower()
     if allow_open and name == OPEN:
         return name
     if not CHANNEL_RE.fullmatch(name):

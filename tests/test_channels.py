@@ -265,4 +265,21 @@ def test_sending_to_a_channel_with_no_other_live_member_lists_live_channels(worl
     assert b.attend("join", "busy").rc == 0
     out = a.attend("send", "--channel", "lonely", "anyone?")
     assert out.rc == 1
-    assert "channels with live members: #busy" in out.stderr
+    assert "no member but you" in out.stderr and "channels with members to hear it: #busy" in out.stderr
+
+
+def test_a_channel_whose_only_other_member_is_a_human_can_be_sent_to(world: World) -> None:
+    a = world.session("proj")
+    assert a.attend("join", "ops").rc == 0
+    assert world.attend("join", "ops").returncode == 0  # the operator reads #ops with inbox or tail
+    out = a.attend("send", "--channel", "ops", "deploy done")
+    assert out.rc == 0, out.stderr
+    listed = world.attend("inbox", "--json")
+    assert [m["body"] for m in json.loads(listed.stdout)["messages"]] == ["deploy done"]
+
+
+def test_channel_names_are_case_insensitive(world: World) -> None:
+    a = world.session("proj")
+    assert a.attend("join", "Deploy").rc == 0
+    assert a.attend("leave", "#deploy").rc == 0
+    assert not channels.exists(world.spool, "Deploy") and not channels.exists(world.spool, "deploy")

@@ -126,18 +126,26 @@ def test_usage_errors_exit_2(world: World) -> None:
     assert s.attend("inbox", "1796000000.M000000P1Q1R00000000.h", "--drain").rc == 2
     assert s.attend("inbox", "--drain", "--format", "xml").rc == 2
     assert s.attend("inbox", "--format", "hook").rc == 2
+    assert s.attend("inbox", "--drain", "--limit", "5").rc == 2  # the drain takes everything pending
 
 
 # ---------------------------------------------------------------------- who it serves
 
 
-@pytest.mark.parametrize("extra", [(), ("--limit", "5")], ids=["fast-path", "click-path"])
-def test_an_unenrolled_sessions_drain_writes_nothing(world: World, extra: tuple[str, ...]) -> None:
+CLICK_MAIN = "import sys; from attend.cli import main; sys.argv[0] = 'attend'; main()"
+
+
+@pytest.mark.parametrize("click_path", [False, True], ids=["fast-path", "click-path"])
+def test_an_unenrolled_sessions_drain_writes_nothing(world: World, click_path: bool) -> None:
     s, other = world.session("proj"), world.session("other")
     enroll(world, other)
     world.attend("send", "pending for everyone")
     before = snapshot(world.spool_root)
-    out = s.attend("inbox", "--drain", "--format", "hook", *extra, stdin=payload(s.session_id))
+    args = ["inbox", "--drain", "--format", "hook"]
+    if click_path:  # the full path, as the entry point takes it when the fast path defers
+        out = s.run([sys.executable, "-c", CLICK_MAIN, *args], stdin=payload(s.session_id))
+    else:
+        out = s.attend(*args, stdin=payload(s.session_id))
     assert (out.rc, out.stdout, out.stderr) == (0, "", "")
     assert snapshot(world.spool_root) == before
     # Positive control: the same drain for the enrolled session delivers.
@@ -212,12 +220,13 @@ def test_an_internal_error_is_one_stderr_line_a_log_line_and_exit_0(world: World
     assert "pending" in reason(drain(world, s.session_id))  # nothing was lost
 
 
-@pytest.mark.parametrize("extra", ["", "--limit 5"], ids=["fast-path", "click-path"])
-def test_a_drain_with_its_stdin_closed_exits_0_without_a_traceback(world: World, extra: str) -> None:
+@pytest.mark.parametrize("click_path", [False, True], ids=["fast-path", "click-path"])
+def test_a_drain_with_its_stdin_closed_exits_0_without_a_traceback(world: World, click_path: bool) -> None:
     s = world.session("proj")
     enroll(world, s)
     world.attend("send", "pending")
-    r = s.run(["sh", "-c", f'exec "{ATTEND}" inbox --drain --format hook {extra} <&-'])
+    exe = f'"{sys.executable}" -c "{CLICK_MAIN}"' if click_path else f'"{ATTEND}"'
+    r = s.run(["sh", "-c", f"exec {exe} inbox --drain --format hook <&-"])
     assert r.rc == 0 and "Traceback" not in r.stderr, r.stderr
     # With no payload, identity comes from the ancestry: the session is still served.
     assert "pending" in reason(r)

@@ -70,6 +70,14 @@ def main(argv: list[str] | None = None) -> Any:
         return rv
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
+    except click.exceptions.NoArgsIsHelpError as e:
+        click.echo(e.ctx.get_help() if e.ctx else "attend --help")  # bare `attend`: the help, and no error
+        sys.exit(0)
+    except click.UsageError as e:
+        # One line, like every other refusal: what is wrong, and where the help is.
+        where = e.ctx.command_path if e.ctx else "attend"
+        click.echo(f"{where}: {e.format_message()} (see {where} --help)", err=True)
+        sys.exit(e.exit_code)
     except click.ClickException as e:
         e.show()
         sys.exit(e.exit_code)

@@ -62,7 +62,8 @@ def reply(
 
 def _inbox_text(result: inbox_verb.Inbox) -> str:
     if not result.messages:
-        return "no messages" if result.page == 1 else f"no messages on page {result.page}"
+        # Own messages are never listed; say so, or a sender's first look reads as "nothing arrived".
+        return "no messages from others" if result.page == 1 else f"no messages on page {result.page}"
     blocks = []
     for m in result.messages:
         lines = [f"[{m.scope}] {m.sender} ({m.from_kind})", f"  when:    {m.at}", f"  id:      {m.id}"]
@@ -116,6 +117,18 @@ def inbox(
             raise click.UsageError("--format applies to --drain only; add --drain or drop --format")
         if msg_id is not None:
             raise click.UsageError("--drain takes no message id; drop the id, or read it with attend inbox ID")
+        ctx = click.get_current_context()
+        given = [
+            param.opts[0]
+            for param in ctx.command.params
+            if param.name not in ("drain", "fmt")
+            and ctx.get_parameter_source(param.name or "") == click.core.ParameterSource.COMMANDLINE
+        ]
+        if given:
+            raise click.UsageError(
+                "--drain takes everything pending and has its own output (--format plain|hook); "
+                f"drop {', '.join(given)}"
+            )
         if fmt == "hook":
             conduits.drain_hook()
         else:
@@ -200,6 +213,8 @@ def _whoami_text(w: whoami_verb.WhoAmI) -> str:
 @click.option("--machine", is_flag=True, help="Print exactly session_id=, origin_path= and resolved= lines.")
 @json_option
 def whoami(machine: bool, as_json: bool) -> None:
+    if machine and as_json:
+        raise click.UsageError("choose one output: --machine (three key=value lines) or --json")
     result = whoami_verb.run(context())
     if machine:
         click.echo(

@@ -63,7 +63,12 @@ def _wiring(target: str | None, env: Mapping[str, str]) -> Check:
     try:
         p = permissions.run(target, env)
     except AttendError as e:
-        return Check("wiring", "fail", str(e), "run `attend install`")
+        # `attend install` refuses a missing target too: point at what unblocks it.
+        return Check("wiring", "fail", str(e), "create that folder (or set CLAUDE_CONFIG_DIR), then `attend install`")
+    unreadable = [w for w in p.warnings if w.startswith("cannot read") or "is not a JSON object" in w]
+    if unreadable:
+        fix = "repair that file (it must be a JSON object), then `attend install`"
+        return Check("wiring", "fail", unreadable[0], fix)
     gaps = [name for name, ok in (("Stop-hook drain", p.stop_hook), ("MCP server", p.mcp_server)) if not ok]
     if p.missing:
         gaps.append("allow entries " + ", ".join(p.missing))

@@ -27,7 +27,7 @@ PARAMS = {
     "status": "With an id: the receipt, per recipient session: delivered, claimed or seen.",
     "sender": "Only messages from this sender: a session or human id, or a display-name prefix.",
     "grep": "Only messages whose body matches this regular expression (case-insensitive; a plain word works).",
-    "since": "Only messages newer than this: a duration (30s, 10m, 2h, 3d) or an ISO date/time (local time).",
+    "since": "Only messages newer than this: a duration (30s, 10m, 2h, 3d, 1w) or an ISO date/time (local time).",
 }
 
 

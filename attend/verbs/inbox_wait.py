@@ -135,9 +135,11 @@ def run(
     if not 0 <= req.seconds <= MAX_SECONDS:
         raise UsageError(f"seconds must be between 0 and {MAX_SECONDS:g}")
     who = ctx.who()
-    if not who.is_agent or not sessions.is_enrolled(ctx.spool, who.id):
+    if not who.is_agent:
+        raise UsageError("inbox --wait waits for a Claude session's deliveries; as a human, follow with attend tail")
+    if not sessions.is_enrolled(ctx.spool, who.id):
         raise NotEnrolledError(
-            "nothing can land here: this caller is not an enrolled Claude session; "
+            "nothing can land here: this Claude session is not enrolled; "
             "arm `attend run` under the Monitor tool, or `attend join <channel>`, then wait again"
         )
     stop = stop or Stop()

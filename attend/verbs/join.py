@@ -13,7 +13,8 @@ from attend.spool import Spool
 
 DESCRIPTION = (
     "Join a channel (#name), creating it if needed; this session then receives the channel's messages. "
-    "Joining enrolls the session, so it can send; older channel history is not delivered (see attend inbox)."
+    "Joining enrolls the session, so it can send; messages older than two minutes are not delivered "
+    "(attend inbox lists them)."
 )
 PARAMS = {
     "name": "The channel to join, e.g. 'deploy' or '#deploy'.",

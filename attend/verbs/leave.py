@@ -47,7 +47,7 @@ def leave_one(spool: Spool, who: Identity, name: str, withdraw: bool = True) -> 
 def run(ctx: Context, req: LeaveRequest) -> Left:
     name = channels.parse_name(req.name, "left")
     who = ctx.who()
-    channels.require(ctx.spool, name)
+    channels.require(ctx.spool, name, creatable=False)
     result = leave_one(ctx.spool, who, name)
     result.warnings = list(who.notes)
     return result

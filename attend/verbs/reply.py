@@ -87,8 +87,8 @@ def run(ctx: Context, req: ReplyRequest) -> Sent:
         parent_id = sessions.last_inbound(ctx.spool, sender.id) if sender.is_agent else None
         if parent_id is None:
             raise AttendError(
-                "nothing to reply to: no peer message has reached this session yet; "
-                "use send to start a topic (or reply --re <id>)"
+                "nothing to reply to: no peer message has been shown to this session yet (the sensor loop "
+                "and the Stop hook show them; inbox does not); name one with --re <id>, or use send"
                 if sender.is_agent
                 else 'nothing to reply to: name the message, attend reply --to <id> "…" (attend inbox shows ids)'
             )
