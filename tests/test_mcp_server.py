@@ -257,15 +257,16 @@ async def test_status_reports_identity_and_registration_as_read_at_call_time(wor
         after = structured(await client.call_tool("status", {}))
         a.write_record(session_id="0f0f0f0f-aaaa-bbbb-cccc-000000000001")  # what /clear does to the record
         cleared = structured(await client.call_tool("status", {}))
-    assert (before["session_id"], before["resolved"], before["ordinal"], before["enrolled"]) == (
+    assert (before["session_id"], before["resolved"], before["ordinal"], before["enrolled"], before["ways"]) == (
         after["session_id"],
         True,
         None,
+        False,
         [],
     )
-    assert after["ordinal"] == "alpha" and after["enrolled"] == ["join"]
+    assert after["ordinal"] == "alpha" and after["enrolled"] is True and after["ways"] == ["join"]
     assert cleared["session_id"] == "0f0f0f0f-aaaa-bbbb-cccc-000000000001"
-    assert cleared["enrolled"] == ["join"]  # the /clear move carried the enrollment on this very call
+    assert cleared["ways"] == ["join"]  # the /clear move carried the enrollment on this very call
 
 
 async def test_a_server_outside_any_session_refuses_send_and_reply(world: World) -> None:

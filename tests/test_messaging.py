@@ -210,6 +210,7 @@ SHAPES = {
         "resolved_by",
         "display",
         "enrolled",
+        "ways",
         "ordinal",
         "pending",
         "conduits",

@@ -180,7 +180,7 @@ def _status_text(s: status_verb.Status) -> str:
         ["origin", s.origin_path],
         ["resolved", f"{yes[s.resolved]} ({s.resolved_by})"],
         ["display", s.display],
-        ["enrolled", ", ".join(s.enrolled) or "no"],
+        ["enrolled", f"yes ({', '.join(s.ways)})" if s.enrolled else "no"],
         ["pending", str(s.pending)],
         ["sensor loop", yes[s.conduits.sensor]],
         ["drain", yes[s.conduits.drain]],

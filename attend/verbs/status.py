@@ -32,7 +32,8 @@ class Status:
     resolved: bool
     resolved_by: str
     display: str
-    enrolled: list[str]
+    enrolled: bool  # receives: fan-out and the drain serve it
+    ways: list[str]  # how it enrolled: run, join
     ordinal: str | None
     pending: int
     conduits: Conduits
@@ -86,7 +87,8 @@ def run(ctx: Context) -> Status:
         resolved=who.resolved,
         resolved_by=who.resolved_by,
         display=sessions.display_name(spool, who),
-        enrolled=list(enrollment.ways) if enrollment and enrolled else [],
+        enrolled=enrolled,
+        ways=list(enrollment.ways) if enrollment and enrolled else [],
         ordinal=str(entry["ordinal"]) if entry and entry.get("ordinal") else None,
         pending=pending,
         conduits=Conduits(
