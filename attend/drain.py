@@ -108,7 +108,7 @@ def claimed(spool: Spool, sid: str) -> Iterator[Batch]:
         folder = f"{spool.root}/sessions/{sid}/claimed/"  # strings: pathlib costs more than the read
         for name in names:
             try:
-                sig = envelope.parse(spool.read(folder + name, 1 << 17))  # type: ignore[arg-type]
+                sig = envelope.parse(spool.read(folder + name, 1 << 17))
             except FileNotFoundError:
                 continue
             except (OSError, EnvelopeError) as e:

@@ -262,7 +262,7 @@ class Spool:
     def room_entries(self, room: str) -> list[str]:
         """A room's new/ as listed, unsorted: for callers that want only the newest few."""
         try:
-            return os.listdir(f"{self._r}/rooms/{room}/new")
+            return os.listdir(self.sdir("rooms", room, "new", create=False))
         except (FileNotFoundError, NotADirectoryError):
             return []
 
@@ -389,7 +389,10 @@ class Spool:
 
     def listing(self, sid: str, sub: str) -> list[str]:
         """Entries of a session's new/, claimed/ or cur/, sorted; listed again until stable."""
-        path = self.root / "sessions" / sid / sub
+        try:
+            path = self.sdir("sessions", sid, sub, create=False)
+        except FileNotFoundError:
+            return []
         previous: list[str] | None = None
         for _ in range(5):  # a rename during readdir can hide an entry; a second look finds it
             try:
@@ -454,9 +457,14 @@ class Spool:
 
     # ------------------------------------------------------------------ reading
 
-    def read(self, path: Path, limit: int = 1 << 20) -> bytes:
-        """Read a spool file without following a symlink."""
-        fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC)
+    def read(self, path: Path | str, limit: int = 1 << 20) -> bytes:
+        """Read a spool file without following a symlink, neither the file nor a folder on the way."""
+        text = os.fspath(path)
+        if text.startswith(self._r + "/"):
+            folders = text[len(self._r) + 1 :].split("/")[:-1]
+            if folders:
+                self.sdir(*folders, create=False)  # checked once per folder, then cached
+        fd = os.open(text, os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC)
         try:
             return os.read(fd, limit)
         finally:

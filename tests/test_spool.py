@@ -259,3 +259,16 @@ def test_removing_a_file_never_unlinks_through_a_folder_planted_as_a_symlink(sp:
     assert (elsewhere / "notice").read_text() == "keep me"
     sp.write_state(b"1", "sessions", "real", "notice")  # positive control
     assert sp.remove("sessions", "real", "notice") and not (sp.root / "sessions" / "real" / "notice").exists()
+
+
+def test_reading_never_goes_through_a_folder_planted_as_a_symlink(sp: Spool, tmp_path: Path) -> None:
+    outside = tmp_path / "outside" / "new"
+    outside.mkdir(parents=True)
+    (outside / "1700000000.M000000P1Q0R00000000.host").write_text("secret")
+    os.symlink(outside.parent, sp.root / "rooms" / "planted")
+    with pytest.raises(SpoolError, match="symlink"):
+        sp.read(sp.room_path("planted", "1700000000.M000000P1Q0R00000000.host"))
+    with pytest.raises(SpoolError, match="symlink"):
+        sp.room_entries("planted")
+    name = sp.publish(["open"], b"fine")  # positive control: a real room reads
+    assert sp.read(sp.room_path("open", name)) == b"fine" and sp.room_entries("open") == [name]
