@@ -44,10 +44,6 @@ class Watcher:
         except (ImportError, OSError) as e:
             self.fallback_reason = f"inotify unavailable ({e}); polling every {POLL_SECONDS:g} s"
 
-    @property
-    def event_driven(self) -> bool:
-        return self._ino is not None
-
     def add(self, tag: str, path: os.PathLike[str] | str, mask: int = ARRIVALS) -> bool:
         """Watch ``path`` under ``tag`` (replacing what the tag watched). False when it cannot."""
         self.remove(tag)
