@@ -12,18 +12,16 @@ never seen, so what it would have returned stays for the trailer.
 from __future__ import annotations
 
 import contextlib
-import math
 import os
-import select
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 from attend import notify, sessions
 from attend.context import Context
 from attend.errors import NotEnrolledError, UsageError
+from attend.watch import Watcher
 
 MAX_SECONDS = 60.0
 PROGRESS_EVERY = 5.0  # seconds between progress notes while waiting
@@ -68,9 +66,6 @@ class Stop:
     def is_set(self) -> bool:
         return self._event.is_set()
 
-    def sleep(self, seconds: float) -> None:
-        self._event.wait(seconds)
-
     @contextlib.contextmanager
     def wakeable(self) -> Iterator[int]:
         """The read end of a pipe that turns readable once ``set`` is called (or already was)."""
@@ -86,44 +81,6 @@ class Stop:
                 for fd in self._pipe:
                     os.close(fd)
                 self._pipe = None
-
-
-class Watch:
-    """inotify on a session's maildir folders; a hint only, always followed by a listing."""
-
-    def __init__(self, folders: list[str]) -> None:
-        self.inotify: Any = None
-        try:
-            from inotify_simple import INotify, flags
-        except ImportError:  # not Linux: poll
-            return
-        try:
-            self.inotify = INotify()
-            for folder in folders:
-                self.inotify.add_watch(folder, flags.CREATE | flags.MOVED_TO)
-        except OSError:
-            # EMFILE/ENOSPC: the user's inotify instances or watches are used up. Poll instead of
-            # failing the call, and release whatever was made.
-            self.close()
-
-    def wait(self, seconds: float, stop: Stop, wake: int) -> None:
-        """Until an event, ``stop``, or ``seconds`` pass (``wake`` is ``stop``'s pipe)."""
-        if self.inotify is None:
-            stop.sleep(min(seconds, POLL))
-            return
-        poller = select.poll()
-        poller.register(self.inotify.fileno(), select.POLLIN)
-        poller.register(wake, select.POLLIN)
-        ready = {fd for fd, _ in poller.poll(max(0, math.ceil(seconds * 1000)))}
-        if self.inotify.fileno() in ready:
-            self.inotify.read(timeout=0)  # drain the events: the listing that follows is the truth
-
-    def close(self) -> None:
-        # Releasing an inotify instance waits for an RCU grace period (~15 ms measured here): do it
-        # off the caller's path, so the answer is not held back by the cleanup.
-        if self.inotify is not None:
-            threading.Thread(target=self.inotify.close, daemon=True).start()
-            self.inotify = None
 
 
 def run(
@@ -147,7 +104,9 @@ def run(
     deadline = start + req.seconds
     base = ctx.spool.make_maildir(who.id)
     # Watch before the first look, so a delivery between the look and the wait still wakes us.
-    watch = Watch([str(base / sub) for sub in ("new", "claimed", "cur")])
+    watcher = Watcher(poll_seconds=POLL)
+    for sub in ("new", "claimed", "cur"):
+        watcher.add(sub, base / sub)
     try:
         with stop.wakeable() as wake:
             next_note = start + PROGRESS_EVERY
@@ -156,9 +115,9 @@ def run(
                 now = time.monotonic()
                 if items or now >= deadline or stop.is_set():
                     return Waited(items, round(now - start, 3), not items, list(who.notes))
-                watch.wait(min(deadline, next_note) - now, stop, wake)
+                watcher.wait(min(deadline, next_note) - now, wake)
                 if progress is not None and not stop.is_set() and time.monotonic() >= next_note:
                     progress(round(time.monotonic() - start, 1), req.seconds)
                     next_note += PROGRESS_EVERY
     finally:
-        watch.close()
+        watcher.close(background=True)
