@@ -1,8 +1,8 @@
 """The operator's live view: new room records as they land, event-driven.
 
-On Linux, inotify watches each chosen room's new/ (a delivery is a link(), so IN_CREATE names the
-record), plus rooms/ itself and each room folder, so a room that appears while tailing is picked up.
-Elsewhere, or when inotify is unavailable, it polls the rooms' listings twice a second.
+On Linux, inotify (attend.watch) watches each chosen room's new/, plus rooms/ itself and each room
+folder, so a room that appears while tailing is picked up; every wake re-lists the room, since an
+event is only a hint. Elsewhere, or when inotify is unavailable, it polls twice a second.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from attend import envelope, rooms
 from attend.spool import NAME_RE, Spool, name_time
+from attend.watch import ARRIVALS, Watcher
 
 RESELECT_SECONDS = 5.0  # how often the chosen rooms are recomputed (a channel joined meanwhile)
 POLL_SECONDS = 0.5  # the fallback's interval
@@ -88,86 +89,39 @@ class Tail:
                 yield record
 
     def __iter__(self) -> Iterator[Watching | Record]:
+        watcher = Watcher(poll_seconds=POLL_SECONDS)
         try:
-            from inotify_simple import INotify  # noqa: F401
-        except ImportError:  # not Linux, or the package is missing: poll instead
-            yield from self._poll()
-            return
-        yield from self._inotify()
-
-    def _poll(self) -> Iterator[Watching | Record]:
-        chosen = self.select()
-        for room in chosen:
-            self._baseline(room)
-        yield Watching(chosen, "polling")
-        while True:
-            time.sleep(POLL_SECONDS)
-            chosen = self.select()
-            batch: list[tuple[str, str]] = []
-            for room in chosen:
-                if room not in self.floor:
-                    self.floor[room] = ""  # a room that appeared after the start: everything in it is new
-                batch.extend(self._fresh(room, self.spool.room_names(room)))
-            yield from self._emit(batch)
-
-    def _inotify(self) -> Iterator[Watching | Record]:
-        from inotify_simple import INotify
-        from inotify_simple import flags as f
-
-        mask = f.CREATE | f.MOVED_TO | f.ONLYDIR
-        ino = INotify()
-        watches: dict[int, tuple[str, str]] = {}  # wd -> ("top", "") | ("room", room) | ("new", room)
-        watched: set[tuple[str, str]] = set()
-        top = self.spool.dir("rooms")
-
-        def watch(kind: str, room: str, path: str) -> bool:
-            if (kind, room) in watched:
-                return True
-            try:
-                wd = ino.add_watch(path, mask)
-            except OSError:
-                return False
-            watches[wd] = (kind, room)
-            watched.add((kind, room))
-            return True
-
-        def follow(room: str, *, appeared: bool) -> list[tuple[str, str]]:
-            """Watch a room; a room that appeared after the start is new from its first record."""
-            base = os.path.join(top, room)
-            watch("room", room, base)
-            if appeared and room not in self.floor:
-                self.floor[room] = ""
-            self._baseline(room)
-            if watch("new", room, os.path.join(base, "new")):
-                # Records may have landed between the room appearing and the watch: look once.
-                return self._fresh(room, self.spool.room_names(room))
-            return []
-
-        try:
-            watch("top", "", str(top))
+            watcher.add("top", self.spool.dir("rooms"), ARRIVALS)  # a room that appears while tailing
             chosen = set(self.select())
             for room in chosen:
-                follow(room, appeared=False)
-            yield Watching(sorted(chosen), "inotify")
+                self._follow(watcher, room, appeared=False)
+            yield Watching(sorted(chosen), "polling" if watcher.fallback_reason else "inotify")
             reselect = time.monotonic() + RESELECT_SECONDS
             while True:
-                events = ino.read(timeout=int(RESELECT_SECONDS * 1000))
+                tags = watcher.wait(RESELECT_SECONDS)
                 batch: list[tuple[str, str]] = []
-                if time.monotonic() >= reselect or any(e.mask & f.Q_OVERFLOW for e in events):
+                if "top" in tags or time.monotonic() >= reselect:
                     reselect = time.monotonic() + RESELECT_SECONDS
                     chosen = set(self.select())
                     for room in chosen:
-                        batch.extend(follow(room, appeared=room not in self.floor))
-                for event in events:
-                    kind, room = watches.get(event.wd, ("", ""))
-                    if kind == "top" and event.name:
-                        chosen = set(self.select())
-                        if event.name in chosen:
-                            batch.extend(follow(event.name, appeared=True))
-                    elif kind == "room" and event.name == "new" and room in chosen:
-                        batch.extend(follow(room, appeared=True))
-                    elif kind == "new" and room in chosen and event.name:
-                        batch.extend(self._fresh(room, [event.name]))
+                        batch.extend(self._follow(watcher, room, appeared=room not in self.floor))
+                for tag in tags - {"top"}:
+                    room = tag.partition(":")[2]
+                    if room in chosen:
+                        batch.extend(self._follow(watcher, room, appeared=True))
                 yield from self._emit(batch)
         finally:
-            ino.close()
+            watcher.close()
+
+    def _follow(self, watcher: Watcher, room: str, *, appeared: bool) -> list[tuple[str, str]]:
+        """Watch a room (its folder, for a new/ that appears later, and its new/); return what is
+        new in it. A room that appeared after the start is new from its first record."""
+        base = self.spool.root / "rooms" / room
+        for tag, path in ((f"room:{room}", base), (f"new:{room}", base / "new")):
+            if not watcher.watching(tag):
+                watcher.add(tag, path, ARRIVALS)
+        if appeared and room not in self.floor:
+            self.floor[room] = ""
+        self._baseline(room)
+        # The watch is a hint: the listing is the truth (and covers records that landed before it).
+        return self._fresh(room, self.spool.room_names(room))
