@@ -31,7 +31,7 @@ class Watching:
 @dataclass
 class Record:
     id: str
-    at: float
+    at: str  # ISO 8601, UTC, as inbox gives it
     room: str
     scope: str
     sender: str
@@ -50,7 +50,8 @@ def read_record(spool: Spool, room: str, name: str) -> Record | None:
         sig = envelope.parse(spool.read(spool.room_path(room, name)))
     except (OSError, envelope.EnvelopeError):
         return None
-    return Record(name, name_time(name), room, scope_label(room, sig), sig.sender, sig.from_id, sig.body)
+    at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(name_time(name)))
+    return Record(name, at, room, scope_label(room, sig), sig.sender, sig.from_id, sig.body)
 
 
 class Tail:

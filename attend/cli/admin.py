@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from typing import Any
 
 import click
@@ -101,7 +100,7 @@ def _line(r: Any) -> str:
     body = " ".join(r.body.strip().splitlines()[:1]) if r.body.strip() else ""
     if len(body) > 160:
         body = body[:159] + "…"
-    return f"{time.strftime('%H:%M:%S', time.localtime(r.at))}  {r.scope}  {r.sender}: {body}"
+    return f"{r.at[11:19]}  {r.scope}  {r.sender}: {body}"
 
 
 @click.command(help=tail_verb.DESCRIPTION)
