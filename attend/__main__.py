@@ -1,3 +1,3 @@
-from attend.entry import main
+from attend.cli.entry import main
 
 main()

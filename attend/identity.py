@@ -21,8 +21,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from attend.domain.rooms import is_session_id
 from attend.errors import IdentityError
-from attend.rooms import is_session_id
 
 MAX_HOPS = 15
 

@@ -35,8 +35,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from attend.domain.rooms import SID_RE
 from attend.errors import SpoolError
-from attend.rooms import SID_RE
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600

@@ -17,9 +17,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from attend import channels
+from attend.domain import channels
 from attend.spool import Spool
-from attend.standin import StandIn
+from attend.testing.standin import StandIn
 from bench._common import BIN, cleanup, tmpdir, world_env
 
 

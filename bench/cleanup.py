@@ -25,8 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from attend import envelope
-from attend.envelope import Signal
+from attend.domain import envelope
+from attend.domain.envelope import Signal
 from bench._common import BIN, cleanup, tmpdir, world_env
 
 ROOMS = 100

@@ -15,8 +15,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from attend import delivery
-from attend.envelope import Signal
+from attend.domain import delivery
+from attend.domain.envelope import Signal
 from bench._common import ATTEND, enrolled, make_world
 
 

@@ -4,7 +4,7 @@ call, so its whole-process cost per call is what a session pays:
 1. the wrapper script hooks/ways/attend-guard-pre.sh, per call, for a tool it passes at once (Read of
    a project file), a Bash command it parses, and a refusal; beside `sh -c true` and `python3 -c pass`
    measured in the same rounds;
-2. the check alone in-process (attend.guard.decide), per call.
+2. the check alone in-process (attend.setup.guard.decide), per call.
 
 Run: .venv/bin/python bench/guard.py [--runs N]
 """
@@ -22,8 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from attend import guard
-from attend.data import data_file
+from attend.setup import guard
+from attend.setup.data import data_file
 from bench._common import cleanup, interleaved, ms, tmpdir, world_env
 
 SCRIPT = str(data_file("hooks", "ways", "attend-guard-pre.sh"))

@@ -135,7 +135,7 @@ def cli_start(env: dict[str, str], runs: int = 9) -> tuple[float, bool]:
         subprocess.run([PY, "-m", "attend", "send", "--help"], env=env, check=True, capture_output=True)
         times.append(time.perf_counter() - t)
     probe = (
-        "import sys; from attend.cli import main\n"
+        "import sys; from attend.cli.app import main\n"
         "try:\n    main(['send', '--help'])\nexcept SystemExit:\n    pass\n"
         "print('mcp' in sys.modules, file=sys.stderr)"
     )

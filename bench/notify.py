@@ -1,4 +1,4 @@
-"""Benchmarks for the notification trailer and inbox_wait. Run: .venv/bin/python bench/notify.py
+"""Benchmarks for the notification trailer and inbox_wait. Run: .venv/bin/python bench/trailer.py
 
 Client: the library in process (what `attend mcp` runs in its worker thread for every call), with a
 stand-in session as the caller. Figures:
@@ -18,11 +18,11 @@ import threading
 import time
 from pathlib import Path
 
-from attend import notify
-from attend.context import Context
-from attend.mcp_server import build_server, call_context
+from attend.domain import trailer
+from attend.domain.context import Context
+from attend.mcp.server import build_server, call_context
 from attend.spool import Spool
-from attend.standin import StandIn
+from attend.testing.standin import StandIn
 from attend.verbs import inbox_wait as wait_verb
 from attend.verbs import join as join_verb
 from attend.verbs import send as send_verb
@@ -52,15 +52,15 @@ def main() -> None:
         join_verb.run(ctx(a), join_verb.JoinRequest("crew"))
         join_verb.run(ctx(b), join_verb.JoinRequest("crew"))
         who = ctx(a).who()
-        notify.pending(spool, who)
-        time.sleep(notify.RACY + 0.1)  # let the rooms' mtimes age past the racy window
+        trailer.pending(spool, who)
+        time.sleep(trailer.RACY + 0.1)  # let the rooms' mtimes age past the racy window
 
         idle = []
         for _ in range(2000):
             c = call_context(ctx(a))
             c.who()
             t = time.perf_counter()
-            assert notify.trailer(c) is None
+            assert trailer.trailer(c) is None
             idle.append(time.perf_counter() - t)
 
         app = build_server(lambda: ctx(a))
@@ -77,7 +77,7 @@ def main() -> None:
             c = call_context(ctx(a))
             c.who()
             t = time.perf_counter()
-            items = notify.trailer(c)
+            items = trailer.trailer(c)
             full.append(time.perf_counter() - t)
             assert items is not None and len(items) == 50
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from attend.standin import StandIn
+from attend.testing.standin import StandIn
 from bench._common import BIN, cleanup, interleaved, ms, time_process, tmpdir, world_env
 
 

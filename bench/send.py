@@ -52,8 +52,8 @@ def cold_start(runs: int) -> None:
 
 
 def fanout(n_sends: int) -> None:
-    from attend import sessions
-    from attend.context import Context
+    from attend.domain import sessions
+    from attend.domain.context import Context
     from attend.identity import Identity
     from attend.spool import Spool
     from attend.verbs import send
@@ -79,9 +79,9 @@ def fanout(n_sends: int) -> None:
 
 
 def inbox_100k(runs: int) -> None:
-    from attend import envelope
-    from attend.context import Context
-    from attend.envelope import Signal
+    from attend.domain import envelope
+    from attend.domain.context import Context
+    from attend.domain.envelope import Signal
     from attend.spool import Spool, unique_name
     from attend.verbs import inbox
 

@@ -7,8 +7,8 @@ import os
 import secrets
 import time
 
-from attend import envelope, sessions
-from attend.envelope import Signal
+from attend.domain import envelope, sessions
+from attend.domain.envelope import Signal
 from attend.spool import Spool
 
 _seq = itertools.count()

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from attend.context import Context
+from attend.domain.context import Context
 from attend.spool import Spool
-from attend.standin import StandIn
+from attend.testing.standin import StandIn
 
 ATTEND = shutil.which("attend", path=str(Path(sys.executable).parent)) or "attend"
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import subprocess
 
-from attend import channels, sessions
-from attend.standin import Result
+from attend.domain import channels, sessions
+from attend.testing.standin import Result
 from tests._spoolkit import post, tree
 from tests.conftest import ATTEND, World
 

@@ -8,8 +8,8 @@ import json
 import os
 import time
 
-from attend import channels, cleanup
-from attend.cleanup import Policy
+from attend.domain import channels, retention
+from attend.domain.retention import Policy
 from tests._spoolkit import post, tree
 from tests.conftest import World
 
@@ -30,7 +30,7 @@ def test_room_records_past_the_age_limit_go_and_newer_ones_stay(world: World) ->
     spool = world.spool
     old = post(spool, "open", "old", age=20 * DAY)
     new = post(spool, "open", "new", age=DAY)
-    report = cleanup.run(spool, policy(), is_live=never_live)
+    report = retention.run(spool, policy(), is_live=never_live)
     assert spool.room_names("open") == [new]
     assert report.by_reason["room-age"].files == 1
     assert report.bytes > 0
@@ -58,7 +58,7 @@ def test_an_unseen_delivery_of_a_live_session_is_never_removed(world: World) -> 
     seen = post(spool, "@ops", "read long ago", age=2)
     assert spool.claim(s.session_id, seen)
     spool.mark_seen(s.session_id, [seen])
-    report = cleanup.run(spool, policy(max_age=0.5), is_live=lambda sid: sid == s.session_id)
+    report = retention.run(spool, policy(max_age=0.5), is_live=lambda sid: sid == s.session_id)
     assert spool.room_names("@ops") == []  # both room records are past the (tiny) age limit
     assert spool.listing(s.session_id, "new") == [unseen]  # the delivery is intact
     assert spool.listing(s.session_id, "cur") == []  # positive control: a seen entry past the limit goes
@@ -74,7 +74,7 @@ def test_freed_bytes_count_only_files_whose_last_link_goes(world: World) -> None
     spool = world.spool
     name = post(spool, "@ops", "shared inode", age=20 * DAY)
     assert spool.listing(s.session_id, "new") == [name]
-    report = cleanup.run(spool, policy(), is_live=lambda sid: sid == s.session_id)
+    report = retention.run(spool, policy(), is_live=lambda sid: sid == s.session_id)
     assert report.files == 1 and report.bytes == 0
     assert spool.listing(s.session_id, "new") == [name]
 
@@ -86,9 +86,9 @@ def test_the_spool_of_an_ended_session_goes_after_the_grace_period(world: World)
     post(world.spool, "@mine", "for it", sender="x", age=1)
     s.close()
     spool = world.spool
-    within = cleanup.run(spool, policy(), now=time.time() + 3600)
+    within = retention.run(spool, policy(), now=time.time() + 3600)
     assert within.sessions == [] and spool.exists("sessions", sid)
-    report = cleanup.run(spool, policy(), now=time.time() + 2 * DAY)
+    report = retention.run(spool, policy(), now=time.time() + 2 * DAY)
     assert report.sessions == [sid]
     assert not spool.exists("sessions", sid)
     assert not channels.exists(spool, "mine")  # its last member went, and it was unpinned
@@ -102,7 +102,7 @@ def test_stale_tmp_files_go_after_36_hours(world: World) -> None:
     (folder / "recent").write_bytes(b"y")
     old = time.time() - 37 * 3600
     os.utime(folder / "stale", (old, old))
-    report = cleanup.run(spool, policy(), is_live=never_live)
+    report = retention.run(spool, policy(), is_live=never_live)
     assert sorted(os.listdir(folder)) == ["recent"]
     assert report.by_reason["tmp"].files == 1 and report.by_reason["tmp"].bytes == 10
 
@@ -129,11 +129,11 @@ def test_a_bounded_sweep_stops_at_its_budget_and_the_next_pass_goes_on(world: Wo
     for room in ("a-room", "b-room", "c-room"):
         for i in range(5):
             post(spool, room, f"{room} {i}", age=20 * DAY + i)
-    first = cleanup.sweep(spool, budget=6, is_live=never_live)
+    first = retention.sweep(spool, budget=6, is_live=never_live)
     assert not first.complete and first.examined < 15
     passes = 1
     while any(spool.room_names(r) for r in ("a-room", "b-room", "c-room")):
-        cleanup.sweep(spool, budget=6, is_live=never_live)
+        retention.sweep(spool, budget=6, is_live=never_live)
         passes += 1
         assert passes < 10
     assert passes >= 2
@@ -143,9 +143,9 @@ def test_a_sweep_skips_while_another_cleanup_holds_the_lock(world: World) -> Non
     spool = world.spool
     post(spool, "open", "old", age=20 * DAY)
     with spool.named_lock("cleanup"):
-        report = cleanup.sweep(spool, is_live=never_live)
+        report = retention.sweep(spool, is_live=never_live)
     assert report.skipped and spool.room_names("open")
-    assert not cleanup.sweep(spool, is_live=never_live).skipped
+    assert not retention.sweep(spool, is_live=never_live).skipped
     assert spool.room_names("open") == []
 
 
@@ -153,7 +153,7 @@ def test_a_channel_room_without_its_channel_is_removed_once_quiet(world: World) 
     spool = world.spool
     post(spool, "@ghost", "orphaned", age=DAY)
     quiet = time.time() + 120
-    cleanup.run(spool, policy(), is_live=never_live, now=quiet)
+    retention.run(spool, policy(), is_live=never_live, now=quiet)
     assert not spool.exists("rooms", "@ghost")
 
 
@@ -177,7 +177,7 @@ def test_an_ended_session_goes_even_while_others_keep_sending_to_it(world: World
     assert sent.rc == 0, sent.err
     spool = world.spool
     assert len(spool.listing(gone.session_id, "new")) == 1  # the fresh link landed in its new/
-    report = cleanup.run(spool, policy(), is_live=lambda sid: sid == alive.session_id)
+    report = retention.run(spool, policy(), is_live=lambda sid: sid == alive.session_id)
     assert report.sessions == [gone.session_id]
     assert not spool.exists("sessions", gone.session_id)
     assert spool.exists("sessions", alive.session_id)  # positive control: the live sender stays
@@ -194,7 +194,7 @@ def test_reaping_a_large_ended_session_is_bounded_per_sweep_and_finishes_over_pa
     backdate(world.spool_root / "sessions" / s.session_id, 2 * DAY)
     budget, passes = 10, 0
     while spool.exists("sessions", s.session_id):
-        report = cleanup.sweep(spool, budget=budget, policy=policy(), is_live=never_live)
+        report = retention.sweep(spool, budget=budget, policy=policy(), is_live=never_live)
         assert report.examined <= budget
         passes += 1
         assert passes < 20

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from attend.standin import Result, StandIn
+from attend.testing.standin import Result, StandIn
 from tests.conftest import ATTEND, World
 
 DEADLINE = 60.0  # generous: many helpers share two cores
@@ -245,7 +245,7 @@ def test_a_sender_killed_mid_fan_out_is_repaired_by_the_loop(world: World, loops
 
 def _sender_script(count: int, tag: str) -> str:
     return (
-        "from attend.context import Context\n"
+        "from attend.domain.context import Context\n"
         "from attend.verbs import send\n"
         "ctx = Context.default()\n"
         f"for i in range({count}):\n"

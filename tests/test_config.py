@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from attend import config
+from attend.domain import config
 from tests.conftest import World
 
 
@@ -95,7 +95,7 @@ def test_loading_config_does_not_import_yaml_without_files(tmp_path: Path) -> No
     import sys
 
     code = (
-        "import sys; from attend import config; "
+        "import sys; from attend.domain import config; "
         "config.load({'HOME': sys.argv[1]}, sys.argv[1]); print('yaml' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)

@@ -19,11 +19,11 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from attend import notify, sessions
-from attend.context import Context
-from attend.mcp_server import build_server
+from attend.domain import sessions, trailer
+from attend.domain.context import Context
+from attend.mcp.server import build_server
 from attend.spool import NAME_RE, Spool
-from attend.standin import StandIn
+from attend.testing.standin import StandIn
 from attend.verbs import send as send_verb
 from tests.conftest import World
 from tests.test_mcp_world import enroll, structured
@@ -71,7 +71,7 @@ class Seeded:
             spool.claim(self.a.session_id, name)
         spool.mark_seen(self.a.session_id, names)
         sessions.set_last_inbound(spool, self.a.session_id, last.id)
-        self.subscription = notify.subscribe(spool, world.context(self.a).who(), ["peer_ended"], None).id
+        self.subscription = trailer.subscribe(spool, world.context(self.a).who(), ["peer_ended"], None).id
         self.seed_names = set(_all_names(world.spool_root))
 
     def copy(self, label: str) -> Path:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import click
 
-from attend import docs
-from attend.cli import COMMANDS, cli
+from attend.cli import docs
+from attend.cli.app import COMMANDS, cli
 
 
 def test_the_generated_cli_reference_is_current() -> None:
     assert docs.DOC_PATH.read_text(encoding="utf-8") == docs.render(), (
-        "docs/cli/attend.md is stale; run: python -m attend.docs --write"
+        "docs/cli/attend.md is stale; run: python -m attend.cli.docs --write"
     )
 
 

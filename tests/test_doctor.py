@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from attend import delivery, sessions
+from attend.domain import delivery, sessions
 from tests.conftest import World
 
 

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from attend import fastdrain, spool
-from attend.standin import Result
+from attend import spool
+from attend.conduits import fastdrain
+from attend.testing.standin import Result
 from tests.conftest import ATTEND, World
 from tests.test_conduits import drain, enroll, maildir, payload
 from tests.test_sensor import fake_mcp_marker, show_lock_held_by_a_stopped_process
@@ -132,7 +133,7 @@ def test_usage_errors_exit_2(world: World) -> None:
 # ---------------------------------------------------------------------- who it serves
 
 
-CLICK_MAIN = "import sys; from attend.cli import main; sys.argv[0] = 'attend'; main()"
+CLICK_MAIN = "import sys; from attend.cli.app import main; sys.argv[0] = 'attend'; main()"
 
 
 @pytest.mark.parametrize("click_path", [False, True], ids=["fast-path", "click-path"])

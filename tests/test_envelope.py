@@ -7,8 +7,8 @@ import mailbox
 
 import pytest
 
-from attend import envelope, sessions
-from attend.envelope import EnvelopeError, NewerVersionError, Signal
+from attend.domain import envelope, sessions
+from attend.domain.envelope import EnvelopeError, NewerVersionError, Signal
 from attend.verbs import inbox, send
 from tests.conftest import World
 

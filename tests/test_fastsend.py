@@ -9,11 +9,11 @@ import sys
 import click
 import pytest
 
-from attend import fastsend
-from attend.cli import cli
+from attend.cli import fastsend
+from attend.cli.app import cli
 from tests.conftest import ATTEND, World
 
-CLICK_MAIN = "import sys; from attend.cli import main; sys.argv[0] = 'attend'; main()"
+CLICK_MAIN = "import sys; from attend.cli.app import main; sys.argv[0] = 'attend'; main()"
 
 
 def test_the_fast_path_knows_exactly_the_send_commands_options() -> None:

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from attend import guard
-from attend.data import config_root, data_file
+from attend.setup import guard
+from attend.setup.data import config_root, data_file
 from attend.spool import default_root
 from tests.conftest import World
 

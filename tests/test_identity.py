@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from attend import identity, sessions
+from attend import identity
+from attend.domain import sessions
 from attend.errors import IdentityError
 from tests.conftest import World
 

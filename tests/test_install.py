@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from attend.install import resolve_target
+from attend.setup.install import resolve_target
 from tests.conftest import World
 
 MCP_TOOLS = [

@@ -13,10 +13,11 @@ import click
 import pytest
 from mcp import Client
 
-from attend import data, envelope, presence, sessions
-from attend.cli import cli
-from attend.context import Context
-from attend.mcp_server import build_server
+from attend.cli.app import cli
+from attend.domain import envelope, mcp_markers, sessions
+from attend.domain.context import Context
+from attend.mcp.server import build_server
+from attend.setup import data
 from attend.verbs import inbox as inbox_verb
 from attend.verbs import inbox_wait as wait_verb
 from attend.verbs import join as join_verb
@@ -90,7 +91,7 @@ async def test_the_server_lists_the_ten_tools_the_settings_baseline_allows(world
 
 
 async def test_each_description_agrees_across_click_help_the_docs_and_the_tool_schema(world: World) -> None:
-    from attend import docs
+    from attend.cli import docs
 
     reference = docs.render()
     tools = await tools_of(world)
@@ -371,24 +372,24 @@ async def test_sixteen_parallel_sends_deliver_sixteen_messages(world: World) -> 
 async def test_the_marker_follows_a_clear_to_the_new_session_id_on_the_next_call(world: World) -> None:
     a = world.session("proj")
     enroll(world, a)
-    marker = presence.Marker()
+    marker = mcp_markers.Marker()
     old = a.session_id
     async with Client(build_server(lambda: world.context(a), marker), mode="legacy") as client:
         await client.call_tool("status", {})
-        assert presence.mcp_live(world.spool, old)
+        assert mcp_markers.mcp_live(world.spool, old)
         a.write_record(session_id="0f0f0f0f-aaaa-bbbb-cccc-000000000002")
         status = structured(await client.call_tool("status", {}))
     assert status["conduits"]["mcp"] is True
-    assert presence.mcp_live(world.spool, a.session_id)
-    assert not presence.mcp_live(world.spool, old)
+    assert mcp_markers.mcp_live(world.spool, a.session_id)
+    assert not mcp_markers.mcp_live(world.spool, old)
     marker.remove()
-    assert not presence.mcp_live(world.spool, a.session_id)
+    assert not mcp_markers.mcp_live(world.spool, a.session_id)
 
 
 async def test_attend_status_and_peers_report_a_live_marker(world: World) -> None:
     a = world.session("proj")
     enroll(world, a)
-    marker = presence.Marker()
+    marker = mcp_markers.Marker()
     async with Client(build_server(lambda: world.context(a), marker), mode="legacy") as client:
         await client.call_tool("peers", {})
     status = json.loads(a.attend("status", "--json").stdout)
@@ -401,12 +402,12 @@ async def test_attend_status_and_peers_report_a_live_marker(world: World) -> Non
 
 def test_a_marker_whose_process_is_gone_reads_as_absent(world: World, tmp_path: Path) -> None:
     spool = world.spool
-    gone = presence.Marker(pid=2**22 + 17)  # above the default pid_max, so never a live process
+    gone = mcp_markers.Marker(pid=2**22 + 17)  # above the default pid_max, so never a live process
     gone.ensure(spool, "0f0f0f0f-aaaa-bbbb-cccc-000000000003")
-    live = presence.Marker(pid=os.getpid())
-    assert not presence.mcp_live(spool, "0f0f0f0f-aaaa-bbbb-cccc-000000000003")
+    live = mcp_markers.Marker(pid=os.getpid())
+    assert not mcp_markers.mcp_live(spool, "0f0f0f0f-aaaa-bbbb-cccc-000000000003")
     live.ensure(spool, "0f0f0f0f-aaaa-bbbb-cccc-000000000003")
-    assert presence.mcp_live(spool, "0f0f0f0f-aaaa-bbbb-cccc-000000000003")
+    assert mcp_markers.mcp_live(spool, "0f0f0f0f-aaaa-bbbb-cccc-000000000003")
     live.remove()
 
 
@@ -415,7 +416,7 @@ async def test_a_marker_that_cannot_be_written_never_fails_the_call(world: World
     enroll(world, a)
     folder = world.spool_root / "sessions" / a.session_id / "mcp"
     folder.write_text("a file where the marker folder should be")
-    marker = presence.Marker()
+    marker = mcp_markers.Marker()
     async with Client(build_server(lambda: world.context(a), marker), mode="legacy") as client:
         status = structured(await client.call_tool("status", {}))
         folder.unlink()
@@ -428,12 +429,12 @@ async def test_a_marker_that_cannot_be_written_never_fails_the_call(world: World
 
 def test_a_marker_removed_at_exit_is_not_written_back_by_a_call_still_in_flight(world: World) -> None:
     sid = "0f0f0f0f-aaaa-bbbb-cccc-000000000004"
-    marker = presence.Marker()
+    marker = mcp_markers.Marker()
     marker.ensure(world.spool, sid)
-    assert presence.mcp_live(world.spool, sid)  # positive control
+    assert mcp_markers.mcp_live(world.spool, sid)  # positive control
     marker.remove()  # the signal handler, on the main thread
     marker.ensure(world.spool, sid)  # a worker thread's call, finishing just after
-    assert not presence.mcp_live(world.spool, sid)
+    assert not mcp_markers.mcp_live(world.spool, sid)
     assert not (world.spool_root / "sessions" / sid / "mcp" / f"{os.getpid()}.json").exists()
 
 
@@ -442,24 +443,24 @@ def test_a_marker_carried_to_a_new_id_by_a_clear_is_still_removed_at_exit(world:
 
     a = world.session("proj")
     enroll(world, a)
-    marker = presence.Marker()
+    marker = mcp_markers.Marker()
     marker.ensure(world.spool, a.session_id)
     new = Identity("agent", "0f0f0f0f-aaaa-bbbb-cccc-000000000005", str(a.cwd), "ancestry", True)
     sessions.move_session(world.spool, a.session_id, new)  # a loop or the drain saw the /clear first
-    assert presence.mcp_live(world.spool, new.id)
+    assert mcp_markers.mcp_live(world.spool, new.id)
     marker.remove()
-    assert not presence.mcp_live(world.spool, new.id)
-    assert presence.live_markers(world.spool, a.session_id) == []
+    assert not mcp_markers.mcp_live(world.spool, new.id)
+    assert mcp_markers.live_markers(world.spool, a.session_id) == []
 
 
 def test_several_servers_of_one_session_each_keep_their_own_marker(world: World) -> None:
     a = world.session("proj")
     sid = a.session_id
-    mine, subagents = presence.Marker(), presence.Marker(pid=a.pid)  # two live processes
+    mine, subagents = mcp_markers.Marker(), mcp_markers.Marker(pid=a.pid)  # two live processes
     mine.ensure(world.spool, sid)
     subagents.ensure(world.spool, sid)
-    assert sorted(m["pid"] for m in presence.live_markers(world.spool, sid)) == sorted([os.getpid(), a.pid])
+    assert sorted(m["pid"] for m in mcp_markers.live_markers(world.spool, sid)) == sorted([os.getpid(), a.pid])
     mine.remove()
-    assert [m["pid"] for m in presence.live_markers(world.spool, sid)] == [a.pid]
+    assert [m["pid"] for m in mcp_markers.live_markers(world.spool, sid)] == [a.pid]
     subagents.remove()
-    assert not presence.mcp_live(world.spool, sid)
+    assert not mcp_markers.mcp_live(world.spool, sid)

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from mcp import ClientSession, stdio_client
 
-from attend import envelope, presence
+from attend.domain import envelope, mcp_markers
 from tests.conftest import World
 from tests.test_mcp_world import adopt, enroll, error_text, stdio_params, structured
 
@@ -200,7 +200,7 @@ def test_the_mcp_inspector_lists_the_tools_strictly_and_sends_only_from_inside_a
     )
     assert outside.returncode == 5, outside.stderr
     assert world.spool.room_names("open") == [record_id]
-    assert not presence.live_markers(world.spool, s.session_id)
+    assert not mcp_markers.live_markers(world.spool, s.session_id)
 
 
 def inotify_handles(pid: int) -> int:

@@ -22,8 +22,8 @@ import pytest
 from mcp import StdioServerParameters
 
 from attend import identity
-from attend.mcp_server import AttendServer, build_server
-from attend.standin import StandIn
+from attend.mcp.server import AttendServer, build_server
+from attend.testing.standin import StandIn
 from attend.verbs import join as join_verb
 from tests.conftest import World
 

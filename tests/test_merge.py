@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from attend import merge
-from attend.merge import MergeError
+from attend.setup import merge
+from attend.setup.merge import MergeError
 
 HOOKS = "/h/.claude/hooks/ways"
 DRAIN = f"{HOOKS}/attend-drain-stop.sh"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from attend import rooms, sessions
-from attend.context import Context
+from attend.domain import rooms, sessions
+from attend.domain.context import Context
 from attend.errors import NotEnrolledError, NotFoundError, SpoolError, UsageError
 from attend.spool import Spool
 from attend.verbs import inbox, reply, send

@@ -12,10 +12,11 @@ import anyio
 import pytest
 from mcp import Client
 
-from attend import envelope, identity, notify, peerwatch, rooms, sessions
-from attend.mcp_server import AttendServer
+from attend import identity
+from attend.domain import envelope, presence, rooms, sessions, trailer
+from attend.mcp.server import AttendServer
 from attend.spool import name_time, unique_name
-from attend.standin import StandIn
+from attend.testing.standin import StandIn
 from attend.verbs import reply as reply_verb
 from attend.verbs import send as send_verb
 from tests.conftest import World
@@ -185,7 +186,7 @@ async def test_channel_and_presence_subscriptions_report_their_kinds(world: Worl
         news = send_verb.run(world.context(b), send_verb.SendRequest("crew only", channel="crew"))
         record = identity.read_record(world.home / ".claude" / "sessions", b.pid)
         assert record is not None
-        peerwatch.publish(world.spool, record, "ended")
+        presence.publish(world.spool, record, "ended")
         shown = pending(structured(await client.call_tool("status", {})))
     kinds = sorted(i["kind"] for i in shown)
     assert kinds == ["channel:crew", "peer_ended"]
@@ -210,7 +211,7 @@ async def test_an_unknown_kind_is_refused_with_the_valid_ones(world: World) -> N
     async with Client(server, mode="legacy") as client:
         text = error_text(await client.call_tool("notify_subscribe", {"kinds": ["everything"]}))
     assert "unknown kind 'everything'" in text
-    for kind in notify.KINDS:
+    for kind in trailer.KINDS:
         assert kind in text
 
 
@@ -232,7 +233,7 @@ async def test_unsubscribing_another_sessions_subscription_reads_as_not_found(wo
 async def test_a_session_holds_at_most_32_subscriptions(world: World) -> None:
     _a, _b, server = pair(world)
     async with Client(server, mode="legacy") as client:
-        for _ in range(notify.SUB_CAP):
+        for _ in range(trailer.SUB_CAP):
             structured(await client.call_tool("notify_subscribe", {"kinds": ["open"]}))
         refused = error_text(await client.call_tool("notify_subscribe", {"kinds": ["open"]}))
     assert "32 subscriptions" in refused
@@ -403,11 +404,11 @@ async def test_inbox_wait_reports_a_delivery_a_loop_claims_between_listing_and_r
 ) -> None:
     a, b, server = pair(world)
     sent = direct(world, b, a, "claimed mid-look")
-    listed = notify.deliveries(world.spool, a.session_id)
+    listed = trailer.deliveries(world.spool, a.session_id)
     assert listed == [(sent, f"new/{sent}")]
     world.spool.claim(a.session_id, sent)  # the sensor loop wins the race after the listing
     world.spool.mark_seen(a.session_id, [sent])
-    monkeypatch.setattr(notify, "deliveries", lambda *_: listed)  # what the wait saw: the entry in new/
+    monkeypatch.setattr(trailer, "deliveries", lambda *_: listed)  # what the wait saw: the entry in new/
     async with Client(server, mode="legacy") as client:
         polled = structured(await client.call_tool("inbox_wait", {"seconds": 0}))
     assert [i["id"] for i in polled["items"]] == [sent]

@@ -45,7 +45,9 @@ def test_a_wheel_in_a_fresh_venv_installs_settings_hooks_and_skill(tmp_path: Pat
         "XDG_CACHE_HOME": str(home / ".cache"),
     }
     # The data comes from the wheel (attend/_data), not from this checkout.
-    where = run([str(py), "-c", "from attend.data import data_dir; print(data_dir('settings'))"], env=env, cwd=outside)
+    where = run(
+        [str(py), "-c", "from attend.setup.data import data_dir; print(data_dir('settings'))"], env=env, cwd=outside
+    )
     assert str(env_dir) in where.stdout and str(REPO) not in where.stdout
 
     run([str(env_dir / "bin" / "attend"), "install", "--target", str(home / ".claude")], env=env, cwd=outside)

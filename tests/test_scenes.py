@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from attend import channels, rooms, sessions
+from attend.domain import channels, rooms, sessions
 from tests._spoolkit import tree
 from tests.conftest import World
 

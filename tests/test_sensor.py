@@ -15,8 +15,10 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-from attend import envelope, identity, monitorline, peerwatch, rooms
-from attend.envelope import Signal
+from attend import identity
+from attend.conduits import monitor
+from attend.domain import envelope, presence, rooms
+from attend.domain.envelope import Signal
 from attend.spool import NAME_RE, Spool, unique_name
 from tests.conftest import World
 from tests.test_conduits import enroll, loops, maildir, stopped, wait_until
@@ -220,26 +222,26 @@ def test_a_restart_shows_what_arrived_while_down_once_and_a_burst_as_one_digest(
     peer.attend("send", "--to", str(s.cwd), "project one")
     loop = loops(s)
     lines = loop.wait_for(has("new messages"), "the digest")
-    assert lines[0] == monitorline.RESTARTED
+    assert lines[0] == monitor.RESTARTED
     assert f"{PREFIX}high] 12 new messages: 2 to you, 10 on #open — attend inbox for detail" in lines
     assert loop.stop() == 0
     again = loops(s)
     again.stop()
-    assert again.lines() == [monitorline.RESTARTED]  # shown once: nothing repeats
+    assert again.lines() == [monitor.RESTARTED]  # shown once: nothing repeats
 
 
 def test_long_bodies_split_at_words_into_at_most_three_chunks() -> None:
     words = " ".join(f"w{i:03d}" for i in range(300))  # 1,499 characters
-    parts = monitorline.chunks(words)
+    parts = monitor.chunks(words)
     assert len(parts) == 3
-    assert all(len(p) <= monitorline.CHUNK for p in parts)
+    assert all(len(p) <= monitor.CHUNK for p in parts)
     assert parts[-1].endswith("…see attend inbox for full message")
     assert all(not p.startswith(" ") for p in parts)
-    assert monitorline.chunks("short") == ["short"]
-    two = monitorline.chunks(" ".join(["abcd"] * 70))  # 349 characters: two chunks, no pointer
+    assert monitor.chunks("short") == ["short"]
+    two = monitor.chunks(" ".join(["abcd"] * 70))  # 349 characters: two chunks, no pointer
     assert len(two) == 2 and "see attend inbox" not in two[-1]
     sig = Signal("1", "Hana-beta", "agent", "x", "*", "open", "/p/proj", words, 0.0)
-    lines = monitorline.message_lines(sig)
+    lines = monitor.message_lines(sig)
     assert [line.split(": ", 1)[0][-5:] for line in lines] == ["(1/3)", "(2/3)", "(3/3)"]
 
 
@@ -320,8 +322,8 @@ def test_peer_sessions_starting_and_ending_become_one_presence_record_each(world
     c.close()
     for loop in (la, lb):
         loop.wait_for(has("peer session ended: Cleo (proj)"), "the ended line")
-    records = world.spool.room_names(peerwatch.ROOM)
-    bodies = [envelope.parse(world.spool.read(world.spool.room_path(peerwatch.ROOM, n))).body for n in records]
+    records = world.spool.room_names(presence.ROOM)
+    bodies = [envelope.parse(world.spool.read(world.spool.room_path(presence.ROOM, n))).body for n in records]
     assert bodies == ["started", "ended"]
 
 

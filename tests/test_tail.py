@@ -7,7 +7,7 @@ import json
 import select
 import subprocess
 
-from attend import channels
+from attend.domain import channels
 from tests._spoolkit import post
 from tests.conftest import ATTEND, World
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import click
 
-from attend.cli._render import context, emit, json_option, table
+from attend.cli.common import context, emit, json_option, table
+from attend.cli.render import as_dict
 from attend.errors import AttendError
-from attend.human import as_dict
 from attend.verbs import cleanup as cleanup_verb
 from attend.verbs import config as config_verb
 from attend.verbs import tail as tail_verb
@@ -108,7 +108,7 @@ def _line(r: Any) -> str:
 @click.option("--count", type=click.IntRange(min=1), help=tail_verb.PARAMS["count"])
 @json_option
 def tail(all_: bool, count: int | None, as_json: bool) -> None:
-    from attend.tail import Watching
+    from attend.conduits.tail import Watching
 
     try:
         for item in tail_verb.run(context(), tail_verb.TailRequest(all_, count)):

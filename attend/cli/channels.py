@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from attend.cli._render import context, emit, json_option, table
+from attend.cli.common import context, emit, json_option, table
 from attend.verbs import channels as channels_verb
 from attend.verbs import dissolve as dissolve_verb
 from attend.verbs import join as join_verb

@@ -7,8 +7,8 @@ import sys
 
 import click
 
-from attend import sensor
-from attend.cli._render import context, emit, json_option
+from attend.cli.common import context, emit, json_option
+from attend.conduits import loop as sensor
 from attend.verbs import log as log_verb
 
 
@@ -32,13 +32,13 @@ def log(lines: int, as_json: bool) -> None:
 
 def drain_hook() -> None:
     """``inbox --drain --format hook`` when it did reach click (flags in an unusual order)."""
-    from attend import drain, fastdrain
+    from attend.conduits import drain, fastdrain
 
     code = drain.hook_main(fastdrain.read_payload(), sys.stdout, sys.stderr)
     raise click.exceptions.Exit(code)
 
 
 def drain_plain() -> None:
-    from attend import drain
+    from attend.conduits import drain
 
     drain.plain(context(), sys.stdout, sys.stderr)

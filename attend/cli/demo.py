@@ -14,7 +14,7 @@ DESCRIPTION = (
 
 @click.command(help=DESCRIPTION)
 def demo() -> None:
-    from attend import demo as demo_mod
+    from attend.testing import demo as demo_mod
 
     try:
         demo_mod.run(click.echo)

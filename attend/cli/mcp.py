@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from attend.cli._render import context, emit, json_option, table
+from attend.cli.common import context, emit, json_option, table
 from attend.verbs import notify as notify_verb
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -16,7 +16,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 @click.command(help="Serve attend's tools to an MCP client over stdio; Claude Code launches it once per session.")
 def mcp() -> None:
-    from attend import mcp_server  # the mcp SDK costs ~0.6 s to import: only this command pays it
+    from attend.mcp import server as mcp_server  # the mcp SDK costs ~0.6 s to import: only this command pays it
 
     mcp_server.main()
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from attend.cli._render import context, emit, json_option, table
+from attend.cli.common import context, emit, json_option, table
 from attend.cli.mcp import wait_option
-from attend.human import sent_line
+from attend.cli.render import sent_line
 from attend.verbs import inbox as inbox_verb
 from attend.verbs import peers as peers_verb
 from attend.verbs import reply as reply_verb

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from attend.cli._render import emit, json_option, table
+from attend.cli.common import emit, json_option, table
 from attend.verbs import doctor as doctor_verb
 from attend.verbs import install as install_verb
 from attend.verbs import permissions as permissions_verb

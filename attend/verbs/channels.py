@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attend import channels
-from attend.context import Context
+from attend.domain import channels
+from attend.domain.context import Context
 from attend.errors import AttendError, UsageError
 
 DESCRIPTION = (

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from attend import cleanup, config
-from attend.cleanup import Item, Tally
-from attend.context import Context
+from attend.domain import config, retention
+from attend.domain.context import Context
+from attend.domain.retention import Item, Tally
 
 DESCRIPTION = (
     "Remove what the retention policy says is old: stale tmp files (36 h), the spool of sessions that "
@@ -31,19 +31,19 @@ class CleanupResult:
     by_reason: dict[str, Tally]
     sessions: list[str]
     channels: list[str]
-    items: list[Item]  # at most cleanup.ITEM_LIMIT; the totals count everything
+    items: list[Item]  # at most retention.ITEM_LIMIT; the totals count everything
     policy: dict[str, float]
     warnings: list[str] = field(default_factory=list)
 
 
 def run(ctx: Context, req: CleanupRequest, progress: Callable[[int, int], None] | None = None) -> CleanupResult:
     cfg = config.load(ctx.env, config.project_of(ctx.cwd))
-    policy = cleanup.Policy.from_config(cfg)
-    report = cleanup.run(
+    policy = retention.Policy.from_config(cfg)
+    report = retention.run(
         ctx.spool,
         policy,
         dry_run=req.dry_run,
-        is_live=cleanup.live_test(ctx.spool, ctx.sessions_dir),
+        is_live=retention.live_test(ctx.spool, ctx.sessions_dir),
         progress=progress,
     )
     return CleanupResult(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attend import config
-from attend.context import Context
+from attend.domain import config
+from attend.domain.context import Context
 from attend.errors import UsageError
 
 DESCRIPTION = (

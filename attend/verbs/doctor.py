@@ -11,7 +11,8 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from attend import delivery, identity, presence, sessions
+from attend import identity
+from attend.domain import delivery, mcp_markers, sessions
 from attend.errors import AttendError
 from attend.identity import Identity
 from attend.spool import Spool, default_root
@@ -100,7 +101,7 @@ def run(target: str | None = None, env: Mapping[str, str] | None = None, pid: in
             checks.append(Check(name, "skip", why))
     else:
         sid = who.id
-        mcp = presence.mcp_live(spool, sid)
+        mcp = mcp_markers.mcp_live(spool, sid)
         checks.append(
             Check("MCP marker", "ok", "attend mcp is connected")
             if mcp

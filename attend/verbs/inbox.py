@@ -6,8 +6,8 @@ import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from attend import envelope, receipts, rooms, sessions
-from attend.context import Context
+from attend.domain import envelope, receipts, rooms, sessions
+from attend.domain.context import Context
 from attend.errors import NotFoundError, UsageError
 from attend.identity import Identity
 from attend.spool import NAME_RE, Spool

@@ -18,10 +18,10 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
-from attend import notify, sessions
-from attend.context import Context
+from attend.conduits.watch import Watcher
+from attend.domain import sessions, trailer
+from attend.domain.context import Context
 from attend.errors import NotEnrolledError, UsageError
-from attend.watch import Watcher
 
 MAX_SECONDS = 60.0
 PROGRESS_EVERY = 5.0  # seconds between progress notes while waiting
@@ -41,7 +41,7 @@ class WaitRequest:
 
 @dataclass
 class Waited:
-    items: list[notify.Item]
+    items: list[trailer.Item]
     waited: float  # seconds
     timed_out: bool
     warnings: list[str] = field(default_factory=list)
@@ -111,7 +111,7 @@ def run(
         with stop.wakeable() as wake:
             next_note = start + PROGRESS_EVERY
             while True:
-                items = notify.take_deliveries(ctx.spool, who, keep=lambda: not stop.is_set())
+                items = trailer.take_deliveries(ctx.spool, who, keep=lambda: not stop.is_set())
                 now = time.monotonic()
                 if items or now >= deadline or stop.is_set():
                     return Waited(items, round(now - start, 3), not items, list(who.notes))

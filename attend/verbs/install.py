@@ -1,6 +1,6 @@
 """install / uninstall: apply attend's baseline to a Claude Code configuration, and withdraw it.
 
-The merge and the file handling live in attend.install; this module is the verb surface.
+The merge and the file handling live in attend.setup.install; this module is the verb surface.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from attend import install as core
+from attend.setup import install as core
 from attend.spool import default_root
 
 DESCRIPTION = (

@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from attend import channels, rooms, sessions
-from attend.context import Context
+from attend.domain import channels, rooms, sessions
+from attend.domain.context import Context
 from attend.identity import Identity
 from attend.spool import Spool
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attend import channels, sessions
-from attend.context import Context
+from attend.domain import channels, sessions
+from attend.domain.context import Context
 from attend.identity import Identity
 from attend.spool import Spool
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from attend import identity, notify
-from attend.context import Context
+from attend import identity
+from attend.domain import trailer
+from attend.domain.context import Context
 from attend.errors import IdentityError, NotFoundError
 from attend.identity import Identity
 
@@ -73,18 +74,18 @@ def _session(ctx: Context) -> Identity:
 
 
 def subscribe(ctx: Context, req: SubscribeRequest) -> Subscribed:
-    kinds = notify.parse_kinds(req.kinds)
+    kinds = trailer.parse_kinds(req.kinds)
     # The same path grammar as a `to` project address: ~ expanded, symlinks and relative parts resolved.
     project = identity.normalise_origin(os.path.realpath(os.path.expanduser(req.project))) if req.project else None
     who = _session(ctx)
-    sub = notify.subscribe(ctx.spool, who, kinds, project)
+    sub = trailer.subscribe(ctx.spool, who, kinds, project)
     return Subscribed(sub.id, sub.kinds, sub.project, list(who.notes))
 
 
 def unsubscribe(ctx: Context, req: UnsubscribeRequest) -> Unsubscribed:
     who = _session(ctx)
     # Another session's subscription lives in its own folder, so it reads exactly like a missing one.
-    if not notify.unsubscribe(ctx.spool, who.id, req.subscription_id):
+    if not trailer.unsubscribe(ctx.spool, who.id, req.subscription_id):
         raise NotFoundError(f"no subscription {req.subscription_id!r} for this session; attend notify list shows yours")
     return Unsubscribed(req.subscription_id, True, list(who.notes))
 
@@ -92,7 +93,7 @@ def unsubscribe(ctx: Context, req: UnsubscribeRequest) -> Unsubscribed:
 def list_subscriptions(ctx: Context) -> Subscriptions:
     who = _session(ctx)
     subs = [
-        SubscriptionInfo(s.id, s.kinds, s.project, notify.iso(s.created_at))
-        for s in notify.load_subscriptions(ctx.spool, who.id)
+        SubscriptionInfo(s.id, s.kinds, s.project, trailer.iso(s.created_at))
+        for s in trailer.load_subscriptions(ctx.spool, who.id)
     ]
     return Subscriptions(subs, list(who.notes))

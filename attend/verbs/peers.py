@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attend import channels, identity, presence, rooms, sessions
-from attend.context import Context
+from attend import identity
+from attend.domain import channels, mcp_markers, rooms, sessions
+from attend.domain.context import Context
 from attend.errors import AttendError
 
 DESCRIPTION = "List live Claude Code sessions on this machine: display name, project, status, channels, conduits."
@@ -61,11 +62,11 @@ def run(ctx: Context) -> Peers:
                 session_id=sid,
                 display=identity.persona(who) + (f"-{ordinal}" if ordinal else ""),
                 project=origin,
-                status=record.status or presence.transcript_status(ctx.env, record),
+                status=record.status or mcp_markers.transcript_status(ctx.env, record),
                 enrolled=sessions.is_enrolled(spool, sid),
                 channels=member_of.get(sid, []),
                 sensor=sessions.run_is_live(spool, sid),
-                mcp=presence.mcp_live(spool, sid),
+                mcp=mcp_markers.mcp_live(spool, sid),
                 self=sid == me,
                 pid=record.pid,
                 ordinal=ordinal,

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attend import install as core
+from attend.setup import install as core
 
 DESCRIPTION = (
     "Report whether a Claude Code configuration is wired for attend: every attend tool's allow entry, "

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from attend import addressing, envelope, rooms, sessions
-from attend.context import Context
+from attend.domain import addressing, envelope, rooms, sessions
+from attend.domain.context import Context
 from attend.errors import AttendError, NotFoundError
 from attend.spool import NAME_RE, Spool
 from attend.verbs.send import Sent, check_id, check_message, check_on_behalf_of, deliver

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attend import channels, scenes, sessions
-from attend.context import Context
+from attend.domain import channels, scenes, sessions
+from attend.domain.context import Context
 from attend.verbs.join import join_one
 from attend.verbs.leave import leave_one
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attend import scenes
-from attend.context import Context
+from attend.domain import scenes
+from attend.domain.context import Context
 
 DESCRIPTION = "List the scenes (named sets of channels) from scenes.yaml, and the built-in 'private'."
 PARAMS: dict[str, str] = {}

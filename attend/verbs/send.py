@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attend import addressing, rooms, sessions
-from attend.context import MESSAGE_BUDGET, MESSAGE_LIMIT, Context
-from attend.envelope import Signal
+from attend.domain import addressing, rooms, sessions
+from attend.domain.context import MESSAGE_BUDGET, MESSAGE_LIMIT, Context
+from attend.domain.envelope import Signal
 from attend.errors import UsageError
 from attend.identity import Identity
 from attend.spool import NAME_RE
@@ -85,7 +85,7 @@ def check_on_behalf_of(value: str | None) -> str | None:
 def deliver(
     ctx: Context, sender: Identity, message: str, address: addressing.Address, re: str | None, obo: str | None
 ) -> Sent:
-    from attend import delivery
+    from attend.domain import delivery
 
     sig = Signal(
         id="",

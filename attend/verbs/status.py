@@ -6,8 +6,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from attend import presence, sessions
-from attend.context import Context
+from attend.domain import mcp_markers, sessions
+from attend.domain.context import Context
 
 DESCRIPTION = (
     "Show this session's state: identity and how it was resolved, enrollment, registration, pending "
@@ -94,7 +94,7 @@ def run(ctx: Context) -> Status:
         conduits=Conduits(
             sensor=who.is_agent and sessions.run_is_live(spool, who.id),
             drain=enrolled,
-            mcp=who.is_agent and presence.mcp_live(spool, who.id),
+            mcp=who.is_agent and mcp_markers.mcp_live(spool, who.id),
         ),
         # A human may join channels too (its member file is named by its id).
         channels=["#" + c for c in sessions.channels_of(spool, who.id)],

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from attend.context import Context
-from attend.tail import Record, Tail, Watching
+from attend.conduits.tail import Record, Tail, Watching
+from attend.domain.context import Context
 from attend.verbs.inbox import caller_rooms
 
 DESCRIPTION = (

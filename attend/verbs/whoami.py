@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attend import identity, sessions
-from attend.context import Context
+from attend import identity
+from attend.domain import sessions
+from attend.domain.context import Context
 
 DESCRIPTION = "Show who attend resolves the caller to: session id, project, display name, and how it was resolved."
 PARAMS: dict[str, str] = {}

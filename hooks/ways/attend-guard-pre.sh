@@ -25,7 +25,7 @@ if ! command -v "${py%% *}" >/dev/null 2>&1; then
 fi
 # Unquoted on purpose: a launcher may read "#!/usr/bin/env python3". Its stderr is held so that a
 # crash (a traceback) still comes out as the contract's one line.
-err=$($py -I -m attend.guard 2>&1 >/dev/null)
+err=$($py -I -m attend.setup.guard 2>&1 >/dev/null)
 rc=$?
 if [ "$rc" -eq 0 ] || [ "$rc" -eq 2 ]; then
     [ -n "$err" ] && printf '%s\n' "$err" >&2

@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from attend import envelope
+from attend.domain import envelope
 from tests.conftest import SCRUB, World
 from tests.e2e.fake_api import Entry, FakeAPI, Reply, Request
 

@@ -1,0 +1,420 @@
+"""The sensor loop, ``attend run``: launched by the agent under Claude Code's Monitor tool, it prints
+one stdout line per event, which wakes an idle session.
+
+Order matters at start-up: the duplicate-run lock first (a second loop changes nothing), then
+enrollment (which applies the cold-start rule), then repair, banner, the cold-start note, and
+anything a killed conduit left in ``claimed/``.
+
+Each delivery is claimed by rename (new/ -> claimed/), printed and flushed, then renamed into cur/
+as seen, all under the session's show lock, so the loop and the drain never both show a message
+and whoever holds the lock may show what a dead conduit abandoned in ``claimed/``. The loop sleeps
+in an inotify read (a few seconds' timeout for housekeeping), never in a busy poll.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import IO, Any
+
+from attend import identity
+from attend.conduits import monitor
+from attend.conduits.watch import ARRIVALS, CHANGES, Watcher
+from attend.domain import delivery, envelope, mcp_markers, presence, rooms, sessions
+from attend.domain.context import Context
+from attend.domain.envelope import EnvelopeError, Signal
+from attend.errors import AttendError, IdentityError
+from attend.identity import Identity
+from attend.spool import Spool
+
+DESCRIPTION = (
+    "Run the sensor loop for this Claude session: one line per incoming message or peer event. "
+    "Launch it only with the Monitor tool (never Bash); re-arm it when Monitor's deadline ends it."
+)
+
+PACE = 0.2  # seconds between message lines: Claude Code suppresses a flood of Monitor events
+HOUSEKEEPING = 5.0  # the longest the loop sleeps without looking around
+SHOW_WAIT = 0.5  # seconds the loop waits for the show lock; a holder stuck longer is left until a later look
+REPAIR_EVERY = 5.0
+HEARTBEAT_EVERY = 30.0  # the heartbeat is fresh for 90 s
+LIVENESS_EVERY = 60.0  # a peer pid that died without removing its record is noticed this late
+BANNER = "banner"  # per session: the fingerprint of the last banner printed
+REPLY_HINT = "reply-hint"  # per session: present once the reply hint has been shown
+
+
+class _Stop(Exception):
+    """SIGTERM or SIGINT arrived while the loop slept."""
+
+
+class RunLock:
+    """The duplicate-run lock: portalocker, exclusive and non-blocking, on ``sessions/<sid>/run.lock``
+    (``sessions.run_is_live`` probes the same file). Never unlinked: that would split holders."""
+
+    def __init__(self, handle: IO[bytes]) -> None:
+        self.handle = handle
+
+    @classmethod
+    def take(cls, spool: Spool, sid: str) -> RunLock | None:
+        import portalocker
+
+        path = spool.session_dir(sid) / "run.lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        handle = os.fdopen(fd, "r+b")
+        try:
+            portalocker.lock(handle, portalocker.LOCK_EX | portalocker.LOCK_NB)
+        except portalocker.exceptions.LockException:
+            handle.close()
+            return None
+        return cls(handle)
+
+    def release(self) -> None:
+        self.handle.close()
+
+
+@dataclass
+class Sensor:
+    ctx: Context
+    write: Callable[[str], None]
+    warn: Callable[[str], None]
+    who: Identity
+    lock: RunLock
+    watcher: Watcher = field(default_factory=Watcher)
+    stopping: bool = False
+    waiting: bool = False
+    last_line: float = 0.0
+    retry_at: float = 0.0  # pending mail that could not be shown is not a reason to wake before this
+    failing: dict[str, str] = field(default_factory=dict)  # step -> the failure last reported
+    due: dict[str, float] = field(default_factory=dict)
+    peers: presence.PeerWatch | None = None
+
+    @property
+    def spool(self) -> Spool:
+        return self.ctx.spool
+
+    @property
+    def sid(self) -> str:
+        return self.who.id
+
+    # ---------------------------------------------------------------- start-up
+
+    def start(self) -> None:
+        enrolled = sessions.enroll(self.spool, self.who, "run")
+        sessions.touch_heartbeat(self.spool, self.sid)
+        self._watch_own()
+        self.peers = presence.PeerWatch(self.spool, self.ctx.sessions_dir)
+        self.peers.baseline()
+        self._watch_presence()
+        list(presence.read_new(self.spool, self.sid))  # first run: start the cursor at now
+        self._safe(lambda: delivery.repair(self.spool, self.sid), "repair")
+        self._banner(enrolled.ordinal)
+        note = sessions.take_notice(self.spool, self.sid)
+        if note:
+            self.write(monitor.note_line(note))
+        if self.watcher.fallback_reason:
+            self.warn(f"attend: {self.watcher.fallback_reason}")
+        self._load_config()
+        now = time.monotonic()
+        self.due = {
+            "repair": now + REPAIR_EVERY,
+            "heartbeat": now + HEARTBEAT_EVERY,
+            "liveness": now + LIVENESS_EVERY,
+            "cleanup": now if self.cleanup_every else float("inf"),
+        }
+        if not self._safe(lambda: self.deliver(recover=True), "delivery"):
+            self._back_off()
+
+    def _watch_own(self) -> None:
+        self.spool.make_maildir(self.sid)
+        self.watcher.add("new", self.spool.root / "sessions" / self.sid / "new", ARRIVALS)
+
+    def _watch_presence(self) -> None:
+        self.watcher.add("presence", self.spool.dir("rooms", presence.ROOM, "new"), ARRIVALS)
+        if os.path.isdir(self.ctx.sessions_dir):
+            self.watcher.add("records", self.ctx.sessions_dir, CHANGES)
+
+    def _banner(self, ordinal: str) -> None:
+        display = f"{identity.persona(self.who)}-{ordinal}"
+        labels = [rooms.scope(r) for r in sessions.receive_rooms(self.spool, self.sid)]
+        mcp = mcp_markers.mcp_live(self.spool, self.sid)
+        text = monitor.banner(display, monitor.project_name(self.who.origin), labels, mcp)
+        if self.spool.read_text("sessions", self.sid, BANNER) == text:
+            self.write(monitor.RESTARTED)
+            return
+        self.write(text)
+        self.spool.write_state(text.encode(), "sessions", self.sid, BANNER)
+
+    # ---------------------------------------------------------------- the loop
+
+    def loop(self) -> None:
+        while not self.stopping:
+            tags = self._sleep()
+            if self.stopping:
+                return
+            self._safe(self.follow_clear, "the /clear move")
+            if "records" in tags:
+                self._safe(self._scan_peers, "presence")
+            if not self._safe(self.deliver, "delivery"):
+                self._back_off()
+            self.housekeeping()
+            if "presence" in tags or "records" in tags:
+                self._safe(self._show_presence, "presence")
+
+    def _sleep(self) -> set[str]:
+        """Sleep in the inotify read until an event or the next housekeeping; while paced lines are
+        pending, sleep out the pace instead (events during it only say what re-listing will find)."""
+        now = time.monotonic()
+        pending = now >= self.retry_at and bool(self.spool.listing(self.sid, "new"))
+        pace_left = self.last_line + PACE - now
+        self.waiting = True
+        try:
+            if self.stopping:
+                return set()
+            if pending and pace_left > 0:
+                time.sleep(pace_left)
+                return self.watcher.wait(0)
+            if pending:
+                return self.watcher.wait(0)
+            timeout = min(self.due.values()) - now if self.due else HOUSEKEEPING
+            return self.watcher.wait(max(0.0, min(timeout, HOUSEKEEPING)))
+        except _Stop:
+            return set()
+        finally:
+            self.waiting = False
+
+    def deliver(self, recover: bool = False) -> None:
+        """Show what is pending: one message per pace slot, or one digest line for a burst."""
+        pending = self.spool.listing(self.sid, "new")
+        if not pending and not recover:
+            return
+        if not recover and time.monotonic() - self.last_line < PACE:
+            return  # the next wake (at most PACE away) shows it, or folds it into a digest
+        with self.spool.show_lock(self.sid, timeout=SHOW_WAIT) as held:
+            if not held:
+                # Another conduit is mid-show, or stopped there: it shows these. Waiting for it without
+                # bound would hang the loop, deaf even to SIGTERM; look again later instead.
+                self._back_off()
+                return
+            names = self.spool.listing(self.sid, "claimed") if recover else []
+            pending = self.spool.listing(self.sid, "new")
+            digest = len(names) + len(pending) > monitor.DIGEST_OVER
+            names += self._claim(pending if digest else None, pending)
+            if not names:
+                if pending:
+                    self._stuck()
+                return
+            self.retry_at = 0.0
+            shown = self._read(names)
+            if digest:
+                self.write(monitor.digest_line([s for _, s in shown]))
+            else:
+                for _, sig in shown:
+                    self.write_message(sig)
+            self.spool.mark_seen(self.sid, names)
+        if shown:
+            self.last_line = time.monotonic()
+        self._record_inbound([s for _, s in shown])
+
+    def _claim(self, batch: list[str] | None, pending: list[str]) -> list[str]:
+        """Claim ``batch`` whole, or (None) the oldest pending entry this loop can win."""
+        if batch is not None:
+            return self.spool.claim_all(self.sid, batch)
+        for name in pending:
+            if won := self.spool.claim_all(self.sid, [name]):
+                return won
+        return []
+
+    def _stuck(self) -> None:
+        """Entries sit in new/ and none could be claimed (claimed/ gone, say): remake the maildir and
+        look again at the next housekeeping, rather than spin on a listing that never empties."""
+        self._back_off()
+        self.spool.forget_dirs()
+        self.spool.make_maildir(self.sid)
+
+    def _back_off(self) -> None:
+        self.retry_at = time.monotonic() + HOUSEKEEPING
+
+    def _read(self, names: list[str]) -> list[tuple[str, Signal]]:
+        out = []
+        for name in names:
+            path = self.spool.delivery_path(self.sid, "claimed", name)
+            try:
+                sig = envelope.parse(self.spool.read(path))
+            except FileNotFoundError:
+                continue
+            except (OSError, EnvelopeError) as e:
+                self.warn(f"attend: set aside unreadable delivery {name}: {e}")
+                self.spool.set_aside(path)
+                continue
+            out.append((name, sig))
+        return out
+
+    def write_message(self, sig: Signal) -> None:
+        hint = ""
+        if not self.spool.exists("sessions", self.sid, REPLY_HINT):
+            hint = monitor.reply_hint(mcp_markers.mcp_live(self.spool, self.sid))
+            self.spool.create_exclusive(b"", "sessions", self.sid, REPLY_HINT)
+        for line in monitor.message_lines(sig, hint):
+            self.write(line)
+
+    def _record_inbound(self, shown: list[Signal]) -> None:
+        others = [s.id for s in shown if s.from_id != self.sid]
+        if others:
+            sessions.set_last_inbound(self.spool, self.sid, max(others))
+
+    # ---------------------------------------------------------------- presence
+
+    def _scan_peers(self) -> None:
+        if self.peers is not None:
+            self.peers.scan()
+
+    def _show_presence(self) -> None:
+        for ev in list(presence.read_new(self.spool, self.sid)):
+            if ev.sid == self.sid:
+                continue
+            same = ev.origin == self.who.origin
+            self.write(monitor.presence_line(ev.event, ev.display, ev.origin, same))
+
+    # ---------------------------------------------------------------- housekeeping
+
+    def housekeeping(self) -> None:
+        now = time.monotonic()
+        if now >= self.due["heartbeat"]:
+            sessions.touch_heartbeat(self.spool, self.sid)
+            self.due["heartbeat"] = now + HEARTBEAT_EVERY
+        if now >= self.due["repair"]:
+            self._safe(lambda: delivery.repair(self.spool, self.sid), "repair")
+            self._safe(self._recover, "recovery")
+            self.due["repair"] = now + REPAIR_EVERY
+        if now >= self.due["liveness"]:
+            if not self.watcher.watching("records") and os.path.isdir(self.ctx.sessions_dir):
+                self.watcher.add("records", self.ctx.sessions_dir, CHANGES)
+            self._safe(self._scan_peers, "presence")
+            self._safe(self._show_presence, "presence")
+            self.due["liveness"] = now + LIVENESS_EVERY
+        if now >= self.due["cleanup"]:
+            self._safe(self._sweep, "cleanup")
+            self.due["cleanup"] = now + self.cleanup_every
+
+    def _recover(self) -> None:
+        """A conduit killed between claim and show left entries in claimed/: show them now, not at
+        the next restart or turn end, which for an idle session may be far off."""
+        if self.spool.listing(self.sid, "claimed"):
+            self.deliver(recover=True)
+
+    def _load_config(self) -> None:
+        from attend.domain import config
+
+        self.config = config.load(self.ctx.env, self.who.origin)
+        for warning in self.config.warnings():
+            self.warn(f"attend: {warning}")
+        self.cleanup_every = float(self.config.get("sensor.cleanup_interval"))
+
+    def _sweep(self) -> None:
+        """The bounded retention pass (the same policy as `attend cleanup`), so a spool stays bounded."""
+        from attend.domain import retention
+
+        report = retention.sweep(
+            self.spool,
+            budget=int(self.config.get("sensor.cleanup_budget")),
+            policy=retention.Policy.from_config(self.config),
+        )
+        if report.files:
+            self.spool.log(f"cleanup: removed {report.files} file(s), {report.bytes} bytes")
+
+    def _safe(self, step: Callable[[], Any], what: str) -> bool:
+        """A step that fails is logged, never fatal: the loop must go on. A failure that repeats is
+        reported once, not at every wake. Returns whether the step succeeded."""
+        try:
+            step()
+        except BrokenPipeError:
+            raise  # Monitor is gone: nobody is left to read, so the loop ends
+        except (OSError, ValueError, AttendError) as e:
+            line = f"attend run: {what} failed: {e}"
+            if self.failing.get(what) != line:
+                self.failing[what] = line
+                self.warn(line)
+                self.spool.log(line)
+            return False
+        self.failing.pop(what, None)
+        return True
+
+    # ---------------------------------------------------------------- /clear
+
+    def follow_clear(self) -> None:
+        """A new session id for the same Claude process: carry everything over, then go on."""
+        pid = self.who.claude_pid
+        if pid is None:
+            return
+        record = identity.read_record(self.ctx.sessions_dir, pid)
+        if record is None or record.session_id == self.sid or record.proc_start != self.who.proc_start:
+            return
+        try:
+            new = self.ctx.who()
+        except IdentityError:
+            return
+        if new.id == self.sid or new.claude_pid != pid:
+            return
+        old = self.sid
+        lock = RunLock.take(self.spool, new.id)
+        if lock is None:
+            self.write(f"[attend] another attend is already running for session {new.id}")
+            self.stopping = True
+            return
+        sessions.move_session(self.spool, old, new)
+        self.lock.release()
+        self.lock = lock
+        self.who = new
+        sessions.touch_heartbeat(self.spool, new.id)
+        self._watch_own()
+        self.write(f"[attend] session id changed ({old} → {new.id}): enrollment, ordinal and messages carried over")
+
+    # ---------------------------------------------------------------- signals
+
+    def on_signal(self, signum: int, frame: FrameType | None) -> None:
+        self.stopping = True
+        if self.waiting:
+            raise _Stop
+
+
+def run(ctx: Context, write: Callable[[str], None], warn: Callable[[str], None]) -> int:
+    """Run until killed. Returns the exit code: 0 for a clean stop or a duplicate loop."""
+    who = ctx.who()
+    if not who.is_agent:
+        raise IdentityError(
+            "attend run serves a Claude Code session and found none in its ancestry; "
+            "arm it from a session with the Monitor tool (command: attend run)"
+        )
+    lock = RunLock.take(ctx.spool, who.id)
+    if lock is None:
+        write(f"another attend is already running for session {who.id}")
+        return 0
+    sensor = Sensor(ctx, write, warn, who, lock)
+    previous = {s: signal.signal(s, sensor.on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        sensor.start()
+        sensor.loop()
+    except _Stop:
+        pass
+    except BrokenPipeError:
+        pass  # Monitor is gone; nobody is left to read
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        sensor.watcher.close()
+        sensor.lock.release()
+    return 0
+
+
+def stdout_writer(stream: IO[str] | None = None) -> Callable[[str], None]:
+    out = stream or sys.stdout
+
+    def write(line: str) -> None:
+        out.write(line + "\n")
+        out.flush()
+
+    return write

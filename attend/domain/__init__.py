@@ -1,0 +1,1 @@
+"""The domain: what a message, a session, a channel and a room are, over the gate (``attend.spool``)."""

@@ -1,0 +1,151 @@
+"""The address grammar of ``to``: ``*``, ``#name``, a project path, or comma-separated session ids
+or display names (``Hana-beta``, or a unique prefix), resolved at send time.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from attend import identity
+from attend.domain import channels, rooms, sessions
+from attend.errors import NotFoundError, UsageError
+from attend.identity import Identity
+from attend.spool import Spool
+
+
+@dataclass(frozen=True)
+class Address:
+    rooms: list[str]
+    to: str  # the To header
+
+
+def scope_to(to: str | None, channel: str | None, broadcast: bool) -> str:
+    """Fold the three scope parameters into one ``to``; two scopes at once is an error."""
+    given = [s for s in (to is not None, channel is not None, broadcast) if s]
+    if len(given) > 1:
+        raise UsageError("choose one scope: to, channel or broadcast, not several")
+    if broadcast:
+        return "*"
+    if channel is not None:
+        return "#" + (channel[1:] if channel.startswith("#") else channel)
+    return to if to is not None else "*"
+
+
+def resolve(spool: Spool, to: str, sender: Identity, sessions_dir: os.PathLike[str] | str) -> Address:
+    to = to.strip()
+    if to in ("*", "#open", "open"):
+        return Address([rooms.OPEN], "*")
+    if to.startswith("#"):
+        return _channel(spool, to, sender, sessions_dir)
+    if "/" in to or to.startswith(("~", ".")):
+        return _project(to, sender, sessions_dir)
+    return _sessions(spool, to, sender, sessions_dir)
+
+
+def _channel(spool: Spool, to: str, sender: Identity, sessions_dir: os.PathLike[str] | str) -> Address:
+    name = rooms.channel_name(to)
+    live = live_channels(spool, sender.id, sessions_dir)
+    if name not in live:
+        listed = ", ".join("#" + c for c in live) or "none"
+        state = "no such channel" if not channels.exists(spool, name) else "no member but you is here"
+        raise NotFoundError(
+            f"cannot send to #{name}: {state} (channels with members to hear it: {listed}); or send to #open"
+        )
+    return Address([rooms.channel_room(name)], "#" + name)
+
+
+def live_channels(spool: Spool, exclude: str, sessions_dir: os.PathLike[str] | str) -> list[str]:
+    out = []
+    for name in channels.names(spool):
+        if any(m != exclude and _hears(spool, name, m, sessions_dir) for m in channels.members(spool, name)):
+            out.append(name)
+    return out
+
+
+def _hears(spool: Spool, channel: str, member: str, sessions_dir: os.PathLike[str] | str) -> bool:
+    """A live session, or a human member (who reads the channel with inbox or tail; a human has no
+    session record to judge liveness by, and stays a member until it leaves)."""
+    if channels.member_kind(spool, channel, member) == "human":
+        return True
+    return sessions.is_live(spool, member, sessions_dir)
+
+
+def live_projects(sessions_dir: os.PathLike[str] | str) -> dict[str, list[identity.SessionRecord]]:
+    projects: dict[str, list[identity.SessionRecord]] = {}
+    for record in identity.live_records(Path(sessions_dir)):
+        if record.cwd:
+            projects.setdefault(identity.normalise_origin(record.cwd), []).append(record)
+    return projects
+
+
+def _project(to: str, sender: Identity, sessions_dir: os.PathLike[str] | str) -> Address:
+    path = identity.normalise_origin(os.path.realpath(os.path.expanduser(to)))
+    live = live_projects(sessions_dir)
+    if not any(r.session_id != sender.id for r in live.get(path, [])):
+        others = sorted(p for p, recs in live.items() if any(r.session_id != sender.id for r in recs))
+        if not others:
+            raise NotFoundError(f"no live session at {path}, and no other live session on this machine")
+        near = _nearest(path, others)
+        hint = f"; did you mean {near}?" if near else ""
+        raise NotFoundError(f"no live session at {path}; live projects: {', '.join(others)}{hint}")
+    return Address([rooms.project_room(path)], path)
+
+
+def _nearest(path: str, candidates: list[str]) -> str | None:
+    def shared_tail(a: str, b: str) -> int:
+        n = 0
+        for x, y in zip(reversed(a.split("/")), reversed(b.split("/")), strict=False):
+            if x != y:
+                break
+            n += 1
+        return n
+
+    best = max(candidates, key=lambda c: (shared_tail(path, c), -len(c)))
+    if shared_tail(path, best):
+        return best
+    import difflib
+
+    close = difflib.get_close_matches(path, candidates, n=1)
+    return close[0] if close else None
+
+
+def _sessions(spool: Spool, to: str, sender: Identity, sessions_dir: os.PathLike[str] | str) -> Address:
+    wanted = [part.strip() for part in to.split(",") if part.strip()]
+    if not wanted:
+        raise UsageError(f"empty address {to!r}; use *, #channel, a project path, or session ids or names")
+    names = display_names(spool)
+    sids: list[str] = []
+    for want in wanted:
+        sid = _one_session(spool, want, names, sessions_dir)
+        if sid not in sids:
+            sids.append(sid)
+    return Address([rooms.direct_room(s) for s in sids], ",".join(sids))
+
+
+def display_names(spool: Spool) -> dict[str, str]:
+    """Every registered session's display name (``Persona-ordinal``) mapped to its id."""
+    out: dict[str, str] = {}
+    for _key, sid, entry in sessions.all_registrations(spool):
+        if entry.get("persona") and entry.get("ordinal"):
+            out[f"{entry['persona']}-{entry['ordinal']}"] = sid
+    return out
+
+
+def _one_session(spool: Spool, want: str, names: dict[str, str], sessions_dir: os.PathLike[str] | str) -> str:
+    if rooms.is_session_id(want) and (
+        spool.exists("sessions", want) or any(r.session_id == want for r in identity.live_records(Path(sessions_dir)))
+    ):
+        return sessions.moved_to(spool, want)
+    lowered = want.lower()
+    exact = [sid for name, sid in names.items() if name.lower() == lowered]
+    matches = exact or [sid for name, sid in names.items() if name.lower().startswith(lowered)]
+    if len(set(matches)) == 1:
+        return sessions.moved_to(spool, matches[0])
+    if len(set(matches)) > 1:
+        options = sorted(n for n, s in names.items() if s in matches)
+        raise UsageError(f"{want!r} matches several sessions ({', '.join(options)}); give more of the name")
+    known = sorted(names)
+    hint = f"; known: {', '.join(known[:10])}" if known else ""
+    raise NotFoundError(f"no session named {want!r}{hint} (attend peers lists them)")

@@ -1,0 +1,274 @@
+"""Channel membership: one file per member under channels/<name>/members/, written and removed
+atomically, so concurrent joins never erase each other (the original's last-writer-wins yaml did).
+
+Layout: ``channels/<name>/meta.json`` (pinned, description) and ``channels/<name>/members/<id>``,
+one small JSON file per member (``kind``, ``joined_at``). The member's id is the file name; the
+content is informational, so a hand-edited body never changes who is a member.
+
+Locking: joiners hold the channel's lock shared (they never conflict: each writes its own file);
+whatever removes the whole channel, or rewrites meta.json, holds it exclusive. So a channel is never
+removed under a join in progress, and two meta updates never lose one another.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from attend import identity
+from attend.domain import rooms, sessions
+from attend.errors import NotFoundError, UsageError
+from attend.spool import Spool
+
+# A member is a session id, or a human id ``user`` / ``user@terminal`` (identity.human_id's grammar).
+MEMBER_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}(@[A-Za-z0-9._-]{1,64})?")
+DESCRIPTION_MAX = 200  # characters; a description is one line in a table
+
+
+@dataclass(frozen=True)
+class ChannelInfo:
+    name: str
+    members: tuple[str, ...]
+    pinned: bool
+    description: str
+    warnings: tuple[str, ...] = field(default=())
+
+
+def _lock(name: str) -> str:
+    return f"channel.{name}"
+
+
+def parse_name(raw: str, verb: str) -> str:
+    """A channel name from the caller (optional leading '#'); #open gets its own clear refusal."""
+    bare = raw.strip()
+    bare = bare[1:] if bare.startswith("#") else bare
+    if bare == rooms.OPEN:
+        raise UsageError(f"#open is the base channel: every session is always in it, so it cannot be {verb}")
+    return rooms.channel_name(bare)
+
+
+def exists(spool: Spool, name: str) -> bool:
+    return spool.exists("channels", name, "members")
+
+
+def require(spool: Spool, name: str, *, creatable: bool = True) -> None:
+    """Refuse a channel that does not exist, listing those that do (and how to make one, where apt)."""
+    if not exists(spool, name):
+        known = names(spool)
+        hint = f"; channels: {', '.join('#' + n for n in known)}" if known else "; there are no channels yet"
+        make = f" (attend channels create {name} makes one)" if creatable else ""
+        raise NotFoundError(f"#{name}: no such channel{hint}{make}")
+
+
+def names(spool: Spool) -> list[str]:
+    try:
+        found = os.listdir(spool.root / "channels")
+    except FileNotFoundError:
+        return []
+    return sorted(n for n in found if rooms.CHANNEL_RE.fullmatch(n) and n not in rooms.RESERVED)
+
+
+def read_members(spool: Spool, name: str) -> tuple[list[str], list[str]]:
+    """(valid member ids, warnings about entries skipped). Never raises on hand-edited nonsense."""
+    folder = spool.root / "channels" / name / "members"
+    try:
+        entries = list(os.scandir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return [], []
+    out: list[str] = []
+    warnings: list[str] = []
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue  # a member file being published (tmp name)
+        if not entry.is_file(follow_symlinks=False) or not MEMBER_RE.fullmatch(entry.name):
+            warnings.append(f"#{name}: skipped {entry.path}: not a member file (remove it)")
+            continue
+        out.append(entry.name)
+    return sorted(out), warnings
+
+
+def members(spool: Spool, name: str) -> list[str]:
+    return read_members(spool, name)[0]
+
+
+def member_kind(spool: Spool, name: str, member: str) -> str:
+    """``agent`` or ``human``, from the member file; a body edited into nonsense falls back to
+    whether the id has a session folder."""
+    text = spool.read_text("channels", name, "members", member)
+    try:
+        kind = json.loads(text).get("kind") if text else None
+    except (ValueError, AttributeError):
+        kind = None
+    if kind in ("agent", "human"):
+        return str(kind)
+    return "agent" if spool.exists("sessions", member) else "human"
+
+
+def read_meta(spool: Spool, name: str) -> tuple[dict[str, object], str | None]:
+    """(meta, warning). An unreadable meta.json reads as pinned, so nothing deletes the channel by mistake."""
+    text = spool.read_text("channels", name, "meta.json")
+    if text is None:
+        return {}, None
+    try:
+        raw = json.loads(text)
+        if not isinstance(raw, dict):
+            raise ValueError("not an object")
+    except ValueError:
+        path = spool.root / "channels" / name / "meta.json"
+        return {"pinned": True}, f"#{name}: {path} is not valid JSON; treating the channel as pinned (fix or remove it)"
+    return raw, None
+
+
+def meta(spool: Spool, name: str) -> dict[str, object]:
+    return read_meta(spool, name)[0]
+
+
+def info(spool: Spool, name: str) -> ChannelInfo:
+    m, warn = read_meta(spool, name)
+    found, warnings = read_members(spool, name)
+    desc = m.get("description")
+    return ChannelInfo(
+        name,
+        tuple(found),
+        m.get("pinned") is True,
+        desc if isinstance(desc, str) else "",
+        tuple(warnings + ([warn] if warn else [])),
+    )
+
+
+def check_description(text: str) -> str:
+    text = text.strip()
+    if not text.isprintable():
+        raise UsageError("description must be a single line of printable text")
+    if len(text) > DESCRIPTION_MAX:
+        raise UsageError(f"description is {len(text)} characters; keep it under {DESCRIPTION_MAX}")
+    return text
+
+
+# ---------------------------------------------------------------------- writing
+
+
+def _ensure(spool: Spool, name: str, pinned: bool = False, description: str = "") -> bool:
+    """Create the channel's folders and meta.json when missing; True when this call created it."""
+    spool.dir("channels", name, "members")
+    record = {"pinned": pinned, "description": description, "created_at": time.time()}
+    return spool.create_linked(json.dumps(record).encode(), "channels", name, "meta.json")
+
+
+def create(spool: Spool, name: str, description: str = "", pinned: bool = True) -> bool:
+    """Create a channel (pinned by default: an empty created channel should not vanish); False if it exists."""
+    with spool.named_lock(_lock(name), shared=True):
+        if exists(spool, name):
+            return False
+        return _ensure(spool, name, pinned, description)
+
+
+def add_member(spool: Spool, name: str, member: str, kind: str = "agent") -> bool:
+    """Add one member file, creating the channel if needed; False when it was already there."""
+    record = json.dumps({"kind": kind, "joined_at": time.time()}).encode()
+    with spool.named_lock(_lock(name), shared=True):
+        _ensure(spool, name)
+        return spool.create_linked(record, "channels", name, "members", member)
+
+
+def is_member(spool: Spool, name: str, member: str) -> bool:
+    return spool.exists("channels", name, "members", member)
+
+
+def remove_member(spool: Spool, name: str, member: str) -> bool:
+    return spool.remove("channels", name, "members", member)
+
+
+def update_meta(spool: Spool, name: str, **changes: object) -> dict[str, object]:
+    """Change pinned/description under the exclusive lock (no lost update between two callers)."""
+    with spool.named_lock(_lock(name)):
+        require(spool, name)
+        current, _ = read_meta(spool, name)
+        current.update(changes)
+        spool.write_state(json.dumps(current).encode(), "channels", name, "meta.json", durable=True)
+        return current
+
+
+def remove_if_empty(spool: Spool, name: str) -> bool:
+    """Remove an unpinned channel with no members, with its history (rooms/@name)."""
+    with spool.named_lock(_lock(name)):
+        if not exists(spool, name):
+            return False
+        m, warn = read_meta(spool, name)
+        if warn or m.get("pinned") is True:
+            return False
+        try:
+            left = [e for e in os.listdir(spool.root / "channels" / name / "members") if not e.startswith(".")]
+        except FileNotFoundError:
+            left = []
+        if left:
+            return False
+        _remove(spool, name)
+        return True
+
+
+def dissolve(spool: Spool, name: str) -> list[str]:
+    """Remove a channel whatever its members; returns the members released."""
+    with spool.named_lock(_lock(name)):
+        require(spool, name)
+        released = members(spool, name)
+        _remove(spool, name)
+        return released
+
+
+def _remove(spool: Spool, name: str) -> None:
+    spool.remove_tree("channels", name)
+    spool.remove_tree("rooms", rooms.channel_room(name))
+
+
+# ---------------------------------------------------------------------- liveness
+
+
+def live_check(spool: Spool, sessions_dir: Path) -> Callable[[str], bool]:
+    """A liveness test for many sessions at once: one scan of the session records, then per id the
+    enrollment's own pid and procStart, then the heartbeat (the secondary signal)."""
+    live_ids = {r.session_id for r in identity.live_records(sessions_dir)}
+
+    def is_live(sid: str) -> bool:
+        if sid in live_ids:
+            return True
+        enrollment = sessions.read_enrollment(spool, sid)
+        if enrollment and enrollment.claude_pid and enrollment.proc_start:
+            pid = enrollment.claude_pid
+            if identity.pid_alive(pid) and identity.proc_start(pid) == enrollment.proc_start:
+                return True
+        return sessions.run_is_live(spool, sid) or sessions.heartbeat_fresh(spool, sid)
+
+    return is_live
+
+
+@dataclass
+class Pruned:
+    members: list[tuple[str, str]]  # (channel, member)
+    removed: list[str]  # channels removed because pruning left them empty and unpinned
+    warnings: list[str]
+
+
+def prune(spool: Spool, is_live: Callable[[str], bool]) -> Pruned:
+    """Drop agent members whose session is gone; remove each channel this leaves empty and unpinned.
+
+    Human members are never pruned: a human has no session record to judge, and leaves by hand.
+    """
+    out = Pruned([], [], [])
+    for name in names(spool):
+        found, warnings = read_members(spool, name)
+        out.warnings.extend(warnings)
+        dropped = False
+        for member in found:
+            gone = member_kind(spool, name, member) == "agent" and not is_live(member)
+            if gone and remove_member(spool, name, member):
+                out.members.append((name, member))
+                dropped = True
+        if dropped and remove_if_empty(spool, name):
+            out.removed.append(name)
+    return out

@@ -1,0 +1,71 @@
+"""Sending and repair: the record goes into its room first, then links fan out to recipients.
+
+A send is durable once the room record and the room's new/ are fsynced (spool.publish). The fan-out
+links that follow are fast; a sender killed midway leaves recipients short, and ``repair`` (run by
+the sensor loop and `attend doctor`) links what each session should have and lacks.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+from attend.domain import envelope, sessions
+from attend.domain.envelope import EnvelopeError, Signal
+from attend.errors import SpoolError
+from attend.spool import Spool, name_time, pause_point, unique_name
+
+REPAIR_BUDGET = 2000  # records examined per room per pass, so a huge backlog never stalls a loop
+
+
+def send(spool: Spool, sig: Signal, room_list: list[str], now_ns: int | None = None) -> tuple[Signal, int]:
+    """Publish ``sig`` into each room, then link it into every enrolled recipient but the sender."""
+    name = unique_name(now_ns)
+    sig = sig.with_id(name, name_time(name))
+    spool.publish(room_list, envelope.render(sig), name)
+    linked = 0
+    for room in room_list:
+        for sid in sessions.recipients(spool, room):
+            if sid == sig.from_id:
+                continue
+            try:
+                if spool.link_delivery(sid, room, name):
+                    linked += 1
+                    pause_point("fanout-partial")
+            except (OSError, SpoolError) as e:
+                # The record is durable already; one broken recipient (a planted symlink, a folder
+                # reaped mid-send) must not fail the send or starve the others.
+                spool.log(f"send {name}: not linked into {sid}: {e}")
+    return sig, linked
+
+
+def repair(spool: Spool, sid: str, budget: int = REPAIR_BUDGET) -> int:
+    """Link records newer than this session's per-room cursor that it should have and lacks."""
+    cursors = sessions.read_cursors(spool, sid)
+    linked = 0
+    changed = False
+    for room in sessions.receive_rooms(spool, sid):
+        names = spool.room_names(room)
+        if not names:
+            continue
+        cursor = cursors.get(room)
+        if cursor is None:
+            # A room this session never caught up on: start from now rather than replay history.
+            cursors[room] = names[-1]
+            changed = True
+            continue
+        start = bisect.bisect_right(names, cursor)
+        for name in names[start : start + budget]:
+            cursors[room] = name
+            changed = True
+            if spool.has_delivery(sid, name):
+                continue
+            try:
+                headers, _ = envelope.parse_headers(spool.read(spool.room_path(room, name), 4096))
+            except (OSError, EnvelopeError):
+                continue
+            if headers.get("From-Id") == sid:
+                continue
+            linked += spool.link_delivery(sid, room, name)
+    if changed:
+        sessions.write_cursors(spool, sid, cursors)
+    return linked

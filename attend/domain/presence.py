@@ -1,0 +1,125 @@
+"""Peer presence as spool records: a Claude session started or ended.
+
+Sensor loops notice session records appearing and disappearing under ``<claude dir>/sessions/``
+(and a pid that died without removing its record, on a re-check at most once a minute). Each
+event becomes one signal in the system room ``sys-presence``: From-Id the peer's session id, body
+``started`` or ``ended``. Many loops notice the same peer; an exclusive marker file per event
+means exactly one of them writes the record. Nobody is fanned out to (``sessions.recipients``
+returns no one for a system room): each loop reads the room from its own cursor.
+
+A record whose session id changes for the same pid and start time is a ``/clear``, not an end and
+a start, so peers are keyed by (pid, procStart).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from attend import identity
+from attend.domain import envelope, rooms, sessions
+from attend.domain.envelope import EnvelopeError, Signal
+from attend.identity import SessionRecord
+from attend.spool import Spool
+
+ROOM = "sys-presence"
+CURSOR = "presence-cursor"  # per session: the newest presence record this loop has read
+
+Key = tuple[int, str | None]
+
+
+def display(spool: Spool, record: SessionRecord) -> str:
+    origin = identity.normalise_origin(record.cwd or "/")
+    who = identity.Identity(
+        "agent", record.session_id, origin, "record", True, record.pid, record.proc_start, record.name
+    )
+    entry = sessions.registration(spool, record.session_id, origin)
+    ordinal = f"-{entry['ordinal']}" if entry and entry.get("ordinal") else ""
+    return identity.persona(who) + ordinal
+
+
+def publish(spool: Spool, record: SessionRecord, event: str) -> bool:
+    """Write one presence record for ``event`` of this peer, unless another loop already did."""
+    marker = f"{record.session_id}.{event}"
+    if not spool.create_exclusive(str(record.pid).encode(), "presence", marker):
+        return False
+    origin = identity.normalise_origin(record.cwd or "/")
+    sig = Signal(
+        id="",
+        sender=display(spool, record),
+        from_kind="agent",
+        from_id=record.session_id,
+        to="*",
+        room=ROOM,
+        origin=origin,
+        body=event,
+        at=0.0,
+    )
+    from attend.spool import name_time, unique_name
+
+    name = unique_name()
+    spool.publish([ROOM], envelope.render(sig.with_id(name, name_time(name))), name)
+    return True
+
+
+class PeerWatch:
+    """What one loop knows of the machine's live sessions, to turn changes into presence records."""
+
+    def __init__(self, spool: Spool, sessions_dir: Path) -> None:
+        self.spool = spool
+        self.sessions_dir = sessions_dir
+        self.known: dict[Key, SessionRecord] = {}
+
+    def _live(self) -> dict[Key, SessionRecord]:
+        return {(r.pid, r.proc_start): r for r in identity.live_records(self.sessions_dir)}
+
+    def baseline(self) -> None:
+        """Sessions already running when the loop starts are not news."""
+        self.known = self._live()
+
+    def scan(self) -> int:
+        """Publish a record for each session that started or ended since the last scan."""
+        live = self._live()
+        written = 0
+        for key, record in live.items():
+            if key not in self.known:
+                written += publish(self.spool, record, "started")
+        for key, record in self.known.items():
+            if key not in live:
+                written += publish(self.spool, record, "ended")
+        self.known = live
+        return written
+
+
+@dataclass(frozen=True)
+class PresenceEvent:
+    name: str
+    event: str  # "started" | "ended"
+    sid: str
+    display: str
+    origin: str
+
+
+def read_new(spool: Spool, sid: str) -> Iterator[PresenceEvent]:
+    """Presence records newer than this session's cursor (the cursor starts at the newest: no
+    replay of history). Advances the cursor past what it yields."""
+    names = spool.room_names(ROOM)
+    cursor = spool.read_text("sessions", sid, CURSOR)
+    if cursor is None:
+        if names:
+            spool.write_state(names[-1].encode(), "sessions", sid, CURSOR)
+        else:
+            spool.write_state(b"", "sessions", sid, CURSOR)
+        return
+    cursor = cursor.strip()
+    fresh = [n for n in names if n > cursor]
+    for name in fresh:
+        try:
+            sig = envelope.parse(spool.read(spool.room_path(ROOM, name)))
+        except (OSError, EnvelopeError):
+            continue
+        if sig.body in ("started", "ended") and rooms.is_session_id(sig.from_id):
+            yield PresenceEvent(name, sig.body, sig.from_id, sig.sender, sig.origin)
+    if fresh:
+        spool.write_state(fresh[-1].encode(), "sessions", sid, CURSOR)

@@ -1,0 +1,65 @@
+"""Receipts: where one message stands for each session that has it, or should.
+
+A delivery's state is where its link is in the session's maildir: new/ (delivered), claimed/ (a
+conduit took it and has not yet shown it), cur/ (seen). Three lstat calls per session; nothing is
+read or written.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from attend.domain import sessions
+from attend.spool import SEEN, Spool
+
+
+@dataclass
+class Delivery:
+    session_id: str
+    display: str
+    state: str  # "delivered" | "claimed" | "seen" | "missing" (should have it, and lacks it)
+
+
+@dataclass
+class Receipt:
+    id: str
+    room: str
+    recipients: list[Delivery] = field(default_factory=list)
+    delivered: int = 0
+    claimed: int = 0
+    seen: int = 0
+    missing: int = 0
+
+
+def state_of(spool: Spool, sid: str, name: str) -> str | None:
+    base = spool.root / "sessions" / sid
+    for sub, entry, state in (("cur", name + SEEN, "seen"), ("claimed", name, "claimed"), ("new", name, "delivered")):
+        try:
+            os.lstat(base / sub / entry)
+            return state
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+    return None
+
+
+def receipt(spool: Spool, room: str, name: str, sender: str) -> Receipt:
+    out = Receipt(name, room)
+    names: dict[str, str] = {}
+    for _key, sid, entry in sessions.all_registrations(spool):
+        if entry.get("persona") and entry.get("ordinal"):
+            names[sid] = f"{entry['persona']}-{entry['ordinal']}"
+    try:
+        sids = sorted(os.listdir(spool.root / "sessions"))
+    except FileNotFoundError:
+        sids = []
+    expected = set(sessions.recipients(spool, room)) - {sender}
+    for sid in sids:
+        state = state_of(spool, sid, name)
+        if state is None and sid in expected:
+            state = "missing"
+        if state is None:
+            continue
+        out.recipients.append(Delivery(sid, names.get(sid, sid[:8]), state))
+        setattr(out, state, getattr(out, state) + 1)
+    return out

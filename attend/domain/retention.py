@@ -1,0 +1,447 @@
+"""Retention: remove what the policy says is old, never what a live session has not yet seen.
+
+What goes (DESIGN.md §3, "Bounded growth"):
+- tmp files older than 36 hours, in rooms and sessions (readers never look in tmp/);
+- the spool of a session that is no longer live, once its last activity is older than the grace
+  period: its maildir and state, its channel memberships, its project index entry (registry slots
+  are left to the registry's own GC);
+- room records older than the age limit, or beyond the newest N of their room;
+- a live session's seen entries (cur/) by the same age and its own count limit;
+- the room of a channel that no longer exists, and old quarantined files.
+
+Never removed: new/ or claimed/ of a live session (an unseen delivery). A room record's removal
+leaves a delivery intact: the session's link keeps the file. Freed bytes count only files whose last
+link goes (spool.remove_path).
+
+Memory is flat in the number of records: each folder is streamed with scandir, names sort by time
+so the age cutoff is a string compare (no stat), and the count limit keeps a heap of at most N
+names: a name pushed out of it is older than N others, so it can go at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from attend import identity
+from attend.domain import channels, mcp_markers, sessions
+from attend.domain.config import Config
+from attend.spool import NAME_RE, STALE_TMP_SECONDS, Spool
+
+ORPHAN_GRACE = 90.0  # seconds: a channel room with no channel is left alone this long (a join may be under way)
+REMOVE_BATCH = 4096  # removals sorted by inode at a time (bounded memory)
+ITEM_LIMIT = 1000  # items a report lists; the totals count everything
+REAPING = "reaping"  # marker: this ended session's spool is being removed
+SWEEP_BUDGET = 20000  # entries one in-loop pass examines (~20 ms of names), so a backlog never stalls a loop
+
+
+@dataclass(frozen=True)
+class Policy:
+    max_age: float  # seconds
+    max_per_room: int
+    max_seen_per_session: int
+    session_grace: float  # seconds
+
+    @classmethod
+    def from_config(cls, cfg: Config) -> Policy:
+        return cls(
+            max_age=float(cfg.get("retention.max_age_days")) * 86400,
+            max_per_room=int(cfg.get("retention.max_per_room")),
+            max_seen_per_session=int(cfg.get("retention.max_seen_per_session")),
+            session_grace=float(cfg.get("retention.session_grace_hours")) * 3600,
+        )
+
+    @classmethod
+    def default(cls) -> Policy:
+        from attend.domain import config
+
+        return cls.from_config(config.defaults())
+
+
+@dataclass
+class Item:
+    path: str
+    bytes: int
+    reason: str
+
+
+@dataclass
+class Tally:
+    files: int = 0
+    bytes: int = 0
+
+
+@dataclass
+class Report:
+    dry_run: bool
+    examined: int = 0
+    files: int = 0
+    bytes: int = 0  # real run: freed (last links only); dry run: the sizes of what would go
+    by_reason: dict[str, Tally] = field(default_factory=dict)
+    sessions: list[str] = field(default_factory=list)  # sessions whose spool went
+    channels: list[str] = field(default_factory=list)  # channels removed (emptied by a reaped member)
+    items: list[Item] = field(default_factory=list)  # the first ITEM_LIMIT things removed (or to remove)
+    complete: bool = True  # a bounded sweep stopped before the end of its round
+    skipped: bool = False  # another cleanup held the lock
+
+
+def cutoff_name(at: float) -> str:
+    """The unique-name prefix of time ``at``: every older name sorts below it."""
+    sec, usec = divmod(int(at * 1_000_000), 1_000_000)
+    return f"{sec:010d}.M{usec:06d}"
+
+
+class Cleaner:
+    """One cleanup pass over a spool; ``run_unit`` does one folder's worth so passes can be bounded."""
+
+    def __init__(
+        self,
+        spool: Spool,
+        policy: Policy,
+        now: float,
+        dry_run: bool,
+        is_live: Callable[[str], bool],
+        budget: int | None = None,
+    ) -> None:
+        self.spool = spool
+        self.policy = policy
+        self.now = now
+        self.dry_run = dry_run
+        self.is_live = is_live
+        self.budget = budget
+        self.report = Report(dry_run)
+        self.age_cut = cutoff_name(now - policy.max_age)
+
+    # -------------------------------------------------------------- bookkeeping
+
+    def exhausted(self) -> bool:
+        return self.budget is not None and self.report.examined >= self.budget
+
+    def remove(self, path: Path, reason: str) -> None:
+        if self.dry_run:
+            try:
+                size = os.lstat(path).st_size
+            except FileNotFoundError:
+                return
+        else:
+            try:
+                size = self.spool.remove_path(path)
+            except OSError:
+                return
+        r = self.report
+        r.files += 1
+        r.bytes += size
+        tally = r.by_reason.setdefault(reason, Tally())
+        tally.files += 1
+        tally.bytes += size
+        if len(r.items) < ITEM_LIMIT:
+            r.items.append(Item(str(path), size, reason))
+
+    # -------------------------------------------------------------- units
+
+    def units(self) -> list[str]:
+        """Every unit of work, in the order a full run takes them: sessions before rooms, so a
+        reaped session's links are gone before the room records they shared are weighed."""
+        out = ["tmp", "quarantine"]
+        with contextlib.suppress(FileNotFoundError):
+            out += [f"session:{s}" for s in sorted(os.listdir(self.spool.root / "sessions"))]
+        out += [f"room:{r}" for r in self.spool.rooms()]
+        return out
+
+    def run_unit(self, unit: str) -> None:
+        kind, _, key = unit.partition(":")
+        if kind == "tmp":
+            self.tmp()
+        elif kind == "quarantine":
+            self.quarantine()
+        elif kind == "session":
+            self.session(key)
+        elif kind == "room":
+            self.room(key)
+
+    # -------------------------------------------------------------- the work
+
+    def tmp(self) -> None:
+        cutoff = self.now - STALE_TMP_SECONDS
+        for top in ("rooms", "sessions"):
+            try:
+                owners = os.listdir(self.spool.root / top)
+            except FileNotFoundError:
+                continue
+            for owner in owners:
+                try:
+                    entries = list(os.scandir(self.spool.root / top / owner / "tmp"))
+                except (FileNotFoundError, NotADirectoryError):
+                    continue
+                for entry in entries:
+                    if self.exhausted():
+                        self.report.complete = False
+                        return
+                    self.report.examined += 1
+                    try:
+                        old = entry.stat(follow_symlinks=False).st_mtime < cutoff
+                    except FileNotFoundError:
+                        continue
+                    if old:
+                        self.remove(Path(entry.path), "tmp")
+
+    def quarantine(self) -> None:
+        cutoff = self.now - self.policy.max_age
+        try:
+            entries = list(os.scandir(self.spool.root / "quarantine"))
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        for entry in entries:
+            self.report.examined += 1
+            try:
+                if entry.stat(follow_symlinks=False).st_mtime < cutoff and not entry.is_dir(follow_symlinks=False):
+                    self.remove(Path(entry.path), "quarantine")
+            except FileNotFoundError:
+                continue
+
+    def trim(self, folder: Path, keep: int, age_reason: str, count_reason: str) -> None:
+        """Remove names older than the age cutoff, and all but the newest ``keep``; streamed."""
+        heap: list[tuple[str, int]] = []
+        # Removals go in batches sorted by inode: records are created in time order, so this walks
+        # the inode table in order instead of in the directory's hash order (fewer scattered writes).
+        batch: list[tuple[int, str, str]] = []
+
+        def flush() -> None:
+            batch.sort()
+            for _ino, name, reason in batch:
+                self.remove(folder / name, reason)
+            batch.clear()
+
+        try:
+            it = os.scandir(folder)
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        with it:
+            for entry in it:
+                name = entry.name
+                if not NAME_RE.match(name):
+                    continue  # a tmp dotfile, or a foreign name: not ours to judge
+                self.report.examined += 1
+                if name < self.age_cut:
+                    batch.append((entry.inode(), name, age_reason))
+                elif len(heap) < keep:
+                    heapq.heappush(heap, (name, entry.inode()))
+                else:
+                    old, ino = heapq.heappushpop(heap, (name, entry.inode()))
+                    batch.append((ino, old, count_reason))
+                if len(batch) >= REMOVE_BATCH:
+                    flush()
+                if self.exhausted():
+                    self.report.complete = False
+                    break
+        flush()
+
+    def room(self, room: str) -> None:
+        if room.startswith("@") and not channels.exists(self.spool, room[1:]):
+            self.orphan_room(room)
+            return
+        self.trim(self.spool.root / "rooms" / room / "new", self.policy.max_per_room, "room-age", "room-count")
+
+    def orphan_room(self, room: str) -> None:
+        """The history of a channel that no longer exists (a crash between its two removals)."""
+        folder = self.spool.root / "rooms" / room
+        newest = max(
+            (t for t in (self.spool.mtime("rooms", room), self.spool.mtime("rooms", room, "new")) if t), default=0.0
+        )
+        if self.now - newest < ORPHAN_GRACE:
+            return
+        with self.spool.named_lock(f"channel.{room[1:]}"):
+            if channels.exists(self.spool, room[1:]):
+                return
+            if self.remove_files(folder, "orphan-room") and not self.dry_run:
+                self.spool.remove_tree("rooms", room)
+
+    def remove_files(self, folder: Path, reason: str, keep: str = "") -> bool:
+        """Remove every file below ``folder`` but ``keep`` (folders stay); False when the budget ran
+        out first.
+
+        Streamed, so memory stays flat however many files a folder holds: a real run takes at most
+        REMOVE_BATCH names per listing and lists again (what it removed is gone); a dry run removes
+        nothing, so it handles each entry as the listing yields it.
+        """
+        while True:
+            batch: list[tuple[str, bool]] = []
+            try:
+                it = os.scandir(folder)
+            except (FileNotFoundError, NotADirectoryError):
+                return True
+            with it:
+                for entry in it:
+                    if entry.name == keep:
+                        continue
+                    try:
+                        item = (entry.path, entry.is_dir(follow_symlinks=False))
+                    except OSError:
+                        continue
+                    if self.dry_run:
+                        if not self._remove_one(*item, reason):
+                            return False
+                        continue
+                    batch.append(item)
+                    if len(batch) >= REMOVE_BATCH:
+                        break
+            if self.dry_run:
+                return True
+            for item in batch:
+                if not self._remove_one(*item, reason):
+                    return False
+            if len(batch) < REMOVE_BATCH:
+                return True
+
+    def _remove_one(self, path: str, is_dir: bool, reason: str) -> bool:
+        if is_dir:
+            return self.remove_files(Path(path), reason)
+        if self.exhausted():
+            self.report.complete = False
+            return False
+        self.report.examined += 1
+        self.remove(Path(path), reason)
+        return True
+
+    def last_activity(self, sid: str) -> float:
+        """The newest sign of the session's own doing. Not new/: senders link into it, so an ended
+        session still enrolled in #open would look active for as long as anyone talks."""
+        times = [self.spool.mtime("sessions", sid)]
+        for part in ("cur", "claimed", "heartbeat", "enrolled", "moved-to", "notify"):
+            times.append(self.spool.mtime("sessions", sid, part))
+        return max((t for t in times if t is not None), default=0.0)
+
+    def session(self, sid: str) -> None:
+        live = self.is_live(sid) or sessions.run_is_live(self.spool, sid) or mcp_markers.mcp_live(self.spool, sid)
+        if live:
+            cur = self.spool.root / "sessions" / sid / "cur"
+            self.trim(cur, self.policy.max_seen_per_session, "seen-age", "seen-count")
+        elif (
+            self.spool.exists("sessions", sid, REAPING)
+            or self.now - self.last_activity(sid) >= self.policy.session_grace
+        ):
+            self.reap(sid)
+        # An ended session within its grace period is left whole: trimming its cur/ would touch
+        # the folder's mtime, which counts as its activity, and so put the reaping off again.
+
+    def reap(self, sid: str) -> None:
+        """Remove a dead session's spool: its deliveries (seen or not: no live session is owed them),
+        its state, its memberships and its project index entry."""
+        spool = self.spool
+        enrollment = sessions.read_enrollment(spool, sid)
+        if not self.dry_run:
+            # Removing files touches the folders' mtimes, which read as the session's activity: the
+            # marker lets a reaping that a bounded sweep cut short go on at the next pass.
+            spool.touch("sessions", sid, REAPING)
+        if not self.remove_files(spool.root / "sessions" / sid, "session", keep=REAPING):
+            return
+        self.report.sessions.append(sid)
+        if self.dry_run:
+            return
+        spool.remove_tree("sessions", sid)
+        for name in channels.names(spool):
+            if channels.remove_member(spool, name, sid) and channels.remove_if_empty(spool, name):
+                self.report.channels.append(name)
+        if enrollment is not None:
+            spool.remove("projects", enrollment.project, sid)
+        else:
+            try:
+                keys = os.listdir(spool.root / "projects")
+            except FileNotFoundError:
+                keys = []
+            for key in keys:
+                spool.remove("projects", key, sid)
+
+    def forget_pointers(self) -> None:
+        """by-claude pointers naming a reaped session (one small file per Claude process)."""
+        if self.dry_run or not self.report.sessions:
+            return
+        gone = set(self.report.sessions)
+        try:
+            names = os.listdir(self.spool.root / "by-claude")
+        except FileNotFoundError:
+            return
+        for name in names:
+            text = self.spool.read_text("by-claude", name)
+            if text is not None and text.strip() in gone:
+                self.spool.remove("by-claude", name)
+
+
+def live_test(spool: Spool, sessions_dir: Path | None = None) -> Callable[[str], bool]:
+    return channels.live_check(spool, sessions_dir or identity.claude_dir() / "sessions")
+
+
+def run(
+    spool: Spool,
+    policy: Policy,
+    *,
+    dry_run: bool = False,
+    now: float | None = None,
+    is_live: Callable[[str], bool] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Report:
+    """A full cleanup (``attend cleanup``): every unit, waiting for any sweep in progress."""
+    cleaner = Cleaner(spool, policy, time.time() if now is None else now, dry_run, is_live or live_test(spool))
+    with spool.named_lock("cleanup"):
+        units = cleaner.units()
+        for done, unit in enumerate(units, 1):
+            cleaner.run_unit(unit)
+            if progress:
+                progress(done, len(units))
+        cleaner.forget_pointers()
+    return cleaner.report
+
+
+def sweep(
+    spool: Spool,
+    budget: int = SWEEP_BUDGET,
+    *,
+    policy: Policy | None = None,
+    now: float | None = None,
+    is_live: Callable[[str], bool] | None = None,
+) -> Report:
+    """One bounded pass for the sensor loop: picks up after the unit the last pass reached, stops
+    once ``budget`` entries were examined, and skips (returns at once) while another cleanup runs.
+
+    A room larger than the budget is trimmed only in part by a pass (what it examined); a full
+    ``attend cleanup`` handles any size.
+    """
+    cleaner = Cleaner(
+        spool,
+        policy or Policy.default(),
+        time.time() if now is None else now,
+        False,
+        is_live or live_test(spool),
+        budget,
+    )
+    with spool.named_lock("cleanup", wait=False) as held:
+        if not held:
+            cleaner.report.skipped = True
+            cleaner.report.complete = False
+            return cleaner.report
+        units = sorted(cleaner.units())
+        text = spool.read_text("state", "sweep.json")
+        try:
+            start_after = str(json.loads(text).get("after", "")) if text else ""
+        except (ValueError, AttributeError):
+            start_after = ""
+        ordered = [u for u in units if u > start_after] + [u for u in units if u <= start_after]
+        last = ""
+        for unit in ordered:
+            cleaner.run_unit(unit)
+            last = unit
+            if cleaner.exhausted():
+                cleaner.report.complete = False
+                break
+        cleaner.forget_pointers()
+        # An interrupted round restarts after the last unit it finished, so every unit gets its turn.
+        spool.write_state(
+            json.dumps({"after": last if not cleaner.report.complete else ""}).encode(), "state", "sweep.json"
+        )
+    return cleaner.report

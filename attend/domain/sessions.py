@@ -1,0 +1,546 @@
+"""Session state: enrollment, registration, liveness, heartbeat, and the one /clear move routine.
+
+- Enrolled (``run``, ``join``): the session receives; fan-out and the drain serve it. The record
+  ``sessions/<sid>/enrolled`` is written first; then the cold-start rule links what it now owes.
+- Registration: persona + per-project ordinal (alpha, beta, …), allocated once under the registry
+  lock, idempotently. Display only, never a key.
+- Live: session record present, pid alive, ``procStart`` matching; the heartbeat is secondary.
+- ``/clear`` gives the same Claude process a new id; ``move_session`` carries everything over
+  and leaves a ``moved-to`` pointer that late senders follow.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from attend import identity as ident
+from attend.domain import rooms
+from attend.identity import Identity
+from attend.spool import Spool, base_name, name_time
+
+GREEK = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "epsilon",
+    "zeta",
+    "eta",
+    "theta",
+    "iota",
+    "kappa",
+    "lambda",
+    "mu",
+    "nu",
+    "xi",
+    "omicron",
+    "pi",
+    "rho",
+    "sigma",
+    "tau",
+    "upsilon",
+    "phi",
+    "chi",
+    "psi",
+    "omega",
+]
+REGISTRY_GC_SECONDS = 7 * 86400  # a slot idle this long is given to the next newcomer
+HEARTBEAT_FRESH = 90.0  # seconds
+FRESH_WINDOW = 120.0  # cold start: #open and channel messages up to this old are delivered
+ADDRESSED_MAX = 50  # cold start: newest addressed messages delivered
+SHOW_WAIT = 2.0  # seconds a /clear move waits for a conduit of the old id to finish showing
+
+
+@dataclass(frozen=True)
+class Enrollment:
+    sid: str
+    ways: tuple[str, ...]
+    origin: str
+    claude_pid: int | None
+    proc_start: str | None
+    name: str | None
+    enrolled_at: float
+
+    @property
+    def project(self) -> str:
+        return rooms.project_key(self.origin)
+
+
+# ---------------------------------------------------------------------- reading state
+
+
+def read_enrollment(spool: Spool, sid: str) -> Enrollment | None:
+    text = spool.read_text("sessions", sid, "enrolled")
+    if text is None:
+        return None
+    try:
+        raw = json.loads(text)
+        return Enrollment(
+            sid=sid,
+            ways=tuple(raw["ways"]),
+            origin=raw["origin"],
+            claude_pid=raw.get("claude_pid"),
+            proc_start=raw.get("proc_start"),
+            name=raw.get("name"),
+            enrolled_at=float(raw.get("enrolled_at", 0)),
+        )
+    except (ValueError, KeyError, TypeError):
+        spool.log(f"enrollment record of {sid} is malformed; treating the session as not enrolled")
+        return None
+
+
+def run_is_live(spool: Spool, sid: str) -> bool:
+    """Whether an ``attend run`` holds this session's duplicate-run lock (probed, not taken)."""
+    import fcntl
+
+    path = spool.root / "sessions" / sid / "run.lock"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def is_enrolled(spool: Spool, sid: str) -> bool:
+    """Enrolled and not opted out. An opt-out under a live loop takes effect when the loop ends."""
+    if not spool.exists("sessions", sid, "enrolled"):
+        return False
+    return not (spool.exists("sessions", sid, "optout") and not run_is_live(spool, sid))
+
+
+def enrolled_sessions(spool: Spool) -> list[str]:
+    try:
+        sids = os.listdir(spool.sdir("sessions"))
+    except FileNotFoundError:
+        return []
+    return sorted(s for s in sids if is_enrolled(spool, s))
+
+
+def moved_to(spool: Spool, sid: str) -> str:
+    """Follow ``moved-to`` pointers left by /clear moves to the session's current id."""
+    return spool.moved_to(sid)
+
+
+# ---------------------------------------------------------------------- registration
+
+
+def _registry_lock(spool: Spool, key: str) -> contextlib.AbstractContextManager[bool]:
+    # A plain flock on the same file portalocker would lock (it calls flock on Linux), without
+    # portalocker's import (~0.1 s here, paid by every join and first enrollment).
+    return spool.lock("registry", f"{key}.lock")
+
+
+def read_registry(spool: Spool, key: str) -> dict[str, dict[str, object]]:
+    text = spool.read_text("registry", f"{key}.json")
+    if not text:
+        return {}
+    try:
+        raw = json.loads(text)
+    except ValueError:
+        return {}
+    return {k: v for k, v in raw.items() if isinstance(v, dict)} if isinstance(raw, dict) else {}
+
+
+def register(spool: Spool, who: Identity, now: float | None = None) -> str:
+    """Allocate (once) the session's ordinal in its project; returns it. Idempotent."""
+    now = time.time() if now is None else now
+    key = rooms.project_key(who.origin)
+    with _registry_lock(spool, key):
+        entries = read_registry(spool, key)
+        mine = entries.get(who.id)
+        if mine is None:
+            taken = {
+                str(e.get("ordinal"))
+                for sid, e in entries.items()
+                if now - float(str(e.get("last_seen", 0))) < REGISTRY_GC_SECONDS or is_enrolled(spool, sid)
+            }
+            entries = {sid: e for sid, e in entries.items() if str(e.get("ordinal")) in taken or sid == who.id}
+            ordinal = next((g for g in GREEK if g not in taken), None)
+            n = len(GREEK) + 1
+            while ordinal is None:
+                ordinal = str(n) if str(n) not in taken else None
+                n += 1
+            mine = {"ordinal": ordinal, "registered_at": now}
+        mine["last_seen"] = now
+        mine["persona"] = ident.persona(who)
+        entries[who.id] = mine
+        spool.write_state(json.dumps(entries, indent=1, sort_keys=True).encode(), "registry", f"{key}.json")
+        return str(mine["ordinal"])
+
+
+def registration(spool: Spool, sid: str, origin: str) -> dict[str, object] | None:
+    return read_registry(spool, rooms.project_key(origin)).get(sid)
+
+
+def display_name(spool: Spool, who: Identity) -> str:
+    """``Persona-ordinal`` for a registered agent, the persona alone otherwise."""
+    name = ident.persona(who)
+    if who.is_agent:
+        entry = registration(spool, who.id, who.origin)
+        if entry and entry.get("ordinal"):
+            return f"{name}-{entry['ordinal']}"
+    return name
+
+
+def all_registrations(spool: Spool) -> Iterator[tuple[str, str, dict[str, object]]]:
+    """(project key, session id, entry) for every registration on the machine."""
+    try:
+        names = sorted(os.listdir(spool.root / "registry"))
+    except FileNotFoundError:
+        return
+    for name in names:
+        if name.endswith(".json"):
+            key = name[:-5]
+            for sid, entry in read_registry(spool, key).items():
+                yield key, sid, entry
+
+
+# ---------------------------------------------------------------------- enrollment
+
+
+@dataclass(frozen=True)
+class Enrolled:
+    sid: str
+    ways: tuple[str, ...]
+    newly: bool  # the session was not receiving before this call
+    ordinal: str
+    delivered: int  # deliveries the cold-start rule linked
+    withheld: int  # older messages not linked ("N earlier messages not shown")
+
+
+def enroll(spool: Spool, who: Identity, way: str, now: float | None = None) -> Enrolled:
+    """Enroll ``who`` by ``way`` ("run" or "join"): record first, then apply the cold-start rule."""
+    now = time.time() if now is None else now
+    sid = who.id
+    # After a /clear, the old id's state first becomes this one's: otherwise the old id would stay
+    # enrolled beside it, collecting deliveries nobody drains, under a pid that never dies.
+    follow_clear(spool, who)
+    spool.make_maildir(sid)
+    with spool.session_lock(sid):
+        current = read_enrollment(spool, sid)
+        was_receiving = current is not None and is_enrolled(spool, sid)
+        ways = tuple(sorted({*(current.ways if current else ()), way}))
+        record = {
+            "ways": list(ways),
+            "origin": who.origin,
+            "claude_pid": who.claude_pid,
+            "proc_start": who.proc_start,
+            "name": who.name,
+            "enrolled_at": current.enrolled_at if current and was_receiving else now,
+        }
+        spool.write_state(json.dumps(record, indent=1).encode(), "sessions", sid, "enrolled", durable=True)
+        spool.remove("sessions", sid, "optout")
+    spool.create_exclusive(b"", "projects", rooms.project_key(who.origin), sid)
+    if who.claude_pid is not None and who.proc_start is not None:
+        spool.write_state(sid.encode(), "by-claude", f"{who.claude_pid}-{who.proc_start}")
+    ordinal = register(spool, who, now)
+    delivered = withheld = 0
+    if not was_receiving:
+        delivered, withheld = catch_up(spool, sid, receive_rooms(spool, sid), now)
+    return Enrolled(sid, ways, not was_receiving, ordinal, delivered, withheld)
+
+
+def withdraw(spool: Spool, sid: str, way: str) -> bool:
+    """Drop one way of enrollment; returns whether the session still receives."""
+    with spool.session_lock(sid):
+        current = read_enrollment(spool, sid)
+        if current is None:
+            return False
+        ways = tuple(w for w in current.ways if w != way)
+        if not ways:
+            spool.remove("sessions", sid, "enrolled")
+            spool.remove("projects", rooms.project_key(current.origin), sid)
+            return False
+        record = {
+            "ways": list(ways),
+            "origin": current.origin,
+            "claude_pid": current.claude_pid,
+            "proc_start": current.proc_start,
+            "name": current.name,
+            "enrolled_at": current.enrolled_at,
+        }
+        spool.write_state(json.dumps(record, indent=1).encode(), "sessions", sid, "enrolled", durable=True)
+        return True
+
+
+def opt_out(spool: Spool, sid: str) -> None:
+    """``scene private``: stop receiving; under a live loop this takes effect when the loop ends."""
+    withdraw(spool, sid, "join")
+    if run_is_live(spool, sid):
+        spool.write_state(b"", "sessions", sid, "optout")
+    else:
+        enrollment = read_enrollment(spool, sid)  # read before removing: it names the project index
+        spool.remove("sessions", sid, "enrolled")
+        if enrollment:
+            spool.remove("projects", enrollment.project, sid)
+
+
+# ---------------------------------------------------------------------- who receives what
+
+
+def channels_of(spool: Spool, sid: str) -> list[str]:
+    """Channels the session is a member of (one member file per session per channel)."""
+    try:
+        names = os.listdir(spool.root / "channels")
+    except FileNotFoundError:
+        return []
+    return sorted(n for n in names if spool.exists("channels", n, "members", sid))
+
+
+def receive_rooms(spool: Spool, sid: str) -> list[str]:
+    """The rooms a session receives: #open, its project, its direct room, its channels."""
+    enrollment = read_enrollment(spool, sid)
+    out = [rooms.OPEN, rooms.direct_room(sid)]
+    if enrollment:
+        out.append("p-" + enrollment.project)
+    out.extend(rooms.channel_room(c) for c in channels_of(spool, sid))
+    return out
+
+
+def recipients(spool: Spool, room: str) -> list[str]:
+    """Enrolled sessions that receive a room, read at call time."""
+    if room == rooms.OPEN:
+        return enrolled_sessions(spool)
+    if room.startswith("d-"):
+        sid = moved_to(spool, room[2:])
+        return [sid] if is_enrolled(spool, sid) else []
+    if room.startswith("p-"):
+        folder = spool.root / "projects" / room[2:]
+    elif room.startswith("@"):
+        folder = spool.root / "channels" / room[1:] / "members"
+    else:
+        return []
+    try:
+        sids = os.listdir(folder)
+    except FileNotFoundError:
+        return []
+    return sorted(s for s in sids if is_enrolled(spool, s))
+
+
+def catch_up(spool: Spool, sid: str, room_list: list[str], now: float) -> tuple[int, int]:
+    """The cold-start rule: link addressed mail (newest 50) and fresh room messages; count the rest.
+
+    Records the newest name of each room as the repair cursor, so the repair pass never links what
+    this rule held back. Returns (linked, withheld); a non-zero withheld leaves a one-time notice.
+    """
+    from attend.domain.envelope import EnvelopeError, parse_headers
+
+    linked = withheld = 0
+    cursors = read_cursors(spool, sid)
+    for room in room_list:
+        names = spool.room_names(room)
+        if not names:
+            # Empty now: whatever lands later is owed, so repair starts from the room's first record.
+            cursors.setdefault(room, "")
+            continue
+        addressed = room.startswith(("p-", "d-"))
+        keep = set(names[-ADDRESSED_MAX:]) if addressed else {n for n in names if now - name_time(n) <= FRESH_WINDOW}
+        for name in names:
+            if spool.has_delivery(sid, name):
+                continue
+            try:
+                headers, _ = parse_headers(spool.read(spool.room_path(room, name), 4096))
+            except (OSError, EnvelopeError):
+                continue
+            if headers.get("From-Id") == sid:
+                continue  # never deliver a session its own message
+            if name in keep:
+                linked += spool.link_delivery(sid, room, name)
+            else:
+                withheld += 1
+        cursors[room] = max(names[-1], cursors.get(room, ""))
+    write_cursors(spool, sid, cursors)
+    if withheld:
+        add_notice(spool, sid, withheld)
+    return linked, withheld
+
+
+# ---------------------------------------------------------------------- small per-session records
+
+
+def read_cursors(spool: Spool, sid: str) -> dict[str, str]:
+    text = spool.read_text("sessions", sid, "repair.json")
+    try:
+        raw = json.loads(text) if text else {}
+    except ValueError:
+        raw = {}
+    return {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
+
+
+def write_cursors(spool: Spool, sid: str, cursors: dict[str, str]) -> None:
+    spool.write_state(json.dumps(cursors, sort_keys=True).encode(), "sessions", sid, "repair.json")
+
+
+def add_notice(spool: Spool, sid: str, withheld: int) -> None:
+    """Remember "N earlier messages not shown" for the next conduit to announce, once."""
+    text = spool.read_text("sessions", sid, "notice")
+    count = int(text) if text and text.strip().isdigit() else 0
+    spool.write_state(str(count + withheld).encode(), "sessions", sid, "notice")
+
+
+def take_notice(spool: Spool, sid: str) -> str | None:
+    text = spool.read_text("sessions", sid, "notice")
+    if text is None:
+        return None
+    spool.remove("sessions", sid, "notice")
+    n = int(text) if text.strip().isdigit() else 0
+    if n <= 0:
+        return None
+    return f"{n} earlier message{'s' if n != 1 else ''} not shown; attend inbox"
+
+
+def last_inbound(spool: Spool, sid: str) -> str | None:
+    text = spool.read_text("sessions", sid, "last-inbound")
+    return text.strip() if text and text.strip() else None
+
+
+def set_last_inbound(spool: Spool, sid: str, name: str) -> None:
+    current = last_inbound(spool, sid)
+    if current is None or base_name(name) > current:
+        spool.write_state(base_name(name).encode(), "sessions", sid, "last-inbound")
+
+
+def touch_heartbeat(spool: Spool, sid: str) -> None:
+    spool.touch("sessions", sid, "heartbeat")
+
+
+def heartbeat_fresh(spool: Spool, sid: str, now: float | None = None) -> bool:
+    mtime = spool.mtime("sessions", sid, "heartbeat")
+    return mtime is not None and (time.time() if now is None else now) - mtime < HEARTBEAT_FRESH
+
+
+def is_live(spool: Spool, sid: str, sessions_dir: os.PathLike[str] | str | None = None) -> bool:
+    """A session is live when its record is present, its pid alive and its start time matching."""
+    from pathlib import Path
+
+    enrollment = read_enrollment(spool, sid)
+    folder = Path(sessions_dir) if sessions_dir else ident.claude_dir() / "sessions"
+    if enrollment and enrollment.claude_pid:
+        record = ident.read_record(folder, enrollment.claude_pid)
+        if record is not None and record.session_id == sid:
+            return ident.record_is_live(record)
+    for record in ident.live_records(folder):
+        if record.session_id == sid:
+            return True
+    return heartbeat_fresh(spool, sid)
+
+
+# ---------------------------------------------------------------------- /clear
+
+
+def previous_id(spool: Spool, who: Identity) -> str | None:
+    """The enrolled id this same Claude process had before a /clear, if any."""
+    if who.claude_pid is None or who.proc_start is None:
+        return None
+    text = spool.read_text("by-claude", f"{who.claude_pid}-{who.proc_start}")
+    old = text.strip() if text else None
+    if old and old != who.id and rooms.is_session_id(old) and spool.exists("sessions", old, "enrolled"):
+        return old
+    return None
+
+
+# Small per-session records a /clear carries over (the opt-out too: `scene private` must survive it).
+STATE_FILES = (
+    "last-inbound",
+    "repair.json",
+    "notice",
+    "reply-hint",
+    "drain-rounds",
+    "banner",
+    "presence-cursor",
+    "optout",
+)
+
+
+def move_session(spool: Spool, old: str, new: Identity) -> None:
+    """Carry everything under sessions/<old>/ to the new id. Idempotent; leaves a moved-to pointer.
+
+    The loop, the drain and the MCP server may all notice the same /clear, so the whole move runs
+    under the old id's delivery lock: one mover at a time, and no linker of the old id in between.
+    A sender that read the recipient set before the move and links after it finds the old new/
+    gone (removed last, under the lock) and follows ``moved-to`` (Spool.link_delivery).
+    """
+    sid = new.id
+    if old == sid:
+        return
+    spool.make_maildir(sid)
+    # Show lock first, as the conduits take them: no conduit of the old id is mid-show while its
+    # claims move (else one could show a moved message again). A stuck holder only delays the move.
+    with spool.show_lock(old, timeout=SHOW_WAIT), spool.session_lock(old):
+        src_enrollment = read_enrollment(spool, old)
+        with spool.session_lock(sid):  # no linker of the new id sees a name in neither place
+            for sub in ("new", "claimed", "cur"):
+                for entry in spool.listing(old, sub):
+                    spool.move_entry(spool.delivery_path(old, sub, entry), spool.delivery_path(sid, sub, entry))
+        for name in STATE_FILES:
+            data = spool.read_text("sessions", old, name)
+            if data is not None and not spool.exists("sessions", sid, name):
+                spool.write_state(data.encode(), "sessions", sid, name)
+            spool.remove("sessions", old, name)
+        _move_folder(spool, ("sessions", old, "notify"), ("sessions", sid, "notify"))
+        _move_folder(spool, ("sessions", old, "mcp"), ("sessions", sid, "mcp"))  # MCP presence markers
+        for channel in channels_of(spool, old):
+            data = spool.read_text("channels", channel, "members", old) or ""
+            spool.write_state(data.encode(), "channels", channel, "members", sid)
+            spool.remove("channels", channel, "members", old)
+        if src_enrollment is not None:
+            _carry_enrollment(spool, src_enrollment, new)
+        # The pointer before the old record goes: a crash in between leaves the old id still
+        # enrolled, so the next caller runs the move again, and a late sender always finds one or the other.
+        spool.write_state(sid.encode(), "sessions", old, "moved-to")
+        spool.remove("sessions", old, "enrolled")
+        spool.remove_dir("sessions", old, "new")
+    if new.claude_pid is not None and new.proc_start is not None:
+        spool.write_state(sid.encode(), "by-claude", f"{new.claude_pid}-{new.proc_start}")
+
+
+def _carry_enrollment(spool: Spool, src: Enrollment, new: Identity) -> None:
+    """The old registration and enrollment become the new id's, merged with any it already has."""
+    sid, key = new.id, src.project
+    with _registry_lock(spool, key):
+        entries = read_registry(spool, key)
+        if src.sid in entries and sid not in entries:
+            entries[sid] = entries.pop(src.sid)
+            spool.write_state(json.dumps(entries, indent=1, sort_keys=True).encode(), "registry", f"{key}.json")
+    current = read_enrollment(spool, sid)
+    record = {
+        "ways": sorted({*src.ways, *(current.ways if current else ())}),
+        "origin": new.origin,
+        "claude_pid": new.claude_pid,
+        "proc_start": new.proc_start,
+        "name": new.name,
+        "enrolled_at": min(src.enrolled_at, current.enrolled_at) if current else src.enrolled_at,
+    }
+    spool.write_state(json.dumps(record, indent=1).encode(), "sessions", sid, "enrolled", durable=True)
+    spool.create_exclusive(b"", "projects", rooms.project_key(new.origin), sid)
+    spool.remove("projects", key, src.sid)
+
+
+def _move_folder(spool: Spool, src: tuple[str, ...], dest: tuple[str, ...]) -> None:
+    try:
+        folder = spool.dir(*src, create=False)  # a real folder: never move files out of a symlink's target
+        entries = os.listdir(folder)
+    except FileNotFoundError:
+        return
+    target = spool.dir(*dest)
+    for entry in entries:
+        spool.move_entry(folder / entry, target / entry)  # where the new id has its own, the old goes
+
+
+def follow_clear(spool: Spool, who: Identity) -> str | None:
+    """If this process had another enrolled id before a /clear, move its state; returns the old id."""
+    old = previous_id(spool, who)
+    if old is not None:
+        move_session(spool, old, who)
+    return old

@@ -1,0 +1,374 @@
+"""attend mcp: the stdio MCP frontend. One tool per verb, from the verbs' own descriptions.
+
+Invariants (seed ADR-187 items 3, 5, 9, 11; DESIGN.md §4-§6):
+- every call is a fresh invocation: a new Context, identity resolved now, enrollment checked now,
+  nothing about the session kept for the next call (only this process's own presence marker);
+- each tool calls the verb the CLI calls, and its structured result is the verb's ``--json``
+  document, plus the optional ``notifications`` trailer on success;
+- ``from_kind`` and ``from_id`` are never parameters; a server outside any session sends nothing;
+- stdout belongs to the protocol (the SDK's stdio transport moves fd 1 to stderr while serving);
+- a verb's AttendError is one sentence with ``isError``; a crash is logged, never shown, and never
+  ends the server.
+
+This module (and ``attend.mcp.schema``) is the only place that imports ``mcp``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import signal
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context as ToolContext
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.types import CallToolResult, TextContent, Tool, ToolAnnotations
+from pydantic import Field, ValidationError
+
+from attend import __version__
+from attend.domain import mcp_markers, sessions, trailer
+from attend.domain.context import Context
+from attend.errors import AttendError, IdentityError
+from attend.identity import Identity
+from attend.mcp import schema as mcp_schema
+from attend.spool import Spool, default_root
+from attend.verbs import inbox as inbox_verb
+from attend.verbs import inbox_wait as wait_verb
+from attend.verbs import join as join_verb
+from attend.verbs import leave as leave_verb
+from attend.verbs import notify as notify_verb
+from attend.verbs import peers as peers_verb
+from attend.verbs import reply as reply_verb
+from attend.verbs import send as send_verb
+from attend.verbs import status as status_verb
+
+log = logging.getLogger("attend.mcp")
+
+SEND = send_verb.PARAMS
+REPLY = reply_verb.PARAMS
+INBOX = inbox_verb.PARAMS
+WAIT = wait_verb.PARAMS
+JOIN = join_verb.PARAMS
+LEAVE = leave_verb.PARAMS
+SUB = notify_verb.SUBSCRIBE_PARAMS
+UNSUB = notify_verb.UNSUBSCRIBE_PARAMS
+
+# Read-only as DESIGN.md §5 defines it: no room, delivery, flag, membership or registration changes.
+# The notify/ bookkeeping (cursors and subscriptions) is the one thing such a tool may write, so the
+# two subscription tools are read-only too: they change what this session is nudged about, not the bus.
+READ_ONLY = ToolAnnotations(read_only_hint=True)
+WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False)
+
+SENT = mcp_schema.result_model(send_verb.Sent)
+INBOX_OUT = mcp_schema.result_model(inbox_verb.Inbox)
+PEERS_OUT = mcp_schema.result_model(peers_verb.Peers)
+STATUS_OUT = mcp_schema.result_model(status_verb.Status)
+JOINED = mcp_schema.result_model(join_verb.Joined)
+LEFT = mcp_schema.result_model(leave_verb.Left)
+WAITED = mcp_schema.result_model(wait_verb.Waited)
+SUBSCRIBED = mcp_schema.result_model(notify_verb.Subscribed)
+UNSUBSCRIBED = mcp_schema.result_model(notify_verb.Unsubscribed)
+
+OUTSIDE_SESSION = (
+    "this MCP server runs outside any Claude Code session, so it has no session identity and changes "
+    "nothing on the bus; let Claude Code launch `attend mcp`, or act as a human with the attend CLI from a terminal"
+)
+
+
+class CallContext(Context):
+    """A Context for one tool call: identity resolved once for the call, and a server with no session
+    in its ancestry refuses to send (the human path stays with the CLI, seed item 11)."""
+
+    _who: Identity | None = None
+
+    def who(self) -> Identity:
+        if self._who is None:
+            self._who = super().who()
+        return self._who
+
+    def sender(self) -> Identity:
+        self.agent()
+        self._who = None  # a /clear move may run inside; resolve again after it
+        return super().sender()
+
+    def agent(self) -> CallContext:
+        """This context, once the caller is known to be a Claude session: the external (human) path
+        that send, reply, join and leave offer stays with the CLI, never a model-driven server."""
+        if not self.who().is_agent:
+            raise IdentityError(OUTSIDE_SESSION)
+        return self
+
+
+def call_context(base: Context) -> CallContext:
+    if isinstance(base, CallContext):
+        return base
+    return CallContext(spool=base.spool, env=base.env, cwd=base.cwd, payload_sid=base.payload_sid, pid=base.pid)
+
+
+def default_context() -> CallContext:
+    """A context for one call of the real server: its own environment, and its own pid to walk from."""
+    # os.environ itself, not a copy (copying costs ~0.1 ms a call); nothing here writes to it.
+    return CallContext(spool=Spool.open(default_root(_ROOT_ENV)), env=os.environ)
+
+
+# The spool root comes from ATTEND_HOME / XDG_CACHE_HOME / HOME, which a process cannot change
+# from outside; only the variables the root depends on are copied.
+_ROOT_ENV = {k: v for k, v in os.environ.items() if k in ("ATTEND_HOME", "XDG_CACHE_HOME", "HOME")}
+
+
+class AttendServer(MCPServer[Any]):
+    """MCPServer with attend's error sentences and compact tool schemas."""
+
+    def __init__(self, context: Callable[[], Context], marker: mcp_markers.Marker | None) -> None:
+        super().__init__("attend", version=__version__, log_level="WARNING")
+        self.make_context = context
+        self.marker = marker
+
+    # ------------------------------------------------------------------ one call
+
+    def invoke(self, tool: str, act: Callable[[CallContext], Any]) -> CallToolResult:
+        """Fresh context, presence, the verb, the trailer. Runs in a worker thread."""
+        ctx: CallContext | None = None
+        try:
+            ctx = call_context(self.make_context())
+            self._presence(ctx)
+            data = mcp_schema.as_dict(act(ctx))
+        except AttendError as e:
+            raise ToolError(str(e)) from None
+        except Exception as e:
+            # The model gets one sentence; the traceback goes to stderr and the diagnostic log.
+            detail = traceback.format_exc()
+            log.error("tool %s crashed:\n%s", tool, detail)
+            if ctx is not None:
+                ctx.spool.log(f"mcp tool {tool} crashed: {type(e).__name__}: {e}")
+            raise ToolError(
+                f"{tool} failed inside attend ({type(e).__name__}); the server is still running "
+                "and the details are in attend's log"
+            ) from None
+        pending = trailer.trailer(ctx)
+        if pending:
+            data["notifications"] = {"pending": pending}
+        text = json.dumps(data, ensure_ascii=False)
+        return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+    def _presence(self, ctx: CallContext) -> None:
+        """Follow a /clear to the new id, and keep this server's marker under the id it serves now.
+
+        Bookkeeping beside the call, never a reason to fail it: a failure here is one log line."""
+        try:
+            who = ctx.who()
+        except AttendError:
+            return  # the verb reports it
+        if not who.is_agent:
+            return
+        try:
+            if not sessions.is_enrolled(ctx.spool, who.id):
+                sessions.follow_clear(ctx.spool, who)
+            if self.marker is not None:
+                self.marker.ensure(ctx.spool, who.id)
+        except Exception as e:
+            log.warning("presence marker for %s not kept: %s", who.id, e)
+            ctx.spool.log(f"mcp: presence marker for {who.id} not kept: {type(e).__name__}: {e}")
+
+    # ------------------------------------------------------------------ SDK seams
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """Errors as one sentence: the SDK prefixes 'Error executing tool …' and dumps pydantic text."""
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise
+        except ToolError as e:
+            cause = e.__cause__
+            if isinstance(cause, ValidationError):
+                raise ToolError(_arguments_sentence(name, cause)) from None
+            if isinstance(cause, ToolError):
+                raise ToolError(str(cause)) from None
+            raise
+
+    async def list_tools(self) -> list[Tool]:
+        """Schemas without pydantic's generated titles: the model reads every byte of them."""
+        tools = await super().list_tools()
+        for tool in tools:
+            _drop_titles(tool.input_schema)
+        return tools
+
+
+def _drop_titles(schema: dict[str, Any]) -> None:
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        if isinstance(prop, dict):
+            prop.pop("title", None)
+
+
+def _arguments_sentence(tool: str, error: ValidationError) -> str:
+    parts = []
+    for err in error.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        parts.append(f"{where}: {err['msg'].lower()}")
+    return f"bad arguments for {tool} ({'; '.join(parts)}); call it again with the parameters its schema lists"
+
+
+# ---------------------------------------------------------------------- the tools
+
+OptStr = str | None
+
+
+def build_server(
+    context: Callable[[], Context] | None = None, marker: mcp_markers.Marker | None = None
+) -> AttendServer:
+    """The server with its ten tools. ``context`` makes a fresh Context per call (tests pass one that
+    resolves as a stand-in session); ``marker`` is this process's presence marker, if it keeps one."""
+    app = AttendServer(context or Context.default, marker)
+
+    @app.tool(name="send", description=send_verb.DESCRIPTION, annotations=WRITES)
+    def send(
+        message: Annotated[str, Field(description=SEND["message"])],
+        to: Annotated[OptStr, Field(description=SEND["to"])] = None,
+        channel: Annotated[OptStr, Field(description=SEND["channel"])] = None,
+        broadcast: Annotated[bool, Field(description=SEND["broadcast"])] = False,
+        on_behalf_of: Annotated[OptStr, Field(description=SEND["on_behalf_of"])] = None,
+    ) -> Annotated[CallToolResult, SENT]:
+        req = send_verb.SendRequest(message, to, channel, broadcast, None, on_behalf_of)
+        return app.invoke("send", lambda ctx: send_verb.run(ctx, req))
+
+    @app.tool(name="reply", description=reply_verb.DESCRIPTION, annotations=WRITES)
+    def reply(
+        message: Annotated[str, Field(description=REPLY["message"])],
+        re: Annotated[OptStr, Field(description=REPLY["re"])] = None,
+        to: Annotated[OptStr, Field(description=REPLY["to"])] = None,
+        channel: Annotated[OptStr, Field(description=REPLY["channel"])] = None,
+        broadcast: Annotated[bool, Field(description=REPLY["broadcast"])] = False,
+        on_behalf_of: Annotated[OptStr, Field(description=REPLY["on_behalf_of"])] = None,
+    ) -> Annotated[CallToolResult, SENT]:
+        req = reply_verb.ReplyRequest(message, re, to, channel, broadcast, on_behalf_of)
+        return app.invoke("reply", lambda ctx: reply_verb.run(ctx, req))
+
+    @app.tool(name="inbox", description=inbox_verb.DESCRIPTION, annotations=READ_ONLY)
+    def inbox(
+        id: Annotated[OptStr, Field(description=INBOX["id"])] = None,
+        limit: Annotated[int, Field(description=INBOX["limit"])] = 25,
+        page: Annotated[int, Field(description=INBOX["page"])] = 1,
+        before: Annotated[OptStr, Field(description=INBOX["before"])] = None,
+    ) -> Annotated[CallToolResult, INBOX_OUT]:
+        req = inbox_verb.InboxRequest(id=id, limit=limit, page=page, before=before)
+        return app.invoke("inbox", lambda ctx: inbox_verb.run(ctx, req))
+
+    @app.tool(name="peers", description=peers_verb.DESCRIPTION, annotations=READ_ONLY)
+    def peers() -> Annotated[CallToolResult, PEERS_OUT]:
+        return app.invoke("peers", peers_verb.run)
+
+    @app.tool(name="status", description=status_verb.DESCRIPTION, annotations=READ_ONLY)
+    def status() -> Annotated[CallToolResult, STATUS_OUT]:
+        return app.invoke("status", status_verb.run)
+
+    @app.tool(name="join", description=join_verb.DESCRIPTION, annotations=WRITES)
+    def join(
+        name: Annotated[str, Field(description=JOIN["name"])],
+        pin: Annotated[bool, Field(description=JOIN["pin"])] = False,
+    ) -> Annotated[CallToolResult, JOINED]:
+        req = join_verb.JoinRequest(name, pin)
+        return app.invoke("join", lambda ctx: join_verb.run(ctx.agent(), req))
+
+    @app.tool(name="leave", description=leave_verb.DESCRIPTION, annotations=WRITES)
+    def leave(name: Annotated[str, Field(description=LEAVE["name"])]) -> Annotated[CallToolResult, LEFT]:
+        req = leave_verb.LeaveRequest(name)
+        return app.invoke("leave", lambda ctx: leave_verb.run(ctx.agent(), req))
+
+    @app.tool(name="notify_subscribe", description=notify_verb.SUBSCRIBE_DESCRIPTION, annotations=READ_ONLY)
+    def notify_subscribe(
+        kinds: Annotated[list[str], Field(description=SUB["kinds"])],
+        project: Annotated[OptStr, Field(description=SUB["project"])] = None,
+    ) -> Annotated[CallToolResult, SUBSCRIBED]:
+        req = notify_verb.SubscribeRequest(tuple(kinds), project)
+        return app.invoke("notify_subscribe", lambda ctx: notify_verb.subscribe(ctx, req))
+
+    @app.tool(name="notify_unsubscribe", description=notify_verb.UNSUBSCRIBE_DESCRIPTION, annotations=READ_ONLY)
+    def notify_unsubscribe(
+        subscription_id: Annotated[str, Field(description=UNSUB["subscription_id"])],
+    ) -> Annotated[CallToolResult, UNSUBSCRIBED]:
+        req = notify_verb.UnsubscribeRequest(subscription_id)
+        return app.invoke("notify_unsubscribe", lambda ctx: notify_verb.unsubscribe(ctx, req))
+
+    @app.tool(name="inbox_wait", description=wait_verb.DESCRIPTION, annotations=READ_ONLY)
+    async def inbox_wait(
+        tool_ctx: ToolContext,
+        seconds: Annotated[float, Field(description=WAIT["seconds"], ge=0, le=wait_verb.MAX_SECONDS)] = 30,
+    ) -> Annotated[CallToolResult, WAITED]:
+        import anyio.from_thread
+        import anyio.to_thread
+
+        def progress(done: float, total: float) -> None:
+            # Sent from the worker thread through the event loop; a lost progress note is harmless.
+            with contextlib.suppress(Exception):
+                anyio.from_thread.run(tool_ctx.report_progress, done, total)
+
+        req = wait_verb.WaitRequest(seconds)
+        stop = wait_verb.Stop()
+        try:
+            # A sync tool's thread is shielded from cancellation: a cancelled call (Esc in the client,
+            # or stdin closing) would keep waiting up to a minute, and take deliveries nobody sees.
+            # Abandon the thread on cancel instead, and stop it: it wakes at once and takes nothing.
+            return await anyio.to_thread.run_sync(
+                lambda: app.invoke("inbox_wait", lambda ctx: wait_verb.run(ctx, req, progress, stop)),
+                abandon_on_cancel=True,
+            )
+        finally:
+            stop.set()
+
+    return app
+
+
+# ---------------------------------------------------------------------- running over stdio
+
+
+def missing_allow_entries() -> list[str]:
+    """Attend tools the user's settings do not allow (best effort): a headless session fails such calls."""
+    from attend.verbs import permissions
+
+    try:
+        report = permissions.run()
+    except (AttendError, OSError):
+        return []
+    return [e for e in report.missing if e.startswith("mcp__attend__")]
+
+
+def main() -> None:
+    """Serve over stdio until stdin closes or a signal ends it; the marker goes either way."""
+    missing = missing_allow_entries()
+    if missing:
+        print(
+            f"attend mcp: warning: settings do not allow {', '.join(missing)}; "
+            "a headless session cannot call those tools (attend permissions lists the baseline)",
+            file=sys.stderr,
+        )
+    marker = mcp_markers.Marker(version=__version__)
+    try:
+        ctx = default_context()
+        who = ctx.who()
+        if who.is_agent:
+            marker.ensure(ctx.spool, who.id)
+    except (AttendError, OSError) as e:
+        print(f"attend mcp: {e}", file=sys.stderr)
+
+    def on_signal(signum: int, _frame: object) -> None:
+        marker.remove()
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
+    try:
+        build_server(default_context, marker).run("stdio")
+    finally:
+        marker.remove()
+        sys.stderr.flush()
+    # Interpreter teardown after stdin closes costs ~0.2 s and does nothing for us.
+    os._exit(0)

@@ -1,0 +1,1 @@
+"""Setting attend up: the three-way merge into Claude Code's configuration, the guard, the packaged data."""

@@ -1,0 +1,114 @@
+"""`attend demo`: two stand-in sessions talk through a throwaway spool, and the demo narrates.
+
+Everything is real: each session is a process with its own session record, every step runs the
+installed `attend` as that session's child, and the spool is a real maildir tree. The temporary
+home is removed at the end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from attend.testing.standin import Result, StandIn
+
+Say = Callable[[str], None]
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "ATTEND_", "XDG_"))}
+    bindir = str(Path(sys.executable).parent)
+    env.update(
+        HOME=str(home),
+        XDG_CACHE_HOME=str(home / ".cache"),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        USER=os.environ.get("USER", "you"),
+        PATH=bindir + os.pathsep + os.environ.get("PATH", ""),
+    )
+    return env
+
+
+def _check(step: str, result: Result) -> Result:
+    if result.rc != 0:
+        raise RuntimeError(f"{step} failed (exit {result.rc}): {result.stderr.strip() or result.stdout.strip()}")
+    return result
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line for line in text.rstrip().splitlines())
+
+
+def _wait_for(path: Path, needle: str, timeout: float = 15.0) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        text = path.read_text(errors="replace") if path.exists() else ""
+        if needle in text:
+            return text
+        time.sleep(0.05)
+    raise RuntimeError(f"timed out waiting for {needle!r} in {path}")
+
+
+def run(say: Say) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="attend-demo-"))
+    home = tmp / "home"
+    (home / ".claude" / "sessions").mkdir(parents=True)
+    env = _env(home)
+    web, api = tmp / "projects" / "web", tmp / "projects" / "api"
+    web.mkdir(parents=True)
+    api.mkdir(parents=True)
+    a = StandIn(home, web, env)
+    b = StandIn(home, api, env)
+    loop_pid = None
+    try:
+        say(f"attend demo: a throwaway spool in {home / '.cache' / 'attend'}")
+        say("Two stand-in Claude sessions start, each a real process with its own session record.")
+        for s in (a, b):
+            who = json.loads(_check("whoami", s.attend("whoami", "--json")).stdout)
+            say(f"  {s.cwd.name}: session {who['session_id'][:8]}…, resolved by {who['resolved_by']}")
+
+        say("\n1. Both join #demo, which enrolls them (a session that cannot receive cannot send).")
+        for s in (a, b):
+            say(_indent(_check("join", s.attend("join", "demo")).stdout))
+
+        say("\n2. The api session arms its sensor loop, as it would under the Monitor tool.")
+        out = tmp / "api-run.out"
+        loop_pid = b.spawn(["attend", "run"], out)
+        say(_indent(_wait_for(out, "[attend]").splitlines()[0]))
+
+        say("\n3. The web session sends to #open.")
+        sent = json.loads(
+            _check("send", a.attend("send", "--json", "--", "build is green; deploying web at 3pm")).stdout
+        )
+        say(f"    sent {sent['id']} to {sent['scope']} ({sent['delivered']} recipient)")
+        line = _wait_for(out, "message from").splitlines()
+        say("   The api session's loop prints one line, which Monitor hands to its model:")
+        say(_indent(next(x for x in line if "message from" in x)))
+
+        say("\n4. The api session replies; reply threads to the newest message it was shown.")
+        reply = json.loads(_check("reply", b.attend("reply", "--json", "--", "api is ready for it")).stdout)
+        say(f"    sent {reply['id']} re {reply['re']}")
+
+        say("\n5. The web session has no loop: its Stop hook drains at the turn end.")
+        payload = json.dumps({"session_id": a.session_id, "stop_hook_active": False, "background_tasks": []})
+        drained = _check("drain", a.attend("inbox", "--drain", "--format", "hook", stdin=payload)).stdout
+        reason = json.loads(drained)["reason"]
+        say(_indent(reason))
+
+        say("\n6. The thread, read back from the web session's inbox:")
+        say(_indent(_check("inbox", a.attend("inbox", "--limit", "5")).stdout))
+        say("\nDone: every message is a file under rooms/ and sessions/, readable with any maildir reader.")
+    finally:
+        if loop_pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(loop_pid, signal.SIGTERM)
+        a.close()
+        b.close()
+        shutil.rmtree(tmp, ignore_errors=True)
