@@ -1,6 +1,6 @@
 """Who is calling: hook payload, environment, ancestry walk, or a human at a terminal.
 
-Resolved fresh on every call (DESIGN.md §4), in order:
+Resolved fresh on every call (docs/architecture/sessions.md, "Who is calling"), in order:
 1. a hook payload's ``session_id``, accepted when the ancestry record agrees, or when no record is
    reachable and ``sessions/<id>`` is enrolled;
 2. ``CLAUDE_CODE_SESSION_ID``, cross-checked against the ancestry record (the record wins);
@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from attend.domain.rooms import is_session_id
 from attend.errors import IdentityError
+from attend.layout import is_session_id
 
 MAX_HOPS = 15
 
@@ -448,3 +450,19 @@ def resolve(
         resolved_by="terminal",
         resolved=False,
     )
+
+
+WORKING_WINDOW = 30.0  # seconds: a transcript written this recently means the session is working
+
+
+def transcript_status(env: Mapping[str, str], record: SessionRecord) -> str:
+    """ "working" when the session's transcript was written in the last WORKING_WINDOW seconds, else "waiting"."""
+    if not record.cwd:
+        return "unknown"
+    slug = re.sub(r"[^A-Za-z0-9]", "-", record.cwd)
+    path = claude_dir(env) / "projects" / slug / f"{record.session_id}.jsonl"
+    try:
+        age = time.time() - os.stat(path).st_mtime
+    except OSError:
+        return "unknown"
+    return "working" if age < WORKING_WINDOW else "waiting"

@@ -1,23 +1,28 @@
-"""The maildir spool: the only module that creates, links, renames or deletes spool files.
+"""The gate: the only code that opens, lists, creates, links, renames or removes anything under the
+spool root. Everything else names spool files by their parts (``"sessions", sid, "new"``), as
+declared in ``attend.layout``, and asks this module. See docs/architecture/spool.md.
 
-Invariants (DESIGN.md §3):
-- a signal is written whole in a ``tmp/`` with O_EXCL, fsynced, then ``link()``ed into ``new/``;
-  link fails on an existing name, so nothing is ever overwritten, and no reader looks in ``tmp/``;
+It holds by construction, not by care:
+- The root is opened once and checked on its handle (ours, not writable by others). Every folder
+  below it is opened relative to its parent's handle with ``O_DIRECTORY | O_NOFOLLOW``, and every
+  operation happens relative to that handle (``dir_fd=``). A folder swapped for a symlink is never
+  followed, not even one swapped after an earlier check: nothing trusts a path across calls.
+- Reads open with ``O_NOFOLLOW | O_NONBLOCK`` and accept only a regular file (``fstat``), so a FIFO
+  or a device planted in the spool never hangs a command; it is refused with a one-line error.
+- A part is one path component: never empty, ``.``, ``..`` or holding a ``/``.
+
+Invariants kept here:
+- a signal is written whole in a ``tmp/`` with O_EXCL, fsynced, then ``link()``ed into ``new/``
+  (link fails on an existing name: nothing is overwritten); no reader looks in ``tmp/``;
 - a send is durable once its room record and the room's ``new/`` are fsynced; recipient links are
   fast links that the repair pass restores after a crash;
-- a name present anywhere in a session's maildir (new/, claimed/, cur/) is never linked into it
-  again; linkers and claimers of one session serialise on that session's delivery lock;
+- a name present anywhere in a session's maildir is never linked into it again; linkers and
+  claimers of one session serialise on its delivery lock;
 - a conduit claims with one rename new/ -> claimed/, and after showing renames into cur/ with ``:2,S``;
-- a published file is never modified; state changes are renames;
-- folders are 0700 and files 0600 whatever the umask; a root another user owns or others can write
-  is refused; a symlink planted anywhere below the root is never followed.
+- folders are 0700 and files 0600 whatever the umask.
 
-One deliberate exception: the drain's stdlib-only fast path (attend/fastdrain.py) bumps the
-heartbeat's mtime and removes the drain-round counter itself, because importing this module would
-cost it most of its budget; it touches nothing else.
-
-The delivery lock is a plain ``flock`` (what portalocker calls on Linux, so the two interoperate):
-portalocker's import alone costs ~5x a bare interpreter start, and ``send`` and the drain are hot.
+Standard library only (the drain's fast path imports it): the delivery lock is a plain ``flock``,
+what portalocker calls on Linux, so the two interoperate.
 """
 
 from __future__ import annotations
@@ -25,32 +30,25 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import itertools
 import os
-import re
-import signal
 import stat
-import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Iterator, Mapping
 
-from attend.domain.rooms import SID_RE
+from attend import layout as L
 from attend.errors import SpoolError
+
+TYPE_CHECKING = False  # not typing's: its import would cost the drain's fast path a millisecond
+if TYPE_CHECKING:
+    from pathlib import Path
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
-STALE_TMP_SECONDS = 129600  # 36 hours, as maildir(5) suggests for abandoned deliveries
-SEEN = ":2,S"  # maildir info: version 2, flag Seen
-LOG_LIMIT = 256 * 1024  # the diagnostic log keeps at most two files of this size
-
-# <seconds>.M<microseconds>P<pid>Q<per-process counter>R<random>.<host>: fixed-width time first so
-# names sort in send order; no ':' or '/', no leading '.', as the maildir rule asks.
-NAME_RE = re.compile(r"[0-9]{10}\.M[0-9]{6}P[0-9]+Q[0-9]+R[0-9a-f]{8}\.[A-Za-z0-9-]+")
-
-_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_LOCKFILE = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 # A test seam for crash windows: a process started with ATTEND_PAUSE_AT=<point> stops itself
 # (SIGSTOP) there, so a test can kill it at exactly that step. Read once; costs one dict lookup.
@@ -59,106 +57,109 @@ _PAUSE_AT = os.environ.get("ATTEND_PAUSE_AT", "")
 
 def pause_point(point: str) -> None:
     if point == _PAUSE_AT:
+        import signal
+
         os.kill(os.getpid(), signal.SIGSTOP)
 
 
-def default_root(env: dict[str, str] | None = None) -> Path:
-    """``$ATTEND_HOME``, else an absolute ``$XDG_CACHE_HOME``/attend, else ``~/.cache/attend``."""
-    env = dict(os.environ) if env is None else env
-    if home := env.get("ATTEND_HOME"):
-        return Path(os.path.abspath(home))
-    xdg = env.get("XDG_CACHE_HOME", "")
-    if xdg and os.path.isabs(xdg):
-        return Path(xdg) / "attend"
-    return Path(env.get("HOME") or os.path.expanduser("~")) / ".cache" / "attend"
+class RefusedEntry(SpoolError, OSError):
+    """Something planted in the spool that attend will not follow or read: a symlink, a FIFO, a
+    device, a file where a folder belongs. An OSError too, so a caller that skips unreadable
+    records skips this one; anything else reports its one line."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)  # the one line, without OSError's "[Errno N]"
 
 
-_HOST = re.sub(r"[^A-Za-z0-9-]", "-", os.uname().nodename)[:63] or "localhost"
-_name_lock = threading.Lock()
-_counter = itertools.count()
-_last_us = 0
+def default_root(env: Mapping[str, str] | None = None) -> Path:
+    from pathlib import Path
+
+    return Path(L.default_root(env))
 
 
-def unique_name(now_ns: int | None = None) -> str:
-    """A maildir unique name that sorts in send order and is the message id."""
-    global _last_us
-    with _name_lock:
-        us = (time.time_ns() if now_ns is None else now_ns) // 1000
-        # Strictly increasing within a process, so one sender's messages never tie.
-        us = max(us, _last_us + 1)
-        _last_us = us
-        seq = next(_counter)
-    sec, usec = divmod(us, 1_000_000)
-    return f"{sec:010d}.M{usec:06d}P{os.getpid()}Q{seq}R{os.urandom(4).hex()}.{_HOST}"
-
-
-def name_time(name: str) -> float:
-    """Send time (epoch seconds) encoded in a unique name; 0.0 for a foreign name."""
-    try:
-        sec, rest = name.split(".M", 1)
-        return int(sec) + int(rest[:6]) / 1e6
-    except ValueError:
-        return 0.0
-
-
-def base_name(entry: str) -> str:
-    """The unique name of a maildir entry, without its ``:2,…`` info."""
-    return entry.split(":", 1)[0]
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _present(path: str) -> bool:
-    """Whether a path exists, without following a final symlink (and without raising on a miss)."""
-    return os.access(path, os.F_OK, follow_symlinks=False)
-
-
-def check_same_device(rooms: Path, sessions: Path) -> None:
+def check_same_device(rooms_dev: int, sessions_dev: int, rooms: str, sessions: str) -> None:
     """rooms/ and sessions/ must share a filesystem: deliveries are hard links between them."""
-    if os.lstat(rooms).st_dev != os.lstat(sessions).st_dev:
+    if rooms_dev != sessions_dev:
         raise SpoolError(
             f"{rooms} and {sessions} are on different filesystems; attend hard-links between them, "
             "so keep the whole spool on one filesystem"
         )
 
 
-class Spool:
-    """One spool root. Every path below it goes through here."""
+class Entry:
+    """One entry of a scanned folder, as the listing gave it (no stat unless mtimes were asked)."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self._r = str(root)  # hot paths join strings: pathlib costs more than the syscalls here
-        self._dirs: set[Path] = set()  # folders verified to be real, private directories
-        self._sdirs: dict[tuple[str, ...], str] = {}
+    __slots__ = ("inode", "is_dir", "is_file", "mtime", "name")
+
+    def __init__(self, name: str, inode: int, is_dir: bool, is_file: bool, mtime: float) -> None:
+        self.name = name
+        self.inode = inode
+        self.is_dir = is_dir  # a real folder; a symlink to one is not
+        self.is_file = is_file  # a regular file; a symlink, a FIFO or a device is not
+        self.mtime = mtime
+
+
+class Spool:
+    """One spool root, opened once. Every path below it goes through here."""
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self._r = os.fspath(root)
+        self._fd = -1
+        self._top: dict[str, int] = {}  # handles on the top-level folders, never removed by attend
+
+    def __del__(self) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for fd in (*self._top.values(), self._fd):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._top, self._fd = {}, -1
+
+    @property
+    def root(self) -> Path:
+        from pathlib import Path
+
+        return Path(self._r)
+
+    def path(self, *parts: str) -> str:
+        """The path of root/parts… for display and for inotify, never for opening."""
+        return "/".join((self._r, *parts))
 
     # ------------------------------------------------------------------ opening and checking
 
     @classmethod
-    def open(cls, root: Path | None = None) -> Spool:
-        spool = cls(root or default_root())
-        spool._check_root()
-        check_same_device(spool.dir("rooms"), spool.dir("sessions"))
+    def open(cls, root: str | os.PathLike[str] | None = None) -> Spool:
+        spool = cls(L.default_root() if root is None else root)
+        spool._create_root()
+        spool.check()
+        check_same_device(
+            os.fstat(spool._top_fd(L.ROOMS, True)).st_dev,
+            os.fstat(spool._top_fd(L.SESSIONS, True)).st_dev,
+            spool.path(L.ROOMS),
+            spool.path(L.SESSIONS),
+        )
         return spool
 
-    def _check_root(self) -> None:
-        root = self.root
-        if not root.exists():
-            root.parent.mkdir(parents=True, exist_ok=True)
+    def _create_root(self) -> None:
+        root = self._r
+        if not os.path.lexists(root):
+            os.makedirs(os.path.dirname(root) or ".", exist_ok=True)
             with contextlib.suppress(FileExistsError):
                 os.mkdir(root, DIR_MODE)
                 os.chmod(root, DIR_MODE)
+
+    def check(self) -> None:
+        """Refuse a root that is not a folder, not ours, or writable by group or others."""
+        root = self._r
         try:
-            st = os.stat(root)
+            fd = self._root_fd()
+        except NotADirectoryError as e:
+            raise SpoolError(f"spool {root} is not a directory; remove it or set ATTEND_HOME elsewhere") from e
         except OSError as e:
             raise SpoolError(f"cannot use spool {root}: {e.strerror}; set ATTEND_HOME to a folder you own") from e
-        if not stat.S_ISDIR(st.st_mode):
-            raise SpoolError(f"spool {root} is not a directory; remove it or set ATTEND_HOME elsewhere")
+        st = os.fstat(fd)  # on the handle itself: what we checked is what we use
         if st.st_uid != os.geteuid():
             raise SpoolError(
                 f"spool {root} is owned by uid {st.st_uid}, not you; set ATTEND_HOME to a folder of your own"
@@ -170,120 +171,253 @@ class Spool:
             )
         if not os.access(root, os.R_OK | os.W_OK | os.X_OK):
             raise SpoolError(f"spool {root} is not readable and writable by you; run: chmod 700 {root}")
-        self._dirs.add(root)
 
-    def sdir(self, *parts: str, create: bool = True) -> str:
-        """``dir(*parts)`` as a string, cached: the form the hot paths use."""
-        found = self._sdirs.get(parts)
-        if found is None:
-            found = self._sdirs[parts] = str(self.dir(*parts, create=create))
-        return found
+    def _root_fd(self) -> int:
+        if self._fd < 0:
+            self._fd = os.open(self._r, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)  # the root may be a link
+        return self._fd
 
-    def dir(self, *parts: str, create: bool = True) -> Path:
-        """The folder root/parts…, each component a real directory (never a symlink), made 0700."""
-        path = self.root
-        for part in parts:
-            path = path / part
-            if path in self._dirs:
-                continue
-            try:
-                st = os.lstat(path)
-            except FileNotFoundError:
-                if not create:
-                    raise
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(path, DIR_MODE)
-                    os.chmod(path, DIR_MODE)  # mkdir's mode is masked by the umask
-                st = os.lstat(path)
-            if stat.S_ISLNK(st.st_mode):
-                raise SpoolError(f"refusing to follow a symlink planted in the spool at {path}; remove it")
-            if not stat.S_ISDIR(st.st_mode):
-                raise SpoolError(f"{path} should be a folder; remove it so attend can recreate it")
-            self._dirs.add(path)
-        return path
+    def _top_fd(self, name: str, create: bool) -> int:
+        fd = self._top.get(name)
+        if fd is None:
+            fd = self._openat(self._root_fd(), name, (name,), create)
+            if self._top.setdefault(name, fd) != fd:  # another thread won: keep one
+                os.close(fd)
+                fd = self._top[name]
+        return fd
 
-    def exists(self, *parts: str) -> bool:
-        return _present(self._r + "/" + "/".join(parts))
-
-    def forget_dirs(self) -> None:
-        """Drop the verified-folder cache (after folders were removed or moved)."""
-        self._dirs = {self.root}
-        self._sdirs = {}
-
-    # ------------------------------------------------------------------ publishing signals
-
-    def publish(self, rooms: list[str], data: bytes, name: str | None = None) -> str:
-        """Deliver one signal into each room's new/ under one unique name; durable on return."""
-        name = name or unique_name()
-        tmp = self.dir("rooms", rooms[0], "tmp") / name
-        linked: list[Path] = []
-        self._write_new(tmp, data)
+    def _openat(self, parent: int, name: str, parts: tuple[str, ...], create: bool) -> int:
+        if not name or name in (".", "..") or "/" in name or "\0" in name:
+            raise SpoolError(f"refusing spool path {'/'.join(parts)!r}: {name!r} is not one folder name")
         try:
-            pause_point("tmp-written")
-            for room in rooms:
-                dest = self.dir("rooms", room, "new") / name
-                os.link(tmp, dest, follow_symlinks=False)
-                linked.append(dest)
-            for dest in linked:
-                _fsync_dir(dest.parent)
-        except BaseException:
-            for dest in linked:
-                with contextlib.suppress(OSError):
-                    os.unlink(dest)
-            raise
-        finally:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-        pause_point("room-record")
+            return os.open(name, _DIR, dir_fd=parent)
+        except FileNotFoundError:
+            if not create:
+                raise
+        except NotADirectoryError:
+            raise self._refusal(parent, name, parts) from None
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(name, DIR_MODE, dir_fd=parent)
+        try:
+            fd = os.open(name, _DIR, dir_fd=parent)
+        except NotADirectoryError:
+            raise self._refusal(parent, name, parts) from None
+        os.fchmod(fd, DIR_MODE)  # mkdir's mode is masked by the umask
+        return fd
+
+    def _refusal(self, parent: int, name: str, parts: tuple[str, ...]) -> RefusedEntry:
+        where = self.path(*parts)
+        try:
+            mode = os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode
+        except OSError:
+            mode = 0
+        if stat.S_ISLNK(mode):
+            return RefusedEntry(errno.ELOOP, f"refusing to follow a symlink planted in the spool at {where}; remove it")
+        return RefusedEntry(errno.ENOTDIR, f"{where} should be a folder; remove it so attend can recreate it")
+
+    @staticmethod
+    def _leaf(parts: tuple[str, ...]) -> str:
+        """The last part, checked as the folder parts are: one name, never climbing out."""
+        name = parts[-1] if parts else ""
+        if not name or name in (".", "..") or "/" in name or "\0" in name:
+            raise SpoolError(f"refusing spool path {'/'.join(parts)!r}: {name!r} is not one file name")
         return name
 
-    def _write_new(self, path: Path, data: bytes, sync: bool = True) -> None:
-        """Create ``path`` (never existing, never through a symlink), write it whole, fsync unless told
-        not to. On any failure the half-written file is removed and the original error raised."""
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, FILE_MODE)
+    def _open_dir(self, parts: tuple[str, ...], create: bool = False) -> int:
+        """A new handle on the folder root/parts…, each component opened from the last one's handle."""
+        if not parts:
+            return os.dup(self._root_fd())
+        fd = self._top_fd(parts[0], create)
+        if len(parts) == 1:
+            return os.dup(fd)
+        owned = False
         try:
-            os.fchmod(fd, FILE_MODE)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            if sync:
-                os.fsync(fd)
+            for i in range(1, len(parts)):
+                nfd = self._openat(fd, parts[i], parts[: i + 1], create)
+                if owned:
+                    os.close(fd)
+                fd, owned = nfd, True
         except BaseException:
-            os.close(fd)
-            with contextlib.suppress(OSError):
-                os.unlink(path)
+            if owned:
+                os.close(fd)
             raise
-        os.close(fd)
+        return fd
 
-    def room_names(self, room: str) -> list[str]:
-        """Unique names in a room, oldest first. Names only: never a stat per file."""
-        return sorted(n for n in self.room_entries(room) if not n.startswith("."))
-
-    def room_entries(self, room: str) -> list[str]:
-        """A room's new/ as listed, unsorted: for callers that want only the newest few."""
+    @contextlib.contextmanager
+    def _at(self, parts: tuple[str, ...], create: bool = False) -> Iterator[int]:
+        fd = self._open_dir(parts, create)
         try:
-            return os.listdir(self.sdir("rooms", room, "new", create=False))
-        except (FileNotFoundError, NotADirectoryError):
-            return []
+            yield fd
+        finally:
+            os.close(fd)
 
-    def rooms(self) -> list[str]:
+    def _parts(self, args: tuple[str | os.PathLike[str], ...]) -> tuple[str, ...]:
+        """Parts as given, or one path below the root split into them."""
+        if len(args) == 1 and (isinstance(args[0], os.PathLike) or "/" in args[0]):
+            text = os.fspath(args[0])
+            if not text.startswith(self._r + "/"):
+                raise SpoolError(f"{text} is not below the spool {self._r}")
+            return tuple(text[len(self._r) + 1 :].split("/"))
+        return tuple(os.fspath(a) for a in args)
+
+    def make_dir(self, *parts: str) -> None:
+        """Create root/parts… as real, private folders (those already there are checked)."""
+        os.close(self._open_dir(parts, create=True))
+
+    def folder(self, *parts: str) -> Folder:
+        """An open handle on an existing folder, for scans and removals relative to it (retention)."""
+        return Folder(self, parts, self._open_dir(parts))
+
+    # ------------------------------------------------------------------ reading
+
+    def _read_fd(self, d: int, name: str, parts: tuple[str, ...]) -> int:
         try:
-            return sorted(os.listdir(self.dir("rooms")))
+            fd = os.open(name, _READ, dir_fd=d)
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise self._refusal(d, name, parts) from None
+            raise
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise RefusedEntry(errno.EINVAL, f"refusing to read {self.path(*parts)}: not a regular file; remove it")
+        return fd
+
+    def read(self, *args: str | os.PathLike[str], limit: int = 1 << 20) -> bytes:
+        """The first ``limit`` bytes of a regular file. FileNotFoundError when it is absent;
+        RefusedEntry for a symlink, a FIFO or anything else that is not a plain file."""
+        parts = self._parts(args)
+        with self._at(parts[:-1]) as d:
+            fd = self._read_fd(d, self._leaf(parts), parts)
+        try:
+            chunks, left = [], limit
+            while left > 0:
+                chunk = os.read(fd, min(left, 1 << 20))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                left -= len(chunk)
+            return b"".join(chunks)
+        finally:
+            os.close(fd)
+
+    def read_text(self, *parts: str) -> str | None:
+        """A small file as text; None when it (or a folder on the way) is absent."""
+        try:
+            return self.read(*parts).decode("utf-8", "replace")
+        except FileNotFoundError:
+            return None
+
+    def exists(self, *parts: str) -> bool:
+        """Whether root/parts… exists (a final symlink counts). RefusedEntry when a folder on the
+        way is planted: a symlink or a file there is reported, never looked through."""
+        try:
+            with self._at(parts[:-1]) as d:
+                return os.access(self._leaf(parts), os.F_OK, dir_fd=d, follow_symlinks=False)
+        except FileNotFoundError:
+            return False
+
+    def mtime_ns(self, *parts: str) -> int | None:
+        try:
+            with self._at(parts[:-1]) as d:
+                return os.stat(self._leaf(parts), dir_fd=d, follow_symlinks=False).st_mtime_ns
+        except FileNotFoundError:
+            return None
+
+    def mtime(self, *parts: str) -> float | None:
+        ns = self.mtime_ns(*parts)
+        return None if ns is None else ns / 1e9
+
+    def names(self, *parts: str) -> list[str]:
+        """The names in a folder, sorted, without dotfiles (tmp names); [] when it is absent."""
+        return sorted(n for n in self.entries(*parts) if not n.startswith("."))
+
+    def entries(self, *parts: str) -> list[str]:
+        """A folder as listed, unsorted and unfiltered; [] when it is absent."""
+        try:
+            with self._at(parts) as d:
+                return os.listdir(d)
         except FileNotFoundError:
             return []
 
+    def usage(self) -> tuple[int, int]:
+        """(bytes, files) below the root, each inode counted once; never through a symlink."""
+        seen: set[int] = set()
+        size = 0
+        stack = [self._open_dir(())]
+        while stack:
+            fd = stack.pop()
+            try:
+                with os.scandir(fd) as it:
+                    for e in it:
+                        if e.is_dir(follow_symlinks=False):
+                            with contextlib.suppress(OSError):
+                                stack.append(os.open(e.name, _DIR, dir_fd=fd))
+                            continue
+                        with contextlib.suppress(OSError):
+                            st = e.stat(follow_symlinks=False)
+                            if st.st_ino not in seen:
+                                seen.add(st.st_ino)
+                                size += st.st_size
+            finally:
+                os.close(fd)
+        return size, len(seen)
+
+    # ------------------------------------------------------------------ rooms
+
+    def publish(self, rooms: list[str], data: bytes, name: str | None = None) -> str:
+        """Deliver one signal into each room's new/ under one unique name; durable on return."""
+        name = name or L.unique_name()
+        with contextlib.ExitStack() as stack:
+            tmp = stack.enter_context(self._at((L.ROOMS, rooms[0], L.TMP), create=True))
+            news = [stack.enter_context(self._at((L.ROOMS, room, L.NEW), create=True)) for room in rooms]
+            _write_new(tmp, name, data)
+            linked: list[int] = []
+            try:
+                pause_point("tmp-written")
+                for new in news:
+                    os.link(name, name, src_dir_fd=tmp, dst_dir_fd=new, follow_symlinks=False)
+                    linked.append(new)
+                for new in linked:
+                    os.fsync(new)
+            except BaseException:
+                for new in linked:
+                    with contextlib.suppress(OSError):
+                        os.unlink(name, dir_fd=new)
+                raise
+            finally:
+                with contextlib.suppress(OSError):
+                    os.unlink(name, dir_fd=tmp)
+        pause_point("room-record")
+        return name
+
+    def room_names(self, room: str) -> list[str]:
+        """Unique names in a room, oldest first. Names only: never a stat per file."""
+        return self.names(L.ROOMS, room, L.NEW)
+
+    def room_entries(self, room: str) -> list[str]:
+        """A room's new/ as listed, unsorted: for callers that want only the newest few."""
+        return self.entries(L.ROOMS, room, L.NEW)
+
+    def rooms(self) -> list[str]:
+        return self.names(L.ROOMS)
+
+    def read_record(self, room: str, name: str, limit: int = 1 << 20) -> bytes:
+        return self.read(L.ROOMS, room, L.NEW, name, limit=limit)
+
     def room_path(self, room: str, name: str) -> Path:
-        return self.root / "rooms" / room / "new" / name
+        """Where a record lives, for display."""
+        return self.root / L.ROOMS / room / L.NEW / name
 
     # ------------------------------------------------------------------ session maildirs
 
-    def session_dir(self, sid: str) -> Path:
-        return self.dir("sessions", sid)
+    def make_maildir(self, sid: str) -> None:
+        with self._at((L.SESSIONS, sid), create=True) as d:
+            for sub in L.MAILDIR:
+                os.close(self._openat(d, sub, (L.SESSIONS, sid, sub), True))
 
-    def make_maildir(self, sid: str) -> Path:
-        for sub in ("tmp", "new", "cur", "claimed"):
-            self.dir("sessions", sid, sub)
-        return self.root / "sessions" / sid
+    def delivery_path(self, sid: str, sub: str, entry: str) -> Path:
+        """Where a delivery lives, for display."""
+        return self.root / L.SESSIONS / sid / sub / entry
 
     @contextlib.contextmanager
     def lock(
@@ -292,8 +426,7 @@ class Spool:
         """An flock on the lock file root/parts…, made on first use and never unlinked (unlinking
         would split waiters across inodes). Yields False when ``wait`` is off, or ``timeout``
         seconds pass, and another holds it."""
-        path = self.sdir(*parts[:-1]) + "/" + parts[-1]
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | _O_NOFOLLOW | _O_CLOEXEC, FILE_MODE)
+        fd = self._lock_fd(tuple(parts))
         kind = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
         try:
             if wait and timeout is None:
@@ -314,61 +447,127 @@ class Spool:
         finally:
             os.close(fd)  # closing releases the flock
 
+    def _lock_fd(self, parts: tuple[str, ...]) -> int:
+        with self._at(parts[:-1], create=True) as d:
+            try:
+                fd = os.open(self._leaf(parts), _LOCKFILE, FILE_MODE, dir_fd=d)
+            except OSError as e:
+                if e.errno == errno.ELOOP:
+                    raise self._refusal(d, self._leaf(parts), parts) from None
+                raise
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise RefusedEntry(errno.EINVAL, f"lock file {self.path(*parts)} is not a regular file; remove it")
+        return fd
+
+    def hold(self, *parts: str) -> int | None:
+        """Take an exclusive lock for as long as the returned handle stays open (the duplicate-run
+        lock); None when another process holds it."""
+        fd = self._lock_fd(tuple(parts))
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        return fd
+
+    def is_held(self, *parts: str) -> bool:
+        """Whether another process holds the lock file (probed, never taken, never created)."""
+        try:
+            with self._at(parts[:-1]) as d:
+                fd = self._read_fd(d, self._leaf(parts), tuple(parts))
+        except OSError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+        return False
+
     def session_lock(self, sid: str) -> contextlib.AbstractContextManager[bool]:
         """The per-session delivery lock: linkers and claimers of one session serialise on it."""
-        return self.lock("sessions", sid, "lock")
+        return self.lock(L.SESSIONS, sid, L.DELIVERY_LOCK)
 
     def show_lock(self, sid: str, timeout: float | None = None) -> contextlib.AbstractContextManager[bool]:
         """Held by a conduit from claim to show to seen. Whoever holds it knows no other conduit is
         mid-show, so every entry then in ``claimed/`` was abandoned by a dead one and may be shown.
         Separate from the delivery lock, so senders never wait on a conduit's output."""
-        return self.lock("sessions", sid, "show.lock", timeout=timeout)
+        return self.lock(L.SESSIONS, sid, L.SHOW_LOCK, timeout=timeout)
 
     def named_lock(
         self, name: str, *, shared: bool = False, wait: bool = True
     ) -> contextlib.AbstractContextManager[bool]:
         """A lock named by purpose, under locks/ (cleanup, a channel's membership)."""
-        return self.lock("locks", name, shared=shared, wait=wait)
+        return self.lock(L.LOCKS, name, shared=shared, wait=wait)
+
+    def delivery_state(self, sid: str, name: str) -> str | None:
+        """Where a name stands in a session's maildir: "seen", "claimed", "delivered", or None."""
+        try:
+            with self._at((L.SESSIONS, sid)) as d:
+                for sub, entry, state in ((L.CUR, name + L.SEEN, "seen"), (L.CLAIMED, name, "claimed")):
+                    with self._at_in(d, sid, sub) as f:
+                        if f >= 0 and os.access(entry, os.F_OK, dir_fd=f, follow_symlinks=False):
+                            return state
+                with self._at_in(d, sid, L.NEW) as f:
+                    if f >= 0 and os.access(name, os.F_OK, dir_fd=f, follow_symlinks=False):
+                        return "delivered"
+        except (FileNotFoundError, RefusedEntry):
+            pass
+        return None
+
+    @contextlib.contextmanager
+    def _at_in(self, d: int, sid: str, sub: str) -> Iterator[int]:
+        """A session subfolder's handle, or -1 when it is absent or planted (no name can be in it)."""
+        try:
+            fd = self._openat(d, sub, (L.SESSIONS, sid, sub), False)
+        except (FileNotFoundError, RefusedEntry):
+            yield -1
+            return
+        try:
+            yield fd
+        finally:
+            os.close(fd)
 
     def has_delivery(self, sid: str, name: str) -> bool:
-        base = f"{self._r}/sessions/{sid}"
-        for path in (f"{base}/new/{name}", f"{base}/claimed/{name}", f"{base}/cur/{name}{SEEN}"):
-            try:
-                os.lstat(path)
-                return True
-            except FileNotFoundError:
-                continue
-        return False
+        return self.delivery_state(sid, name) is not None
 
     def link_delivery(self, sid: str, room: str, name: str) -> bool:
         """Link a room record into a session's new/, unless the name is already anywhere in its maildir.
 
-        The hot loop of every send (once per recipient), so the lock is taken inline and presence is
-        tested with ``access`` (no exception per miss): this is the session_lock protocol, unrolled.
+        The hot loop of every send (once per recipient), so the delivery lock is taken inline.
         """
-        src = f"{self._r}/rooms/{room}/new/{name}"
         try:
-            # Never created here: a session whose new/ is gone was moved by a /clear (see below).
-            dest = f"{self.sdir('sessions', sid, 'new', create=False)}/{name}"
+            sdir = self._open_dir((L.SESSIONS, sid))
         except FileNotFoundError:
             return self._link_moved(sid, room, name)
-        base = f"{self._r}/sessions/{sid}"
-        fd = os.open(f"{base}/lock", os.O_RDWR | os.O_CREAT | _O_NOFOLLOW | _O_CLOEXEC, FILE_MODE)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            # new/ is covered by link() failing on an existing name; check where a claim moved it.
-            if _present(f"{base}/claimed/{name}") or _present(f"{base}/cur/{name}{SEEN}"):
-                return False
+        with contextlib.ExitStack() as stack:
+            stack.callback(os.close, sdir)
             try:
-                os.link(src, dest, follow_symlinks=False)
-            except FileExistsError:
-                return False
-            except FileNotFoundError:  # the record was swept, or the session moved while we waited
+                # Never created here: a session whose new/ is gone was moved by a /clear (see below).
+                new = self._openat(sdir, L.NEW, (L.SESSIONS, sid, L.NEW), False)
+            except FileNotFoundError:
                 missing = True
             else:
-                missing = False
-        finally:
-            os.close(fd)  # releases the lock
+                stack.callback(os.close, new)
+                src = stack.enter_context(self._at((L.ROOMS, room, L.NEW)))
+                lock = os.open(L.DELIVERY_LOCK, _LOCKFILE, FILE_MODE, dir_fd=sdir)
+                stack.callback(os.close, lock)  # closing releases the lock
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                # new/ is covered by link() failing on an existing name; check where a claim moved it.
+                for sub, entry in ((L.CLAIMED, name), (L.CUR, name + L.SEEN)):
+                    with self._at_in(sdir, sid, sub) as f:
+                        if f >= 0 and os.access(entry, os.F_OK, dir_fd=f, follow_symlinks=False):
+                            return False
+                try:
+                    os.link(name, name, src_dir_fd=src, dst_dir_fd=new, follow_symlinks=False)
+                except FileExistsError:
+                    return False
+                except FileNotFoundError:  # the record was swept, or the session moved while we waited
+                    missing = True
+                else:
+                    missing = False
         return self._link_moved(sid, room, name) if missing else True
 
     def _link_moved(self, sid: str, room: str, name: str) -> bool:
@@ -380,9 +579,12 @@ class Spool:
     def moved_to(self, sid: str) -> str:
         """Follow ``moved-to`` pointers left by /clear moves to the session's current id."""
         for _ in range(8):  # a handful of /clears in a row; a cycle of pointers ends here too
-            text = self.read_text("sessions", sid, "moved-to")
+            try:
+                text = self.read_text(L.SESSIONS, sid, L.MOVED_TO)
+            except RefusedEntry:
+                text = None
             target = text.strip() if text else ""
-            if not SID_RE.fullmatch(target):
+            if not L.SID_RE.fullmatch(target):
                 return sid
             sid = target
         return sid
@@ -390,51 +592,35 @@ class Spool:
     def listing(self, sid: str, sub: str) -> list[str]:
         """Entries of a session's new/, claimed/ or cur/, sorted; listed again until stable."""
         try:
-            path = self.sdir("sessions", sid, sub, create=False)
+            d = self._open_dir((L.SESSIONS, sid, sub))
         except FileNotFoundError:
             return []
-        previous: list[str] | None = None
-        for _ in range(5):  # a rename during readdir can hide an entry; a second look finds it
-            try:
-                current = sorted(n for n in os.listdir(path) if not n.startswith("."))
-            except FileNotFoundError:
-                return []
-            if current == previous:
-                break
-            previous = current
-        return current
-
-    def claim(self, sid: str, name: str) -> bool:
-        """Take a delivery: one rename new/ -> claimed/. Exactly one conduit wins."""
-        base = self.root / "sessions" / sid
-        with self.session_lock(sid):
-            try:
-                st = os.lstat(base / "new" / name)
-            except FileNotFoundError:
-                return False
-            if not stat.S_ISREG(st.st_mode):
-                self._set_aside_path(base / "new" / name)
-                return False
-            try:
-                os.rename(base / "new" / name, base / "claimed" / name)
-            except FileNotFoundError:
-                return False
-        pause_point("claimed")
-        return True
+        try:
+            previous: list[str] | None = None
+            for _ in range(5):  # a rename during readdir can hide an entry; a second look finds it
+                current = sorted(n for n in os.listdir(d) if not n.startswith("."))
+                if current == previous:
+                    break
+                previous = current
+            return current
+        finally:
+            os.close(d)
 
     def claim_all(self, sid: str, names: list[str]) -> list[str]:
-        """Claim many deliveries under one take of the delivery lock; returns the names this call won."""
-        # Plain strings, not Path joins: a drain may claim a thousand entries at a turn end.
-        new, claimed = f"{self.root}/sessions/{sid}/new/", f"{self.root}/sessions/{sid}/claimed/"
+        """Claim deliveries (rename new/ -> claimed/) under one take of the delivery lock; returns the
+        names this call won. Exactly one conduit wins each; anything not a plain file is set aside."""
         won: list[str] = []
-        with self.session_lock(sid):
+        with (
+            self._at((L.SESSIONS, sid, L.NEW)) as new,
+            self._at((L.SESSIONS, sid, L.CLAIMED), create=True) as claimed,
+            self.session_lock(sid),
+        ):
             for name in names:
                 try:
-                    st = os.lstat(new + name)
-                    if not stat.S_ISREG(st.st_mode):
-                        self._set_aside_path(Path(new + name))
+                    if not stat.S_ISREG(os.stat(name, dir_fd=new, follow_symlinks=False).st_mode):
+                        self._set_aside(new, name)
                         continue
-                    os.rename(new + name, claimed + name)
+                    os.rename(name, name, src_dir_fd=new, dst_dir_fd=claimed)
                 except FileNotFoundError:
                     continue  # another conduit won it
                 won.append(name)
@@ -446,233 +632,243 @@ class Spool:
         """Move shown deliveries claimed/ -> cur/ with the Seen flag; one directory fsync for the batch."""
         if not names:
             return
-        base = f"{self.root}/sessions/{sid}/"
-        for name in names:
-            with contextlib.suppress(FileNotFoundError):
-                os.rename(f"{base}claimed/{name}", f"{base}cur/{name}{SEEN}")
-        _fsync_dir(Path(base + "cur"))
+        with self._at((L.SESSIONS, sid, L.CLAIMED)) as claimed, self._at((L.SESSIONS, sid, L.CUR)) as cur:
+            for name in names:
+                with contextlib.suppress(FileNotFoundError):
+                    os.rename(name, name + L.SEEN, src_dir_fd=claimed, dst_dir_fd=cur)
+            os.fsync(cur)
 
-    def delivery_path(self, sid: str, sub: str, entry: str) -> Path:
-        return self.root / "sessions" / sid / sub / entry
+    def read_delivery(self, sid: str, sub: str, entry: str, limit: int = 1 << 20) -> bytes:
+        return self.read(L.SESSIONS, sid, sub, entry, limit=limit)
 
-    # ------------------------------------------------------------------ reading
-
-    def read(self, path: Path | str, limit: int = 1 << 20) -> bytes:
-        """Read a spool file without following a symlink, neither the file nor a folder on the way."""
-        text = os.fspath(path)
-        if text.startswith(self._r + "/"):
-            folders = text[len(self._r) + 1 :].split("/")[:-1]
-            if folders:
-                self.sdir(*folders, create=False)  # checked once per folder, then cached
-        fd = os.open(text, os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC)
+    def set_aside(self, *parts: str) -> str | None:
+        """Move an unreadable or foreign file out of the way, into quarantine/; returns its new name."""
         try:
-            return os.read(fd, limit)
-        finally:
-            os.close(fd)
-
-    def read_text(self, *parts: str) -> str | None:
-        try:
-            return self.read(self.root.joinpath(*parts)).decode("utf-8", "replace")
-        except (FileNotFoundError, NotADirectoryError):
+            with self._at(parts[:-1]) as d:
+                return self._set_aside(d, self._leaf(parts))
+        except (FileNotFoundError, RefusedEntry):
             return None
-        except OSError as e:
-            if e.errno == errno.ELOOP:
-                raise SpoolError(
-                    f"refusing to follow a symlink planted in the spool at {self.root.joinpath(*parts)}; remove it"
-                ) from e
-            raise
 
-    def set_aside(self, path: Path) -> Path | None:
-        """Move an unreadable or foreign file out of the way, into quarantine/."""
-        return self._set_aside_path(path)
-
-    def _set_aside_path(self, path: Path) -> Path | None:
-        dest = self.dir("quarantine") / f"{int(time.time())}-{os.urandom(3).hex()}-{path.name}"
+    def _set_aside(self, d: int, name: str) -> str | None:
+        dest = f"{int(time.time())}-{os.urandom(3).hex()}-{name}"
         try:
-            os.rename(path, dest)
+            os.rename(name, dest, src_dir_fd=d, dst_dir_fd=self._top_fd(L.QUARANTINE, True))
         except OSError:
             return None
         return dest
 
     # ------------------------------------------------------------------ small state files
 
-    def write_state(self, data: bytes, *parts: str, durable: bool = False) -> Path:
-        """Replace a small state file atomically (unique tmp + rename in the same folder)."""
-        folder = self.dir(*parts[:-1])
-        path = folder / parts[-1]
-        tmp = folder / f".{parts[-1]}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-        self._write_new(tmp, data, sync=durable)
-        try:
-            if os.path.islink(path):
-                raise SpoolError(f"refusing to follow a symlink planted in the spool at {path}; remove it")
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        if durable:
-            _fsync_dir(folder)
-        return path
+    def write_state(self, data: bytes, *parts: str, durable: bool = False) -> None:
+        """Replace a small state file atomically (unique tmp + rename in the same folder). Whatever
+        was planted under the name is replaced, never followed; a folder there is an error."""
+        name = self._leaf(parts)
+        tmp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+        with self._at(parts[:-1], create=True) as d:
+            _write_new(d, tmp, data, sync=durable)
+            try:
+                os.replace(tmp, name, src_dir_fd=d, dst_dir_fd=d)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp, dir_fd=d)
+                raise
+            if durable:
+                os.fsync(d)
 
     def create_exclusive(self, data: bytes, *parts: str) -> bool:
         """Create a file that must not exist yet; False when it does."""
-        path = self.dir(*parts[:-1]) / parts[-1]
-        try:
-            self._write_new(path, data, sync=False)
-        except FileExistsError:
-            return False
+        with self._at(parts[:-1], create=True) as d:
+            try:
+                _write_new(d, self._leaf(parts), data, sync=False)
+            except FileExistsError:
+                return False
         return True
 
     def create_linked(self, data: bytes, *parts: str) -> bool:
-        """Publish a small file whole under a name that must not exist yet (tmp + link); False when it does.
-
-        Unlike ``create_exclusive``, a reader never sees the file half-written.
-        """
-        folder = self.dir(*parts[:-1])
-        tmp = folder / f".{parts[-1]}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-        self._write_new(tmp, data, sync=False)
-        try:
-            os.link(tmp, folder / parts[-1], follow_symlinks=False)
-        except FileExistsError:
-            return False
-        finally:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+        """Publish a small file whole under a name that must not exist yet (tmp + link); False when it
+        does. Unlike ``create_exclusive``, a reader never sees the file half-written."""
+        name = self._leaf(parts)
+        tmp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+        with self._at(parts[:-1], create=True) as d:
+            _write_new(d, tmp, data, sync=False)
+            try:
+                os.link(tmp, name, src_dir_fd=d, dst_dir_fd=d, follow_symlinks=False)
+            except FileExistsError:
+                return False
+            finally:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp, dir_fd=d)
         return True
 
     def touch(self, *parts: str) -> None:
-        """Create or bump the mtime of a marker file (heartbeat)."""
-        path = self.dir(*parts[:-1]) / parts[-1]
-        try:
-            os.utime(path, follow_symlinks=False)
-        except FileNotFoundError:
-            with contextlib.suppress(FileExistsError):
-                self._write_new(path, b"", sync=False)
-
-    def mtime(self, *parts: str) -> float | None:
-        try:
-            return os.lstat(self.root.joinpath(*parts)).st_mtime
-        except (FileNotFoundError, NotADirectoryError):
-            return None
+        """Create or bump the mtime of a marker file (heartbeat); a symlink there is bumped itself."""
+        with self._at(parts[:-1], create=True) as d:
+            try:
+                os.utime(self._leaf(parts), dir_fd=d, follow_symlinks=False)
+            except FileNotFoundError:
+                with contextlib.suppress(FileExistsError):
+                    _write_new(d, self._leaf(parts), b"", sync=False)
 
     def remove(self, *parts: str) -> bool:
-        """Unlink root/parts…; the folders on the way must be real ones (unlink follows them)."""
+        """Unlink root/parts…; False when absent. A symlink there is removed itself, never followed."""
         try:
-            os.unlink(self.dir(*parts[:-1], create=False) / parts[-1])
-        except (FileNotFoundError, NotADirectoryError):
+            with self._at(parts[:-1]) as d:
+                os.unlink(self._leaf(parts), dir_fd=d)
+        except FileNotFoundError:
             return False
         return True
 
-    def remove_path(self, path: Path) -> int:
-        """Unlink one spool file; returns the bytes freed (0 unless this was its last link)."""
-        try:
-            st = os.lstat(path)
-            os.unlink(path)
-        except (FileNotFoundError, NotADirectoryError):
-            return 0
-        return st.st_size if st.st_nlink <= 1 else 0
-
     def remove_tree(self, *parts: str) -> None:
-        """Remove a folder below the root and everything in it, never following a symlink."""
-        if not parts or any(p in ("", ".", "..") or "/" in p for p in parts):
-            raise SpoolError(f"refusing to remove {'/'.join(parts) or 'the spool root'}: not a folder below the root")
-        try:
-            parent = self.dir(*parts[:-1], create=False)
-        except FileNotFoundError:
-            return
-        self._rmtree(parent / parts[-1])
-        self.forget_dirs()
+        """Remove a folder below the root and everything in it, never following a symlink: one planted
+        in its place is unlinked itself, and one inside is removed, not descended into."""
+        import shutil  # only cleanup, dissolve and reaping remove trees
 
-    def _rmtree(self, path: Path) -> None:
-        # lstat first: scandir would follow a symlink planted in place of the folder and empty its
-        # target, outside the spool. A symlink (or a file) is unlinked itself, never descended into.
+        if not parts:
+            raise SpoolError("refusing to remove the spool root")
         try:
-            st = os.lstat(path)
-        except (FileNotFoundError, NotADirectoryError):
-            return
-        if not stat.S_ISDIR(st.st_mode):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)
-            return
-        try:
-            entries = list(os.scandir(path))
+            with self._at(parts[:-1]) as d:
+                try:
+                    mode = os.stat(self._leaf(parts), dir_fd=d, follow_symlinks=False).st_mode
+                except FileNotFoundError:
+                    return
+                if not stat.S_ISDIR(mode):
+                    os.unlink(self._leaf(parts), dir_fd=d)
+                    return
+
+                shutil.rmtree(self._leaf(parts), dir_fd=d, onerror=_missing_is_fine)
         except FileNotFoundError:
             return
-        for entry in entries:
-            if entry.is_dir(follow_symlinks=False):
-                self._rmtree(Path(entry.path))
-            else:
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(entry.path)
-        with contextlib.suppress(OSError):
-            os.rmdir(path)
 
     def remove_dir(self, *parts: str) -> bool:
         """Remove an empty folder below the root (a moved session's new/); False when absent or not empty."""
         try:
-            os.rmdir(self.dir(*parts, create=False))
+            with self._at(parts[:-1]) as d:
+                os.rmdir(self._leaf(parts), dir_fd=d)
         except OSError:
             return False
-        finally:
-            self.forget_dirs()
         return True
 
-    def move_entry(self, src: Path, dest: Path) -> bool:
-        """Rename one spool entry to a name that must not exist yet (link + unlink: never clobbers)."""
-        try:
-            os.link(src, dest, follow_symlinks=False)
-        except FileExistsError:
+    def move_entry(self, src: tuple[str, ...], dest: tuple[str, ...]) -> bool:
+        """Move one spool entry to a name that must not exist yet (link + unlink: never clobbers). When
+        the destination exists, the source goes anyway: the destination's copy wins."""
+        with self._at(src[:-1]) as s, self._at(dest[:-1], create=True) as d:
+            try:
+                os.link(self._leaf(src), self._leaf(dest), src_dir_fd=s, dst_dir_fd=d, follow_symlinks=False)
+            except FileExistsError:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(self._leaf(src), dir_fd=s)
+                return False
+            except FileNotFoundError:
+                return False
             with contextlib.suppress(FileNotFoundError):
-                os.unlink(src)
-            return False
+                os.unlink(self._leaf(src), dir_fd=s)
+        return True
+
+    def move_all(self, src: tuple[str, ...], dest: tuple[str, ...]) -> None:
+        """Move every entry of one folder into another (a /clear's notify/ and mcp/)."""
+        # A symlink in place of the folder raises RefusedEntry: files are never moved out of its target.
+        for entry in self.entries(*src) if self._is_dir(src) else []:
+            self.move_entry((*src, entry), (*dest, entry))
+
+    def _is_dir(self, parts: tuple[str, ...]) -> bool:
+        try:
+            os.close(self._open_dir(parts))
         except FileNotFoundError:
             return False
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(src)
         return True
 
-    # ------------------------------------------------------------------ housekeeping
-
-    def sweep_tmp(self, now: float | None = None) -> int:
-        """Remove tmp files older than 36 hours, in every room and session; returns how many."""
-        cutoff = (time.time() if now is None else now) - STALE_TMP_SECONDS
-        removed = 0
-        for top in ("rooms", "sessions"):
-            try:
-                owners = os.listdir(self.root / top)
-            except FileNotFoundError:
-                continue
-            for owner in owners:
-                try:
-                    # Through verified folders only: a room planted as a symlink would otherwise
-                    # have its target's tmp/ swept.
-                    tmp = self.dir(top, owner, "tmp", create=False)
-                    entries = list(os.scandir(tmp))
-                except (FileNotFoundError, NotADirectoryError, SpoolError):
-                    continue
-                for entry in entries:
-                    try:
-                        if entry.stat(follow_symlinks=False).st_mtime < cutoff:
-                            os.unlink(entry.path)
-                            removed += 1
-                    except FileNotFoundError:
-                        continue
-        return removed
+    # ------------------------------------------------------------------ the diagnostic log
 
     def log(self, line: str) -> None:
         """Append one line to the bounded diagnostic log (hooks' stderr is swallowed by the client)."""
+        record = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} [{os.getpid()}] {line.strip()}\n".encode("utf-8", "replace")
         try:
-            folder = self.dir("log")
-            path = folder / "attend.log"
-            with contextlib.suppress(FileNotFoundError):
-                if os.lstat(path).st_size > LOG_LIMIT:
-                    os.replace(path, folder / "attend.log.1")
-            stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-            record = f"{stamp} [{os.getpid()}] {line.strip()}\n".encode("utf-8", "replace")
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _O_NOFOLLOW | _O_CLOEXEC, FILE_MODE)
-            try:
-                os.write(fd, record)
-            finally:
-                os.close(fd)
+            with self._at((L.LOG,), create=True) as d:
+                with contextlib.suppress(FileNotFoundError):
+                    if os.stat("attend.log", dir_fd=d, follow_symlinks=False).st_size > L.LOG_LIMIT:
+                        os.replace("attend.log", "attend.log.1", src_dir_fd=d, dst_dir_fd=d)
+                fd = os.open("attend.log", _APPEND, FILE_MODE, dir_fd=d)  # a FIFO with no reader: ENXIO
+                try:
+                    if stat.S_ISREG(os.fstat(fd).st_mode):
+                        os.write(fd, record)
+                finally:
+                    os.close(fd)
         except OSError:
             pass  # the log is a diagnostic aid; never fail the caller over it
+
+
+class Folder:
+    """An open, verified spool folder: scans, sizes and removals all relative to its handle, so a
+    sweep that walks it never leaves it, whatever is swapped in on the way."""
+
+    def __init__(self, spool: Spool, parts: tuple[str, ...], fd: int) -> None:
+        self.spool, self.parts, self.fd = spool, parts, fd
+
+    def __enter__(self) -> Folder:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def path(self, name: str = "") -> str:
+        return self.spool.path(*self.parts, name) if name else self.spool.path(*self.parts)
+
+    def scan(self, mtimes: bool = False) -> Iterator[Entry]:
+        """The folder's entries as the listing yields them (memory stays flat)."""
+        with os.scandir(self.fd) as it:
+            for e in it:
+                try:
+                    is_dir, is_file = e.is_dir(follow_symlinks=False), e.is_file(follow_symlinks=False)
+                    mtime = e.stat(follow_symlinks=False).st_mtime if mtimes else 0.0
+                except FileNotFoundError:
+                    continue
+                yield Entry(e.name, e.inode(), is_dir, is_file, mtime)
+
+    def size(self, name: str) -> int | None:
+        try:
+            return os.stat(name, dir_fd=self.fd, follow_symlinks=False).st_size
+        except FileNotFoundError:
+            return None
+
+    def remove(self, name: str) -> int:
+        """Unlink one entry (never following it); the bytes freed: 0 unless this was its last link."""
+        try:
+            st = os.stat(name, dir_fd=self.fd, follow_symlinks=False)
+            os.unlink(name, dir_fd=self.fd)
+        except (FileNotFoundError, IsADirectoryError):
+            return 0
+        return st.st_size if st.st_nlink <= 1 else 0
+
+    def child(self, name: str) -> Folder:
+        """A subfolder, opened from this handle (FileNotFoundError when gone; RefusedEntry for a symlink)."""
+        parts = (*self.parts, name)
+        return Folder(self.spool, parts, self.spool._openat(self.fd, name, parts, False))
+
+
+def _write_new(d: int, name: str, data: bytes, sync: bool = True) -> None:
+    """Create ``name`` in folder ``d`` (never existing, never through a symlink), write it whole, fsync
+    unless told not to. On any failure the half-written file is removed and the error raised."""
+    fd = os.open(name, _CREATE, FILE_MODE, dir_fd=d)
+    try:
+        os.fchmod(fd, FILE_MODE)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        if sync:
+            os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(name, dir_fd=d)
+        raise
+    os.close(fd)
+
+
+def _missing_is_fine(_func: object, _path: str, exc_info: tuple[type[BaseException], BaseException, object]) -> None:
+    if not isinstance(exc_info[1], FileNotFoundError):  # something else removed part of it: fine
+        raise exc_info[1]

@@ -82,7 +82,8 @@ def inbox_100k(runs: int) -> None:
     from attend.domain import envelope
     from attend.domain.context import Context
     from attend.domain.envelope import Signal
-    from attend.spool import Spool, unique_name
+    from attend.layout import unique_name
+    from attend.spool import Spool
     from attend.verbs import inbox
 
     tmp = tmpdir()
@@ -90,7 +91,8 @@ def inbox_100k(runs: int) -> None:
     project = tmp / "proj"
     project.mkdir()
     spool = Spool.open(tmp / "home" / ".cache" / "attend")
-    new = spool.dir("rooms", "open", "new")
+    spool.make_dir("rooms", "open", "new")
+    new = spool.root / "rooms" / "open" / "new"
     t0 = 1_790_000_000_000_000_000
     for i in range(100_000):
         name = unique_name(now_ns=t0 + i * 1000)

@@ -8,8 +8,7 @@ import subprocess
 
 from attend.domain import channels, sessions
 from attend.testing.standin import Result
-from tests._spoolkit import post, tree
-from tests.conftest import ATTEND, World
+from tests.support import ATTEND, World, post, tree
 
 
 def human(world: World, *args: str) -> Result:

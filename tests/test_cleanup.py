@@ -10,8 +10,7 @@ import time
 
 from attend.domain import channels, retention
 from attend.domain.retention import Policy
-from tests._spoolkit import post, tree
-from tests.conftest import World
+from tests.support import World, post, tree
 
 DAY = 86400.0
 
@@ -56,7 +55,7 @@ def test_an_unseen_delivery_of_a_live_session_is_never_removed(world: World) -> 
     spool = world.spool
     unseen = post(spool, "@ops", "still unread", age=1)
     seen = post(spool, "@ops", "read long ago", age=2)
-    assert spool.claim(s.session_id, seen)
+    assert spool.claim_all(s.session_id, [seen])
     spool.mark_seen(s.session_id, [seen])
     report = retention.run(spool, policy(max_age=0.5), is_live=lambda sid: sid == s.session_id)
     assert spool.room_names("@ops") == []  # both room records are past the (tiny) age limit
@@ -97,7 +96,8 @@ def test_the_spool_of_an_ended_session_goes_after_the_grace_period(world: World)
 
 def test_stale_tmp_files_go_after_36_hours(world: World) -> None:
     spool = world.spool
-    folder = spool.dir("rooms", "open", "tmp")
+    spool.make_dir("rooms", "open", "tmp")
+    folder = spool.root / "rooms" / "open" / "tmp"
     (folder / "stale").write_bytes(b"x" * 10)
     (folder / "recent").write_bytes(b"y")
     old = time.time() - 37 * 3600
@@ -111,7 +111,7 @@ def test_a_dry_run_lists_what_would_go_with_sizes_and_removes_nothing(world: Wor
     spool = world.spool
     old = post(spool, "open", "old", age=20 * DAY)
     post(spool, "open", "new", age=1)
-    spool.dir("locks")
+    spool.make_dir("locks")
     world.attend("cleanup", "--dry-run")  # the first run makes its lock file
     before = tree(spool.root)
     out = world.attend("cleanup", "--dry-run")

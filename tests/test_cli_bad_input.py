@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ATTEND, World
+from tests.support import ATTEND, World
 
 
 def _tree(root: Path) -> dict[str, bytes]:

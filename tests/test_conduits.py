@@ -2,134 +2,20 @@
 deliveries, and the rename claim makes exactly one of them show each message; a conduit killed
 between claim and show leaves the entry in claimed/, and the next run of either shows it.
 
-Also home to the helpers the sensor and drain tests share: a loop run as a child of a stand-in
-session (its stdout in a file the test reads as it grows), and polling with a deadline.
+The loop and drain helpers (support.Loop, drain, maildir, ...) live in tests/support.py.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
-import signal
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 
-from attend.testing.standin import Result, StandIn
-from tests.conftest import ATTEND, World
-
-DEADLINE = 60.0  # generous: many helpers share two cores
-
-
-def wait_until(check: Callable[[], object], what: str, timeout: float = DEADLINE) -> object:
-    end = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
-
-
-def payload(sid: str, active: bool = False) -> str:
-    return json.dumps(
-        {"session_id": sid, "hook_event_name": "Stop", "stop_hook_active": active, "background_tasks": []}
-    )
-
-
-def stopped(pid: int) -> bool:
-    """Whether a process has stopped itself (the ATTEND_PAUSE_AT seam sends it SIGSTOP)."""
-    try:
-        data = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return data[data.rfind(")") + 2 :].split()[0] == "T"
-
-
-class Loop:
-    """``attend run`` as a child of a stand-in session, as Monitor runs it under Claude Code."""
-
-    count = 0
-
-    def __init__(self, world: World, session: StandIn, env: dict[str, str] | None = None, wait: bool = True) -> None:
-        Loop.count += 1
-        base = world.tmp / f"loop{Loop.count}"
-        self.out, self.err, self.pidfile = (Path(f"{base}.{x}") for x in ("out", "err", "pid"))
-        self.session = session
-        self.result: Result | None = None
-        script = f'echo $$ > "{self.pidfile}"; exec "{ATTEND}" run > "{self.out}" 2> "{self.err}"'
-        self.thread = threading.Thread(target=self._host, args=(script, env), daemon=True)
-        self.thread.start()
-        wait_until(lambda: self.pidfile.exists() and self.pidfile.read_text().strip(), "the loop to start")
-        self.pid = int(self.pidfile.read_text())
-        if wait:
-            self.wait_for(lambda lines: lines, "the banner")
-
-    def _host(self, script: str, env: dict[str, str] | None) -> None:
-        self.result = self.session.run(["sh", "-c", script], env=env, timeout=600)
-
-    def lines(self) -> list[str]:
-        try:
-            return self.out.read_text().splitlines()
-        except FileNotFoundError:
-            return []
-
-    def stderr(self) -> str:
-        try:
-            return self.err.read_text()
-        except FileNotFoundError:
-            return ""
-
-    def wait_for(self, check: Callable[[list[str]], object], what: str, timeout: float = DEADLINE) -> list[str]:
-        wait_until(lambda: check(self.lines()), f"{what}; loop printed {self.lines()!r} {self.stderr()!r}", timeout)
-        return self.lines()
-
-    def messages(self) -> list[str]:
-        return [line for line in self.lines() if "] message from " in line]
-
-    def stop(self, sig: int = signal.SIGTERM) -> int:
-        if self.thread.is_alive():
-            with_suppress(lambda: os.kill(self.pid, sig))
-            self.thread.join(DEADLINE)
-        assert self.result is not None, "the loop did not exit"
-        return self.result.rc
-
-    def kill(self) -> None:
-        """Kill, continuing a stopped process first so the kill lands."""
-        if self.thread.is_alive():
-            with_suppress(lambda: os.kill(self.pid, signal.SIGKILL))
-            self.thread.join(DEADLINE)
-
-
-def with_suppress(fn: Callable[[], object]) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        fn()
-
-
-@pytest.fixture
-def loops(world: World) -> Iterator[Callable[..., Loop]]:
-    started: list[Loop] = []
-
-    def start(session: StandIn, env: dict[str, str] | None = None, wait: bool = True) -> Loop:
-        loop = Loop(world, session, env, wait)
-        started.append(loop)
-        return loop
-
-    yield start
-    for loop in started:
-        loop.kill()
-
-
-def drain(world: World, sid: str, active: bool = False, *extra: str) -> subprocess.CompletedProcess[str]:
-    return world.attend("inbox", "--drain", "--format", "hook", *extra, stdin=payload(sid, active))
+from tests.support import ATTEND, DEADLINE, World, drain, enroll, maildir, payload, stopped, wait_until
 
 
 def drained_count(stdout: str) -> int:
@@ -149,19 +35,6 @@ def shown_count(lines: list[str]) -> int:
         elif "] message from " in line and not re.search(r"\] message from .*? \((?:[2-9])/\d\): ", line):
             n += 1
     return n
-
-
-def maildir(world: World, sid: str, sub: str) -> list[str]:
-    try:
-        return sorted(os.listdir(world.spool_root / "sessions" / sid / sub))
-    except FileNotFoundError:
-        return []
-
-
-def enroll(world: World, s: StandIn) -> None:
-    """Enroll a session by `attend join` (a channel of its own), without a loop."""
-    r = s.attend("join", f"c{s.pid}")
-    assert r.rc == 0, r.stderr
 
 
 # ---------------------------------------------------------------------- crash points

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from attend.domain import config
-from tests.conftest import World
+from tests.support import World
 
 
 def user_config(world: World, text: str) -> Path:

@@ -21,12 +21,12 @@ from mcp import Client
 
 from attend.domain import sessions, trailer
 from attend.domain.context import Context
+from attend.layout import NAME_RE
 from attend.mcp.server import build_server
-from attend.spool import NAME_RE, Spool
+from attend.spool import Spool
 from attend.testing.standin import StandIn
 from attend.verbs import send as send_verb
-from tests.conftest import World
-from tests.test_mcp_world import enroll, structured
+from tests.support import World, join_channel, structured
 
 pytestmark = pytest.mark.anyio
 
@@ -45,11 +45,6 @@ RANDOM_KEYS = {"subscription_id"}
 READ_ONLY = {"inbox", "peers", "status", "inbox_wait", "notify_subscribe", "notify_unsubscribe"}
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 class Seeded:
     """A spool with two enrolled sessions, a little history, nothing pending for A, and one standing
     subscription of A's."""
@@ -58,8 +53,8 @@ class Seeded:
         self.world = world
         self.a = world.session("proj")
         self.b = world.session("proj")
-        enroll(world, self.a, "crew")
-        enroll(world, self.b, "crew")
+        join_channel(world, self.a, "crew")
+        join_channel(world, self.b, "crew")
         b_ctx = world.context(self.b)
         send_verb.run(b_ctx, send_verb.SendRequest("hello everyone"))
         send_verb.run(b_ctx, send_verb.SendRequest("just for A", to=self.a.session_id))
@@ -68,7 +63,7 @@ class Seeded:
         # What a conduit does when it shows A its mail: claim, show, mark seen, record last-inbound.
         names = spool.listing(self.a.session_id, "new")
         for name in names:
-            spool.claim(self.a.session_id, name)
+            spool.claim_all(self.a.session_id, [name])
         spool.mark_seen(self.a.session_id, names)
         sessions.set_last_inbound(spool, self.a.session_id, last.id)
         self.subscription = trailer.subscribe(spool, world.context(self.a).who(), ["peer_ended"], None).id

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.conftest import World
+from tests.support import World
 
 
 def test_the_demo_shows_both_conduits_and_a_thread_then_cleans_up(world: World) -> None:

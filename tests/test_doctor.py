@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from attend.domain import delivery, sessions
-from tests.conftest import World
+from tests.support import World
 
 
 def checks(out: str) -> dict[str, dict[str, str]]:

@@ -12,12 +12,19 @@ from pathlib import Path
 
 import pytest
 
-from attend import spool
 from attend.conduits import fastdrain
 from attend.testing.standin import Result
-from tests.conftest import ATTEND, World
-from tests.test_conduits import drain, enroll, maildir, payload
-from tests.test_sensor import fake_mcp_marker, show_lock_held_by_a_stopped_process
+from tests.support import (
+    ATTEND,
+    World,
+    drain,
+    enroll,
+    fake_mcp_marker,
+    maildir,
+    old_signal,
+    payload,
+    show_lock_held_by_a_stopped_process,
+)
 
 
 def reason(out: subprocess.CompletedProcess[str] | Result) -> str:
@@ -111,8 +118,6 @@ def test_the_plain_form_lists_and_counts(world: World) -> None:
 
 
 def test_the_cold_start_note_rides_the_drain_once(world: World) -> None:
-    from tests.test_sensor import old_signal
-
     for i in range(2):
         old_signal(world.spool, f"stale {i}", "open", age=600)
     s = world.session("proj")
@@ -283,19 +288,6 @@ def test_an_empty_fast_drain_touches_the_heartbeat_and_ends_the_round_chain(worl
     assert drain(world, s.session_id, True).stdout == ""
     assert not (folder / "drain-rounds").exists()
     assert (folder / "heartbeat").stat().st_mtime > 1
-
-
-@pytest.mark.parametrize(
-    "env",
-    [
-        {"HOME": "/h"},
-        {"HOME": "/h", "XDG_CACHE_HOME": "/x"},
-        {"HOME": "/h", "XDG_CACHE_HOME": "relative"},
-        {"HOME": "/h", "ATTEND_HOME": "rel/spool", "XDG_CACHE_HOME": "/x"},
-    ],
-)
-def test_the_fast_path_finds_the_same_spool_root_as_the_spool(env: dict[str, str]) -> None:
-    assert fastdrain.spool_root(env) == str(spool.default_root(env))
 
 
 def test_only_the_exact_hook_arguments_take_the_fast_path() -> None:

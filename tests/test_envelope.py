@@ -10,7 +10,7 @@ import pytest
 from attend.domain import envelope, sessions
 from attend.domain.envelope import EnvelopeError, NewerVersionError, Signal
 from attend.verbs import inbox, send
-from tests.conftest import World
+from tests.support import World
 
 
 def _sig(body: str = "hi", **kw: object) -> Signal:

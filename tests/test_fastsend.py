@@ -11,7 +11,7 @@ import pytest
 
 from attend.cli import fastsend
 from attend.cli.app import cli
-from tests.conftest import ATTEND, World
+from tests.support import ATTEND, World
 
 CLICK_MAIN = "import sys; from attend.cli.app import main; sys.argv[0] = 'attend'; main()"
 

@@ -14,7 +14,7 @@ import pytest
 from attend.setup import guard
 from attend.setup.data import config_root, data_file
 from attend.spool import default_root
-from tests.conftest import World
+from tests.support import World
 
 SCRIPT = data_file("hooks", "ways", "attend-guard-pre.sh")
 

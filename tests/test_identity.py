@@ -12,7 +12,7 @@ import pytest
 from attend import identity
 from attend.domain import sessions
 from attend.errors import IdentityError
-from tests.conftest import World
+from tests.support import World
 
 
 def test_the_ancestry_walk_finds_the_session_record_of_a_parent(world: World) -> None:

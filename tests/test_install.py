@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from attend.setup.install import resolve_target
-from tests.conftest import World
+from tests.support import World
 
 MCP_TOOLS = [
     "send",

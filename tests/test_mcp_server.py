@@ -27,15 +27,9 @@ from attend.verbs import peers as peers_verb
 from attend.verbs import reply as reply_verb
 from attend.verbs import send as send_verb
 from attend.verbs import status as status_verb
-from tests.conftest import World
-from tests.test_mcp_world import enroll, error_text, server_as, structured
+from tests.support import World, error_text, join_channel, server_as, structured
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 # tool -> (click command path, its description, its parameter descriptions)
@@ -157,8 +151,8 @@ async def test_every_output_schema_declares_notifications_as_optional(world: Wor
 
 async def test_send_lands_in_the_spool_as_the_calling_session(world: World) -> None:
     a, b = world.session("proj"), world.session("proj")
-    enroll(world, a)
-    enroll(world, b)
+    join_channel(world, a)
+    join_channel(world, b)
     async with Client(server_as(world, a), mode="legacy") as client:
         sent = structured(await client.call_tool("send", {"message": "hello from mcp", "from_id": "forged"}))
     record = envelope.parse(world.spool.read(world.spool.room_path(sent["room"], sent["id"])))
@@ -169,7 +163,7 @@ async def test_send_lands_in_the_spool_as_the_calling_session(world: World) -> N
 
 async def test_shell_metacharacters_arrive_byte_identical_through_mcp_and_the_cli(world: World) -> None:
     a = world.session("proj")
-    enroll(world, a)
+    join_channel(world, a)
     message = "--x $(rm -rf ~) `id` *.py ~/x 'single' \"double\" ; | & > <\nsecond line\ttab \\ $HOME !!"
     async with Client(server_as(world, a), mode="legacy") as client:
         via_mcp = structured(await client.call_tool("send", {"message": message}))
@@ -185,8 +179,8 @@ async def test_shell_metacharacters_arrive_byte_identical_through_mcp_and_the_cl
 
 async def test_reply_threads_to_the_most_recent_peer_message(world: World) -> None:
     a, b = world.session("proj"), world.session("proj")
-    enroll(world, a)
-    enroll(world, b)
+    join_channel(world, a)
+    join_channel(world, b)
     first = send_verb.run(world.context(b), send_verb.SendRequest("question?"))
     sessions.set_last_inbound(world.spool, a.session_id, first.id)  # what a conduit records on showing it
     async with Client(server_as(world, a), mode="legacy") as client:
@@ -197,8 +191,8 @@ async def test_reply_threads_to_the_most_recent_peer_message(world: World) -> No
 
 async def test_inbox_lists_rows_with_typed_envelope_fields_and_reads_one_by_id(world: World) -> None:
     a, b = world.session("proj"), world.session("proj")
-    enroll(world, a)
-    enroll(world, b)
+    join_channel(world, a)
+    join_channel(world, b)
     sent = send_verb.run(world.context(b), send_verb.SendRequest("for you", on_behalf_of="op@tty"))
     async with Client(server_as(world, a), mode="legacy") as client:
         listing = structured(await client.call_tool("inbox", {"limit": 5}))
@@ -229,7 +223,7 @@ async def test_join_and_leave_change_membership_through_the_tools(world: World) 
 
 async def test_peers_lists_live_sessions_with_typed_rows(world: World) -> None:
     a, b = world.session("proj"), world.session("other")
-    enroll(world, b)
+    join_channel(world, b)
     async with Client(server_as(world, a), mode="legacy") as client:
         listing = structured(await client.call_tool("peers", {}))
     rows = {p["session_id"]: p for p in listing["peers"]}
@@ -244,7 +238,7 @@ async def test_a_session_enrolled_between_two_calls_can_send_on_the_second(world
     a = world.session("proj")
     async with Client(server_as(world, a), mode="legacy") as client:
         refused = error_text(await client.call_tool("send", {"message": "too early"}))
-        enroll(world, a)
+        join_channel(world, a)
         sent = structured(await client.call_tool("send", {"message": "now enrolled"}))
     assert "not enrolled" in refused and "attend run" in refused and "attend join" in refused
     assert sent["from_id"] == a.session_id
@@ -254,7 +248,7 @@ async def test_status_reports_identity_and_registration_as_read_at_call_time(wor
     a = world.session("proj")
     async with Client(server_as(world, a), mode="legacy") as client:
         before = structured(await client.call_tool("status", {}))
-        enroll(world, a)
+        join_channel(world, a)
         after = structured(await client.call_tool("status", {}))
         a.write_record(session_id="0f0f0f0f-aaaa-bbbb-cccc-000000000001")  # what /clear does to the record
         cleared = structured(await client.call_tool("status", {}))
@@ -300,7 +294,7 @@ async def test_a_server_outside_any_session_joins_and_leaves_nothing(world: Worl
 
 async def test_each_error_is_one_clear_sentence_with_is_error(world: World) -> None:
     a = world.session("proj")
-    enroll(world, a)
+    join_channel(world, a)
     async with Client(server_as(world, a), mode="legacy") as client:
         errors = {
             "empty inbox for reply": error_text(await client.call_tool("reply", {"message": "hi"})),
@@ -346,8 +340,8 @@ async def test_a_crash_inside_a_verb_is_one_sentence_and_the_server_keeps_servin
 
 async def test_sixteen_parallel_sends_deliver_sixteen_messages(world: World) -> None:
     a, b = world.session("proj"), world.session("proj")
-    enroll(world, a)
-    enroll(world, b)
+    join_channel(world, a)
+    join_channel(world, b)
     results: dict[int, dict[str, Any]] = {}
     async with Client(server_as(world, a), mode="legacy") as client:
 
@@ -371,7 +365,7 @@ async def test_sixteen_parallel_sends_deliver_sixteen_messages(world: World) -> 
 
 async def test_the_marker_follows_a_clear_to_the_new_session_id_on_the_next_call(world: World) -> None:
     a = world.session("proj")
-    enroll(world, a)
+    join_channel(world, a)
     marker = mcp_markers.Marker()
     old = a.session_id
     async with Client(build_server(lambda: world.context(a), marker), mode="legacy") as client:
@@ -388,7 +382,7 @@ async def test_the_marker_follows_a_clear_to_the_new_session_id_on_the_next_call
 
 async def test_attend_status_and_peers_report_a_live_marker(world: World) -> None:
     a = world.session("proj")
-    enroll(world, a)
+    join_channel(world, a)
     marker = mcp_markers.Marker()
     async with Client(build_server(lambda: world.context(a), marker), mode="legacy") as client:
         await client.call_tool("peers", {})
@@ -413,7 +407,7 @@ def test_a_marker_whose_process_is_gone_reads_as_absent(world: World, tmp_path: 
 
 async def test_a_marker_that_cannot_be_written_never_fails_the_call(world: World) -> None:
     a = world.session("proj")
-    enroll(world, a)
+    join_channel(world, a)
     folder = world.spool_root / "sessions" / a.session_id / "mcp"
     folder.write_text("a file where the marker folder should be")
     marker = mcp_markers.Marker()
@@ -442,7 +436,7 @@ def test_a_marker_carried_to_a_new_id_by_a_clear_is_still_removed_at_exit(world:
     from attend.identity import Identity
 
     a = world.session("proj")
-    enroll(world, a)
+    join_channel(world, a)
     marker = mcp_markers.Marker()
     marker.ensure(world.spool, a.session_id)
     new = Identity("agent", "0f0f0f0f-aaaa-bbbb-cccc-000000000005", str(a.cwd), "ancestry", True)

@@ -12,21 +12,16 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import mcp.client.stdio
 import pytest
 from mcp import ClientSession, stdio_client
 
 from attend.domain import envelope, mcp_markers
-from tests.conftest import World
-from tests.test_mcp_world import adopt, enroll, error_text, stdio_params, structured
+from tests.support import World, adopt, error_text, join_channel, stdio_params, structured, wait_until
 
 pytestmark = pytest.mark.anyio
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def markers(world: World, sid: str) -> list[str]:
@@ -76,7 +71,12 @@ class RawServer:
         return self.proc.returncode, out, err
 
 
-async def test_over_stdio_the_server_sends_as_the_session_that_spawned_it(world: World) -> None:
+async def test_over_stdio_the_server_sends_as_the_session_that_spawned_it(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The SDK gives a server 2 s to exit once its stdin closes, then signals it: on a busy machine that
+    # would make the marker's removal a race against the signal path. Wait for the server itself.
+    monkeypatch.setattr(mcp.client.stdio, "PROCESS_TERMINATION_TIMEOUT", 60.0)
     sid = adopt(world)
     enroll_ctx = world.context()
     from attend.verbs import join as join_verb
@@ -142,27 +142,33 @@ def test_the_server_warns_on_stderr_when_the_settings_lack_its_allow_entries(wor
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_the_marker_is_removed_when_a_signal_ends_the_server(world: World, signum: int) -> None:
     s = world.session("proj")
-    enroll(world, s)
+    join_channel(world, s)
     # A server that resolves as the stand-in: spawned by it, so its ancestry walk finds the record.
     fifo_dir = world.tmp / "fifo"
     fifo_dir.mkdir()
+    # The pid is written once the server has answered initialize: by then its signal handlers are in
+    # place (a signal in the moment between the marker's write and the handlers would find none).
     script = (
-        "import subprocess, sys, time\n"
+        "import json, subprocess, sys\n"
         "p = subprocess.Popen([sys.executable, '-m', 'attend', 'mcp'], stdin=subprocess.PIPE,\n"
-        "                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        "                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)\n"
+        "p.stdin.write(json.dumps({'jsonrpc': '2.0', 'id': 1, 'method': 'initialize', 'params': {\n"
+        "    'protocolVersion': '2025-11-25', 'capabilities': {}, 'clientInfo': {'name': 'raw', 'version': '0'}}}))\n"
+        "p.stdin.write('\\n')\n"
+        "p.stdin.flush()\n"
+        "p.stdout.readline()\n"
         f"open({str(fifo_dir / 'pid')!r}, 'w').write(str(p.pid))\n"
         "p.wait()\n"
     )
-    import threading
 
     result: dict[str, Any] = {}
     runner = threading.Thread(target=lambda: result.update(r=s.run([sys.executable, "-c", script], timeout=60)))
     runner.start()
     pid_file = fifo_dir / "pid"
-    for _ in range(1000):
-        if pid_file.exists() and pid_file.read_text() and markers(world, s.session_id):
-            break
-        threading.Event().wait(0.01)
+    wait_until(
+        lambda: pid_file.exists() and pid_file.read_text() and markers(world, s.session_id),
+        "the server to answer initialize with its marker written",
+    )
     assert len(markers(world, s.session_id)) == 1
     os.kill(int(pid_file.read_text()), signum)
     runner.join(timeout=30)
@@ -178,7 +184,7 @@ def test_the_mcp_inspector_lists_the_tools_strictly_and_sends_only_from_inside_a
     exe = inspector_bin()  # skips locally without it; fails in CI
     server = [sys.executable, "-m", "attend", "mcp"]
     s = world.session("proj")
-    enroll(world, s)
+    join_channel(world, s)
     listed = s.run(
         [exe, "--cli", *server, "-e", f"ATTEND_HOME={world.spool_root}", "--method", "tools/list", "--strict"]
     )
@@ -228,10 +234,7 @@ def test_stdin_closing_during_an_inbox_wait_ends_the_server_and_its_marker(world
             "params": {"name": "inbox_wait", "arguments": {"seconds": 60}},
         }
     )
-    for _ in range(2000):  # until the wait watches the maildir (a bound against a hang, not a timing)
-        if inotify_handles(server.proc.pid):
-            break
-        threading.Event().wait(0.01)
+    wait_until(lambda: inotify_handles(server.proc.pid), "the wait to watch the maildir")
     assert inotify_handles(server.proc.pid) == 1
     assert markers(world, sid)
     assert server.proc.stdin

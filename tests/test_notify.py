@@ -14,20 +14,14 @@ from mcp import Client
 
 from attend import identity
 from attend.domain import envelope, presence, rooms, sessions, trailer
+from attend.layout import name_time, unique_name
 from attend.mcp.server import AttendServer
-from attend.spool import name_time, unique_name
 from attend.testing.standin import StandIn
 from attend.verbs import reply as reply_verb
 from attend.verbs import send as send_verb
-from tests.conftest import World
-from tests.test_mcp_world import enroll, error_text, server_as, structured
+from tests.support import World, error_text, join_channel, server_as, structured
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 def pending(data: dict[str, Any]) -> list[dict[str, Any]]:
@@ -36,8 +30,8 @@ def pending(data: dict[str, Any]) -> list[dict[str, Any]]:
 
 def pair(world: World) -> tuple[StandIn, StandIn, AttendServer]:
     a, b = world.session("proj"), world.session("proj")
-    enroll(world, a)
-    enroll(world, b)
+    join_channel(world, a)
+    join_channel(world, b)
     return a, b, server_as(world, a)
 
 
@@ -197,7 +191,7 @@ async def test_channel_and_presence_subscriptions_report_their_kinds(world: Worl
 async def test_a_project_scoped_subscription_reports_only_that_project(world: World) -> None:
     _a, b, server = pair(world)
     c = world.session("elsewhere")
-    enroll(world, c)
+    join_channel(world, c)
     async with Client(server, mode="legacy") as client:
         await client.call_tool("notify_subscribe", {"kinds": ["open"], "project": str(c.cwd)})
         send_verb.run(world.context(b), send_verb.SendRequest("from proj"))
@@ -241,7 +235,7 @@ async def test_a_session_holds_at_most_32_subscriptions(world: World) -> None:
 
 def test_the_cli_forms_subscribe_list_and_unsubscribe(world: World) -> None:
     a = world.session("proj")
-    enroll(world, a)
+    join_channel(world, a)
     sub = json.loads(a.attend("notify", "subscribe", "--json", "open,peer_started").stdout)
     listed = json.loads(a.attend("notify", "list", "--json").stdout)
     gone = a.attend("notify", "unsubscribe", "--json", sub["subscription_id"])
@@ -257,6 +251,7 @@ def test_the_cli_forms_subscribe_list_and_unsubscribe(world: World) -> None:
 
 async def test_inbox_wait_returns_with_the_delivery_long_before_its_deadline(world: World) -> None:
     a, b, server = pair(world)
+    baseline = inotify_handles()
     async with Client(server, mode="legacy") as client:
         result: dict[str, Any] = {}
 
@@ -265,7 +260,8 @@ async def test_inbox_wait_returns_with_the_delivery_long_before_its_deadline(wor
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(wait)
-            await anyio.sleep(0.2)
+            # Send once the wait watches the maildir, so the delivery is what wakes it.
+            await until(lambda: inotify_handles() > baseline, "the wait never started watching")
             sent = await anyio.to_thread.run_sync(lambda: direct(world, b, a, "wake up"))
         after = structured(await client.call_tool("status", {}))
     assert result["timed_out"] is False
@@ -288,7 +284,7 @@ async def test_inbox_wait_sees_a_delivery_a_running_loop_already_moved_to_cur(wo
     a, b, server = pair(world)
     sent = direct(world, b, a, "claimed at once")
     spool = world.spool
-    spool.claim(a.session_id, sent)
+    spool.claim_all(a.session_id, [sent])
     spool.mark_seen(a.session_id, [sent])
     async with Client(server, mode="legacy") as client:
         polled = structured(await client.call_tool("inbox_wait", {"seconds": 0}))
@@ -311,8 +307,8 @@ async def test_inbox_wait_sends_progress_while_it_waits(world: World) -> None:
 
 def test_attend_inbox_wait_is_the_cli_form(world: World) -> None:
     a, b = world.session("proj"), world.session("proj")
-    enroll(world, a)
-    enroll(world, b)
+    join_channel(world, a)
+    join_channel(world, b)
     sent = direct(world, b, a, "for the cli")
     out = a.attend("inbox", "--wait", "0", "--json")
     assert out.rc == 0, out.stderr
@@ -406,7 +402,7 @@ async def test_inbox_wait_reports_a_delivery_a_loop_claims_between_listing_and_r
     sent = direct(world, b, a, "claimed mid-look")
     listed = trailer.deliveries(world.spool, a.session_id)
     assert listed == [(sent, f"new/{sent}")]
-    world.spool.claim(a.session_id, sent)  # the sensor loop wins the race after the listing
+    world.spool.claim_all(a.session_id, [sent])  # the sensor loop wins the race after the listing
     world.spool.mark_seen(a.session_id, [sent])
     monkeypatch.setattr(trailer, "deliveries", lambda *_: listed)  # what the wait saw: the entry in new/
     async with Client(server, mode="legacy") as client:
@@ -417,7 +413,7 @@ async def test_inbox_wait_reports_a_delivery_a_loop_claims_between_listing_and_r
 async def test_a_project_named_through_a_symlink_scopes_a_subscription_to_that_project(world: World) -> None:
     _a, _b, server = pair(world)
     c = world.session("elsewhere")
-    enroll(world, c)
+    join_channel(world, c)
     link = world.tmp / "shortcut"
     link.symlink_to(c.cwd)
     async with Client(server, mode="legacy") as client:

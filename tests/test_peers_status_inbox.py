@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tests._spoolkit import post
-from tests.conftest import World
+from tests.support import World, post
 
 
 def test_peers_lists_live_sessions_with_display_project_channels_and_conduits(world: World) -> None:
@@ -47,8 +46,8 @@ def test_the_receipt_shows_each_recipient_delivered_claimed_or_seen(world: World
         assert s.attend("join", "ops").rc == 0
     msg = json.loads(a.attend("send", "--channel", "ops", "--json", "status check").stdout)["id"]
     spool = world.spool
-    assert spool.claim(b.session_id, msg)
-    assert spool.claim(c.session_id, msg)
+    assert spool.claim_all(b.session_id, [msg])
+    assert spool.claim_all(c.session_id, [msg])
     spool.mark_seen(c.session_id, [msg])
     out = a.attend("inbox", msg, "--status", "--json")
     assert out.rc == 0, out.stderr

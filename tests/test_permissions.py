@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from attend.verbs import permissions
-from tests.conftest import World
+from tests.support import World
 
 
 def settings(world: World) -> dict[str, object]:

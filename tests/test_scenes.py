@@ -7,8 +7,7 @@ import json
 from pathlib import Path
 
 from attend.domain import channels, rooms, sessions
-from tests._spoolkit import tree
-from tests.conftest import World
+from tests.support import World, tree
 
 
 def scenes_file(world: World, text: str) -> Path:

@@ -3,53 +3,31 @@ presence, restarts and /clear, driven as a child of a stand-in session."""
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
-import json
 import os
 import signal
-import subprocess
-import sys
-import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
-from attend import identity
 from attend.conduits import monitor
 from attend.domain import envelope, presence, rooms
 from attend.domain.envelope import Signal
-from attend.spool import NAME_RE, Spool, unique_name
-from tests.conftest import World
-from tests.test_conduits import enroll, loops, maildir, stopped, wait_until
-
-__all__ = ["loops"]  # the fixture, shared with test_conduits
+from attend.layout import unique_name
+from tests.support import (
+    World,
+    enroll,
+    fake_mcp_marker,
+    maildir,
+    old_signal,
+    show_lock_held_by_a_stopped_process,
+    wait_until,
+)
 
 PREFIX = "[attend sensor=peers priority="
 
 
 def has(text: str):  # type: ignore[no-untyped-def]
     return lambda lines: any(text in line for line in lines)
-
-
-def fake_mcp_marker(world: World, sid: str) -> None:
-    """A live MCP presence marker, naming this (live) test process."""
-    folder = world.spool_root / "sessions" / sid / "mcp"
-    folder.mkdir(parents=True, exist_ok=True)
-    me = os.getpid()
-    (folder / f"{me}.json").write_text(json.dumps({"pid": me, "procStart": identity.proc_start(me)}))
-
-
-def old_signal(spool: Spool, body: str, room: str, age: float) -> None:
-    """A room record sent ``age`` seconds ago, before anyone receiving it was enrolled. The name is
-    built here: unique_name() never goes back in time within one process."""
-    import time
-
-    sec, usec = divmod(int((time.time() - age) * 1e6), 1_000_000)
-    name = f"{sec:010d}.M{usec:06d}" + unique_name().split(".M", 1)[1][6:]
-    sig = Signal(name, "old-human", "human", "old@tty", "*", room, "/elsewhere", body, sec)
-    assert NAME_RE.fullmatch(name)
-    spool.publish([room], envelope.render(sig), name)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -59,33 +37,26 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-@contextlib.contextmanager
-def show_lock_held_by_a_stopped_process(world: World, sid: str) -> Iterator[None]:
-    """Another conduit stuck mid-show: a process holding the session's show lock, stopped (SIGSTOP)
-    while it holds it, so it never lets go until killed."""
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import os, signal, sys\nfrom attend.spool import Spool\nfrom pathlib import Path\n"
-            "sp = Spool.open(Path(sys.argv[1]))\nwith sp.show_lock(sys.argv[2]):\n"
-            "    os.kill(os.getpid(), signal.SIGSTOP)",
-            str(world.spool_root),
-            sid,
-        ],
-        env=world.env,
-    )
+def trying_show_lock(world: World, pid: int, sid: str) -> bool:
+    """Whether process ``pid`` has the session's show lock file open: a conduit holds it open while it
+    waits for the lock (and while it holds it), so this is the moment it reached the lock."""
+    lock = os.path.realpath(world.spool_root / "sessions" / sid / "show.lock")
     try:
-        wait_until(lambda: stopped(holder.pid), "the holder to stop with the show lock held")
-        yield
-    finally:
-        holder.kill()
-        holder.wait()
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except FileNotFoundError:
+        return False
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") == lock:
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def plant_in_claimed(world: World, sid: str, body: str) -> None:
     """A delivery a conduit claimed and died before showing: in claimed/, and nowhere else."""
-    from attend.spool import name_time
+    from attend.layout import name_time
 
     spool = world.spool
     name = unique_name()
@@ -124,7 +95,8 @@ def test_a_second_loop_for_the_same_session_exits_cleanly(world: World, loops) -
 
 def test_the_run_lock_is_taken_before_enrolling(world: World, loops) -> None:
     s = world.session("proj")
-    folder = world.spool.session_dir(s.session_id)
+    world.spool.make_dir("sessions", s.session_id)
+    folder = world.spool.root / "sessions" / s.session_id
     fd = os.open(folder / "run.lock", os.O_RDWR | os.O_CREAT, 0o600)
     fcntl.flock(fd, fcntl.LOCK_EX)
     try:
@@ -154,7 +126,7 @@ def test_sigterm_stops_a_loop_whose_show_lock_is_held_by_a_stopped_conduit(world
     loop = loops(s)
     with show_lock_held_by_a_stopped_process(world, s.session_id):
         world.attend("send", "held up")
-        time.sleep(1)  # let the loop reach the lock (not an assertion on time)
+        wait_until(lambda: trying_show_lock(world, loop.pid, s.session_id), "the loop to try the show lock")
         assert loop.stop(signal.SIGTERM) == 0  # before the holder lets go
         assert not any("held up" in line for line in loop.lines())
     # Positive control: with the lock free, the next loop shows it.
@@ -166,7 +138,9 @@ def test_a_loop_delivers_what_arrives_after_its_show_lock_was_freed(world: World
     loop = loops(s)
     with show_lock_held_by_a_stopped_process(world, s.session_id):
         world.attend("send", "during the hold")
-        time.sleep(1)  # let the loop find the lock taken and back off (not an assertion on time)
+        # The loop finds the lock taken and backs off: it opens the lock file, then gives up on it.
+        wait_until(lambda: trying_show_lock(world, loop.pid, s.session_id), "the loop to try the show lock")
+        wait_until(lambda: not trying_show_lock(world, loop.pid, s.session_id), "the loop to give up and back off")
     loop.wait_for(has("during the hold"), "the message after the holder died")
     world.attend("send", "after the hold")
     loop.wait_for(has("after the hold"), "the next message")

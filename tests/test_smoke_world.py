@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import World
+from tests.support import World
 
 
 def test_a_stand_in_session_resolves_as_itself(world: World) -> None:

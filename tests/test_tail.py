@@ -8,8 +8,7 @@ import select
 import subprocess
 
 from attend.domain import channels
-from tests._spoolkit import post
-from tests.conftest import ATTEND, World
+from tests.support import ATTEND, World, post
 
 
 def start_tail(world: World, *args: str) -> subprocess.Popen[str]:
@@ -50,7 +49,7 @@ def test_tail_prints_new_records_in_the_callers_rooms_as_they_land(world: World)
 
 
 def test_tail_all_follows_rooms_that_appear_while_tailing(world: World) -> None:
-    world.spool.dir("rooms")
+    world.spool.make_dir("rooms")
     proc = start_tail(world, "--all", "--count", "1", "--json")
     try:
         post(world.spool, "@brand-new", "first in a new room")

@@ -106,15 +106,14 @@ def claimed(spool: Spool, sid: str) -> Iterator[Batch]:
         names = spool.listing(sid, "claimed")  # under the show lock: abandoned by a dead conduit
         names += spool.claim_all(sid, spool.listing(sid, "new"))
         batch = Batch(sid, [], [], sessions.take_notice(spool, sid), mcp_markers.mcp_live(spool, sid))
-        folder = f"{spool.root}/sessions/{sid}/claimed/"  # strings: pathlib costs more than the read
         for name in names:
             try:
-                sig = envelope.parse(spool.read(folder + name, 1 << 17))
+                sig = envelope.parse(spool.read_delivery(sid, "claimed", name, 1 << 17))
             except FileNotFoundError:
                 continue
             except (OSError, EnvelopeError) as e:
                 batch.warnings.append(f"set aside unreadable delivery {name}: {e}")
-                spool.set_aside(spool.delivery_path(sid, "claimed", name))
+                spool.set_aside("sessions", sid, "claimed", name)
                 continue
             batch.names.append(name)
             batch.signals.append(sig)

@@ -1,18 +1,15 @@
 """The drain's fast path: decide "nothing to deliver" on the standard library alone.
 
 The Stop hook runs at every turn end of every session, so its common case (nothing pending) must
-cost about a bare interpreter start: no click, psutil, portalocker or yaml, not even attend.spool.
-It takes identity from the payload's ``session_id`` and the enrollment file, as DESIGN.md §4
-allows, and answers with a few stat calls:
+cost about a bare interpreter start: no click, psutil, portalocker or yaml. It reads the spool
+through the gate (``attend.spool``, standard library only) and takes identity from the payload's
+``session_id`` and the enrollment file (docs/architecture/conduits.md), with a few stat calls:
 
 - not enrolled, and no sign of a /clear: exit 0 silently, writing nothing;
 - enrolled, nothing in ``new/`` or ``claimed/`` and no cold-start note: touch the heartbeat, end
   the chain of drain rounds, exit 0 silently;
-- anything else (pending mail, an opt-out, a /clear, an odd payload): hand the payload to the
-  full path in ``attend.conduits.drain``.
-
-The spool root and the file names below restate attend.spool and attend.domain.sessions; a test holds
-the two in agreement.
+- anything else (pending mail, an opt-out, a /clear, an odd payload, a spool the gate refuses):
+  hand the payload to the full path in ``attend.conduits.drain``, which reports.
 """
 
 from __future__ import annotations
@@ -20,8 +17,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import stat
 from collections.abc import Mapping
+
+from attend import layout as L
+from attend.errors import SpoolError
+from attend.spool import Spool
 
 FAST_ARGS = (
     ("--drain", "--format", "hook"),
@@ -47,54 +47,6 @@ def wants_fast_path(argv: list[str]) -> bool:
     return len(argv) >= 2 and argv[1] == "inbox" and tuple(argv[2:]) in FAST_ARGS
 
 
-def spool_root(env: Mapping[str, str]) -> str:
-    """As attend.spool.default_root: $ATTEND_HOME, else an absolute $XDG_CACHE_HOME/attend, else
-    ~/.cache/attend."""
-    if home := env.get("ATTEND_HOME"):
-        return os.path.abspath(home)
-    xdg = env.get("XDG_CACHE_HOME", "")
-    if xdg and os.path.isabs(xdg):
-        return os.path.join(xdg, "attend")
-    return os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache", "attend")
-
-
-def _valid_sid(sid: object) -> bool:
-    return (
-        isinstance(sid, str)
-        and 0 < len(sid) <= 128
-        and not sid.startswith("-")
-        and all(c.isalnum() or c in "-_" for c in sid)
-    )
-
-
-def _exists(path: str) -> bool:
-    try:
-        os.lstat(path)
-    except OSError:
-        return False
-    return True
-
-
-def _private(root: str, sid: str) -> bool:
-    """The checks attend.spool makes before writing: a root that is ours and not open to others, and
-    real folders (never a planted symlink) down to the session's own."""
-    try:
-        st = os.stat(root)
-        if st.st_uid != os.geteuid() or st.st_mode & 0o022:
-            return False
-        return all(stat.S_ISDIR(os.lstat(p).st_mode) for p in (f"{root}/sessions", f"{root}/sessions/{sid}"))
-    except OSError:
-        return False
-
-
-def _nonempty(folder: str) -> bool:
-    try:
-        with os.scandir(folder) as it:
-            return any(not e.name.startswith(".") for e in it)
-    except FileNotFoundError:
-        return False
-
-
 def _stat_fields(pid: int) -> list[str] | None:
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
@@ -104,7 +56,7 @@ def _stat_fields(pid: int) -> list[str] | None:
     return data[data.rfind(")") + 2 :].split()
 
 
-def _cleared(root: str, sid: str, env: Mapping[str, str]) -> bool:
+def _cleared(spool: Spool, sid: str, env: Mapping[str, str]) -> bool:
     """Whether a Claude process in our ancestry enrolled under another id (a /clear to follow)."""
     start = env.get("CLAUDE_PID", "")
     pid: int | None = int(start) if start.isdigit() else os.getppid()
@@ -115,13 +67,18 @@ def _cleared(root: str, sid: str, env: Mapping[str, str]) -> bool:
         if fields is None:
             return not os.path.isdir("/proc")  # no /proc: let the full path walk with psutil
         try:
-            with open(os.path.join(root, "by-claude", f"{pid}-{fields[19]}"), "rb") as f:
-                old = f.read().decode("utf-8", "replace").strip()
+            old = spool.read_text(L.BY_CLAUDE, f"{pid}-{fields[19]}")
         except OSError:
+            old = None
+        if old is None:
             pid = int(fields[1])
             continue
-        return old != sid
+        return old.strip() != sid
     return False
+
+
+def _pending(spool: Spool, sid: str, sub: str) -> bool:
+    return any(not n.startswith(".") for n in spool.entries(L.SESSIONS, sid, sub))
 
 
 def decide(data: bytes, env: Mapping[str, str]) -> int | None:
@@ -133,24 +90,20 @@ def decide(data: bytes, env: Mapping[str, str]) -> int | None:
     if not isinstance(payload, dict):
         return None
     sid = payload.get("session_id")
-    if not _valid_sid(sid):
+    if not isinstance(sid, str) or not L.is_session_id(sid):
         return None
-    assert isinstance(sid, str)
-    root = spool_root(env)
-    base = os.path.join(root, "sessions", sid)
-    if not _exists(os.path.join(base, "enrolled")):
-        return None if _cleared(root, sid, env) else 0
-    if _exists(os.path.join(base, "optout")) or _exists(os.path.join(base, "notice")):
-        return None
-    if _nonempty(os.path.join(base, "new")) or _nonempty(os.path.join(base, "claimed")):
-        return None
-    if not _private(root, sid):
-        return None  # the full path refuses it, with the reason
-    heartbeat = os.path.join(base, "heartbeat")
     try:
-        os.utime(heartbeat, follow_symlinks=False)
-    except FileNotFoundError:
-        return None  # let the full path create it, with the spool's checks
-    with contextlib.suppress(OSError):  # an empty drain ends the chain of rounds
-        os.unlink(os.path.join(base, "drain-rounds"))
+        spool = Spool(L.default_root(env))
+        if not spool.exists(L.SESSIONS, sid, L.ENROLLED):
+            return None if _cleared(spool, sid, env) else 0
+        if spool.exists(L.SESSIONS, sid, L.OPTOUT) or spool.exists(L.SESSIONS, sid, L.NOTICE):
+            return None
+        if _pending(spool, sid, L.NEW) or _pending(spool, sid, L.CLAIMED):
+            return None
+        spool.check()  # ours, and not open to others, before writing anything
+        spool.touch(L.SESSIONS, sid, L.HEARTBEAT)
+        with contextlib.suppress(OSError):  # an empty drain ends the chain of rounds
+            spool.remove(L.SESSIONS, sid, L.DRAIN_ROUNDS)
+    except (OSError, SpoolError):
+        return None  # the full path says what is wrong (a planted entry, a refused spool)
     return 0

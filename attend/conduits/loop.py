@@ -52,28 +52,22 @@ class _Stop(Exception):
 
 
 class RunLock:
-    """The duplicate-run lock: portalocker, exclusive and non-blocking, on ``sessions/<sid>/run.lock``
-    (``sessions.run_is_live`` probes the same file). Never unlinked: that would split holders."""
+    """The duplicate-run lock: an exclusive, non-blocking flock on ``sessions/<sid>/run.lock``
+    (``sessions.run_is_live`` probes the same file), held for the life of the loop. Never unlinked:
+    that would split holders."""
 
-    def __init__(self, handle: IO[bytes]) -> None:
-        self.handle = handle
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
 
     @classmethod
     def take(cls, spool: Spool, sid: str) -> RunLock | None:
-        import portalocker
-
-        path = spool.session_dir(sid) / "run.lock"
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        handle = os.fdopen(fd, "r+b")
-        try:
-            portalocker.lock(handle, portalocker.LOCK_EX | portalocker.LOCK_NB)
-        except portalocker.exceptions.LockException:
-            handle.close()
-            return None
-        return cls(handle)
+        fd = spool.hold("sessions", sid, "run.lock")
+        return None if fd is None else cls(fd)
 
     def release(self) -> None:
-        self.handle.close()
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
 
 
 @dataclass
@@ -88,7 +82,7 @@ class Sensor:
     waiting: bool = False
     last_line: float = 0.0
     retry_at: float = 0.0  # pending mail that could not be shown is not a reason to wake before this
-    failing: dict[str, str] = field(default_factory=dict)  # step -> the failure last reported
+    failing: dict[str, str] = field(default_factory=dict)  # step -> the cause last reported
     due: dict[str, float] = field(default_factory=dict)
     peers: presence.PeerWatch | None = None
 
@@ -130,12 +124,12 @@ class Sensor:
 
     def _watch_own(self) -> None:
         self.spool.make_maildir(self.sid)
-        self.watcher.add("new", self.spool.root / "sessions" / self.sid / "new", ARRIVALS)
+        self.watcher.add("new", self.spool.path("sessions", self.sid, "new"), ARRIVALS)
 
     def _watch_presence(self) -> None:
-        self.watcher.add("presence", self.spool.dir("rooms", presence.ROOM, "new"), ARRIVALS)
-        if os.path.isdir(self.ctx.sessions_dir):
-            self.watcher.add("records", self.ctx.sessions_dir, CHANGES)
+        self.spool.make_dir("rooms", presence.ROOM, "new")
+        self.watcher.add("presence", self.spool.path("rooms", presence.ROOM, "new"), ARRIVALS)
+        self.watcher.add("records", self.ctx.sessions_dir, CHANGES)  # Claude Code's records; absent is fine
 
     def _banner(self, ordinal: str) -> None:
         display = f"{identity.persona(self.who)}-{ordinal}"
@@ -186,19 +180,21 @@ class Sensor:
         finally:
             self.waiting = False
 
-    def deliver(self, recover: bool = False) -> None:
-        """Show what is pending: one message per pace slot, or one digest line for a burst."""
+    def deliver(self, recover: bool = False) -> bool:
+        """Show what is pending: one message per pace slot, or one digest line for a burst. False
+        when it did not try (nothing pending, pacing, another conduit mid-show): not a success that
+        clears a reported failure."""
         pending = self.spool.listing(self.sid, "new")
         if not pending and not recover:
-            return
+            return False
         if not recover and time.monotonic() - self.last_line < PACE:
-            return  # the next wake (at most PACE away) shows it, or folds it into a digest
+            return False  # the next wake (at most PACE away) shows it, or folds it into a digest
         with self.spool.show_lock(self.sid, timeout=SHOW_WAIT) as held:
             if not held:
                 # Another conduit is mid-show, or stopped there: it shows these. Waiting for it without
                 # bound would hang the loop, deaf even to SIGTERM; look again later instead.
                 self._back_off()
-                return
+                return False
             names = self.spool.listing(self.sid, "claimed") if recover else []
             pending = self.spool.listing(self.sid, "new")
             digest = len(names) + len(pending) > monitor.DIGEST_OVER
@@ -206,7 +202,7 @@ class Sensor:
             if not names:
                 if pending:
                     self._stuck()
-                return
+                return not pending
             self.retry_at = 0.0
             shown = self._read(names)
             if digest:
@@ -218,6 +214,7 @@ class Sensor:
         if shown:
             self.last_line = time.monotonic()
         self._record_inbound([s for _, s in shown])
+        return True
 
     def _claim(self, batch: list[str] | None, pending: list[str]) -> list[str]:
         """Claim ``batch`` whole, or (None) the oldest pending entry this loop can win."""
@@ -232,7 +229,6 @@ class Sensor:
         """Entries sit in new/ and none could be claimed (claimed/ gone, say): remake the maildir and
         look again at the next housekeeping, rather than spin on a listing that never empties."""
         self._back_off()
-        self.spool.forget_dirs()
         self.spool.make_maildir(self.sid)
 
     def _back_off(self) -> None:
@@ -241,14 +237,13 @@ class Sensor:
     def _read(self, names: list[str]) -> list[tuple[str, Signal]]:
         out = []
         for name in names:
-            path = self.spool.delivery_path(self.sid, "claimed", name)
             try:
-                sig = envelope.parse(self.spool.read(path))
+                sig = envelope.parse(self.spool.read_delivery(self.sid, "claimed", name))
             except FileNotFoundError:
                 continue
             except (OSError, EnvelopeError) as e:
                 self.warn(f"attend: set aside unreadable delivery {name}: {e}")
-                self.spool.set_aside(path)
+                self.spool.set_aside("sessions", self.sid, "claimed", name)
                 continue
             out.append((name, sig))
         return out
@@ -291,7 +286,7 @@ class Sensor:
             self._safe(self._recover, "recovery")
             self.due["repair"] = now + REPAIR_EVERY
         if now >= self.due["liveness"]:
-            if not self.watcher.watching("records") and os.path.isdir(self.ctx.sessions_dir):
+            if not self.watcher.watching("records"):
                 self.watcher.add("records", self.ctx.sessions_dir, CHANGES)
             self._safe(self._scan_peers, "presence")
             self._safe(self._show_presence, "presence")
@@ -330,17 +325,21 @@ class Sensor:
         """A step that fails is logged, never fatal: the loop must go on. A failure that repeats is
         reported once, not at every wake. Returns whether the step succeeded."""
         try:
-            step()
+            tried = step()
         except BrokenPipeError:
             raise  # Monitor is gone: nobody is left to read, so the loop ends
         except (OSError, ValueError, AttendError) as e:
-            line = f"attend run: {what} failed: {e}"
-            if self.failing.get(what) != line:
-                self.failing[what] = line
+            # Once per cause, not per text: one fault can name a different file (a tmp name, the next
+            # delivery) at every try, and must still be reported once until the step succeeds.
+            cause = f"{type(e).__name__}:{getattr(e, 'errno', None)}"
+            if self.failing.get(what) != cause:
+                self.failing[what] = cause
+                line = f"attend run: {what} failed: {e}"
                 self.warn(line)
                 self.spool.log(line)
             return False
-        self.failing.pop(what, None)
+        if tried is not False:  # a step that did not get to its work has not recovered either
+            self.failing.pop(what, None)
         return True
 
     # ---------------------------------------------------------------- /clear

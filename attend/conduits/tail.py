@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from attend.conduits.watch import ARRIVALS, Watcher
 from attend.domain import envelope, rooms
-from attend.spool import NAME_RE, Spool, name_time
+from attend.layout import NAME_RE, name_time
+from attend.spool import Spool
 
 RESELECT_SECONDS = 5.0  # how often the chosen rooms are recomputed (a channel joined meanwhile)
 POLL_SECONDS = 0.5  # the fallback's interval
@@ -47,7 +48,7 @@ def scope_label(room: str, sig: envelope.Signal | None) -> str:
 
 def read_record(spool: Spool, room: str, name: str) -> Record | None:
     try:
-        sig = envelope.parse(spool.read(spool.room_path(room, name)))
+        sig = envelope.parse(spool.read_record(room, name))
     except (OSError, envelope.EnvelopeError):
         return None
     at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(name_time(name)))
@@ -92,7 +93,7 @@ class Tail:
     def __iter__(self) -> Iterator[Watching | Record]:
         watcher = Watcher(poll_seconds=POLL_SECONDS)
         try:
-            watcher.add("top", self.spool.dir("rooms"), ARRIVALS)  # a room that appears while tailing
+            watcher.add("top", self.spool.path("rooms"), ARRIVALS)  # a room that appears while tailing
             chosen = set(self.select())
             for room in chosen:
                 self._follow(watcher, room, appeared=False)
@@ -117,8 +118,10 @@ class Tail:
     def _follow(self, watcher: Watcher, room: str, *, appeared: bool) -> list[tuple[str, str]]:
         """Watch a room (its folder, for a new/ that appears later, and its new/); return what is
         new in it. A room that appeared after the start is new from its first record."""
-        base = self.spool.root / "rooms" / room
-        for tag, path in ((f"room:{room}", base), (f"new:{room}", base / "new")):
+        for tag, path in (
+            (f"room:{room}", self.spool.path("rooms", room)),
+            (f"new:{room}", self.spool.path("rooms", room, "new")),
+        ):
             if not watcher.watching(tag):
                 watcher.add(tag, path, ARRIVALS)
         if appeared and room not in self.floor:

@@ -8,6 +8,7 @@ kernel's watch limit reached) the watcher degrades to a one-second poll and says
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import select
 import threading
@@ -25,6 +26,9 @@ IN_CREATE = 0x100
 IN_DELETE = 0x200
 ARRIVALS = IN_CREATE | IN_MOVED_TO
 CHANGES = ARRIVALS | IN_DELETE | IN_MOVED_FROM | IN_CLOSE_WRITE
+# Added to every watch: a folder only, and never through a symlink planted in its place.
+IN_ONLYDIR = 0x01000000
+IN_DONT_FOLLOW = 0x02000000
 
 
 class Watcher:
@@ -54,9 +58,9 @@ class Watcher:
             self._polled.add(tag)
             return True
         try:
-            wd = self._ino.add_watch(os.fspath(path), mask)
+            wd = self._ino.add_watch(os.fspath(path), mask | IN_ONLYDIR | IN_DONT_FOLLOW)
         except OSError as e:
-            if not os.path.isdir(path):
+            if e.errno not in (errno.ENOSPC, errno.ENOMEM):  # absent, or not a real folder
                 return False
             # The watch limit is reached: poll from now on rather than miss messages.
             self.fallback_reason = f"inotify watch failed ({e.strerror}); polling every {self.poll_seconds:g} s"

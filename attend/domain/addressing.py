@@ -12,6 +12,7 @@ from attend import identity
 from attend.domain import channels, rooms, sessions
 from attend.errors import NotFoundError, UsageError
 from attend.identity import Identity
+from attend.layout import is_session_id
 from attend.spool import Spool
 
 
@@ -134,7 +135,7 @@ def display_names(spool: Spool) -> dict[str, str]:
 
 
 def _one_session(spool: Spool, want: str, names: dict[str, str], sessions_dir: os.PathLike[str] | str) -> str:
-    if rooms.is_session_id(want) and (
+    if is_session_id(want) and (
         spool.exists("sessions", want) or any(r.session_id == want for r in identity.live_records(Path(sessions_dir)))
     ):
         return sessions.moved_to(spool, want)

@@ -13,7 +13,6 @@ removed under a join in progress, and two meta updates never lose one another.
 from __future__ import annotations
 
 import json
-import os
 import re
 import time
 from collections.abc import Callable
@@ -23,7 +22,7 @@ from pathlib import Path
 from attend import identity
 from attend.domain import rooms, sessions
 from attend.errors import NotFoundError, UsageError
-from attend.spool import Spool
+from attend.spool import RefusedEntry, Spool
 
 # A member is a session id, or a human id ``user`` / ``user@terminal`` (identity.human_id's grammar).
 MEMBER_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}(@[A-Za-z0-9._-]{1,64})?")
@@ -66,29 +65,27 @@ def require(spool: Spool, name: str, *, creatable: bool = True) -> None:
 
 
 def names(spool: Spool) -> list[str]:
-    try:
-        found = os.listdir(spool.root / "channels")
-    except FileNotFoundError:
-        return []
-    return sorted(n for n in found if rooms.CHANNEL_RE.fullmatch(n) and n not in rooms.RESERVED)
+    return [n for n in spool.names("channels") if rooms.CHANNEL_RE.fullmatch(n) and n not in rooms.RESERVED]
 
 
 def read_members(spool: Spool, name: str) -> tuple[list[str], list[str]]:
     """(valid member ids, warnings about entries skipped). Never raises on hand-edited nonsense."""
-    folder = spool.root / "channels" / name / "members"
-    try:
-        entries = list(os.scandir(folder))
-    except (FileNotFoundError, NotADirectoryError):
-        return [], []
     out: list[str] = []
     warnings: list[str] = []
-    for entry in entries:
-        if entry.name.startswith("."):
-            continue  # a member file being published (tmp name)
-        if not entry.is_file(follow_symlinks=False) or not MEMBER_RE.fullmatch(entry.name):
-            warnings.append(f"#{name}: skipped {entry.path}: not a member file (remove it)")
-            continue
-        out.append(entry.name)
+    try:
+        folder = spool.folder("channels", name, "members")
+    except FileNotFoundError:
+        return [], []
+    except RefusedEntry as e:
+        return [], [f"#{name}: {e}"]
+    with folder:
+        for entry in folder.scan():
+            if entry.name.startswith("."):
+                continue  # a member file being published (tmp name)
+            if not entry.is_file or not MEMBER_RE.fullmatch(entry.name):
+                warnings.append(f"#{name}: skipped {folder.path(entry.name)}: not a member file (remove it)")
+                continue
+            out.append(entry.name)
     return sorted(out), warnings
 
 
@@ -119,7 +116,7 @@ def read_meta(spool: Spool, name: str) -> tuple[dict[str, object], str | None]:
         if not isinstance(raw, dict):
             raise ValueError("not an object")
     except ValueError:
-        path = spool.root / "channels" / name / "meta.json"
+        path = spool.path("channels", name, "meta.json")
         return {"pinned": True}, f"#{name}: {path} is not valid JSON; treating the channel as pinned (fix or remove it)"
     return raw, None
 
@@ -155,7 +152,7 @@ def check_description(text: str) -> str:
 
 def _ensure(spool: Spool, name: str, pinned: bool = False, description: str = "") -> bool:
     """Create the channel's folders and meta.json when missing; True when this call created it."""
-    spool.dir("channels", name, "members")
+    spool.make_dir("channels", name, "members")
     record = {"pinned": pinned, "description": description, "created_at": time.time()}
     return spool.create_linked(json.dumps(record).encode(), "channels", name, "meta.json")
 
@@ -202,11 +199,7 @@ def remove_if_empty(spool: Spool, name: str) -> bool:
         m, warn = read_meta(spool, name)
         if warn or m.get("pinned") is True:
             return False
-        try:
-            left = [e for e in os.listdir(spool.root / "channels" / name / "members") if not e.startswith(".")]
-        except FileNotFoundError:
-            left = []
-        if left:
+        if spool.names("channels", name, "members"):
             return False
         _remove(spool, name)
         return True

@@ -12,7 +12,8 @@ import bisect
 from attend.domain import envelope, sessions
 from attend.domain.envelope import EnvelopeError, Signal
 from attend.errors import SpoolError
-from attend.spool import Spool, name_time, pause_point, unique_name
+from attend.layout import name_time, unique_name
+from attend.spool import Spool, pause_point
 
 REPAIR_BUDGET = 2000  # records examined per room per pass, so a huge backlog never stalls a loop
 
@@ -60,7 +61,7 @@ def repair(spool: Spool, sid: str, budget: int = REPAIR_BUDGET) -> int:
             if spool.has_delivery(sid, name):
                 continue
             try:
-                headers, _ = envelope.parse_headers(spool.read(spool.room_path(room, name), 4096))
+                headers, _ = envelope.parse_headers(spool.read_record(room, name, 4096))
             except (OSError, EnvelopeError):
                 continue
             if headers.get("From-Id") == sid:

@@ -139,7 +139,7 @@ def parse(data: bytes, at: float | None = None) -> Signal:
         raise EnvelopeError(f"missing header {missing[0]}")
     if headers["From-Kind"] not in ("agent", "human"):
         raise EnvelopeError(f"unknown From-Kind {headers['From-Kind']!r}")
-    from attend.spool import name_time
+    from attend.layout import name_time
 
     msg_id = headers["Message-Id"]
     return Signal(

@@ -1,4 +1,4 @@
-"""Presence: the MCP server's marker files, and a session's activity from its transcript.
+"""The MCP server's presence markers: which sessions have a live ``attend mcp``.
 
 A marker is ``sessions/<sid>/mcp/<pid>.json`` holding pid, procStart, start time and version.
 Readers treat a marker whose process is gone (or whose pid was reused) as absent.
@@ -8,31 +8,25 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import threading
 import time
-from collections.abc import Mapping
 
 from attend import identity
 from attend.domain import sessions
-from attend.identity import SessionRecord
 from attend.spool import Spool
-
-WORKING_WINDOW = 30.0  # seconds: a transcript written this recently means the session is working
 
 
 def live_markers(spool: Spool, sid: str) -> list[dict[str, object]]:
-    folder = spool.root / "sessions" / sid / "mcp"
     try:
-        names = sorted(os.listdir(folder))
-    except (FileNotFoundError, NotADirectoryError):
+        names = spool.names("sessions", sid, "mcp")
+    except OSError:  # a planted symlink or file in place of the folder: no server keeps markers there
         return []
     live = []
     for name in names:
         if not name.endswith(".json"):
             continue
         try:
-            raw = json.loads(spool.read(folder / name))
+            raw = json.loads(spool.read("sessions", sid, "mcp", name))
         except (OSError, ValueError):
             continue
         if not isinstance(raw, dict):
@@ -49,18 +43,6 @@ def live_markers(spool: Spool, sid: str) -> list[dict[str, object]]:
 
 def mcp_live(spool: Spool, sid: str) -> bool:
     return bool(live_markers(spool, sid))
-
-
-def transcript_status(env: Mapping[str, str], record: SessionRecord) -> str:
-    if not record.cwd:
-        return "unknown"
-    slug = re.sub(r"[^A-Za-z0-9]", "-", record.cwd)
-    path = identity.claude_dir(env) / "projects" / slug / f"{record.session_id}.jsonl"
-    try:
-        age = time.time() - os.stat(path).st_mtime
-    except OSError:
-        return "unknown"
-    return "working" if age < WORKING_WINDOW else "waiting"
 
 
 # ---------------------------------------------------------------------- the server's own marker

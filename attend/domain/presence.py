@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from attend import identity
-from attend.domain import envelope, rooms, sessions
+from attend.domain import envelope, sessions
 from attend.domain.envelope import EnvelopeError, Signal
 from attend.identity import SessionRecord
+from attend.layout import is_session_id
 from attend.spool import Spool
 
 ROOM = "sys-presence"
@@ -56,7 +57,7 @@ def publish(spool: Spool, record: SessionRecord, event: str) -> bool:
         body=event,
         at=0.0,
     )
-    from attend.spool import name_time, unique_name
+    from attend.layout import name_time, unique_name
 
     name = unique_name()
     spool.publish([ROOM], envelope.render(sig.with_id(name, name_time(name))), name)
@@ -116,10 +117,10 @@ def read_new(spool: Spool, sid: str) -> Iterator[PresenceEvent]:
     fresh = [n for n in names if n > cursor]
     for name in fresh:
         try:
-            sig = envelope.parse(spool.read(spool.room_path(ROOM, name)))
+            sig = envelope.parse(spool.read_record(ROOM, name))
         except (OSError, EnvelopeError):
             continue
-        if sig.body in ("started", "ended") and rooms.is_session_id(sig.from_id):
+        if sig.body in ("started", "ended") and is_session_id(sig.from_id):
             yield PresenceEvent(name, sig.body, sig.from_id, sig.sender, sig.origin)
     if fresh:
         spool.write_state(fresh[-1].encode(), "sessions", sid, CURSOR)

@@ -7,11 +7,10 @@ read or written.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 from attend.domain import sessions
-from attend.spool import SEEN, Spool
+from attend.spool import Spool
 
 
 @dataclass
@@ -33,14 +32,7 @@ class Receipt:
 
 
 def state_of(spool: Spool, sid: str, name: str) -> str | None:
-    base = spool.root / "sessions" / sid
-    for sub, entry, state in (("cur", name + SEEN, "seen"), ("claimed", name, "claimed"), ("new", name, "delivered")):
-        try:
-            os.lstat(base / sub / entry)
-            return state
-        except (FileNotFoundError, NotADirectoryError):
-            continue
-    return None
+    return spool.delivery_state(sid, name)
 
 
 def receipt(spool: Spool, room: str, name: str, sender: str) -> Receipt:
@@ -49,10 +41,7 @@ def receipt(spool: Spool, room: str, name: str, sender: str) -> Receipt:
     for _key, sid, entry in sessions.all_registrations(spool):
         if entry.get("persona") and entry.get("ordinal"):
             names[sid] = f"{entry['persona']}-{entry['ordinal']}"
-    try:
-        sids = sorted(os.listdir(spool.root / "sessions"))
-    except FileNotFoundError:
-        sids = []
+    sids = spool.names("sessions")
     expected = set(sessions.recipients(spool, room)) - {sender}
     for sid in sids:
         state = state_of(spool, sid, name)

@@ -23,21 +23,20 @@ from __future__ import annotations
 import contextlib
 import heapq
 import json
-import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from attend import identity
 from attend.domain import channels, mcp_markers, sessions
 from attend.domain.config import Config
-from attend.spool import NAME_RE, STALE_TMP_SECONDS, Spool
+from attend.layout import NAME_RE, REAPING, RETAINED_TOPS, STALE_TMP_SECONDS, cutoff_name
+from attend.spool import Entry, Folder, RefusedEntry, Spool
 
 ORPHAN_GRACE = 90.0  # seconds: a channel room with no channel is left alone this long (a join may be under way)
 REMOVE_BATCH = 4096  # removals sorted by inode at a time (bounded memory)
 ITEM_LIMIT = 1000  # items a report lists; the totals count everything
-REAPING = "reaping"  # marker: this ended session's spool is being removed
 SWEEP_BUDGET = 20000  # entries one in-loop pass examines (~20 ms of names), so a backlog never stalls a loop
 
 
@@ -88,13 +87,8 @@ class Report:
     channels: list[str] = field(default_factory=list)  # channels removed (emptied by a reaped member)
     items: list[Item] = field(default_factory=list)  # the first ITEM_LIMIT things removed (or to remove)
     complete: bool = True  # a bounded sweep stopped before the end of its round
+    refused: list[str] = field(default_factory=list)  # planted entries left alone, one line each
     skipped: bool = False  # another cleanup held the lock
-
-
-def cutoff_name(at: float) -> str:
-    """The unique-name prefix of time ``at``: every older name sorts below it."""
-    sec, usec = divmod(int(at * 1_000_000), 1_000_000)
-    return f"{sec:010d}.M{usec:06d}"
 
 
 class Cleaner:
@@ -123,17 +117,10 @@ class Cleaner:
     def exhausted(self) -> bool:
         return self.budget is not None and self.report.examined >= self.budget
 
-    def remove(self, path: Path, reason: str) -> None:
-        if self.dry_run:
-            try:
-                size = os.lstat(path).st_size
-            except FileNotFoundError:
-                return
-        else:
-            try:
-                size = self.spool.remove_path(path)
-            except OSError:
-                return
+    def remove(self, folder: Folder, name: str, reason: str) -> None:
+        size = folder.size(name) if self.dry_run else folder.remove(name)
+        if size is None:
+            return
         r = self.report
         r.files += 1
         r.bytes += size
@@ -141,7 +128,7 @@ class Cleaner:
         tally.files += 1
         tally.bytes += size
         if len(r.items) < ITEM_LIMIT:
-            r.items.append(Item(str(path), size, reason))
+            r.items.append(Item(folder.path(name), size, reason))
 
     # -------------------------------------------------------------- units
 
@@ -149,108 +136,109 @@ class Cleaner:
         """Every unit of work, in the order a full run takes them: sessions before rooms, so a
         reaped session's links are gone before the room records they shared are weighed."""
         out = ["tmp", "quarantine"]
-        with contextlib.suppress(FileNotFoundError):
-            out += [f"session:{s}" for s in sorted(os.listdir(self.spool.root / "sessions"))]
+        out += [f"session:{s}" for s in self.spool.names("sessions")]
         out += [f"room:{r}" for r in self.spool.rooms()]
         return out
 
     def run_unit(self, unit: str) -> None:
         kind, _, key = unit.partition(":")
-        if kind == "tmp":
-            self.tmp()
-        elif kind == "quarantine":
-            self.quarantine()
-        elif kind == "session":
-            self.session(key)
-        elif kind == "room":
-            self.room(key)
+        try:
+            if kind == "tmp":
+                self.tmp()
+            elif kind == "quarantine":
+                self.quarantine()
+            elif kind == "session":
+                self.session(key)
+            elif kind == "room":
+                self.room(key)
+        except RefusedEntry as e:  # something planted in the spool: never followed, reported once a pass
+            self.report.refused.append(str(e))
+
+    @contextlib.contextmanager
+    def opened(self, *parts: str) -> Iterator[Folder | None]:
+        """A verified folder of the spool, or None when it is absent or planted (a symlink, a file)."""
+        try:
+            folder = self.spool.folder(*parts)
+        except FileNotFoundError:
+            yield None
+            return
+        except RefusedEntry as e:
+            self.report.refused.append(str(e))
+            yield None
+            return
+        with folder:
+            yield folder
 
     # -------------------------------------------------------------- the work
 
     def tmp(self) -> None:
         cutoff = self.now - STALE_TMP_SECONDS
-        for top in ("rooms", "sessions"):
-            try:
-                owners = os.listdir(self.spool.root / top)
-            except FileNotFoundError:
-                continue
-            for owner in owners:
-                try:
-                    entries = list(os.scandir(self.spool.root / top / owner / "tmp"))
-                except (FileNotFoundError, NotADirectoryError):
-                    continue
-                for entry in entries:
-                    if self.exhausted():
-                        self.report.complete = False
-                        return
-                    self.report.examined += 1
-                    try:
-                        old = entry.stat(follow_symlinks=False).st_mtime < cutoff
-                    except FileNotFoundError:
+        for top in RETAINED_TOPS:
+            for owner in self.spool.names(top):
+                with self.opened(top, owner, "tmp") as folder:
+                    if folder is None:
                         continue
-                    if old:
-                        self.remove(Path(entry.path), "tmp")
+                    for entry in folder.scan(mtimes=True):
+                        if self.exhausted():
+                            self.report.complete = False
+                            return
+                        self.report.examined += 1
+                        if entry.mtime < cutoff and not entry.is_dir:
+                            self.remove(folder, entry.name, "tmp")
 
     def quarantine(self) -> None:
         cutoff = self.now - self.policy.max_age
-        try:
-            entries = list(os.scandir(self.spool.root / "quarantine"))
-        except (FileNotFoundError, NotADirectoryError):
-            return
-        for entry in entries:
-            self.report.examined += 1
-            try:
-                if entry.stat(follow_symlinks=False).st_mtime < cutoff and not entry.is_dir(follow_symlinks=False):
-                    self.remove(Path(entry.path), "quarantine")
-            except FileNotFoundError:
-                continue
+        with self.opened("quarantine") as folder:
+            if folder is None:
+                return
+            for entry in folder.scan(mtimes=True):
+                self.report.examined += 1
+                if entry.mtime < cutoff and not entry.is_dir:
+                    self.remove(folder, entry.name, "quarantine")
 
-    def trim(self, folder: Path, keep: int, age_reason: str, count_reason: str) -> None:
+    def trim(self, parts: tuple[str, ...], keep: int, age_reason: str, count_reason: str) -> None:
         """Remove names older than the age cutoff, and all but the newest ``keep``; streamed."""
         heap: list[tuple[str, int]] = []
         # Removals go in batches sorted by inode: records are created in time order, so this walks
         # the inode table in order instead of in the directory's hash order (fewer scattered writes).
         batch: list[tuple[int, str, str]] = []
+        with self.opened(*parts) as folder:
+            if folder is None:
+                return
 
-        def flush() -> None:
-            batch.sort()
-            for _ino, name, reason in batch:
-                self.remove(folder / name, reason)
-            batch.clear()
+            def flush() -> None:
+                batch.sort()
+                for _ino, name, reason in batch:
+                    self.remove(folder, name, reason)
+                batch.clear()
 
-        try:
-            it = os.scandir(folder)
-        except (FileNotFoundError, NotADirectoryError):
-            return
-        with it:
-            for entry in it:
+            for entry in folder.scan():
                 name = entry.name
                 if not NAME_RE.match(name):
                     continue  # a tmp dotfile, or a foreign name: not ours to judge
                 self.report.examined += 1
                 if name < self.age_cut:
-                    batch.append((entry.inode(), name, age_reason))
+                    batch.append((entry.inode, name, age_reason))
                 elif len(heap) < keep:
-                    heapq.heappush(heap, (name, entry.inode()))
+                    heapq.heappush(heap, (name, entry.inode))
                 else:
-                    old, ino = heapq.heappushpop(heap, (name, entry.inode()))
+                    old, ino = heapq.heappushpop(heap, (name, entry.inode))
                     batch.append((ino, old, count_reason))
                 if len(batch) >= REMOVE_BATCH:
                     flush()
                 if self.exhausted():
                     self.report.complete = False
                     break
-        flush()
+            flush()
 
     def room(self, room: str) -> None:
         if room.startswith("@") and not channels.exists(self.spool, room[1:]):
             self.orphan_room(room)
             return
-        self.trim(self.spool.root / "rooms" / room / "new", self.policy.max_per_room, "room-age", "room-count")
+        self.trim(("rooms", room, "new"), self.policy.max_per_room, "room-age", "room-count")
 
     def orphan_room(self, room: str) -> None:
         """The history of a channel that no longer exists (a crash between its two removals)."""
-        folder = self.spool.root / "rooms" / room
         newest = max(
             (t for t in (self.spool.mtime("rooms", room), self.spool.mtime("rooms", room, "new")) if t), default=0.0
         )
@@ -259,54 +247,54 @@ class Cleaner:
         with self.spool.named_lock(f"channel.{room[1:]}"):
             if channels.exists(self.spool, room[1:]):
                 return
-            if self.remove_files(folder, "orphan-room") and not self.dry_run:
+            with self.opened("rooms", room) as folder:
+                if folder is None or not self.remove_files(folder, "orphan-room"):
+                    return
+            if not self.dry_run:
                 self.spool.remove_tree("rooms", room)
 
-    def remove_files(self, folder: Path, reason: str, keep: str = "") -> bool:
+    def remove_files(self, folder: Folder, reason: str, keep: str = "") -> bool:
         """Remove every file below ``folder`` but ``keep`` (folders stay); False when the budget ran
-        out first.
+        out first. Subfolders are opened from the folder's handle, so a symlink inside is removed
+        itself, never descended into.
 
         Streamed, so memory stays flat however many files a folder holds: a real run takes at most
         REMOVE_BATCH names per listing and lists again (what it removed is gone); a dry run removes
         nothing, so it handles each entry as the listing yields it.
         """
         while True:
-            batch: list[tuple[str, bool]] = []
-            try:
-                it = os.scandir(folder)
-            except (FileNotFoundError, NotADirectoryError):
-                return True
-            with it:
-                for entry in it:
-                    if entry.name == keep:
-                        continue
-                    try:
-                        item = (entry.path, entry.is_dir(follow_symlinks=False))
-                    except OSError:
-                        continue
-                    if self.dry_run:
-                        if not self._remove_one(*item, reason):
-                            return False
-                        continue
-                    batch.append(item)
-                    if len(batch) >= REMOVE_BATCH:
-                        break
+            batch: list[Entry] = []
+            for entry in folder.scan():
+                if entry.name == keep:
+                    continue
+                if self.dry_run:
+                    if not self._remove_one(folder, entry, reason):
+                        return False
+                    continue
+                batch.append(entry)
+                if len(batch) >= REMOVE_BATCH:
+                    break
             if self.dry_run:
                 return True
-            for item in batch:
-                if not self._remove_one(*item, reason):
+            for entry in batch:
+                if not self._remove_one(folder, entry, reason):
                     return False
             if len(batch) < REMOVE_BATCH:
                 return True
 
-    def _remove_one(self, path: str, is_dir: bool, reason: str) -> bool:
-        if is_dir:
-            return self.remove_files(Path(path), reason)
+    def _remove_one(self, folder: Folder, entry: Entry, reason: str) -> bool:
+        if entry.is_dir:
+            try:
+                sub = folder.child(entry.name)
+            except FileNotFoundError:
+                return True
+            with sub:
+                return self.remove_files(sub, reason)
         if self.exhausted():
             self.report.complete = False
             return False
         self.report.examined += 1
-        self.remove(Path(path), reason)
+        self.remove(folder, entry.name, reason)
         return True
 
     def last_activity(self, sid: str) -> float:
@@ -320,8 +308,7 @@ class Cleaner:
     def session(self, sid: str) -> None:
         live = self.is_live(sid) or sessions.run_is_live(self.spool, sid) or mcp_markers.mcp_live(self.spool, sid)
         if live:
-            cur = self.spool.root / "sessions" / sid / "cur"
-            self.trim(cur, self.policy.max_seen_per_session, "seen-age", "seen-count")
+            self.trim(("sessions", sid, "cur"), self.policy.max_seen_per_session, "seen-age", "seen-count")
         elif (
             self.spool.exists("sessions", sid, REAPING)
             or self.now - self.last_activity(sid) >= self.policy.session_grace
@@ -339,8 +326,9 @@ class Cleaner:
             # Removing files touches the folders' mtimes, which read as the session's activity: the
             # marker lets a reaping that a bounded sweep cut short go on at the next pass.
             spool.touch("sessions", sid, REAPING)
-        if not self.remove_files(spool.root / "sessions" / sid, "session", keep=REAPING):
-            return
+        with self.opened("sessions", sid) as folder:
+            if folder is None or not self.remove_files(folder, "session", keep=REAPING):
+                return
         self.report.sessions.append(sid)
         if self.dry_run:
             return
@@ -351,11 +339,7 @@ class Cleaner:
         if enrollment is not None:
             spool.remove("projects", enrollment.project, sid)
         else:
-            try:
-                keys = os.listdir(spool.root / "projects")
-            except FileNotFoundError:
-                keys = []
-            for key in keys:
+            for key in spool.names("projects"):
                 spool.remove("projects", key, sid)
 
     def forget_pointers(self) -> None:
@@ -363,12 +347,11 @@ class Cleaner:
         if self.dry_run or not self.report.sessions:
             return
         gone = set(self.report.sessions)
-        try:
-            names = os.listdir(self.spool.root / "by-claude")
-        except FileNotFoundError:
-            return
-        for name in names:
-            text = self.spool.read_text("by-claude", name)
+        for name in self.spool.names("by-claude"):
+            try:
+                text = self.spool.read_text("by-claude", name)
+            except OSError:
+                continue
             if text is not None and text.strip() in gone:
                 self.spool.remove("by-claude", name)
 

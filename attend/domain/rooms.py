@@ -13,7 +13,6 @@ from attend.errors import UsageError
 OPEN = "open"
 CHANNEL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 RESERVED = frozenset({"open", "broadcast"})
-SID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 
 
 def channel_name(raw: str, *, allow_open: bool = False) -> str:
@@ -57,10 +56,6 @@ def human_room(human_id: str) -> str:
     it may not be in, land. No session is fanned out to it; the human's inbox lists it."""
     user = re.sub(r"[^A-Za-z0-9_.-]", "-", human_id.split("@", 1)[0]).lstrip(".")
     return "h-" + (user or "unknown")
-
-
-def is_session_id(text: str) -> bool:
-    return SID_RE.fullmatch(text) is not None
 
 
 def scope(room: str) -> str:

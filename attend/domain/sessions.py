@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from attend import identity as ident
 from attend.domain import rooms
 from attend.identity import Identity
-from attend.spool import Spool, base_name, name_time
+from attend.layout import CARRIED_FILES, CARRIED_FOLDERS, base_name, is_session_id, name_time
+from attend.spool import Spool
 
 GREEK = [
     "alpha",
@@ -96,20 +97,7 @@ def read_enrollment(spool: Spool, sid: str) -> Enrollment | None:
 
 def run_is_live(spool: Spool, sid: str) -> bool:
     """Whether an ``attend run`` holds this session's duplicate-run lock (probed, not taken)."""
-    import fcntl
-
-    path = spool.root / "sessions" / sid / "run.lock"
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-    return False
+    return spool.is_held("sessions", sid, "run.lock")
 
 
 def is_enrolled(spool: Spool, sid: str) -> bool:
@@ -120,11 +108,19 @@ def is_enrolled(spool: Spool, sid: str) -> bool:
 
 
 def enrolled_sessions(spool: Spool) -> list[str]:
-    try:
-        sids = os.listdir(spool.sdir("sessions"))
-    except FileNotFoundError:
-        return []
-    return sorted(s for s in sids if is_enrolled(spool, s))
+    return _receiving(spool, spool.names("sessions"))
+
+
+def _receiving(spool: Spool, sids: list[str]) -> list[str]:
+    """The enrolled ones among ``sids``; one planted in the spool is skipped, with a line in the log."""
+    out = []
+    for sid in sids:
+        try:
+            if is_enrolled(spool, sid):
+                out.append(sid)
+        except OSError as e:
+            spool.log(f"session {sid} skipped: {e}")
+    return out
 
 
 def moved_to(spool: Spool, sid: str) -> str:
@@ -195,11 +191,7 @@ def display_name(spool: Spool, who: Identity) -> str:
 
 def all_registrations(spool: Spool) -> Iterator[tuple[str, str, dict[str, object]]]:
     """(project key, session id, entry) for every registration on the machine."""
-    try:
-        names = sorted(os.listdir(spool.root / "registry"))
-    except FileNotFoundError:
-        return
-    for name in names:
+    for name in spool.names("registry"):
         if name.endswith(".json"):
             key = name[:-5]
             for sid, entry in read_registry(spool, key).items():
@@ -291,11 +283,7 @@ def opt_out(spool: Spool, sid: str) -> None:
 
 def channels_of(spool: Spool, sid: str) -> list[str]:
     """Channels the session is a member of (one member file per session per channel)."""
-    try:
-        names = os.listdir(spool.root / "channels")
-    except FileNotFoundError:
-        return []
-    return sorted(n for n in names if spool.exists("channels", n, "members", sid))
+    return [n for n in spool.names("channels") if spool.exists("channels", n, "members", sid)]
 
 
 def receive_rooms(spool: Spool, sid: str) -> list[str]:
@@ -316,16 +304,12 @@ def recipients(spool: Spool, room: str) -> list[str]:
         sid = moved_to(spool, room[2:])
         return [sid] if is_enrolled(spool, sid) else []
     if room.startswith("p-"):
-        folder = spool.root / "projects" / room[2:]
+        sids = spool.names("projects", room[2:])
     elif room.startswith("@"):
-        folder = spool.root / "channels" / room[1:] / "members"
+        sids = spool.names("channels", room[1:], "members")
     else:
         return []
-    try:
-        sids = os.listdir(folder)
-    except FileNotFoundError:
-        return []
-    return sorted(s for s in sids if is_enrolled(spool, s))
+    return _receiving(spool, sids)
 
 
 def catch_up(spool: Spool, sid: str, room_list: list[str], now: float) -> tuple[int, int]:
@@ -350,7 +334,7 @@ def catch_up(spool: Spool, sid: str, room_list: list[str], now: float) -> tuple[
             if spool.has_delivery(sid, name):
                 continue
             try:
-                headers, _ = parse_headers(spool.read(spool.room_path(room, name), 4096))
+                headers, _ = parse_headers(spool.read_record(room, name, 4096))
             except (OSError, EnvelopeError):
                 continue
             if headers.get("From-Id") == sid:
@@ -445,22 +429,9 @@ def previous_id(spool: Spool, who: Identity) -> str | None:
         return None
     text = spool.read_text("by-claude", f"{who.claude_pid}-{who.proc_start}")
     old = text.strip() if text else None
-    if old and old != who.id and rooms.is_session_id(old) and spool.exists("sessions", old, "enrolled"):
+    if old and old != who.id and is_session_id(old) and spool.exists("sessions", old, "enrolled"):
         return old
     return None
-
-
-# Small per-session records a /clear carries over (the opt-out too: `scene private` must survive it).
-STATE_FILES = (
-    "last-inbound",
-    "repair.json",
-    "notice",
-    "reply-hint",
-    "drain-rounds",
-    "banner",
-    "presence-cursor",
-    "optout",
-)
 
 
 def move_session(spool: Spool, old: str, new: Identity) -> None:
@@ -482,14 +453,14 @@ def move_session(spool: Spool, old: str, new: Identity) -> None:
         with spool.session_lock(sid):  # no linker of the new id sees a name in neither place
             for sub in ("new", "claimed", "cur"):
                 for entry in spool.listing(old, sub):
-                    spool.move_entry(spool.delivery_path(old, sub, entry), spool.delivery_path(sid, sub, entry))
-        for name in STATE_FILES:
+                    spool.move_entry(("sessions", old, sub, entry), ("sessions", sid, sub, entry))
+        for name in CARRIED_FILES:
             data = spool.read_text("sessions", old, name)
             if data is not None and not spool.exists("sessions", sid, name):
                 spool.write_state(data.encode(), "sessions", sid, name)
             spool.remove("sessions", old, name)
-        _move_folder(spool, ("sessions", old, "notify"), ("sessions", sid, "notify"))
-        _move_folder(spool, ("sessions", old, "mcp"), ("sessions", sid, "mcp"))  # MCP presence markers
+        for folder in CARRIED_FOLDERS:  # the trailer's cursors, the MCP presence markers
+            spool.move_all(("sessions", old, folder), ("sessions", sid, folder))
         for channel in channels_of(spool, old):
             data = spool.read_text("channels", channel, "members", old) or ""
             spool.write_state(data.encode(), "channels", channel, "members", sid)
@@ -525,17 +496,6 @@ def _carry_enrollment(spool: Spool, src: Enrollment, new: Identity) -> None:
     spool.write_state(json.dumps(record, indent=1).encode(), "sessions", sid, "enrolled", durable=True)
     spool.create_exclusive(b"", "projects", rooms.project_key(new.origin), sid)
     spool.remove("projects", key, src.sid)
-
-
-def _move_folder(spool: Spool, src: tuple[str, ...], dest: tuple[str, ...]) -> None:
-    try:
-        folder = spool.dir(*src, create=False)  # a real folder: never move files out of a symlink's target
-        entries = os.listdir(folder)
-    except FileNotFoundError:
-        return
-    target = spool.dir(*dest)
-    for entry in entries:
-        spool.move_entry(folder / entry, target / entry)  # where the new id has its own, the old goes
 
 
 def follow_clear(spool: Spool, who: Identity) -> str | None:

@@ -1,4 +1,4 @@
-"""The notification trailer's engine (seed ADR 0024, DESIGN.md §6): attention, subscriptions, cursors.
+"""The notification trailer's engine (docs/architecture/mcp.md, "The trailer"): attention, subscriptions, cursors.
 
 A nudge, not a conduit: items are headers (who, what, which id), the body stays in the inbox, and
 nothing here reads or changes a delivery's flags. Invariants:
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import bisect
 import json
-import os
 import secrets
 import time
 from collections.abc import Callable, Iterator
@@ -30,7 +29,8 @@ from dataclasses import asdict, dataclass, field
 from attend.domain import envelope, rooms, sessions
 from attend.errors import UsageError
 from attend.identity import Identity
-from attend.spool import NAME_RE, SEEN, Spool, base_name, name_time
+from attend.layout import NAME_RE, SEEN, base_name, name_time
+from attend.spool import Spool
 
 LIMIT = 50  # items per call, over all sources
 GRACE = 2.0  # seconds re-examined below a cursor, for records published out of name order
@@ -146,8 +146,8 @@ def load_attention(spool: Spool, who: Identity, room_list: list[str]) -> Cursor:
 
 def load_subscriptions(spool: Spool, sid: str) -> list[Subscription]:
     try:
-        names = sorted(os.listdir(spool.root.joinpath(*_folder(sid))))
-    except (FileNotFoundError, NotADirectoryError):
+        names = spool.names(*_folder(sid))
+    except OSError:  # a planted symlink or file in place of the folder: no subscriptions
         return []
     out = []
     for name in names:
@@ -194,7 +194,7 @@ class Reader:
 
     def head(self, room: str, name: str) -> tuple[dict[str, str], str] | None:
         try:
-            headers, body = envelope.parse_headers(self.spool.read(self.spool.room_path(room, name), HEAD_BYTES))
+            headers, body = envelope.parse_headers(self.spool.read_record(room, name, HEAD_BYTES))
         except (OSError, envelope.EnvelopeError):
             return None
         return headers, body.decode("utf-8", "replace")
@@ -293,10 +293,7 @@ def subscription_select(who: Identity, sub: Subscription) -> Select:
 
 
 def _stamp(spool: Spool, room: str) -> int:
-    try:
-        return os.stat(spool.root / "rooms" / room / "new").st_mtime_ns
-    except (FileNotFoundError, NotADirectoryError):
-        return 0
+    return spool.mtime_ns("rooms", room, "new") or 0
 
 
 def unchanged(spool: Spool, room_list: list[str], cursor: Cursor) -> bool:
@@ -425,10 +422,9 @@ def deliveries(spool: Spool, sid: str) -> list[tuple[str, str]]:
 def _read_delivery(spool: Spool, sid: str, name: str, rel: str) -> bytes | None:
     """A delivery's head, read where the listing saw it or where a conduit has since moved it: a
     running loop claims (new/ to claimed/ to cur/) within milliseconds of the link that woke us."""
-    base = spool.root / "sessions" / sid
     for where in (rel, f"claimed/{name}", f"cur/{name}{SEEN}"):
         try:
-            return spool.read(base / where, HEAD_BYTES)
+            return spool.read("sessions", sid, *where.split("/"), limit=HEAD_BYTES)
         except FileNotFoundError:
             continue
         except OSError:

@@ -2,7 +2,7 @@
 
 The verbs stay free of pydantic and mcp: their results are plain dataclasses, and the CLI's ``--json``
 is ``dataclasses.asdict`` of them. Here each result class becomes a pydantic model with the same
-fields plus the optional ``notifications`` trailer (DESIGN.md §6), so the published outputSchema and
+fields plus the optional ``notifications`` trailer (docs/architecture/mcp.md), so the published outputSchema and
 the ``--json`` document are one shape by construction. Only ``attend.mcp.server`` imports this.
 """
 

@@ -1,6 +1,6 @@
 """attend mcp: the stdio MCP frontend. One tool per verb, from the verbs' own descriptions.
 
-Invariants (seed ADR-187 items 3, 5, 9, 11; DESIGN.md §4-§6):
+Invariants (docs/architecture/mcp.md):
 - every call is a fresh invocation: a new Context, identity resolved now, enrollment checked now,
   nothing about the session kept for the next call (only this process's own presence marker);
 - each tool calls the verb the CLI calls, and its structured result is the verb's ``--json``
@@ -59,7 +59,7 @@ LEAVE = leave_verb.PARAMS
 SUB = notify_verb.SUBSCRIBE_PARAMS
 UNSUB = notify_verb.UNSUBSCRIBE_PARAMS
 
-# Read-only as DESIGN.md §5 defines it: no room, delivery, flag, membership or registration changes.
+# Read-only as docs/architecture/mcp.md defines it: no room, delivery, flag, membership or registration changes.
 # The notify/ bookkeeping (cursors and subscriptions) is the one thing such a tool may write, so the
 # two subscription tools are read-only too: they change what this session is nudged about, not the bus.
 READ_ONLY = ToolAnnotations(read_only_hint=True)
@@ -83,7 +83,7 @@ OUTSIDE_SESSION = (
 
 class CallContext(Context):
     """A Context for one tool call: identity resolved once for the call, and a server with no session
-    in its ancestry refuses to send (the human path stays with the CLI, seed item 11)."""
+    in its ancestry refuses to send (the human path stays with the CLI; docs/architecture/mcp.md)."""
 
     _who: Identity | None = None
 

@@ -1,5 +1,5 @@
 """The PreToolUse guard behind hooks/ways/attend-guard-pre.sh. INTERIM: it goes when the attend MCP
-frontend is every agent session's default (seed ADR-187 item 8).
+frontend is every agent session's default (docs/architecture/settings.md, "The guard").
 
 Closed list, each entry with its repair:
 1. ``attend run`` started from the Bash tool: it blocks the call and discards its notifications.
@@ -13,10 +13,10 @@ Closed list, each entry with its repair:
 the client presents it as ``tool_name: "Monitor"``; a Bash-shaped call that carries Monitor's
 ``timeout_ms`` is treated as Monitor too.
 
-Contract (ADR-181): exit 0 or 2 only; a refusal prints one reason line and one repair line on stderr;
-any internal failure allows with one stderr line. Stdlib only and no attend imports, because this
-runs before every tool call when wired (bench/guard.py measures it); ``spool_root`` mirrors
-``attend.spool.default_root`` and a test keeps the two in agreement.
+Contract (docs/architecture/settings.md, "The guard"): exit 0 or 2 only; a refusal prints one reason
+line and one repair line on stderr; any internal failure allows with one stderr line. Stdlib only and
+no attend imports, because this runs before every tool call when wired (bench/guard.py measures it);
+``spool_root`` mirrors ``attend.spool.default_root`` and a test keeps the two in agreement.
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""The three-way merge of attend's baseline into a Claude Code JSON file (the ADR-500 law). Pure.
+"""The three-way merge of attend's baseline into a Claude Code JSON file. Pure.
+
+The law is written down in docs/architecture/settings.md, "The merge".
 
 Inputs: theirs (the live file), ours (the baseline slice attend asserts), base (what attend wrote
 last into this target). Walking ours ∪ base:

@@ -1,4 +1,4 @@
 """Verbs: one module each, a typed request and result, one description string, and no printing.
 
-Frontends (cli, mcp_server) parse input into a request, call ``run`` and render the result.
+Frontends (attend.cli, attend.mcp) parse input into a request, call ``run`` and render the result.
 """

@@ -10,7 +10,8 @@ from attend.domain import envelope, receipts, rooms, sessions
 from attend.domain.context import Context
 from attend.errors import NotFoundError, UsageError
 from attend.identity import Identity
-from attend.spool import NAME_RE, Spool
+from attend.layout import NAME_RE
+from attend.spool import Spool
 from attend.verbs import inbox_filters as filters
 
 DESCRIPTION = (
@@ -129,7 +130,7 @@ def read_one(spool: Spool, room_list: list[str], msg_id: str) -> Message:
         raise UsageError(f"{msg_id!r} is not a message id (attend inbox shows ids)")
     for room in room_list + [r for r in spool.rooms() if r not in room_list]:
         try:
-            data = spool.read(spool.room_path(room, msg_id))
+            data = spool.read_record(room, msg_id)
         except FileNotFoundError:
             continue
         try:
@@ -203,7 +204,7 @@ def page(
             if name.startswith("."):
                 continue
             try:
-                sig = envelope.parse(spool.read(spool.room_path(room, name)))
+                sig = envelope.parse(spool.read_record(room, name))
             except FileNotFoundError:
                 continue
             except (OSError, envelope.EnvelopeError) as e:

@@ -65,6 +65,6 @@ def build(sender: str | None, grep: str | None, since: str | None) -> Match | No
 
 def floor(match: Match) -> str:
     """The oldest name --since admits (names sort by send time, so no record is read for it)."""
-    from attend.domain.retention import cutoff_name
+    from attend.layout import cutoff_name
 
     return cutoff_name(match.since) if match.since is not None else ""

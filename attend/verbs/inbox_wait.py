@@ -1,4 +1,4 @@
-"""inbox_wait: block until a delivery lands for this session, or the time is up (seed ADR 0024).
+"""inbox_wait: block until a delivery lands for this session, or the time is up (docs/architecture/mcp.md).
 
 Woken by inotify on the session's new/, claimed/ and cur/ (a running sensor loop claims within
 milliseconds, so new/ alone would miss deliveries), never by a sleep loop. Where inotify is absent
@@ -102,11 +102,11 @@ def run(
     stop = stop or Stop()
     start = time.monotonic()
     deadline = start + req.seconds
-    base = ctx.spool.make_maildir(who.id)
+    ctx.spool.make_maildir(who.id)
     # Watch before the first look, so a delivery between the look and the wait still wakes us.
     watcher = Watcher(poll_seconds=POLL)
     for sub in ("new", "claimed", "cur"):
-        watcher.add(sub, base / sub)
+        watcher.add(sub, ctx.spool.path("sessions", who.id, sub))
     try:
         with stop.wakeable() as wake:
             next_note = start + PROGRESS_EVERY

@@ -26,4 +26,4 @@ def run(ctx: Context, lines: int = 50) -> LogTail:
         raise UsageError("lines must be between 1 and 10000")
     spool = ctx.spool
     text = "".join(spool.read_text("log", name) or "" for name in ("attend.log.1", "attend.log"))
-    return LogTail(str(spool.root / "log" / "attend.log"), text.splitlines()[-lines:])
+    return LogTail(spool.path("log", "attend.log"), text.splitlines()[-lines:])

@@ -1,4 +1,4 @@
-"""notify: standing subscriptions for the notification trailer (seed ADR 0024, DESIGN.md §6)."""
+"""notify: standing subscriptions for the notification trailer (docs/architecture/mcp.md, "The trailer")."""
 
 from __future__ import annotations
 

@@ -62,7 +62,7 @@ def run(ctx: Context) -> Peers:
                 session_id=sid,
                 display=identity.persona(who) + (f"-{ordinal}" if ordinal else ""),
                 project=origin,
-                status=record.status or mcp_markers.transcript_status(ctx.env, record),
+                status=record.status or identity.transcript_status(ctx.env, record),
                 enrolled=sessions.is_enrolled(spool, sid),
                 channels=member_of.get(sid, []),
                 sensor=sessions.run_is_live(spool, sid),

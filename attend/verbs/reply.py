@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from attend.domain import addressing, envelope, rooms, sessions
 from attend.domain.context import Context
 from attend.errors import AttendError, NotFoundError
-from attend.spool import NAME_RE, Spool
+from attend.layout import NAME_RE
+from attend.spool import Spool
 from attend.verbs.send import Sent, check_id, check_message, check_on_behalf_of, deliver
 
 DESCRIPTION = (
@@ -37,9 +38,8 @@ class ReplyRequest:
 def find_record(spool: Spool, msg_id: str) -> tuple[str, envelope.Signal] | None:
     """The room and parsed record of a message id, wherever it lives."""
     for room in spool.rooms():
-        path = spool.room_path(room, msg_id)
         try:
-            return room, envelope.parse(spool.read(path))
+            return room, envelope.parse(spool.read_record(room, msg_id))
         except FileNotFoundError:
             continue
         except (OSError, envelope.EnvelopeError):

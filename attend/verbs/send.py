@@ -9,7 +9,7 @@ from attend.domain.context import MESSAGE_BUDGET, MESSAGE_LIMIT, Context
 from attend.domain.envelope import Signal
 from attend.errors import UsageError
 from attend.identity import Identity
-from attend.spool import NAME_RE
+from attend.layout import NAME_RE
 
 DESCRIPTION = (
     "Send a message to peer sessions; starts a topic; use reply when answering the most recent peer "

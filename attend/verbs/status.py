@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from attend.domain import mcp_markers, sessions
 from attend.domain.context import Context
@@ -43,41 +41,13 @@ class Status:
     warnings: list[str] = field(default_factory=list)
 
 
-def spool_usage(root: Path) -> tuple[int, int]:
-    """(bytes, files) below the root. Hard links count once: the inode number comes free with each
-    directory entry, so only the first link of each file costs a stat."""
-    seen: set[int] = set()
-    total = files = 0
-    stack = [str(root)]
-    while stack:
-        try:
-            it = os.scandir(stack.pop())
-        except OSError:
-            continue
-        with it:
-            for entry in it:
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(entry.path)
-                        continue
-                    ino = entry.inode()
-                    if ino in seen:
-                        continue
-                    seen.add(ino)
-                    total += entry.stat(follow_symlinks=False).st_size
-                    files += 1
-                except OSError:
-                    continue
-    return total, files
-
-
 def run(ctx: Context) -> Status:
     spool = ctx.spool
     who = ctx.who()
     enrollment = sessions.read_enrollment(spool, who.id) if who.is_agent else None
     enrolled = who.is_agent and sessions.is_enrolled(spool, who.id)
     entry = sessions.registration(spool, who.id, who.origin) if who.is_agent else None
-    size, files = spool_usage(spool.root)
+    size, files = spool.usage()
     pending = len(spool.listing(who.id, "new")) + len(spool.listing(who.id, "claimed")) if who.is_agent else 0
     return Status(
         spool=str(spool.root),

@@ -1,10 +1,10 @@
 #!/bin/sh
 # attend-guard-pre.sh: PreToolUse guard for attend. INTERIM: remove it once the attend MCP frontend
-# is every agent session's default (seed ADR-187 item 8). Shipped deactivated; `attend install`
+# is every agent session's default (docs/architecture/settings.md). Shipped deactivated; `attend install`
 # never wires it. Wire it by hand (docs/install.md) under matcher "*": under matcher "Bash" the
 # client presents a Monitor call as a Bash call, and the guard would refuse `attend run` there too.
 #
-# Closed list (the checks live in attend/guard.py):
+# Closed list (the checks live in attend/setup/guard.py):
 #   1. `attend run` started from the Bash tool        -> launch it with the Monitor tool
 #   2. reading, editing or writing inside attend's spool or config folders through Bash, Read,
 #      Edit, MultiEdit, Write, NotebookEdit, Glob or Grep -> use the attend verb that does it

@@ -30,8 +30,8 @@ from typing import Any
 import pytest
 
 from attend.domain import envelope
-from tests.conftest import SCRUB, World
 from tests.e2e.fake_api import Entry, FakeAPI, Reply, Request
+from tests.support import SCRUB, World
 
 E2E_DIR = Path(__file__).resolve().parent
 VENV_BIN = Path(sys.executable).parent
@@ -48,7 +48,7 @@ QUIET_ENV = {
     "DISABLE_AUTOUPDATER": "1",
 }
 
-# Besides tests.conftest.SCRUB: anything that would point the client at a real account or model.
+# Besides tests.support.SCRUB: anything that would point the client at a real account or model.
 SCRUB_PREFIXES = ("ANTHROPIC_", "CLAUDE_", "AWS_BEARER_TOKEN_BEDROCK", "VERTEX_", "OTEL_")
 
 

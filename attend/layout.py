@@ -1,0 +1,131 @@
+"""The spool's layout, declared once: every folder and file under the root, the name grammar, what a
+``/clear`` carries to the new session id and what retention may remove. Standard library only, so
+the hot paths can import it; ``attend.spool`` is the only code that touches what it names.
+
+See docs/architecture/spool.md for the tree and its invariants.
+"""
+
+from __future__ import annotations
+
+import _thread
+import os
+import re
+import time
+from collections.abc import Mapping
+
+# ---------------------------------------------------------------------- the tree
+
+ROOMS = "rooms"  # rooms/<room>/{tmp,new}/<name>: the record of every signal sent to a room
+SESSIONS = "sessions"  # sessions/<sid>/: one maildir per enrolled session, and its small state files
+CHANNELS = "channels"  # channels/<name>/{meta.json, members/<sid>}
+PROJECTS = "projects"  # projects/<project key>/<sid>: who is enrolled at a project path
+REGISTRY = "registry"  # registry/<project key>.json (+ .lock): persona and ordinal per session
+BY_CLAUDE = "by-claude"  # by-claude/<pid>-<procStart>: the id a Claude process enrolled under
+LOCKS = "locks"  # locks/<purpose>: named locks (cleanup, a channel's membership)
+LOG = "log"  # log/attend.log (+ .1): the bounded diagnostic log
+QUARANTINE = "quarantine"  # unreadable or foreign files set aside, never deleted on sight
+STATE = "state"  # state/sweep.json: where the loop's bounded retention sweep stopped
+
+TOP = (ROOMS, SESSIONS, CHANNELS, PROJECTS, REGISTRY, BY_CLAUDE, LOCKS, LOG, QUARANTINE, STATE)
+
+TMP, NEW, CUR, CLAIMED = "tmp", "new", "cur", "claimed"
+MAILDIR = (TMP, NEW, CUR, CLAIMED)  # a session's maildir; a room has only tmp/ and new/
+SEEN = ":2,S"  # maildir info of an entry in cur/: version 2, flag Seen
+
+# A session's own files, beside its maildir.
+ENROLLED = "enrolled"  # the enrollment document (JSON): the session receives
+OPTOUT = "optout"  # `scene private` under a live loop: stop receiving when the loop ends
+MOVED_TO = "moved-to"  # after a /clear: the new id, followed by late senders
+HEARTBEAT = "heartbeat"  # mtime only: touched by the loop and the drain
+DELIVERY_LOCK = "lock"  # linkers and claimers of one session serialise on it
+SHOW_LOCK = "show.lock"  # held by a conduit from claim to show to seen
+RUN_LOCK = "run.lock"  # held by a live `attend run` (the duplicate-run lock)
+LAST_INBOUND = "last-inbound"  # the newest message from another session a conduit showed
+REPAIR = "repair.json"  # the repair pass's cursor per room
+NOTICE = "notice"  # "N earlier messages not shown", for the next conduit to announce once
+REPLY_HINT = "reply-hint"  # present once a conduit has shown the reply forms
+DRAIN_ROUNDS = "drain-rounds"  # consecutive blocking drains (the loop guard)
+BANNER = "banner"  # the fingerprint of the last banner the loop printed
+PRESENCE_CURSOR = "presence-cursor"  # the newest peer event the loop has printed
+REAPING = "reaping"  # retention is removing this ended session
+MCP = "mcp"  # mcp/<pid>.json: markers of live `attend mcp` servers
+NOTIFY = "notify"  # notify/: the trailer's cursors and subscriptions
+
+# What a /clear carries from sessions/<old>/ to sessions/<new>/: the maildir entries, these files
+# (the opt-out too: `scene private` must survive it), these folders, the channel memberships and
+# the enrollment itself (merged).
+CARRIED_FILES = (LAST_INBOUND, REPAIR, NOTICE, REPLY_HINT, DRAIN_ROUNDS, BANNER, PRESENCE_CURSOR, OPTOUT)
+CARRIED_FOLDERS = (NOTIFY, MCP)
+
+# What retention may remove (docs/architecture/spool.md, "Bounded growth"): stale files in any
+# tmp/ of ROOMS and SESSIONS; room records in new/ by age and count; a live session's cur/ by age and
+# count; everything of an ended session past its grace; the room of a dissolved channel; old files in
+# QUARANTINE. Never a live session's new/ or claimed/.
+RETAINED_TOPS = (ROOMS, SESSIONS)  # owners of a tmp/ that the sweep visits
+STALE_TMP_SECONDS = 129600  # 36 hours, as maildir(5) suggests for abandoned deliveries
+LOG_LIMIT = 256 * 1024  # the diagnostic log keeps at most two files of this size
+
+# ---------------------------------------------------------------------- names
+
+# <seconds>.M<microseconds>P<pid>Q<per-process counter>R<random>.<host>: fixed-width time first so
+# names sort in send order; no ':' or '/', no leading '.', as the maildir rule asks.
+NAME_RE = re.compile(r"[0-9]{10}\.M[0-9]{6}P[0-9]+Q[0-9]+R[0-9a-f]{8}\.[A-Za-z0-9-]+")
+SID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")  # a session id: one safe path component
+
+_HOST = re.sub(r"[^A-Za-z0-9-]", "-", os.uname().nodename)[:63] or "localhost"
+_name_lock = _thread.allocate_lock()  # not threading: the fast paths import this module
+_counter = 0
+_last_us = 0
+
+
+def unique_name(now_ns: int | None = None) -> str:
+    """A maildir unique name that sorts in send order and is the message id."""
+    global _last_us, _counter
+    with _name_lock:
+        us = (time.time_ns() if now_ns is None else now_ns) // 1000
+        us = max(us, _last_us + 1)  # strictly increasing within a process: one sender's names never tie
+        _last_us = us
+        seq = _counter
+        _counter += 1
+    sec, usec = divmod(us, 1_000_000)
+    return f"{sec:010d}.M{usec:06d}P{os.getpid()}Q{seq}R{os.urandom(4).hex()}.{_HOST}"
+
+
+def name_time(name: str) -> float:
+    """Send time (epoch seconds) encoded in a unique name; 0.0 for a foreign name."""
+    try:
+        sec, rest = name.split(".M", 1)
+        return int(sec) + int(rest[:6]) / 1e6
+    except ValueError:
+        return 0.0
+
+
+def cutoff_name(at: float) -> str:
+    """The unique-name prefix of time ``at``: every older name sorts below it."""
+    sec, usec = divmod(int(at * 1_000_000), 1_000_000)
+    return f"{sec:010d}.M{usec:06d}"
+
+
+def base_name(entry: str) -> str:
+    """The unique name of a maildir entry, without its ``:2,…`` info."""
+    return entry.split(":", 1)[0]
+
+
+def is_session_id(text: str) -> bool:
+    return SID_RE.fullmatch(text) is not None
+
+
+def iso(at: float) -> str:
+    """UTC, ISO 8601, to the second: the one form --json output and the trailer use."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at))
+
+
+def default_root(env: Mapping[str, str] | None = None) -> str:
+    """``$ATTEND_HOME``, else an absolute ``$XDG_CACHE_HOME``/attend, else ``~/.cache/attend``."""
+    env = os.environ if env is None else env
+    if home := env.get("ATTEND_HOME"):
+        return os.path.abspath(home)
+    xdg = env.get("XDG_CACHE_HOME", "")
+    if xdg and os.path.isabs(xdg):
+        return os.path.join(xdg, "attend")
+    return os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache", "attend")

@@ -1,0 +1,394 @@
+"""Everything the test modules share, in one place: no test module imports another.
+
+- ``World``: one test's machine (a private HOME with a Claude config folder, a spool, stand-in
+  sessions that are real processes with their own session records, and the installed `attend` run
+  as a subprocess). The ``world`` fixture in conftest.py builds one per test.
+- Records of a given age, written through the real send path (``post``, ``name_at``,
+  ``old_signal``), and ``tree`` for byte-identical comparisons.
+- Processes: polling with a deadline (``wait_until``), a process stopped by the ATTEND_PAUSE_AT
+  seam (``stopped``), the sensor loop run as a child of a stand-in session (``Loop``; the ``loops``
+  fixture in conftest.py starts and reaps them), the Stop-hook drain (``drain``, ``payload``),
+  a session's maildir (``maildir``), and a show lock held by a stopped process.
+- MCP: ``server_as(world, s)`` is the in-process server acting as stand-in session ``s``: each call
+  makes a fresh Context whose ancestry walk starts at the stand-in's pid, as a real server's would
+  at its own. ``adopt(world)`` writes a session record for the test process itself, so a server
+  spawned over real stdio by this process resolves as that session. ``stdio_params(world)`` passes
+  the world's environment explicitly: the SDK hands a stdio child only HOME, LOGNAME, PATH, SHELL,
+  TERM and USER of its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from mcp import StdioServerParameters
+
+from attend import identity
+from attend.domain import envelope, sessions
+from attend.domain.context import Context
+from attend.domain.envelope import Signal
+from attend.layout import NAME_RE, unique_name
+from attend.mcp.server import AttendServer, build_server
+from attend.spool import Spool
+from attend.testing.standin import Result, StandIn
+from attend.verbs import join as join_verb
+
+ATTEND = shutil.which("attend", path=str(Path(sys.executable).parent)) or "attend"
+
+DEADLINE = 60.0  # generous: many helpers share two cores
+
+# Variables a developer's own Claude Code session would leak into the tests.
+SCRUB = (
+    "CLAUDECODE",
+    "CLAUDE_CODE_SESSION_ID",
+    "CLAUDE_CONFIG_DIR",
+    "CLAUDE_PROJECT_DIR",
+    "CLAUDE_PID",
+    "CLAUDE_CODE_ENTRYPOINT",
+    "CLAUDE_CODE_MESSAGING_SOCKET",
+    "ATTEND_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_CONFIG_HOME",
+    "ATTEND_PAUSE_AT",
+    "TMUX",
+    "STY",
+    "TERM_PROGRAM",
+    "SSH_CONNECTION",
+    "TERMINAL",
+    "KITTY_PID",
+    "ALACRITTY_SOCKET",
+    "WEZTERM_PANE",
+)
+
+
+# ---------------------------------------------------------------------- the world
+
+
+class World:
+    """One test's machine: HOME, project folders, spool, and the sessions started in it."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.home = tmp / "home"
+        (self.home / ".claude" / "sessions").mkdir(parents=True)
+        self.env = {k: v for k, v in os.environ.items() if k not in SCRUB}
+        self.env.update(
+            HOME=str(self.home),
+            XDG_CACHE_HOME=str(self.home / ".cache"),
+            XDG_CONFIG_HOME=str(self.home / ".config"),
+            USER="fixture-human",
+            PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+            PYTHONDONTWRITEBYTECODE="1",
+        )
+        self.spool_root = self.home / ".cache" / "attend"
+        self.sessions: list[StandIn] = []
+
+    def project(self, name: str) -> Path:
+        path = self.tmp / "projects" / name
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    @property
+    def spool(self) -> Spool:
+        return Spool.open(self.spool_root)
+
+    def session(self, project: str = "proj", name: str | None = None, **kw: object) -> StandIn:
+        s = StandIn(self.home, self.project(project), self.env, name=name, **kw)  # type: ignore[arg-type]
+        self.sessions.append(s)
+        return s
+
+    def context(self, session: StandIn | None = None, cwd: Path | None = None) -> Context:
+        """A library context acting as ``session`` (its pid is the ancestry start) or as the human."""
+        pid = session.pid if session else os.getpid()
+        return Context(spool=self.spool, env=self.env, cwd=str(cwd or self.project("proj")), pid=pid)
+
+    def attend(
+        self,
+        *args: str,
+        stdin: str = "",
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float = 60,
+    ) -> subprocess.CompletedProcess[str]:
+        """Run the installed `attend` as the human at a terminal (no session in its ancestry)."""
+        return subprocess.run(
+            [ATTEND, *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env={**self.env, **(env or {})},
+            cwd=str(cwd or self.project("proj")),
+        )
+
+    def close(self) -> None:
+        for s in self.sessions:
+            s.close()
+
+
+# ---------------------------------------------------------------------- records of a given age
+
+_seq = itertools.count()
+
+
+def name_at(at: float) -> str:
+    """A unique name for time ``at``. spool.unique_name never goes back in time within a process,
+    so backdated records get their names here, in the same grammar."""
+    sec, usec = divmod(int(at * 1_000_000), 1_000_000)
+    return f"{sec:010d}.M{usec:06d}P{os.getpid()}Q{next(_seq)}R{secrets.token_hex(4)}.test"
+
+
+def post(spool: Spool, room: str, body: str, *, sender: str = "someone-else", age: float = 0.0) -> str:
+    """Publish one record into ``room`` as if sent ``age`` seconds ago, fanned out as send does."""
+    sig = Signal(
+        id="",
+        sender="Other-alpha",
+        from_kind="agent",
+        from_id=sender,
+        to="*",
+        room=room,
+        origin="/elsewhere",
+        body=body,
+        at=0.0,
+    )
+    name = name_at(time.time() - age)
+    sig = sig.with_id(name, time.time() - age)
+    spool.publish([room], envelope.render(sig), name)
+    for sid in sessions.recipients(spool, room):
+        if sid != sender:
+            spool.link_delivery(sid, room, name)
+    return name
+
+
+def old_signal(spool: Spool, body: str, room: str, age: float) -> None:
+    """A room record sent ``age`` seconds ago, before anyone receiving it was enrolled. The name is
+    built here: unique_name() never goes back in time within one process."""
+    sec, usec = divmod(int((time.time() - age) * 1e6), 1_000_000)
+    name = f"{sec:010d}.M{usec:06d}" + unique_name().split(".M", 1)[1][6:]
+    sig = Signal(name, "old-human", "human", "old@tty", "*", room, "/elsewhere", body, sec)
+    assert NAME_RE.fullmatch(name)
+    spool.publish([room], envelope.render(sig), name)
+
+
+def tree(root: object) -> dict[str, bytes | None]:
+    """Every path below root with its bytes (None for a folder): for byte-identical comparisons."""
+    out: dict[str, bytes | None] = {}
+    for dirpath, dirnames, filenames in os.walk(str(root)):
+        for d in dirnames:
+            out[os.path.join(dirpath, d)] = None
+        for f in filenames:
+            path = os.path.join(dirpath, f)
+            with open(path, "rb") as fh:
+                out[path] = fh.read()
+    return out
+
+
+# ---------------------------------------------------------------------- processes
+
+
+def wait_until(check: Callable[[], object], what: str, timeout: float = DEADLINE) -> object:
+    """Poll ``check`` until it is truthy; the deadline catches a hang, it measures nothing."""
+    end = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def stopped(pid: int) -> bool:
+    """Whether a process has stopped itself (the ATTEND_PAUSE_AT seam sends it SIGSTOP)."""
+    try:
+        data = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return data[data.rfind(")") + 2 :].split()[0] == "T"
+
+
+def with_suppress(fn: Callable[[], object]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        fn()
+
+
+# ---------------------------------------------------------------------- the conduits
+
+
+def payload(sid: str, active: bool = False) -> str:
+    """The Stop hook's stdin for session ``sid``."""
+    return json.dumps(
+        {"session_id": sid, "hook_event_name": "Stop", "stop_hook_active": active, "background_tasks": []}
+    )
+
+
+def drain(world: World, sid: str, active: bool = False, *extra: str) -> subprocess.CompletedProcess[str]:
+    """The Stop-hook drain for ``sid``, run as the hook runs it."""
+    return world.attend("inbox", "--drain", "--format", "hook", *extra, stdin=payload(sid, active))
+
+
+def maildir(world: World, sid: str, sub: str) -> list[str]:
+    """The names in a session's ``new``, ``claimed`` or ``cur`` folder (none if it is missing)."""
+    try:
+        return sorted(os.listdir(world.spool_root / "sessions" / sid / sub))
+    except FileNotFoundError:
+        return []
+
+
+def enroll(world: World, s: StandIn) -> None:
+    """Enroll a session by `attend join` (a channel of its own), without a loop."""
+    r = s.attend("join", f"c{s.pid}")
+    assert r.rc == 0, r.stderr
+
+
+class Loop:
+    """``attend run`` as a child of a stand-in session, as Monitor runs it under Claude Code; its
+    stdout goes to a file the test reads as it grows."""
+
+    count = 0
+
+    def __init__(self, world: World, session: StandIn, env: dict[str, str] | None = None, wait: bool = True) -> None:
+        Loop.count += 1
+        base = world.tmp / f"loop{Loop.count}"
+        self.out, self.err, self.pidfile = (Path(f"{base}.{x}") for x in ("out", "err", "pid"))
+        self.session = session
+        self.result: Result | None = None
+        script = f'echo $$ > "{self.pidfile}"; exec "{ATTEND}" run > "{self.out}" 2> "{self.err}"'
+        self.thread = threading.Thread(target=self._host, args=(script, env), daemon=True)
+        self.thread.start()
+        wait_until(lambda: self.pidfile.exists() and self.pidfile.read_text().strip(), "the loop to start")
+        self.pid = int(self.pidfile.read_text())
+        if wait:
+            self.wait_for(lambda lines: lines, "the banner")
+
+    def _host(self, script: str, env: dict[str, str] | None) -> None:
+        self.result = self.session.run(["sh", "-c", script], env=env, timeout=600)
+
+    def lines(self) -> list[str]:
+        try:
+            return self.out.read_text().splitlines()
+        except FileNotFoundError:
+            return []
+
+    def stderr(self) -> str:
+        try:
+            return self.err.read_text()
+        except FileNotFoundError:
+            return ""
+
+    def wait_for(self, check: Callable[[list[str]], object], what: str, timeout: float = DEADLINE) -> list[str]:
+        wait_until(lambda: check(self.lines()), f"{what}; loop printed {self.lines()!r} {self.stderr()!r}", timeout)
+        return self.lines()
+
+    def messages(self) -> list[str]:
+        return [line for line in self.lines() if "] message from " in line]
+
+    def stop(self, sig: int = signal.SIGTERM) -> int:
+        if self.thread.is_alive():
+            with_suppress(lambda: os.kill(self.pid, sig))
+            self.thread.join(DEADLINE)
+        assert self.result is not None, "the loop did not exit"
+        return self.result.rc
+
+    def kill(self) -> None:
+        """Kill (SIGKILL lands on a process stopped at a pause point too) and reap."""
+        if self.thread.is_alive():
+            with_suppress(lambda: os.kill(self.pid, signal.SIGKILL))
+            self.thread.join(DEADLINE)
+
+
+def fake_mcp_marker(world: World, sid: str) -> None:
+    """A live MCP presence marker, naming this (live) test process."""
+    folder = world.spool_root / "sessions" / sid / "mcp"
+    folder.mkdir(parents=True, exist_ok=True)
+    me = os.getpid()
+    (folder / f"{me}.json").write_text(json.dumps({"pid": me, "procStart": identity.proc_start(me)}))
+
+
+@contextlib.contextmanager
+def show_lock_held_by_a_stopped_process(world: World, sid: str) -> Iterator[None]:
+    """Another conduit stuck mid-show: a process holding the session's show lock, stopped (SIGSTOP)
+    while it holds it, so it never lets go until killed."""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import os, signal, sys\nfrom attend.spool import Spool\nfrom pathlib import Path\n"
+            "sp = Spool.open(Path(sys.argv[1]))\nwith sp.show_lock(sys.argv[2]):\n"
+            "    os.kill(os.getpid(), signal.SIGSTOP)",
+            str(world.spool_root),
+            sid,
+        ],
+        env=world.env,
+    )
+    try:
+        wait_until(lambda: stopped(holder.pid), "the holder to stop with the show lock held")
+        yield
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+# ---------------------------------------------------------------------- MCP
+
+
+def server_as(world: World, s: StandIn | None) -> AttendServer:
+    return build_server(lambda: world.context(s))
+
+
+def join_channel(world: World, s: StandIn, channel: str = "crew") -> None:
+    """Enroll the stand-in the way an agent does without a loop: by joining a channel, in process."""
+    join_verb.run(world.context(s), join_verb.JoinRequest(channel))
+
+
+def adopt(world: World, project: str = "proj", session_id: str | None = None) -> str:
+    """Write a session record naming this test process; returns its session id."""
+    sid = session_id or str(uuid.uuid4())
+    record = {
+        "pid": os.getpid(),
+        "sessionId": sid,
+        "cwd": str(world.project(project)),
+        "startedAt": int(time.time() * 1000),
+        "procStart": identity.proc_start(os.getpid()),
+        "version": "test-process",
+        "kind": "interactive",
+        "status": "busy",
+    }
+    path = identity.claude_dir(world.env) / "sessions" / f"{os.getpid()}.json"
+    path.write_text(json.dumps(record))
+    return sid
+
+
+def stdio_params(world: World, project: str = "proj", **env: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "attend", "mcp"],
+        cwd=str(world.project(project)),
+        env={**world.env, **env},
+    )
+
+
+def structured(result: Any) -> dict[str, Any]:
+    assert not result.is_error, result.content
+    data = result.structured_content
+    assert isinstance(data, dict)
+    return data
+
+
+def error_text(result: Any) -> str:
+    assert result.is_error, result.structured_content
+    return "".join(getattr(block, "text", "") for block in result.content)
