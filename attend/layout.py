@@ -120,6 +120,16 @@ def iso(at: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at))
 
 
+def config_root(env: Mapping[str, str] | None = None) -> str:
+    """The user's settings folder, the other place attend keeps files: ``$XDG_CONFIG_HOME``/attend when
+    absolute, else ``~/.config/attend``. Not the spool: config.yaml, scenes.yaml, install targets."""
+    env = os.environ if env is None else env
+    xdg = env.get("XDG_CONFIG_HOME", "")
+    if xdg and os.path.isabs(xdg):
+        return os.path.join(xdg, "attend")
+    return os.path.join(env.get("HOME") or os.path.expanduser("~"), ".config", "attend")
+
+
 def default_root(env: Mapping[str, str] | None = None) -> str:
     """``$ATTEND_HOME``, else an absolute ``$XDG_CACHE_HOME``/attend, else ``~/.cache/attend``."""
     env = os.environ if env is None else env

@@ -11,9 +11,7 @@ from typing import Any
 
 import pytest
 
-from attend.setup import guard
-from attend.setup.data import config_root, data_file
-from attend.spool import default_root
+from attend.setup.data import data_file
 from tests.support import World
 
 SCRIPT = data_file("hooks", "ways", "attend-guard-pre.sh")
@@ -202,20 +200,6 @@ def test_the_guard_uses_attends_own_interpreter_even_without_python3_on_path(wor
         timeout=30,
     )
     assert out.returncode == 2, out.stderr
-
-
-@pytest.mark.parametrize(
-    "env",
-    [
-        {"HOME": "/h"},
-        {"HOME": "/h", "XDG_CACHE_HOME": "/c", "XDG_CONFIG_HOME": "/g"},
-        {"HOME": "/h", "XDG_CACHE_HOME": "relative", "XDG_CONFIG_HOME": "rel"},
-        {"HOME": "/h", "ATTEND_HOME": "/spool"},
-    ],
-)
-def test_the_guards_roots_agree_with_attends_own(env: dict[str, str]) -> None:
-    assert guard.spool_root(env) == str(default_root(env))
-    assert guard.config_root(env) == str(config_root(env))
 
 
 def test_the_guard_header_marks_it_interim() -> None:

@@ -10,10 +10,10 @@ from typing import Any
 import click
 
 from attend.cli.common import context, emit, json_option, table
-from attend.cli.render import as_dict
 from attend.errors import AttendError
 from attend.verbs import cleanup as cleanup_verb
 from attend.verbs import config as config_verb
+from attend.verbs import document
 from attend.verbs import tail as tail_verb
 
 
@@ -116,7 +116,7 @@ def tail(all_: bool, count: int | None, as_json: bool) -> None:
                 how = "" if item.mode == "inotify" else " (polling: no inotify here)"
                 click.echo(f"attend: tailing {len(item.rooms)} room(s){how}; Ctrl-C to stop", err=True)
                 continue
-            click.echo(json.dumps(as_dict(item), ensure_ascii=False) if as_json else _line(item))
+            click.echo(json.dumps(document(item), ensure_ascii=False) if as_json else _line(item))
             sys.stdout.flush()
     except KeyboardInterrupt:
         os._exit(0)  # Ctrl-C is the normal way out; no traceback, and no flush on a closed pipe

@@ -8,8 +8,8 @@ from typing import Any, TypeVar
 
 import click
 
-from attend.cli.render import as_dict
 from attend.domain.context import Context
+from attend.verbs import document
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -25,7 +25,7 @@ def context() -> Context:
 def emit(result: Any, as_json: bool, human: Callable[[Any], str]) -> None:
     """One JSON document (the verb's own dict), or human text with warnings on stderr."""
     if as_json:
-        click.echo(json.dumps(as_dict(result), ensure_ascii=False))
+        click.echo(json.dumps(document(result), ensure_ascii=False))
         return
     text = human(result)
     if text:

@@ -69,7 +69,7 @@ def run(args: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> 
     from attend.cli import render
     from attend.domain.context import Context
     from attend.errors import AttendError
-    from attend.verbs import send
+    from attend.verbs import document, send
 
     as_json = bool(parsed.pop("json", False))
     try:
@@ -78,7 +78,7 @@ def run(args: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> 
         err.write(f"attend: {e}\n")
         return e.exit_code
     if as_json:
-        out.write(json.dumps(render.as_dict(result), ensure_ascii=False) + "\n")
+        out.write(json.dumps(document(result), ensure_ascii=False) + "\n")
     else:
         out.write(render.sent_line(result) + "\n")
         for warning in result.warnings:

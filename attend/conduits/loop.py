@@ -132,7 +132,7 @@ class Sensor:
         self.watcher.add("records", self.ctx.sessions_dir, CHANGES)  # Claude Code's records; absent is fine
 
     def _banner(self, ordinal: str) -> None:
-        display = f"{identity.persona(self.who)}-{ordinal}"
+        display = sessions.display(identity.persona(self.who), {"ordinal": ordinal})
         labels = [rooms.scope(r) for r in sessions.receive_rooms(self.spool, self.sid)]
         mcp = mcp_markers.mcp_live(self.spool, self.sid)
         text = monitor.banner(display, monitor.project_name(self.who.origin), labels, mcp)

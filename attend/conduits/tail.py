@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from attend.conduits.watch import ARRIVALS, Watcher
 from attend.domain import envelope, rooms
-from attend.layout import NAME_RE, name_time
+from attend.layout import NAME_RE, iso, name_time
 from attend.spool import Spool
 
 RESELECT_SECONDS = 5.0  # how often the chosen rooms are recomputed (a channel joined meanwhile)
@@ -51,8 +51,7 @@ def read_record(spool: Spool, room: str, name: str) -> Record | None:
         sig = envelope.parse(spool.read_record(room, name))
     except (OSError, envelope.EnvelopeError):
         return None
-    at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(name_time(name)))
-    return Record(name, at, room, scope_label(room, sig), sig.sender, sig.from_id, sig.body)
+    return Record(name, iso(name_time(name)), room, scope_label(room, sig), sig.sender, sig.from_id, sig.body)
 
 
 class Tail:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from attend import identity
-from attend.domain import channels, rooms, sessions
+from attend.domain import channels, liveness, rooms, sessions
 from attend.errors import NotFoundError, UsageError
 from attend.identity import Identity
 from attend.layout import is_session_id
@@ -70,7 +70,7 @@ def _hears(spool: Spool, channel: str, member: str, sessions_dir: os.PathLike[st
     session record to judge liveness by, and stays a member until it leaves)."""
     if channels.member_kind(spool, channel, member) == "human":
         return True
-    return sessions.is_live(spool, member, sessions_dir)
+    return liveness.is_live(spool, member, sessions_dir)
 
 
 def live_projects(sessions_dir: os.PathLike[str] | str) -> dict[str, list[identity.SessionRecord]]:
@@ -127,11 +127,7 @@ def _sessions(spool: Spool, to: str, sender: Identity, sessions_dir: os.PathLike
 
 def display_names(spool: Spool) -> dict[str, str]:
     """Every registered session's display name (``Persona-ordinal``) mapped to its id."""
-    out: dict[str, str] = {}
-    for _key, sid, entry in sessions.all_registrations(spool):
-        if entry.get("persona") and entry.get("ordinal"):
-            out[f"{entry['persona']}-{entry['ordinal']}"] = sid
-    return out
+    return {name: sid for sid, name in sessions.registered_names(spool).items()}
 
 
 def _one_session(spool: Spool, want: str, names: dict[str, str], sessions_dir: os.PathLike[str] | str) -> str:

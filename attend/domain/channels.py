@@ -17,10 +17,8 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from attend import identity
-from attend.domain import rooms, sessions
+from attend.domain import rooms
 from attend.errors import NotFoundError, UsageError
 from attend.spool import RefusedEntry, Spool
 
@@ -217,27 +215,6 @@ def dissolve(spool: Spool, name: str) -> list[str]:
 def _remove(spool: Spool, name: str) -> None:
     spool.remove_tree("channels", name)
     spool.remove_tree("rooms", rooms.channel_room(name))
-
-
-# ---------------------------------------------------------------------- liveness
-
-
-def live_check(spool: Spool, sessions_dir: Path) -> Callable[[str], bool]:
-    """A liveness test for many sessions at once: one scan of the session records, then per id the
-    enrollment's own pid and procStart, then the heartbeat (the secondary signal)."""
-    live_ids = {r.session_id for r in identity.live_records(sessions_dir)}
-
-    def is_live(sid: str) -> bool:
-        if sid in live_ids:
-            return True
-        enrollment = sessions.read_enrollment(spool, sid)
-        if enrollment and enrollment.claude_pid and enrollment.proc_start:
-            pid = enrollment.claude_pid
-            if identity.pid_alive(pid) and identity.proc_start(pid) == enrollment.proc_start:
-                return True
-        return sessions.run_is_live(spool, sid) or sessions.heartbeat_fresh(spool, sid)
-
-    return is_live
 
 
 @dataclass

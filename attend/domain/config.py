@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attend.domain.scenes import config_dir
+from attend import layout
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ class Config:
 
 
 def user_path(env: Mapping[str, str] | None = None) -> Path:
-    return config_dir(env) / "config.yaml"
+    return Path(layout.config_root(env)) / "config.yaml"
 
 
 def project_path(project: str) -> Path:

@@ -35,9 +35,7 @@ def display(spool: Spool, record: SessionRecord) -> str:
     who = identity.Identity(
         "agent", record.session_id, origin, "record", True, record.pid, record.proc_start, record.name
     )
-    entry = sessions.registration(spool, record.session_id, origin)
-    ordinal = f"-{entry['ordinal']}" if entry and entry.get("ordinal") else ""
-    return identity.persona(who) + ordinal
+    return sessions.display_name(spool, who)
 
 
 def publish(spool: Spool, record: SessionRecord, event: str) -> bool:

@@ -37,10 +37,7 @@ def state_of(spool: Spool, sid: str, name: str) -> str | None:
 
 def receipt(spool: Spool, room: str, name: str, sender: str) -> Receipt:
     out = Receipt(name, room)
-    names: dict[str, str] = {}
-    for _key, sid, entry in sessions.all_registrations(spool):
-        if entry.get("persona") and entry.get("ordinal"):
-            names[sid] = f"{entry['persona']}-{entry['ordinal']}"
+    names = sessions.registered_names(spool)
     sids = spool.names("sessions")
     expected = set(sessions.recipients(spool, room)) - {sender}
     for sid in sids:

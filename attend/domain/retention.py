@@ -26,20 +26,16 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from attend import identity
-from attend.domain import channels, mcp_markers, sessions
+from attend.domain import channels, config, sessions
 from attend.domain.config import Config
+from attend.domain.liveness import Liveness
 from attend.layout import NAME_RE, REAPING, RETAINED_TOPS, STALE_TMP_SECONDS, cutoff_name
 from attend.spool import Entry, Folder, RefusedEntry, Spool
 
 ORPHAN_GRACE = 90.0  # seconds: a channel room with no channel is left alone this long (a join may be under way)
 REMOVE_BATCH = 4096  # removals sorted by inode at a time (bounded memory)
 ITEM_LIMIT = 1000  # items a report lists; the totals count everything
-SWEEP_BUDGET = 20000  # entries one in-loop pass examines (~20 ms of names), so a backlog never stalls a loop
-
-
 @dataclass(frozen=True)
 class Policy:
     max_age: float  # seconds
@@ -58,7 +54,7 @@ class Policy:
 
     @classmethod
     def default(cls) -> Policy:
-        from attend.domain import config
+        return cls.from_config(config.defaults())
 
         return cls.from_config(config.defaults())
 
@@ -306,8 +302,7 @@ class Cleaner:
         return max((t for t in times if t is not None), default=0.0)
 
     def session(self, sid: str) -> None:
-        live = self.is_live(sid) or sessions.run_is_live(self.spool, sid) or mcp_markers.mcp_live(self.spool, sid)
-        if live:
+        if self.is_live(sid):
             self.trim(("sessions", sid, "cur"), self.policy.max_seen_per_session, "seen-age", "seen-count")
         elif (
             self.spool.exists("sessions", sid, REAPING)
@@ -356,10 +351,6 @@ class Cleaner:
                 self.spool.remove("by-claude", name)
 
 
-def live_test(spool: Spool, sessions_dir: Path | None = None) -> Callable[[str], bool]:
-    return channels.live_check(spool, sessions_dir or identity.claude_dir() / "sessions")
-
-
 def run(
     spool: Spool,
     policy: Policy,
@@ -370,7 +361,7 @@ def run(
     progress: Callable[[int, int], None] | None = None,
 ) -> Report:
     """A full cleanup (``attend cleanup``): every unit, waiting for any sweep in progress."""
-    cleaner = Cleaner(spool, policy, time.time() if now is None else now, dry_run, is_live or live_test(spool))
+    cleaner = Cleaner(spool, policy, time.time() if now is None else now, dry_run, is_live or Liveness(spool))
     with spool.named_lock("cleanup"):
         units = cleaner.units()
         for done, unit in enumerate(units, 1):
@@ -383,7 +374,7 @@ def run(
 
 def sweep(
     spool: Spool,
-    budget: int = SWEEP_BUDGET,
+    budget: int | None = None,
     *,
     policy: Policy | None = None,
     now: float | None = None,
@@ -395,12 +386,14 @@ def sweep(
     A room larger than the budget is trimmed only in part by a pass (what it examined); a full
     ``attend cleanup`` handles any size.
     """
+    if budget is None:  # the one default: config's sensor.cleanup_budget
+        budget = int(config.defaults().get("sensor.cleanup_budget"))
     cleaner = Cleaner(
         spool,
         policy or Policy.default(),
         time.time() if now is None else now,
         False,
-        is_live or live_test(spool),
+        is_live or Liveness(spool),
         budget,
     )
     with spool.named_lock("cleanup", wait=False) as held:

@@ -11,12 +11,12 @@ file and line. yaml is imported here only, never on a hot path.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from attend import layout
 from attend.domain import rooms
 from attend.errors import AttendError, UsageError
 
@@ -36,15 +36,8 @@ class Scene:
     builtin: bool = False
 
 
-def config_dir(env: Mapping[str, str] | None = None) -> Path:
-    env = os.environ if env is None else env
-    xdg = env.get("XDG_CONFIG_HOME", "")
-    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path(env.get("HOME") or os.path.expanduser("~")) / ".config"
-    return base / "attend"
-
-
 def path(env: Mapping[str, str] | None = None) -> Path:
-    return config_dir(env) / "scenes.yaml"
+    return Path(layout.config_root(env)) / "scenes.yaml"
 
 
 def builtin() -> Scene:

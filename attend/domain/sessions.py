@@ -12,10 +12,10 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
-import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from attend import identity as ident
@@ -51,7 +51,6 @@ GREEK = [
     "omega",
 ]
 REGISTRY_GC_SECONDS = 7 * 86400  # a slot idle this long is given to the next newcomer
-HEARTBEAT_FRESH = 90.0  # seconds
 FRESH_WINDOW = 120.0  # cold start: #open and channel messages up to this old are delivered
 ADDRESSED_MAX = 50  # cold start: newest addressed messages delivered
 SHOW_WAIT = 2.0  # seconds a /clear move waits for a conduit of the old id to finish showing
@@ -70,6 +69,22 @@ class Enrollment:
     @property
     def project(self) -> str:
         return rooms.project_key(self.origin)
+
+    @classmethod
+    def of(cls, who: Identity, ways: tuple[str, ...], enrolled_at: float) -> Enrollment:
+        return cls(who.id, ways, who.origin, who.claude_pid, who.proc_start, who.name, enrolled_at)
+
+    def document(self) -> bytes:
+        """The enrollment document, ``sessions/<sid>/enrolled``: the one place its fields are written."""
+        record = {
+            "ways": list(self.ways),
+            "origin": self.origin,
+            "claude_pid": self.claude_pid,
+            "proc_start": self.proc_start,
+            "name": self.name,
+            "enrolled_at": self.enrolled_at,
+        }
+        return json.dumps(record, indent=1).encode()
 
 
 # ---------------------------------------------------------------------- reading state
@@ -93,6 +108,10 @@ def read_enrollment(spool: Spool, sid: str) -> Enrollment | None:
     except (ValueError, KeyError, TypeError):
         spool.log(f"enrollment record of {sid} is malformed; treating the session as not enrolled")
         return None
+
+
+def write_enrollment(spool: Spool, enrollment: Enrollment) -> None:
+    spool.write_state(enrollment.document(), "sessions", enrollment.sid, "enrolled", durable=True)
 
 
 def run_is_live(spool: Spool, sid: str) -> bool:
@@ -179,14 +198,27 @@ def registration(spool: Spool, sid: str, origin: str) -> dict[str, object] | Non
     return read_registry(spool, rooms.project_key(origin)).get(sid)
 
 
+def ordinal_of(entry: Mapping[str, object] | None) -> str | None:
+    return str(entry["ordinal"]) if entry and entry.get("ordinal") else None
+
+
+def display(persona: str, entry: Mapping[str, object] | None) -> str:
+    """The one display name: ``Persona-ordinal`` for a registered session, the persona alone otherwise."""
+    ordinal = ordinal_of(entry)
+    return f"{persona}-{ordinal}" if ordinal else persona
+
+
 def display_name(spool: Spool, who: Identity) -> str:
-    """``Persona-ordinal`` for a registered agent, the persona alone otherwise."""
-    name = ident.persona(who)
-    if who.is_agent:
-        entry = registration(spool, who.id, who.origin)
-        if entry and entry.get("ordinal"):
-            return f"{name}-{entry['ordinal']}"
-    return name
+    return display(ident.persona(who), registration(spool, who.id, who.origin) if who.is_agent else None)
+
+
+def registered_names(spool: Spool) -> dict[str, str]:
+    """Every registered session's id mapped to its display name, as the registry recorded its persona."""
+    return {
+        sid: display(str(entry["persona"]), entry)
+        for _key, sid, entry in all_registrations(spool)
+        if entry.get("persona") and entry.get("ordinal")
+    }
 
 
 def all_registrations(spool: Spool) -> Iterator[tuple[str, str, dict[str, object]]]:
@@ -223,15 +255,8 @@ def enroll(spool: Spool, who: Identity, way: str, now: float | None = None) -> E
         current = read_enrollment(spool, sid)
         was_receiving = current is not None and is_enrolled(spool, sid)
         ways = tuple(sorted({*(current.ways if current else ()), way}))
-        record = {
-            "ways": list(ways),
-            "origin": who.origin,
-            "claude_pid": who.claude_pid,
-            "proc_start": who.proc_start,
-            "name": who.name,
-            "enrolled_at": current.enrolled_at if current and was_receiving else now,
-        }
-        spool.write_state(json.dumps(record, indent=1).encode(), "sessions", sid, "enrolled", durable=True)
+        enrolled_at = current.enrolled_at if current and was_receiving else now
+        write_enrollment(spool, Enrollment.of(who, ways, enrolled_at))
         spool.remove("sessions", sid, "optout")
     spool.create_exclusive(b"", "projects", rooms.project_key(who.origin), sid)
     if who.claude_pid is not None and who.proc_start is not None:
@@ -254,15 +279,7 @@ def withdraw(spool: Spool, sid: str, way: str) -> bool:
             spool.remove("sessions", sid, "enrolled")
             spool.remove("projects", rooms.project_key(current.origin), sid)
             return False
-        record = {
-            "ways": list(ways),
-            "origin": current.origin,
-            "claude_pid": current.claude_pid,
-            "proc_start": current.proc_start,
-            "name": current.name,
-            "enrolled_at": current.enrolled_at,
-        }
-        spool.write_state(json.dumps(record, indent=1).encode(), "sessions", sid, "enrolled", durable=True)
+        write_enrollment(spool, dataclasses.replace(current, ways=ways))
         return True
 
 
@@ -399,27 +416,6 @@ def touch_heartbeat(spool: Spool, sid: str) -> None:
     spool.touch("sessions", sid, "heartbeat")
 
 
-def heartbeat_fresh(spool: Spool, sid: str, now: float | None = None) -> bool:
-    mtime = spool.mtime("sessions", sid, "heartbeat")
-    return mtime is not None and (time.time() if now is None else now) - mtime < HEARTBEAT_FRESH
-
-
-def is_live(spool: Spool, sid: str, sessions_dir: os.PathLike[str] | str | None = None) -> bool:
-    """A session is live when its record is present, its pid alive and its start time matching."""
-    from pathlib import Path
-
-    enrollment = read_enrollment(spool, sid)
-    folder = Path(sessions_dir) if sessions_dir else ident.claude_dir() / "sessions"
-    if enrollment and enrollment.claude_pid:
-        record = ident.read_record(folder, enrollment.claude_pid)
-        if record is not None and record.session_id == sid:
-            return ident.record_is_live(record)
-    for record in ident.live_records(folder):
-        if record.session_id == sid:
-            return True
-    return heartbeat_fresh(spool, sid)
-
-
 # ---------------------------------------------------------------------- /clear
 
 
@@ -485,15 +481,9 @@ def _carry_enrollment(spool: Spool, src: Enrollment, new: Identity) -> None:
             entries[sid] = entries.pop(src.sid)
             spool.write_state(json.dumps(entries, indent=1, sort_keys=True).encode(), "registry", f"{key}.json")
     current = read_enrollment(spool, sid)
-    record = {
-        "ways": sorted({*src.ways, *(current.ways if current else ())}),
-        "origin": new.origin,
-        "claude_pid": new.claude_pid,
-        "proc_start": new.proc_start,
-        "name": new.name,
-        "enrolled_at": min(src.enrolled_at, current.enrolled_at) if current else src.enrolled_at,
-    }
-    spool.write_state(json.dumps(record, indent=1).encode(), "sessions", sid, "enrolled", durable=True)
+    ways = tuple(sorted({*src.ways, *(current.ways if current else ())}))
+    enrolled_at = min(src.enrolled_at, current.enrolled_at) if current else src.enrolled_at
+    write_enrollment(spool, Enrollment.of(new, ways, enrolled_at))
     spool.create_exclusive(b"", "projects", rooms.project_key(new.origin), sid)
     spool.remove("projects", key, src.sid)
 

@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from attend.domain import envelope, rooms, sessions
 from attend.errors import UsageError
 from attend.identity import Identity
-from attend.layout import NAME_RE, SEEN, base_name, name_time
+from attend.layout import NAME_RE, SEEN, base_name, cutoff_name, iso, name_time
 from attend.spool import Spool
 
 LIMIT = 50  # items per call, over all sources
@@ -85,13 +85,7 @@ class Subscription:
 
 def time_key(at: float) -> str:
     """A string that sorts just before every unique name sent at or after ``at``."""
-    at = max(at, 0.0)
-    sec = int(at)
-    return f"{sec:010d}.M{int((at - sec) * 1e6):06d}"
-
-
-def iso(at: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at))
+    return cutoff_name(max(at, 0.0))
 
 
 def title_of(text: str) -> str:

@@ -46,10 +46,3 @@ def result_model(cls: type[Any]) -> type[BaseModel]:
     fields["notifications"] = (Notifications | None, None)
     model: type[BaseModel] = create_model(cls.__name__, __config__=ConfigDict(extra="forbid"), __doc__=None, **fields)
     return model
-
-
-def as_dict(result: Any) -> dict[str, Any]:
-    """The verb's result as the ``--json`` document (the CLI's ``_render.as_dict``, without click)."""
-    data: dict[str, Any] = dataclasses.asdict(result)
-    data.setdefault("warnings", [])
-    return data

@@ -38,6 +38,7 @@ from attend.errors import AttendError, IdentityError
 from attend.identity import Identity
 from attend.mcp import schema as mcp_schema
 from attend.spool import Spool, default_root
+from attend.verbs import document
 from attend.verbs import inbox as inbox_verb
 from attend.verbs import inbox_wait as wait_verb
 from attend.verbs import join as join_verb
@@ -138,7 +139,7 @@ class AttendServer(MCPServer[Any]):
         try:
             ctx = call_context(self.make_context())
             self._presence(ctx)
-            data = mcp_schema.as_dict(act(ctx))
+            data = document(act(ctx))
         except AttendError as e:
             raise ToolError(str(e)) from None
         except Exception as e:

@@ -1,4 +1,4 @@
-"""Where attend's own files live: the data shipped in the wheel, and the user's config folder.
+"""The data shipped in the wheel: ``settings/``, ``hooks/`` and ``skills/``.
 
 The wheel force-includes the repository's ``settings/``, ``hooks/`` and ``skills/`` as
 ``attend/_data/…``; an editable install has no ``_data``, so the repository root next to the
@@ -7,8 +7,6 @@ package is the fallback. Both are read the same way, as plain files.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 
@@ -26,12 +24,3 @@ def data_dir(name: str) -> Path:
 
 def data_file(*parts: str) -> Path:
     return data_dir(parts[0]).joinpath(*parts[1:])
-
-
-def config_root(env: Mapping[str, str] | None = None) -> Path:
-    """``$XDG_CONFIG_HOME``/attend when absolute, else ``~/.config/attend`` (the XDG rule)."""
-    env = os.environ if env is None else env
-    xdg = env.get("XDG_CONFIG_HOME", "")
-    if xdg and os.path.isabs(xdg):
-        return Path(xdg) / "attend"
-    return Path(env.get("HOME") or os.path.expanduser("~")) / ".config" / "attend"

@@ -14,9 +14,9 @@ the client presents it as ``tool_name: "Monitor"``; a Bash-shaped call that carr
 ``timeout_ms`` is treated as Monitor too.
 
 Contract (docs/architecture/settings.md, "The guard"): exit 0 or 2 only; a refusal prints one reason
-line and one repair line on stderr; any internal failure allows with one stderr line. Stdlib only and
-no attend imports, because this runs before every tool call when wired (bench/guard.py measures it);
-``spool_root`` mirrors ``attend.spool.default_root`` and a test keeps the two in agreement.
+line and one repair line on stderr; any internal failure allows with one stderr line. The standard
+library and ``attend.layout`` (itself stdlib only, where the roots it protects are defined) and
+nothing else, because this runs before every tool call when wired (bench/guard.py measures it).
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ import os
 import shlex
 import sys
 from collections.abc import Iterator, Mapping
+
+from attend import layout
 
 TAG = "[attend-guard]"
 SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
@@ -75,24 +77,6 @@ class Refusal:
         self.repair = repair
 
 
-def spool_root(env: Mapping[str, str]) -> str:
-    """Mirror of attend.spool.default_root, kept in agreement by a test."""
-    if home := env.get("ATTEND_HOME"):
-        return os.path.abspath(home)
-    xdg = env.get("XDG_CACHE_HOME", "")
-    if xdg and os.path.isabs(xdg):
-        return os.path.join(xdg, "attend")
-    return os.path.join(_home(env), ".cache", "attend")
-
-
-def config_root(env: Mapping[str, str]) -> str:
-    """Mirror of attend.setup.data.config_root."""
-    xdg = env.get("XDG_CONFIG_HOME", "")
-    if xdg and os.path.isabs(xdg):
-        return os.path.join(xdg, "attend")
-    return os.path.join(_home(env), ".config", "attend")
-
-
 def _home(env: Mapping[str, str]) -> str:
     return env.get("HOME") or os.path.expanduser("~")
 
@@ -100,7 +84,7 @@ def _home(env: Mapping[str, str]) -> str:
 def protected_roots(env: Mapping[str, str]) -> list[str]:
     """The spool and config folders, in both their written and symlink-resolved forms."""
     home = _home(env)
-    found = {spool_root(env), config_root(env), os.path.join(home, ".cache", "attend")}
+    found = {layout.default_root(env), layout.config_root(env), os.path.join(home, ".cache", "attend")}
     found.add(os.path.join(home, ".config", "attend"))
     return sorted(found | {os.path.realpath(r) for r in found})
 

@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attend import identity
+from attend import identity, layout
 from attend.errors import AttendError, UsageError
 from attend.setup import merge
-from attend.setup.data import config_root, data_file
+from attend.setup.data import data_file
 
 SETTINGS_FRAGMENTS = ("permissions.json", "hooks.json")
 MCP_FRAGMENT = "mcp.json"
@@ -106,7 +106,9 @@ def resolve_target(target: str | None, env: Mapping[str, str] | None = None) -> 
     is_default = folder == home / ".claude" and not (custom and Path(os.path.abspath(custom)) == folder)
     claude_json = home / ".claude.json" if is_default else folder / ".claude.json"
     digest = hashlib.sha256(str(folder).encode()).hexdigest()[:16]
-    return Target(folder, folder / "settings.json", claude_json, home, config_root(env) / "targets" / digest)
+    return Target(
+        folder, folder / "settings.json", claude_json, home, Path(layout.config_root(env)) / "targets" / digest
+    )
 
 
 def attend_executable(env: Mapping[str, str] | None = None) -> str:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from attend.domain import channels
 from attend.domain.context import Context
+from attend.domain.liveness import Liveness
 from attend.errors import AttendError, UsageError
 
 DESCRIPTION = (
@@ -93,7 +94,7 @@ def _list(ctx: Context, joined_only: bool) -> Channels:
         me = ""
     out = Channels("list", [])
     if not joined_only:
-        pruned = channels.prune(spool, channels.live_check(spool, ctx.sessions_dir))
+        pruned = channels.prune(spool, Liveness(spool, ctx.sessions_dir))
         out.pruned = [f"#{c} {m}" for c, m in pruned.members]
         out.removed = pruned.removed
         out.warnings.extend(pruned.warnings)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from attend.domain import config, retention
 from attend.domain.context import Context
+from attend.domain.liveness import Liveness
 from attend.domain.retention import Item, Tally
 
 DESCRIPTION = (
@@ -43,7 +44,7 @@ def run(ctx: Context, req: CleanupRequest, progress: Callable[[int, int], None] 
         ctx.spool,
         policy,
         dry_run=req.dry_run,
-        is_live=retention.live_test(ctx.spool, ctx.sessions_dir),
+        is_live=Liveness(ctx.spool, ctx.sessions_dir),
         progress=progress,
     )
     return CleanupResult(

@@ -10,7 +10,7 @@ from attend.domain import envelope, receipts, rooms, sessions
 from attend.domain.context import Context
 from attend.errors import NotFoundError, UsageError
 from attend.identity import Identity
-from attend.layout import NAME_RE
+from attend.layout import NAME_RE, iso
 from attend.spool import Spool
 from attend.verbs import inbox_filters as filters
 
@@ -71,12 +71,6 @@ class Inbox:
     older: bool  # more messages exist past this page
     warnings: list[str] = field(default_factory=list)
     receipt: receipts.Receipt | None = None  # with status and an id
-
-
-def iso(at: float) -> str:
-    import time
-
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at))
 
 
 def to_message(sig: envelope.Signal, room: str) -> Message:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from attend import identity
+from attend import identity, layout
 from attend.domain import trailer
 from attend.domain.context import Context
 from attend.errors import IdentityError, NotFoundError
@@ -93,7 +93,7 @@ def unsubscribe(ctx: Context, req: UnsubscribeRequest) -> Unsubscribed:
 def list_subscriptions(ctx: Context) -> Subscriptions:
     who = _session(ctx)
     subs = [
-        SubscriptionInfo(s.id, s.kinds, s.project, trailer.iso(s.created_at))
+        SubscriptionInfo(s.id, s.kinds, s.project, layout.iso(s.created_at))
         for s in trailer.load_subscriptions(ctx.spool, who.id)
     ]
     return Subscriptions(subs, list(who.notes))

@@ -56,11 +56,10 @@ def run(ctx: Context) -> Peers:
         if key not in registries:
             registries[key] = sessions.read_registry(spool, key)
         entry = registries[key].get(sid)
-        ordinal = str(entry["ordinal"]) if entry and entry.get("ordinal") else None
         out.append(
             Peer(
                 session_id=sid,
-                display=identity.persona(who) + (f"-{ordinal}" if ordinal else ""),
+                display=sessions.display(identity.persona(who), entry),
                 project=origin,
                 status=record.status or identity.transcript_status(ctx.env, record),
                 enrolled=sessions.is_enrolled(spool, sid),
@@ -69,7 +68,7 @@ def run(ctx: Context) -> Peers:
                 mcp=mcp_markers.mcp_live(spool, sid),
                 self=sid == me,
                 pid=record.pid,
-                ordinal=ordinal,
+                ordinal=sessions.ordinal_of(entry),
             )
         )
     out.sort(key=lambda p: (p.project, p.display))

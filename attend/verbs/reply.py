@@ -8,7 +8,7 @@ from attend.domain import addressing, envelope, rooms, sessions
 from attend.domain.context import Context
 from attend.errors import AttendError, NotFoundError
 from attend.layout import NAME_RE
-from attend.spool import Spool
+from attend.spool import RefusedEntry, Spool
 from attend.verbs.send import Sent, check_id, check_message, check_on_behalf_of, deliver
 
 DESCRIPTION = (
@@ -42,6 +42,8 @@ def find_record(spool: Spool, msg_id: str) -> tuple[str, envelope.Signal] | None
             return room, envelope.parse(spool.read_record(room, msg_id))
         except FileNotFoundError:
             continue
+        except RefusedEntry:
+            raise  # planted in the spool: say so, rather than "no such message"
         except (OSError, envelope.EnvelopeError):
             return None
     return None

@@ -59,7 +59,7 @@ def run(ctx: Context) -> Status:
         display=sessions.display_name(spool, who),
         enrolled=enrolled,
         ways=list(enrollment.ways) if enrollment and enrolled else [],
-        ordinal=str(entry["ordinal"]) if entry and entry.get("ordinal") else None,
+        ordinal=sessions.ordinal_of(entry),
         pending=pending,
         conduits=Conduits(
             sensor=who.is_agent and sessions.run_is_live(spool, who.id),

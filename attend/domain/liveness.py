@@ -1,0 +1,57 @@
+"""Liveness, one policy for every reader (docs/architecture/sessions.md, "Session state").
+
+A session is live when any of these holds:
+- a Claude process is behind it: a session record naming it whose pid is alive with a matching
+  ``procStart``, or the enrollment's own pid and ``procStart``;
+- one of its conduits runs: ``attend run`` holds its run lock, or an ``attend mcp`` marker is live;
+- its heartbeat is fresh (the loop and the drain touch it): the secondary signal.
+
+Retention never reaps, channel pruning never drops, and a channel send counts as heard, exactly the
+sessions this calls live.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from attend import identity
+from attend.domain import mcp_markers, sessions
+from attend.spool import Spool
+
+HEARTBEAT_FRESH = 90.0  # seconds: the loop touches it every 30 s, the drain at every turn end
+
+
+def heartbeat_fresh(spool: Spool, sid: str, now: float | None = None) -> bool:
+    mtime = spool.mtime("sessions", sid, "heartbeat")
+    return mtime is not None and (time.time() if now is None else now) - mtime < HEARTBEAT_FRESH
+
+
+class Liveness:
+    """The policy above, for many sessions at once: the session records are scanned once, on the
+    first session that needs them."""
+
+    def __init__(self, spool: Spool, sessions_dir: os.PathLike[str] | str | None = None) -> None:
+        self.spool = spool
+        self.sessions_dir = Path(sessions_dir) if sessions_dir else identity.claude_dir() / "sessions"
+        self._recorded: set[str] | None = None
+
+    def __call__(self, sid: str) -> bool:
+        enrollment = sessions.read_enrollment(self.spool, sid)
+        if enrollment and enrollment.claude_pid and enrollment.proc_start:
+            pid = enrollment.claude_pid
+            if identity.pid_alive(pid) and identity.proc_start(pid) == enrollment.proc_start:
+                return True
+        if self._recorded is None:
+            self._recorded = {r.session_id for r in identity.live_records(self.sessions_dir)}
+        return (
+            sid in self._recorded
+            or sessions.run_is_live(self.spool, sid)
+            or mcp_markers.mcp_live(self.spool, sid)
+            or heartbeat_fresh(self.spool, sid)
+        )
+
+
+def is_live(spool: Spool, sid: str, sessions_dir: os.PathLike[str] | str | None = None) -> bool:
+    return Liveness(spool, sessions_dir)(sid)
