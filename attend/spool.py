@@ -343,15 +343,18 @@ class Spool:
         """(bytes, files) below the root, each inode counted once; never through a symlink."""
         seen: set[int] = set()
         size = 0
-        stack = [self._open_dir(())]
+        stack: list[tuple[str, ...]] = [()]  # parts, not handles: a wide tree must not hold a handle per folder
         while stack:
-            fd = stack.pop()
+            parts = stack.pop()
+            try:
+                fd = self._open_dir(parts)
+            except OSError:
+                continue  # gone, or planted: not counted
             try:
                 with os.scandir(fd) as it:
                     for e in it:
                         if e.is_dir(follow_symlinks=False):
-                            with contextlib.suppress(OSError):
-                                stack.append(os.open(e.name, _DIR, dir_fd=fd))
+                            stack.append((*parts, e.name))
                             continue
                         with contextlib.suppress(OSError):
                             st = e.stat(follow_symlinks=False)

@@ -1,4 +1,4 @@
-"""One state contract for both frontends (seed ADR-187 item 12): each verb, run through the CLI and
+"""One state contract for both frontends (docs/architecture/mcp.md): each verb, run through the CLI and
 through MCP against copies of one seeded spool, leaves the same message state, and answers with
 the same document (the CLI's --json is the tool's structuredContent).
 

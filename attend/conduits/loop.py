@@ -83,6 +83,7 @@ class Sensor:
     last_line: float = 0.0
     retry_at: float = 0.0  # pending mail that could not be shown is not a reason to wake before this
     failing: dict[str, str] = field(default_factory=dict)  # step -> the cause last reported
+    refused: set[str] = field(default_factory=set)  # planted entries the sweep last left alone
     due: dict[str, float] = field(default_factory=dict)
     peers: presence.PeerWatch | None = None
 
@@ -320,6 +321,10 @@ class Sensor:
         )
         if report.files:
             self.spool.log(f"cleanup: removed {report.files} file(s), {report.bytes} bytes")
+        for line in sorted(set(report.refused) - self.refused):  # each planted entry named once
+            self.warn(f"attend run: cleanup left alone: {line}")
+            self.spool.log(f"cleanup left alone: {line}")
+        self.refused = set(report.refused)
 
     def _safe(self, step: Callable[[], Any], what: str) -> bool:
         """A step that fails is logged, never fatal: the loop must go on. A failure that repeats is

@@ -1,6 +1,6 @@
 """Retention: remove what the policy says is old, never what a live session has not yet seen.
 
-What goes (DESIGN.md §3, "Bounded growth"):
+What goes (docs/architecture/spool.md, "Bounded growth"; the policy: docs/architecture/channels.md):
 - tmp files older than 36 hours, in rooms and sessions (readers never look in tmp/);
 - the spool of a session that is no longer live, once its last activity is older than the grace
   period: its maildir and state, its channel memberships, its project index entry (registry slots

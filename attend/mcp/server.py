@@ -350,6 +350,16 @@ def main() -> None:
             file=sys.stderr,
         )
     marker = mcp_markers.Marker(version=__version__)
+
+    def on_signal(signum: int, _frame: object) -> None:
+        marker.remove()
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    # Handlers before the marker: a signal between the two would otherwise leave a stale marker.
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
     try:
         ctx = default_context()
         who = ctx.who()
@@ -357,15 +367,6 @@ def main() -> None:
             marker.ensure(ctx.spool, who.id)
     except (AttendError, OSError) as e:
         print(f"attend mcp: {e}", file=sys.stderr)
-
-    def on_signal(signum: int, _frame: object) -> None:
-        marker.remove()
-        signal.signal(signum, signal.SIG_DFL)
-        os.kill(os.getpid(), signum)
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGHUP, on_signal)
     try:
         build_server(default_context, marker).run("stdio")
     finally:

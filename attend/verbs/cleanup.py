@@ -62,5 +62,5 @@ def run(ctx: Context, req: CleanupRequest, progress: Callable[[int, int], None] 
             "max_seen_per_session": policy.max_seen_per_session,
             "session_grace_hours": policy.session_grace / 3600,
         },
-        cfg.warnings(),
+        cfg.warnings() + report.refused,  # anything planted in the spool is left alone, and named
     )
