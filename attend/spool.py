@@ -287,18 +287,7 @@ class Spool:
         RefusedEntry for a symlink, a FIFO or anything else that is not a plain file."""
         parts = self._parts(args)
         with self._at(parts[:-1]) as d:
-            fd = self._read_fd(d, self._leaf(parts), parts)
-        try:
-            chunks, left = [], limit
-            while left > 0:
-                chunk = os.read(fd, min(left, 1 << 20))
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                left -= len(chunk)
-            return b"".join(chunks)
-        finally:
-            os.close(fd)
+            return _read_all(self._read_fd(d, self._leaf(parts), parts), limit)
 
     def read_text(self, *parts: str) -> str | None:
         """A small file as text; None when it (or a folder on the way) is absent."""
@@ -452,12 +441,16 @@ class Spool:
 
     def _lock_fd(self, parts: tuple[str, ...]) -> int:
         with self._at(parts[:-1], create=True) as d:
-            try:
-                fd = os.open(self._leaf(parts), _LOCKFILE, FILE_MODE, dir_fd=d)
-            except OSError as e:
-                if e.errno == errno.ELOOP:
-                    raise self._refusal(d, self._leaf(parts), parts) from None
-                raise
+            return self._lock_in(d, parts)
+
+    def _lock_in(self, d: int, parts: tuple[str, ...]) -> int:
+        """The lock file ``parts`` in its folder ``d``, made on first use; a regular file only."""
+        try:
+            fd = os.open(self._leaf(parts), _LOCKFILE, FILE_MODE, dir_fd=d)
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise self._refusal(d, self._leaf(parts), parts) from None
+            raise
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             os.close(fd)
             raise RefusedEntry(errno.EINVAL, f"lock file {self.path(*parts)} is not a regular file; remove it")
@@ -509,29 +502,27 @@ class Spool:
         """Where a name stands in a session's maildir: "seen", "claimed", "delivered", or None."""
         try:
             with self._at((L.SESSIONS, sid)) as d:
-                for sub, entry, state in ((L.CUR, name + L.SEEN, "seen"), (L.CLAIMED, name, "claimed")):
-                    with self._at_in(d, sid, sub) as f:
-                        if f >= 0 and os.access(entry, os.F_OK, dir_fd=f, follow_symlinks=False):
-                            return state
-                with self._at_in(d, sid, L.NEW) as f:
-                    if f >= 0 and os.access(name, os.F_OK, dir_fd=f, follow_symlinks=False):
-                        return "delivered"
+                for sub, entry, state in (
+                    (L.CUR, name + L.SEEN, "seen"),
+                    (L.CLAIMED, name, "claimed"),
+                    (L.NEW, name, "delivered"),
+                ):
+                    if self._holds(d, sid, sub, entry):
+                        return state
         except (FileNotFoundError, RefusedEntry):
             pass
         return None
 
-    @contextlib.contextmanager
-    def _at_in(self, d: int, sid: str, sub: str) -> Iterator[int]:
-        """A session subfolder's handle, or -1 when it is absent or planted (no name can be in it)."""
+    def _holds(self, d: int, sid: str, sub: str, entry: str) -> bool:
+        """Whether the session folder ``d`` has ``entry`` in ``sub``; a sub absent or planted holds nothing."""
         try:
-            fd = self._openat(d, sub, (L.SESSIONS, sid, sub), False)
+            f = self._openat(d, sub, (L.SESSIONS, sid, sub), False)
         except (FileNotFoundError, RefusedEntry):
-            yield -1
-            return
+            return False
         try:
-            yield fd
+            return os.access(entry, os.F_OK, dir_fd=f, follow_symlinks=False)
         finally:
-            os.close(fd)
+            os.close(f)
 
     def has_delivery(self, sid: str, name: str) -> bool:
         return self.delivery_state(sid, name) is not None
@@ -555,14 +546,12 @@ class Spool:
             else:
                 stack.callback(os.close, new)
                 src = stack.enter_context(self._at((L.ROOMS, room, L.NEW)))
-                lock = os.open(L.DELIVERY_LOCK, _LOCKFILE, FILE_MODE, dir_fd=sdir)
+                lock = self._lock_in(sdir, (L.SESSIONS, sid, L.DELIVERY_LOCK))
                 stack.callback(os.close, lock)  # closing releases the lock
                 fcntl.flock(lock, fcntl.LOCK_EX)
                 # new/ is covered by link() failing on an existing name; check where a claim moved it.
-                for sub, entry in ((L.CLAIMED, name), (L.CUR, name + L.SEEN)):
-                    with self._at_in(sdir, sid, sub) as f:
-                        if f >= 0 and os.access(entry, os.F_OK, dir_fd=f, follow_symlinks=False):
-                            return False
+                if self._holds(sdir, sid, L.CLAIMED, name) or self._holds(sdir, sid, L.CUR, name + L.SEEN):
+                    return False
                 try:
                     os.link(name, name, src_dir_fd=src, dst_dir_fd=new, follow_symlinks=False)
                 except FileExistsError:
@@ -640,9 +629,6 @@ class Spool:
                 with contextlib.suppress(FileNotFoundError):
                     os.rename(name, name + L.SEEN, src_dir_fd=claimed, dst_dir_fd=cur)
             os.fsync(cur)
-
-    def read_delivery(self, sid: str, sub: str, entry: str, limit: int = 1 << 20) -> bytes:
-        return self.read(L.SESSIONS, sid, sub, entry, limit=limit)
 
     def set_aside(self, *parts: str) -> str | None:
         """Move an unreadable or foreign file out of the way, into quarantine/; returns its new name."""
@@ -832,6 +818,13 @@ class Folder:
                     continue
                 yield Entry(e.name, e.inode(), is_dir, is_file, mtime)
 
+    def read(self, name: str, limit: int = 1 << 20) -> bytes:
+        """As ``Spool.read``, for many files of one folder without opening the folder each time."""
+        return _read_all(self.spool._read_fd(self.fd, name, (*self.parts, name)), limit)
+
+    def set_aside(self, name: str) -> str | None:
+        return self.spool._set_aside(self.fd, name)
+
     def size(self, name: str) -> int | None:
         try:
             return os.stat(name, dir_fd=self.fd, follow_symlinks=False).st_size
@@ -875,3 +868,18 @@ def _write_new(d: int, name: str, data: bytes, sync: bool = True) -> None:
 def _missing_is_fine(_func: object, _path: str, exc_info: tuple[type[BaseException], BaseException, object]) -> None:
     if not isinstance(exc_info[1], FileNotFoundError):  # something else removed part of it: fine
         raise exc_info[1]
+
+
+def _read_all(fd: int, limit: int) -> bytes:
+    """Up to ``limit`` bytes from an open file, which this closes."""
+    try:
+        chunks, left = [], limit
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)

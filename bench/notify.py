@@ -67,7 +67,7 @@ def main() -> None:
         calls = []
         for _ in range(500):
             t = time.perf_counter()
-            app.invoke("status", status_verb.run)
+            app.invoke("status", lambda c: status_verb.run(c, status_verb.StatusRequest()))
             calls.append(time.perf_counter() - t)
 
         full = []

@@ -6,9 +6,10 @@
 - Records of a given age, written through the real send path (``post``, ``name_at``,
   ``old_signal``), and ``tree`` for byte-identical comparisons.
 - Processes: polling with a deadline (``wait_until``), a process stopped by the ATTEND_PAUSE_AT
-  seam (``stopped``), the sensor loop run as a child of a stand-in session (``Loop``; the ``loops``
-  fixture in conftest.py starts and reaps them), the Stop-hook drain (``drain``, ``payload``),
-  a session's maildir (``maildir``), and a show lock held by a stopped process.
+  seam (``stopped``), the sensor loop run as a child of a stand-in session (``Loop``, and ``has``
+  to look for a line it printed; the ``loops`` fixture in conftest.py starts and reaps them), the
+  Stop-hook drain (``drain``, ``payload``), a session's maildir (``maildir``), and a show lock held
+  by a stopped process.
 - MCP: ``server_as(world, s)`` is the in-process server acting as stand-in session ``s``: each call
   makes a fresh Context whose ancestry walk starts at the stand-in's pid, as a real server's would
   at its own. ``adopt(world)`` writes a session record for the test process itself, so a server
@@ -200,15 +201,16 @@ def tree(root: object) -> dict[str, bytes | None]:
 # ---------------------------------------------------------------------- processes
 
 
-def wait_until(check: Callable[[], object], what: str, timeout: float = DEADLINE) -> object:
-    """Poll ``check`` until it is truthy; the deadline catches a hang, it measures nothing."""
+def wait_until(check: Callable[[], object], what: str | Callable[[], str], timeout: float = DEADLINE) -> object:
+    """Poll ``check`` until it is truthy; the deadline catches a hang, it measures nothing. ``what``
+    names the condition; a callable is asked only on a timeout (say, for what a process printed)."""
     end = time.monotonic() + timeout
     while True:
         value = check()
         if value:
             return value
         if time.monotonic() > end:
-            raise AssertionError(f"timed out waiting for {what}")
+            raise AssertionError(f"timed out waiting for {what() if callable(what) else what}")
         time.sleep(0.02)
 
 
@@ -239,6 +241,11 @@ def payload(sid: str, active: bool = False) -> str:
 def drain(world: World, sid: str, active: bool = False, *extra: str) -> subprocess.CompletedProcess[str]:
     """The Stop-hook drain for ``sid``, run as the hook runs it."""
     return world.attend("inbox", "--drain", "--format", "hook", *extra, stdin=payload(sid, active))
+
+
+def has(text: str) -> Callable[[list[str]], bool]:
+    """A check for ``Loop.wait_for``: some line the loop printed contains ``text``."""
+    return lambda lines: any(text in line for line in lines)
 
 
 def maildir(world: World, sid: str, sub: str) -> list[str]:
@@ -290,9 +297,17 @@ class Loop:
         except FileNotFoundError:
             return ""
 
+    def running(self) -> bool:
+        """Whether the loop has not exited yet."""
+        return self.thread.is_alive()
+
     def wait_for(self, check: Callable[[list[str]], object], what: str, timeout: float = DEADLINE) -> list[str]:
-        wait_until(lambda: check(self.lines()), f"{what}; loop printed {self.lines()!r} {self.stderr()!r}", timeout)
+        wait_until(lambda: check(self.lines()), lambda: f"{what}; {self.said()}", timeout)
         return self.lines()
+
+    def said(self) -> str:
+        """What the loop has printed so far, for a failure message."""
+        return f"loop printed {self.lines()!r} {self.stderr()!r}"
 
     def messages(self) -> list[str]:
         return [line for line in self.lines() if "] message from " in line]

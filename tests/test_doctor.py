@@ -48,9 +48,10 @@ def test_attend_missing_from_path_is_a_failure_with_its_fix(world: World) -> Non
     import sys
     from pathlib import Path
 
+    from attend.domain.context import Context
     from attend.verbs import doctor
 
-    result = doctor.run(env={**world.env, "PATH": "/nonexistent"})
+    result = doctor.run(Context.for_env({**world.env, "PATH": "/nonexistent"}), doctor.DoctorRequest())
     path_check = next(c for c in result.checks if c.name == "attend on PATH")
     assert path_check.status == "fail" and "PATH" in path_check.fix
     assert Path(sys.executable).parent.is_dir()

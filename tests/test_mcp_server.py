@@ -22,7 +22,8 @@ from attend.verbs import inbox as inbox_verb
 from attend.verbs import inbox_wait as wait_verb
 from attend.verbs import join as join_verb
 from attend.verbs import leave as leave_verb
-from attend.verbs import notify as notify_verb
+from attend.verbs import notify_subscribe as subscribe_verb
+from attend.verbs import notify_unsubscribe as unsubscribe_verb
 from attend.verbs import peers as peers_verb
 from attend.verbs import reply as reply_verb
 from attend.verbs import send as send_verb
@@ -41,12 +42,8 @@ VERBS: dict[str, tuple[tuple[str, ...], str, dict[str, str]]] = {
     "status": (("status",), status_verb.DESCRIPTION, status_verb.PARAMS),
     "join": (("join",), join_verb.DESCRIPTION, join_verb.PARAMS),
     "leave": (("leave",), leave_verb.DESCRIPTION, leave_verb.PARAMS),
-    "notify_subscribe": (("notify", "subscribe"), notify_verb.SUBSCRIBE_DESCRIPTION, notify_verb.SUBSCRIBE_PARAMS),
-    "notify_unsubscribe": (
-        ("notify", "unsubscribe"),
-        notify_verb.UNSUBSCRIBE_DESCRIPTION,
-        notify_verb.UNSUBSCRIBE_PARAMS,
-    ),
+    "notify_subscribe": (("notify", "subscribe"), subscribe_verb.DESCRIPTION, subscribe_verb.PARAMS),
+    "notify_unsubscribe": (("notify", "unsubscribe"), unsubscribe_verb.DESCRIPTION, unsubscribe_verb.PARAMS),
     "inbox_wait": (("inbox",), wait_verb.DESCRIPTION, wait_verb.PARAMS),
 }
 # MCP parameter -> click parameter name, where they differ or the CLI takes it as an argument.

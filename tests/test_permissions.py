@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 
+from attend.domain.context import Context
 from attend.verbs import permissions
 from tests.support import World
+
+REQUEST = permissions.PermissionsRequest()
 
 
 def settings(world: World) -> dict[str, object]:
@@ -41,7 +44,7 @@ def test_a_missing_allow_entry_is_reported(world: World) -> None:
     doc = settings(world)
     doc["permissions"]["allow"].remove("mcp__attend__inbox_wait")  # type: ignore[index]
     save(world, doc)
-    report = permissions.run(env=world.env)
+    report = permissions.run(Context.for_env(world.env), REQUEST)
     assert report.missing == ["mcp__attend__inbox_wait"] and not report.ok
 
 
@@ -51,11 +54,11 @@ def test_the_hard_gate_is_recognised_and_its_missing_send_entry_is_not_a_failure
     doc["permissions"]["allow"].remove("mcp__attend__send")  # type: ignore[index]
     doc["permissions"]["deny"] = ["Bash(attend send*)", "Bash(attend reply*)"]  # type: ignore[index]
     save(world, doc)
-    report = permissions.run(env=world.env)
+    report = permissions.run(Context.for_env(world.env), REQUEST)
     assert (report.gate, report.ok) == ("hard", True)
     doc["permissions"]["deny"] = ["Bash(attend send*)"]  # type: ignore[index]
     save(world, doc)
-    report = permissions.run(env=world.env)
+    report = permissions.run(Context.for_env(world.env), REQUEST)
     assert report.gate == "soft" and report.missing == ["mcp__attend__send"]
 
 
@@ -65,9 +68,9 @@ def test_the_guard_wired_by_hand_is_reported_and_a_bash_matcher_is_warned_about(
     command = "~/.claude/hooks/ways/attend-guard-pre.sh"
     doc["hooks"]["PreToolUse"] = [{"matcher": "*", "hooks": [{"type": "command", "command": command}]}]  # type: ignore[index]
     save(world, doc)
-    report = permissions.run(env=world.env)
+    report = permissions.run(Context.for_env(world.env), REQUEST)
     assert report.guard and report.guard_matcher == "*" and report.warnings == []
     doc["hooks"]["PreToolUse"][0]["matcher"] = "Bash"  # type: ignore[index]
     save(world, doc)
-    report = permissions.run(env=world.env)
+    report = permissions.run(Context.for_env(world.env), REQUEST)
     assert report.guard and "matcher 'Bash'" in report.warnings[0]

@@ -89,7 +89,7 @@ def cleanup(dry_run: bool, as_json: bool) -> None:
             bar.update(done - bar.pos)
 
     try:
-        result = cleanup_verb.run(context(), cleanup_verb.CleanupRequest(dry_run), progress)
+        result = cleanup_verb.run(context(), cleanup_verb.CleanupRequest(dry_run, progress))
     finally:
         if bar is not None:
             bar.__exit__(None, None, None)
@@ -108,15 +108,17 @@ def _line(r: Any) -> str:
 @click.option("--count", type=click.IntRange(min=1), help=tail_verb.PARAMS["count"])
 @json_option
 def tail(all_: bool, count: int | None, as_json: bool) -> None:
-    from attend.conduits.tail import Watching
+    from attend.conduits.tail import Record, Watching
+
+    def show(item: Watching | Record) -> None:
+        if isinstance(item, Watching):
+            how = "" if item.mode == "inotify" else " (polling: no inotify here)"
+            click.echo(f"attend: tailing {len(item.rooms)} room(s){how}; Ctrl-C to stop", err=True)
+            return
+        click.echo(json.dumps(document(item), ensure_ascii=False) if as_json else _line(item))
+        sys.stdout.flush()
 
     try:
-        for item in tail_verb.run(context(), tail_verb.TailRequest(all_, count)):
-            if isinstance(item, Watching):
-                how = "" if item.mode == "inotify" else " (polling: no inotify here)"
-                click.echo(f"attend: tailing {len(item.rooms)} room(s){how}; Ctrl-C to stop", err=True)
-                continue
-            click.echo(json.dumps(document(item), ensure_ascii=False) if as_json else _line(item))
-            sys.stdout.flush()
+        tail_verb.run(context(), tail_verb.TailRequest(all_, count, show))
     except KeyboardInterrupt:
         os._exit(0)  # Ctrl-C is the normal way out; no traceback, and no flush on a closed pipe

@@ -139,4 +139,4 @@ def _scenes_text(r: scenes_verb.Scenes) -> str:
 @click.command(help=scenes_verb.DESCRIPTION)
 @json_option
 def scenes(as_json: bool) -> None:
-    emit(scenes_verb.run(context()), as_json, _scenes_text)
+    emit(scenes_verb.run(context(), scenes_verb.ScenesRequest()), as_json, _scenes_text)

@@ -8,13 +8,18 @@ import sys
 import click
 
 from attend.cli.common import context, emit, json_option
-from attend.conduits import loop as sensor
+from attend.domain.context import Context
+from attend.verbs import drain as drain_verb
 from attend.verbs import log as log_verb
+from attend.verbs import run as run_verb
 
 
-@click.command(help=sensor.DESCRIPTION)
+@click.command(help=run_verb.DESCRIPTION)
 def run() -> None:
-    code = sensor.run(context(), sensor.stdout_writer(), lambda line: click.echo(line, err=True))
+    from attend.conduits import loop
+
+    req = run_verb.RunRequest(write=loop.stdout_writer(), warn=lambda line: click.echo(line, err=True))
+    code = run_verb.run(context(), req)
     if code:
         raise click.exceptions.Exit(code)
 
@@ -27,18 +32,17 @@ def _log_text(tail: log_verb.LogTail) -> str:
 @click.option("--lines", "-n", default=50, show_default=True, help=log_verb.PARAMS["lines"])
 @json_option
 def log(lines: int, as_json: bool) -> None:
-    emit(log_verb.run(context(), lines), as_json, _log_text)
+    emit(log_verb.run(context(), log_verb.LogRequest(lines)), as_json, _log_text)
 
 
 def drain_hook() -> None:
     """``inbox --drain --format hook`` when it did reach click (flags in an unusual order)."""
-    from attend.conduits import drain, fastdrain
+    from attend.conduits import fastdrain
 
-    code = drain.hook_main(fastdrain.read_payload(), sys.stdout, sys.stderr)
-    raise click.exceptions.Exit(code)
+    req = drain_verb.DrainRequest("hook", fastdrain.read_payload(), sys.stdout, sys.stderr)
+    # The hook form opens (or is refused) the spool itself, and never fails the turn end.
+    raise click.exceptions.Exit(drain_verb.run(Context.for_env(), req))
 
 
 def drain_plain() -> None:
-    from attend.conduits import drain
-
-    drain.plain(context(), sys.stdout, sys.stderr)
+    drain_verb.run(context(), drain_verb.DrainRequest("plain", out=sys.stdout, err=sys.stderr))

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import click
 
 from attend.cli.common import context, emit, json_option, table
-from attend.verbs import notify as notify_verb
+from attend.verbs import notify_list, notify_subscribe, notify_unsubscribe
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -26,37 +26,37 @@ def notify() -> None:
     pass
 
 
-@notify.command(help=notify_verb.SUBSCRIBE_DESCRIPTION)
+@notify.command(help=notify_subscribe.DESCRIPTION)
 @click.argument("kinds", nargs=-1, required=True)
-@click.option("--project", metavar="PATH", help=notify_verb.SUBSCRIBE_PARAMS["project"])
+@click.option("--project", metavar="PATH", help=notify_subscribe.PARAMS["project"])
 @json_option
 def subscribe(kinds: tuple[str, ...], project: str | None, as_json: bool) -> None:
-    req = notify_verb.SubscribeRequest(kinds, project)
+    req = notify_subscribe.SubscribeRequest(kinds, project)
     emit(
-        notify_verb.subscribe(context(), req),
+        notify_subscribe.run(context(), req),
         as_json,
         lambda s: f"subscribed {s.subscription_id} to {', '.join(s.kinds)}" + (f" in {s.project}" if s.project else ""),
     )
 
 
-@notify.command(help=notify_verb.UNSUBSCRIBE_DESCRIPTION)
+@notify.command(help=notify_unsubscribe.DESCRIPTION)
 @click.argument("subscription_id")
 @json_option
 def unsubscribe(subscription_id: str, as_json: bool) -> None:
-    req = notify_verb.UnsubscribeRequest(subscription_id)
-    emit(notify_verb.unsubscribe(context(), req), as_json, lambda u: f"unsubscribed {u.subscription_id}")
+    req = notify_unsubscribe.UnsubscribeRequest(subscription_id)
+    emit(notify_unsubscribe.run(context(), req), as_json, lambda u: f"unsubscribed {u.subscription_id}")
 
 
-@notify.command(name="list", help=notify_verb.LIST_DESCRIPTION)
+@notify.command(name="list", help=notify_list.DESCRIPTION)
 @json_option
 def list_(as_json: bool) -> None:
-    def text(result: notify_verb.Subscriptions) -> str:
+    def text(result: notify_list.Subscriptions) -> str:
         if not result.subscriptions:
             return "no subscriptions"
         rows = [[s.subscription_id, ", ".join(s.kinds), s.project or "-", s.created_at] for s in result.subscriptions]
         return table(rows, ["Id", "Kinds", "Project", "Since"])
 
-    emit(notify_verb.list_subscriptions(context()), as_json, text)
+    emit(notify_list.run(context(), notify_list.ListRequest()), as_json, text)
 
 
 def wait_option(f: F) -> F:

@@ -7,6 +7,7 @@ import click
 from attend.cli.common import context, emit, json_option, table
 from attend.cli.mcp import wait_option
 from attend.cli.render import sent_line
+from attend.verbs import drain as drain_verb
 from attend.verbs import inbox as inbox_verb
 from attend.verbs import peers as peers_verb
 from attend.verbs import reply as reply_verb
@@ -91,8 +92,8 @@ def _inbox_text(result: inbox_verb.Inbox) -> str:
 @click.option("--from", "sender", metavar="WHO", help=inbox_verb.PARAMS["sender"])
 @click.option("--grep", metavar="PATTERN", help=inbox_verb.PARAMS["grep"])
 @click.option("--since", metavar="WHEN", help=inbox_verb.PARAMS["since"])
-@click.option("--drain", is_flag=True, help="Claim and print what is pending, marking it seen (Stop hook).")
-@click.option("--format", "fmt", type=click.Choice(["plain", "hook"]), help="With --drain: plain, or hook JSON.")
+@click.option("--drain", is_flag=True, help=drain_verb.DESCRIPTION)
+@click.option("--format", "fmt", type=click.Choice(drain_verb.FORMATS), help=drain_verb.PARAMS["format"])
 @wait_option
 @json_option
 def inbox(
@@ -168,7 +169,7 @@ def _peers_text(result: peers_verb.Peers) -> str:
 @click.command(help=peers_verb.DESCRIPTION)
 @json_option
 def peers(as_json: bool) -> None:
-    emit(peers_verb.run(context()), as_json, _peers_text)
+    emit(peers_verb.run(context(), peers_verb.PeersRequest()), as_json, _peers_text)
 
 
 def _status_text(s: status_verb.Status) -> str:
@@ -194,7 +195,7 @@ def _status_text(s: status_verb.Status) -> str:
 @click.command(help=status_verb.DESCRIPTION)
 @json_option
 def status(as_json: bool) -> None:
-    emit(status_verb.run(context()), as_json, _status_text)
+    emit(status_verb.run(context(), status_verb.StatusRequest()), as_json, _status_text)
 
 
 def _whoami_text(w: whoami_verb.WhoAmI) -> str:
@@ -215,7 +216,7 @@ def _whoami_text(w: whoami_verb.WhoAmI) -> str:
 def whoami(machine: bool, as_json: bool) -> None:
     if machine and as_json:
         raise click.UsageError("choose one output: --machine (three key=value lines) or --json")
-    result = whoami_verb.run(context())
+    result = whoami_verb.run(context(), whoami_verb.WhoAmIRequest())
     if machine:
         click.echo(
             f"session_id={result.session_id}\norigin_path={result.origin_path}\n"

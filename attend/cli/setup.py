@@ -1,13 +1,18 @@
-"""CLI handlers for setting attend up: install, uninstall, permissions, doctor."""
+"""CLI handlers for setting attend up: install, uninstall, permissions, doctor.
+
+Their context opens the spool only if the verb asks for it (``Context.for_env``): install runs before
+a spool exists, uninstall may remove one, and doctor reports a refused spool as one of its checks."""
 
 from __future__ import annotations
 
 import click
 
 from attend.cli.common import emit, json_option, table
+from attend.domain.context import Context
 from attend.verbs import doctor as doctor_verb
 from attend.verbs import install as install_verb
 from attend.verbs import permissions as permissions_verb
+from attend.verbs import uninstall as uninstall_verb
 
 TARGET = click.option("--target", metavar="DIR", help=install_verb.PARAMS["target"])
 
@@ -34,10 +39,10 @@ def _installed_text(r: install_verb.Installed) -> str:
 @click.option("--dry-run", is_flag=True, help=install_verb.PARAMS["dry_run"])
 @json_option
 def install(target: str | None, dry_run: bool, as_json: bool) -> None:
-    emit(install_verb.run(target, dry_run), as_json, _installed_text)
+    emit(install_verb.run(Context.for_env(), install_verb.InstallRequest(target, dry_run)), as_json, _installed_text)
 
 
-def _uninstalled_text(r: install_verb.Uninstalled) -> str:
+def _uninstalled_text(r: uninstall_verb.Uninstalled) -> str:
     lines = [f"withdrew attend from {r.target}" if r.changes else f"nothing of attend's in {r.target}"]
     lines += _changes_text(r.changes, "stripped")
     lines += [f"   backup {b}" for b in r.backups]
@@ -45,12 +50,13 @@ def _uninstalled_text(r: install_verb.Uninstalled) -> str:
     return "\n".join(lines)
 
 
-@click.command(help=install_verb.UNINSTALL_DESCRIPTION)
-@click.option("--target", metavar="DIR", help=install_verb.UNINSTALL_PARAMS["target"])
-@click.option("--purge", is_flag=True, help=install_verb.UNINSTALL_PARAMS["purge"])
+@click.command(help=uninstall_verb.DESCRIPTION)
+@click.option("--target", metavar="DIR", help=uninstall_verb.PARAMS["target"])
+@click.option("--purge", is_flag=True, help=uninstall_verb.PARAMS["purge"])
 @json_option
 def uninstall(target: str | None, purge: bool, as_json: bool) -> None:
-    emit(install_verb.run_uninstall(target, purge), as_json, _uninstalled_text)
+    req = uninstall_verb.UninstallRequest(target, purge)
+    emit(uninstall_verb.run(Context.for_env(), req), as_json, _uninstalled_text)
 
 
 def _permissions_text(p: permissions_verb.Permissions) -> str:
@@ -71,7 +77,7 @@ def _permissions_text(p: permissions_verb.Permissions) -> str:
 @TARGET
 @json_option
 def permissions(target: str | None, as_json: bool) -> None:
-    result = permissions_verb.run(target)
+    result = permissions_verb.run(Context.for_env(), permissions_verb.PermissionsRequest(target))
     emit(result, as_json, _permissions_text)
     if not result.ok:
         raise SystemExit(1)  # not click.Exit: standalone_mode=False would turn it into a return value
@@ -91,7 +97,7 @@ def _doctor_text(d: doctor_verb.Doctor) -> str:
 @TARGET
 @json_option
 def doctor(target: str | None, as_json: bool) -> None:
-    result = doctor_verb.run(target)
+    result = doctor_verb.run(Context.for_env(), doctor_verb.DoctorRequest(target))
     emit(result, as_json, _doctor_text)
     if not result.ok:
         raise SystemExit(1)  # not click.Exit: standalone_mode=False would turn it into a return value

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from attend.conduits import monitor
-from attend.domain import envelope, mcp_markers, rooms, sessions
+from attend.domain import delivery, mcp_markers, rooms, sessions
 from attend.domain.context import Context
-from attend.domain.envelope import EnvelopeError, Signal
+from attend.domain.envelope import Signal
 from attend.errors import AttendError
 from attend.identity import Identity
 from attend.spool import Spool
@@ -106,17 +106,9 @@ def claimed(spool: Spool, sid: str) -> Iterator[Batch]:
         names = spool.listing(sid, "claimed")  # under the show lock: abandoned by a dead conduit
         names += spool.claim_all(sid, spool.listing(sid, "new"))
         batch = Batch(sid, [], [], sessions.take_notice(spool, sid), mcp_markers.mcp_live(spool, sid))
-        for name in names:
-            try:
-                sig = envelope.parse(spool.read_delivery(sid, "claimed", name, 1 << 17))
-            except FileNotFoundError:
-                continue
-            except (OSError, EnvelopeError) as e:
-                batch.warnings.append(f"set aside unreadable delivery {name}: {e}")
-                spool.set_aside("sessions", sid, "claimed", name)
-                continue
-            batch.names.append(name)
-            batch.signals.append(sig)
+        shown, batch.warnings = delivery.read_claimed(spool, sid, names, 1 << 17)
+        batch.names = [name for name, _ in shown]
+        batch.signals = [sig for _, sig in shown]
         yield batch
         spool.mark_seen(sid, batch.names)
     others = [s.id for s in batch.signals if s.from_id != sid]

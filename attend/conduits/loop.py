@@ -25,17 +25,12 @@ from typing import IO, Any
 from attend import identity
 from attend.conduits import monitor
 from attend.conduits.watch import ARRIVALS, CHANGES, Watcher
-from attend.domain import delivery, envelope, mcp_markers, presence, rooms, sessions
+from attend.domain import delivery, mcp_markers, presence, rooms, sessions
 from attend.domain.context import Context
-from attend.domain.envelope import EnvelopeError, Signal
+from attend.domain.envelope import Signal
 from attend.errors import AttendError, IdentityError
 from attend.identity import Identity
 from attend.spool import Spool
-
-DESCRIPTION = (
-    "Run the sensor loop for this Claude session: one line per incoming message or peer event. "
-    "Launch it only with the Monitor tool (never Bash); re-arm it when Monitor's deadline ends it."
-)
 
 PACE = 0.2  # seconds between message lines: Claude Code suppresses a flood of Monitor events
 HOUSEKEEPING = 5.0  # the longest the loop sleeps without looking around
@@ -236,18 +231,10 @@ class Sensor:
         self.retry_at = time.monotonic() + HOUSEKEEPING
 
     def _read(self, names: list[str]) -> list[tuple[str, Signal]]:
-        out = []
-        for name in names:
-            try:
-                sig = envelope.parse(self.spool.read_delivery(self.sid, "claimed", name))
-            except FileNotFoundError:
-                continue
-            except (OSError, EnvelopeError) as e:
-                self.warn(f"attend: set aside unreadable delivery {name}: {e}")
-                self.spool.set_aside("sessions", self.sid, "claimed", name)
-                continue
-            out.append((name, sig))
-        return out
+        shown, warnings = delivery.read_claimed(self.spool, self.sid, names)
+        for warning in warnings:
+            self.warn(f"attend: {warning}")
+        return shown
 
     def write_message(self, sig: Signal) -> None:
         hint = ""

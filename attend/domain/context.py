@@ -1,33 +1,69 @@
-"""What every verb call needs: the spool and a way to resolve the caller, fresh on each call."""
+"""What every verb call needs: the spool and a way to resolve the caller, fresh on each call.
+
+A context either holds an open spool (``Context.default()``, or ``Context(spool=…)``), or opens it on
+first use of ``ctx.spool`` (``Context.for_env(env)``): install runs before a spool exists, doctor
+diagnoses a broken one, and permissions never needs one, so those verbs read ``ctx.env`` alone.
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from attend import identity
 from attend.domain import sessions
 from attend.errors import NotEnrolledError
 from attend.identity import Identity
-from attend.spool import Spool
+from attend.spool import Spool, default_root
 
 MESSAGE_LIMIT = 64 * 1024  # bytes; a larger message is refused
 MESSAGE_BUDGET = 400  # characters agents are told to stay under; above it is a warning only
 
 
-@dataclass
 class Context:
-    spool: Spool
-    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    cwd: str | None = None
-    payload_sid: str | None = None
-    pid: int | None = None
+    def __init__(
+        self,
+        spool: Spool | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        payload_sid: str | None = None,
+        pid: int | None = None,
+        root: Path | None = None,
+    ) -> None:
+        self._spool = spool
+        self._root = root  # where a lazy context opens its spool; None: the default for env
+        self.env: Mapping[str, str] = dict(os.environ) if env is None else env
+        self.cwd = cwd
+        self.payload_sid = payload_sid
+        self.pid = pid
 
     @classmethod
     def default(cls, root: Path | None = None) -> Context:
+        """The process's own context, its spool opened now (a refused spool fails here)."""
         return cls(spool=Spool.open(root))
+
+    @classmethod
+    def for_env(cls, env: Mapping[str, str] | None = None, root: Path | None = None, pid: int | None = None) -> Context:
+        """A context whose spool is opened only when a verb first uses ``ctx.spool``."""
+        return cls(env=env, pid=pid, root=root)
+
+    @property
+    def spool(self) -> Spool:
+        """The spool, opened (and checked) on first use; a refusal raises here, each time it is asked."""
+        if self._spool is None:
+            self._spool = Spool.open(self.spool_root)
+        return self._spool
+
+    @property
+    def spool_root(self) -> Path:
+        """Where the spool is, without opening (or creating) it."""
+        if self._spool is not None:
+            return self._spool.root
+        return self._root if self._root is not None else default_root(self.env)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(root={str(self.spool_root)!r}, cwd={self.cwd!r}, pid={self.pid!r})"
 
     def who(self) -> Identity:
         """The caller, resolved now (nothing is memoised across calls)."""

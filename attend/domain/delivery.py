@@ -18,6 +18,9 @@ from attend.spool import Spool, pause_point
 REPAIR_BUDGET = 2000  # records examined per room per pass, so a huge backlog never stalls a loop
 
 
+Shown = list[tuple[str, Signal]]  # (name, parsed signal) of deliveries about to be shown
+
+
 def send(spool: Spool, sig: Signal, room_list: list[str], now_ns: int | None = None) -> tuple[Signal, int]:
     """Publish ``sig`` into each room, then link it into every enrolled recipient but the sender."""
     name = unique_name(now_ns)
@@ -70,3 +73,25 @@ def repair(spool: Spool, sid: str, budget: int = REPAIR_BUDGET) -> int:
     if changed:
         sessions.write_cursors(spool, sid, cursors)
     return linked
+
+
+def read_claimed(
+    spool: Spool, sid: str, names: list[str], limit: int = 1 << 20
+) -> tuple[list[tuple[str, Signal]], list[str]]:
+    """The claimed deliveries ``names``, parsed for showing, in order; and a warning for each one set
+    aside into quarantine/ because it could not be read (never shown, never lost). One folder handle
+    for the batch: a drain may show a thousand at a turn end."""
+    shown: Shown = []
+    warnings: list[str] = []
+    if not names:
+        return shown, warnings
+    with spool.folder("sessions", sid, "claimed") as folder:
+        for name in names:
+            try:
+                shown.append((name, envelope.parse(folder.read(name, limit))))
+            except FileNotFoundError:
+                continue
+            except (OSError, EnvelopeError) as e:
+                warnings.append(f"set aside unreadable delivery {name}: {e}")
+                folder.set_aside(name)
+    return shown, warnings

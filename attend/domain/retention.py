@@ -36,6 +36,8 @@ from attend.spool import Entry, Folder, RefusedEntry, Spool
 ORPHAN_GRACE = 90.0  # seconds: a channel room with no channel is left alone this long (a join may be under way)
 REMOVE_BATCH = 4096  # removals sorted by inode at a time (bounded memory)
 ITEM_LIMIT = 1000  # items a report lists; the totals count everything
+
+
 @dataclass(frozen=True)
 class Policy:
     max_age: float  # seconds

@@ -43,7 +43,8 @@ from attend.verbs import inbox as inbox_verb
 from attend.verbs import inbox_wait as wait_verb
 from attend.verbs import join as join_verb
 from attend.verbs import leave as leave_verb
-from attend.verbs import notify as notify_verb
+from attend.verbs import notify_subscribe as subscribe_verb
+from attend.verbs import notify_unsubscribe as unsubscribe_verb
 from attend.verbs import peers as peers_verb
 from attend.verbs import reply as reply_verb
 from attend.verbs import send as send_verb
@@ -57,8 +58,8 @@ INBOX = inbox_verb.PARAMS
 WAIT = wait_verb.PARAMS
 JOIN = join_verb.PARAMS
 LEAVE = leave_verb.PARAMS
-SUB = notify_verb.SUBSCRIBE_PARAMS
-UNSUB = notify_verb.UNSUBSCRIBE_PARAMS
+SUB = subscribe_verb.PARAMS
+UNSUB = unsubscribe_verb.PARAMS
 
 # Read-only as docs/architecture/mcp.md defines it: no room, delivery, flag, membership or registration changes.
 # The notify/ bookkeeping (cursors and subscriptions) is the one thing such a tool may write, so the
@@ -73,8 +74,8 @@ STATUS_OUT = mcp_schema.result_model(status_verb.Status)
 JOINED = mcp_schema.result_model(join_verb.Joined)
 LEFT = mcp_schema.result_model(leave_verb.Left)
 WAITED = mcp_schema.result_model(wait_verb.Waited)
-SUBSCRIBED = mcp_schema.result_model(notify_verb.Subscribed)
-UNSUBSCRIBED = mcp_schema.result_model(notify_verb.Unsubscribed)
+SUBSCRIBED = mcp_schema.result_model(subscribe_verb.Subscribed)
+UNSUBSCRIBED = mcp_schema.result_model(unsubscribe_verb.Unsubscribed)
 
 OUTSIDE_SESSION = (
     "this MCP server runs outside any Claude Code session, so it has no session identity and changes "
@@ -263,11 +264,11 @@ def build_server(
 
     @app.tool(name="peers", description=peers_verb.DESCRIPTION, annotations=READ_ONLY)
     def peers() -> Annotated[CallToolResult, PEERS_OUT]:
-        return app.invoke("peers", peers_verb.run)
+        return app.invoke("peers", lambda ctx: peers_verb.run(ctx, peers_verb.PeersRequest()))
 
     @app.tool(name="status", description=status_verb.DESCRIPTION, annotations=READ_ONLY)
     def status() -> Annotated[CallToolResult, STATUS_OUT]:
-        return app.invoke("status", status_verb.run)
+        return app.invoke("status", lambda ctx: status_verb.run(ctx, status_verb.StatusRequest()))
 
     @app.tool(name="join", description=join_verb.DESCRIPTION, annotations=WRITES)
     def join(
@@ -282,20 +283,20 @@ def build_server(
         req = leave_verb.LeaveRequest(name)
         return app.invoke("leave", lambda ctx: leave_verb.run(ctx.agent(), req))
 
-    @app.tool(name="notify_subscribe", description=notify_verb.SUBSCRIBE_DESCRIPTION, annotations=READ_ONLY)
+    @app.tool(name="notify_subscribe", description=subscribe_verb.DESCRIPTION, annotations=READ_ONLY)
     def notify_subscribe(
         kinds: Annotated[list[str], Field(description=SUB["kinds"])],
         project: Annotated[OptStr, Field(description=SUB["project"])] = None,
     ) -> Annotated[CallToolResult, SUBSCRIBED]:
-        req = notify_verb.SubscribeRequest(tuple(kinds), project)
-        return app.invoke("notify_subscribe", lambda ctx: notify_verb.subscribe(ctx, req))
+        req = subscribe_verb.SubscribeRequest(tuple(kinds), project)
+        return app.invoke("notify_subscribe", lambda ctx: subscribe_verb.run(ctx, req))
 
-    @app.tool(name="notify_unsubscribe", description=notify_verb.UNSUBSCRIBE_DESCRIPTION, annotations=READ_ONLY)
+    @app.tool(name="notify_unsubscribe", description=unsubscribe_verb.DESCRIPTION, annotations=READ_ONLY)
     def notify_unsubscribe(
         subscription_id: Annotated[str, Field(description=UNSUB["subscription_id"])],
     ) -> Annotated[CallToolResult, UNSUBSCRIBED]:
-        req = notify_verb.UnsubscribeRequest(subscription_id)
-        return app.invoke("notify_unsubscribe", lambda ctx: notify_verb.unsubscribe(ctx, req))
+        req = unsubscribe_verb.UnsubscribeRequest(subscription_id)
+        return app.invoke("notify_unsubscribe", lambda ctx: unsubscribe_verb.run(ctx, req))
 
     @app.tool(name="inbox_wait", description=wait_verb.DESCRIPTION, annotations=READ_ONLY)
     async def inbox_wait(
@@ -310,14 +311,14 @@ def build_server(
             with contextlib.suppress(Exception):
                 anyio.from_thread.run(tool_ctx.report_progress, done, total)
 
-        req = wait_verb.WaitRequest(seconds)
         stop = wait_verb.Stop()
+        req = wait_verb.WaitRequest(seconds, progress, stop)
         try:
             # A sync tool's thread is shielded from cancellation: a cancelled call (Esc in the client,
             # or stdin closing) would keep waiting up to a minute, and take deliveries nobody sees.
             # Abandon the thread on cancel instead, and stop it: it wakes at once and takes nothing.
             return await anyio.to_thread.run_sync(
-                lambda: app.invoke("inbox_wait", lambda ctx: wait_verb.run(ctx, req, progress, stop)),
+                lambda: app.invoke("inbox_wait", lambda ctx: wait_verb.run(ctx, req)),
                 abandon_on_cancel=True,
             )
         finally:
@@ -334,7 +335,7 @@ def missing_allow_entries() -> list[str]:
     from attend.verbs import permissions
 
     try:
-        report = permissions.run()
+        report = permissions.run(Context.for_env(os.environ), permissions.PermissionsRequest())
     except (AttendError, OSError):
         return []
     return [e for e in report.missing if e.startswith("mcp__attend__")]

@@ -1,7 +1,14 @@
 """Verbs: one module each, a typed request and result, one description string, and no printing.
 
-Frontends (attend.cli, attend.mcp) parse input into a request, call ``run`` and render the result;
-``document`` is the one JSON form of a result, the ``--json`` output and the MCP structured result alike.
+Every verb module has the one shape: ``DESCRIPTION`` (and ``PARAMS``, one help string per parameter,
+where it has parameters), a frozen request dataclass (an empty one for a verb without parameters), and
+``run(ctx: Context, req: <Name>Request) -> <Result>``. Frontends (attend.cli, attend.mcp) parse input
+into a request, call ``run`` and render the result; ``document`` is the one JSON form of a result, the
+``--json`` output and the MCP structured result alike.
+
+What a frontend hands a verb besides parameters (a progress callback, a stop signal, output streams)
+is a request field too, marked with ``FRONTEND`` metadata: it has no PARAMS entry, and is never a parameter
+of an MCP tool (the server declares each tool's parameters itself, from PARAMS).
 """
 
 from __future__ import annotations
@@ -11,6 +18,15 @@ import dataclasses
 TYPE_CHECKING = False  # typing costs ~3 ms to import, and `send` imports this package
 if TYPE_CHECKING:
     from typing import Any
+
+# The metadata of a request field the frontend supplies (a callable, a stream), not a parameter of the
+# verb: ``field(default=None, metadata=FRONTEND)``.
+FRONTEND = {"frontend": True}
+
+
+def parameters(request: Any) -> list[str]:
+    """The names of a request class's parameters: its fields, less those the frontend supplies."""
+    return [f.name for f in dataclasses.fields(request) if not f.metadata.get("frontend")]
 
 
 def document(result: Any) -> dict[str, Any]:

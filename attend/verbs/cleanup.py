@@ -9,6 +9,7 @@ from attend.domain import config, retention
 from attend.domain.context import Context
 from attend.domain.liveness import Liveness
 from attend.domain.retention import Item, Tally
+from attend.verbs import FRONTEND
 
 DESCRIPTION = (
     "Remove what the retention policy says is old: stale tmp files (36 h), the spool of sessions that "
@@ -21,6 +22,8 @@ PARAMS = {"dry_run": "List what would be removed, with sizes, and remove nothing
 @dataclass(frozen=True)
 class CleanupRequest:
     dry_run: bool = False
+    # Called with (done, total) as the folders are walked; a frontend may draw a progress bar.
+    progress: Callable[[int, int], None] | None = field(default=None, metadata=FRONTEND)
 
 
 @dataclass
@@ -37,7 +40,7 @@ class CleanupResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def run(ctx: Context, req: CleanupRequest, progress: Callable[[int, int], None] | None = None) -> CleanupResult:
+def run(ctx: Context, req: CleanupRequest) -> CleanupResult:
     cfg = config.load(ctx.env, config.project_of(ctx.cwd))
     policy = retention.Policy.from_config(cfg)
     report = retention.run(
@@ -45,7 +48,7 @@ def run(ctx: Context, req: CleanupRequest, progress: Callable[[int, int], None] 
         policy,
         dry_run=req.dry_run,
         is_live=Liveness(ctx.spool, ctx.sessions_dir),
-        progress=progress,
+        progress=req.progress,
     )
     return CleanupResult(
         report.dry_run,

@@ -6,16 +6,16 @@ restored, as the sensor loop does on start.
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from attend import identity
 from attend.domain import delivery, mcp_markers, sessions
+from attend.domain.context import Context
 from attend.errors import AttendError
 from attend.identity import Identity
-from attend.spool import Spool, default_root
+from attend.spool import Spool
 from attend.verbs import permissions
 
 DESCRIPTION = (
@@ -27,6 +27,11 @@ PARAMS: dict[str, str] = {"target": permissions.PARAMS["target"]}
 
 # Either variable turns off the client's non-essential traffic, and with it, on some versions, Monitor.
 MONITOR_OFF = ("DISABLE_TELEMETRY", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC")
+
+
+@dataclass(frozen=True)
+class DoctorRequest:
+    target: str | None = None
 
 
 @dataclass
@@ -60,9 +65,9 @@ def _path_check(env: Mapping[str, str]) -> Check:
     )
 
 
-def _wiring(target: str | None, env: Mapping[str, str]) -> Check:
+def _wiring(ctx: Context, target: str | None) -> Check:
     try:
-        p = permissions.run(target, env)
+        p = permissions.run(ctx, permissions.PermissionsRequest(target))
     except AttendError as e:
         # `attend install` refuses a missing target too: point at what unblocks it.
         return Check("wiring", "fail", str(e), "create that folder (or set CLAUDE_CONFIG_DIR), then `attend install`")
@@ -79,12 +84,13 @@ def _wiring(target: str | None, env: Mapping[str, str]) -> Check:
     return Check("wiring", "ok", f"{p.target}: drain, MCP server, allow entries; {guard}; gate {p.gate}")
 
 
-def run(target: str | None = None, env: Mapping[str, str] | None = None, pid: int | None = None) -> Doctor:
-    env = os.environ if env is None else env
-    checks = [_path_check(env), _wiring(target, env)]
+def run(ctx: Context, req: DoctorRequest) -> Doctor:
+    """Works without a spool: a context from ``Context.for_env`` opens it here, and a refusal is a check."""
+    env, pid = ctx.env, ctx.pid
+    checks = [_path_check(env), _wiring(ctx, req.target)]
     spool: Spool | None = None
     try:
-        spool = Spool.open(default_root(dict(env)))
+        spool = ctx.spool
         checks.append(Check("spool", "ok", str(spool.root)))
     except AttendError as e:
         checks.append(Check("spool", "fail", str(e), "fix the spool folder as the message says"))

@@ -22,6 +22,7 @@ from attend.conduits.watch import Watcher
 from attend.domain import sessions, trailer
 from attend.domain.context import Context
 from attend.errors import NotEnrolledError, UsageError
+from attend.verbs import FRONTEND
 
 MAX_SECONDS = 60.0
 PROGRESS_EVERY = 5.0  # seconds between progress notes while waiting
@@ -32,11 +33,6 @@ DESCRIPTION = (
     "inbox). For an idle agent with nothing else to do."
 )
 PARAMS = {"seconds": "How long to wait, 0-60 (0 checks once)."}
-
-
-@dataclass(frozen=True)
-class WaitRequest:
-    seconds: float = 30.0
 
 
 @dataclass
@@ -83,12 +79,16 @@ class Stop:
                 self._pipe = None
 
 
-def run(
-    ctx: Context,
-    req: WaitRequest,
-    progress: Callable[[float, float], None] | None = None,
-    stop: Stop | None = None,
-) -> Waited:
+@dataclass(frozen=True)
+class WaitRequest:
+    seconds: float = 30.0
+    # Called with (waited, seconds) every PROGRESS_EVERY seconds while nothing has arrived.
+    progress: Callable[[float, float], None] | None = field(default=None, metadata=FRONTEND)
+    # Set from another thread to end the wait at once (the MCP frontend does, on a cancelled call).
+    stop: Stop | None = field(default=None, metadata=FRONTEND)
+
+
+def run(ctx: Context, req: WaitRequest) -> Waited:
     if not 0 <= req.seconds <= MAX_SECONDS:
         raise UsageError(f"seconds must be between 0 and {MAX_SECONDS:g}")
     who = ctx.who()
@@ -99,7 +99,8 @@ def run(
             "nothing can land here: this Claude session is not enrolled; "
             "arm `attend run` under the Monitor tool, or `attend join <channel>`, then wait again"
         )
-    stop = stop or Stop()
+    stop = req.stop or Stop()
+    progress = req.progress
     start = time.monotonic()
     deadline = start + req.seconds
     ctx.spool.make_maildir(who.id)

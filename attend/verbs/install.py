@@ -1,16 +1,15 @@
-"""install / uninstall: apply attend's baseline to a Claude Code configuration, and withdraw it.
+"""install: apply attend's baseline to a Claude Code configuration (``uninstall`` withdraws it).
 
 The merge and the file handling live in attend.setup.install; this module is the verb surface.
+It runs before any spool exists, and never opens one: it reads ``ctx.env`` only.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from attend.domain.context import Context
 from attend.setup import install as core
-from attend.spool import default_root
 
 DESCRIPTION = (
     "Wire attend into a Claude Code configuration: allow every attend tool, add the Stop-hook drain to "
@@ -22,14 +21,12 @@ PARAMS: dict[str, str] = {
     "target": "Claude Code config folder (default: $CLAUDE_CONFIG_DIR, else ~/.claude).",
     "dry_run": "Print the diff and write nothing.",
 }
-UNINSTALL_DESCRIPTION = (
-    "Withdraw exactly what `attend install` wrote. Files nothing else changed since come back byte for "
-    "byte; otherwise your current files stay, minus attend's entries. Says where the spool is."
-)
-UNINSTALL_PARAMS: dict[str, str] = {
-    "target": PARAMS["target"],
-    "purge": "Also delete the spool (every message and session record).",
-}
+
+
+@dataclass(frozen=True)
+class InstallRequest:
+    target: str | None = None
+    dry_run: bool = False
 
 
 @dataclass
@@ -52,21 +49,9 @@ class Installed:
     warnings: list[str] = field(default_factory=list)
 
 
-@dataclass
-class Uninstalled:
-    target: str
-    settings: str
-    claude_json: str
-    changes: list[Change]
-    backups: list[str]
-    spool: str
-    purged: bool
-    warnings: list[str] = field(default_factory=list)
-
-
-def run(target: str | None = None, dry_run: bool = False, env: Mapping[str, str] | None = None) -> Installed:
-    env = os.environ if env is None else env
-    where = core.resolve_target(target, env)
+def run(ctx: Context, req: InstallRequest) -> Installed:
+    env, dry_run = ctx.env, req.dry_run
+    where = core.resolve_target(req.target, env)
     out = core.install(where, dry_run=dry_run, attend_exe=core.attend_executable(env))
     warnings = []
     if core.attend_executable(env) == "attend":
@@ -80,19 +65,4 @@ def run(target: str | None = None, dry_run: bool = False, env: Mapping[str, str]
         changes=[Change(c.path, c.action, c.diff) for c in out.changes],
         backups=out.backups,
         warnings=warnings,
-    )
-
-
-def run_uninstall(target: str | None = None, purge: bool = False, env: Mapping[str, str] | None = None) -> Uninstalled:
-    env = os.environ if env is None else env
-    where = core.resolve_target(target, env)
-    out = core.uninstall(where, default_root(dict(env)), purge=purge)
-    return Uninstalled(
-        target=out.target,
-        settings=out.settings,
-        claude_json=out.claude_json,
-        changes=[Change(c.path, c.action, c.diff) for c in out.changes],
-        backups=out.backups,
-        spool=out.spool,
-        purged=out.purged,
     )

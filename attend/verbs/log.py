@@ -14,6 +14,11 @@ DESCRIPTION = (
 PARAMS = {"lines": "How many of the newest lines to print (1-10000)."}
 
 
+@dataclass(frozen=True)
+class LogRequest:
+    lines: int = 50
+
+
 @dataclass
 class LogTail:
     path: str
@@ -21,7 +26,8 @@ class LogTail:
     warnings: list[str] = field(default_factory=list)
 
 
-def run(ctx: Context, lines: int = 50) -> LogTail:
+def run(ctx: Context, req: LogRequest) -> LogTail:
+    lines = req.lines
     if not 1 <= lines <= 10000:
         raise UsageError("lines must be between 1 and 10000")
     spool = ctx.spool

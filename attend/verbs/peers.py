@@ -13,6 +13,11 @@ DESCRIPTION = "List live Claude Code sessions on this machine: display name, pro
 PARAMS: dict[str, str] = {}
 
 
+@dataclass(frozen=True)
+class PeersRequest:
+    """peers takes no parameters."""
+
+
 @dataclass
 class Peer:
     session_id: str
@@ -34,7 +39,7 @@ class Peers:
     warnings: list[str] = field(default_factory=list)
 
 
-def run(ctx: Context) -> Peers:
+def run(ctx: Context, req: PeersRequest) -> Peers:
     try:
         me = ctx.who().id
     except AttendError:  # an unresolvable caller (the Bash sandbox) still gets the list

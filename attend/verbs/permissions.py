@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from attend.domain.context import Context
 from attend.setup import install as core
 
 DESCRIPTION = (
@@ -25,6 +25,11 @@ PARAMS: dict[str, str] = {"target": "Claude Code config folder (default: $CLAUDE
 HARD_GATE_DENY = ("Bash(attend send*)", "Bash(attend reply*)")
 OUTBOUND_TOOLS = ("mcp__attend__send", "mcp__attend__reply")
 SERVER_WIDE = ("mcp__attend", "mcp__attend__*")
+
+
+@dataclass(frozen=True)
+class PermissionsRequest:
+    target: str | None = None
 
 
 @dataclass
@@ -81,9 +86,9 @@ def _wired(target: core.Target, settings: dict[str, Any], event: str, script: st
     return False, None
 
 
-def run(target: str | None = None, env: Mapping[str, str] | None = None) -> Permissions:
-    env = os.environ if env is None else env
-    where = core.resolve_target(target, env)
+def run(ctx: Context, req: PermissionsRequest) -> Permissions:
+    """Reads ``ctx.env`` and Claude Code's files only; never the spool."""
+    where = core.resolve_target(req.target, ctx.env)
     warnings: list[str] = []
     settings = _read(where.settings, warnings)
     claude = _read(where.claude_json, warnings)

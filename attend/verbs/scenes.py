@@ -11,6 +11,11 @@ DESCRIPTION = "List the scenes (named sets of channels) from scenes.yaml, and th
 PARAMS: dict[str, str] = {}
 
 
+@dataclass(frozen=True)
+class ScenesRequest:
+    """scenes takes no parameters."""
+
+
 @dataclass
 class SceneRow:
     name: str
@@ -26,7 +31,7 @@ class Scenes:
     warnings: list[str] = field(default_factory=list)
 
 
-def run(ctx: Context) -> Scenes:
+def run(ctx: Context, req: ScenesRequest) -> Scenes:
     found = scenes.load(ctx.env)
     rows = [SceneRow(s.name, list(s.channels), s.description, s.builtin) for s in found]
     return Scenes(str(scenes.path(ctx.env)), rows)

@@ -14,6 +14,11 @@ DESCRIPTION = (
 PARAMS: dict[str, str] = {}
 
 
+@dataclass(frozen=True)
+class StatusRequest:
+    """status takes no parameters."""
+
+
 @dataclass
 class Conduits:
     sensor: bool  # `attend run` holds the duplicate-run lock
@@ -41,7 +46,7 @@ class Status:
     warnings: list[str] = field(default_factory=list)
 
 
-def run(ctx: Context) -> Status:
+def run(ctx: Context, req: StatusRequest) -> Status:
     spool = ctx.spool
     who = ctx.who()
     enrollment = sessions.read_enrollment(spool, who.id) if who.is_agent else None

@@ -4,11 +4,12 @@ until interrupted. Read-only."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from attend.conduits.tail import Record, Tail, Watching
 from attend.domain.context import Context
+from attend.verbs import FRONTEND
 from attend.verbs.inbox import caller_rooms
 
 DESCRIPTION = (
@@ -25,9 +26,18 @@ PARAMS = {
 class TailRequest:
     all: bool = False
     count: int | None = None
+    # Called as things happen: first a Watching (the rooms followed, and how), then each Record as it lands.
+    show: Callable[[Watching | Record], None] | None = field(default=None, metadata=FRONTEND)
 
 
-def run(ctx: Context, req: TailRequest) -> Iterator[Watching | Record]:
+@dataclass
+class Tailed:
+    shown: int  # records shown before ``count`` was reached
+    warnings: list[str] = field(default_factory=list)
+
+
+def run(ctx: Context, req: TailRequest) -> Tailed:
+    """Runs until ``count`` records were shown, or forever (a frontend ends it by interrupting)."""
     spool = ctx.spool
     who = ctx.who()
 
@@ -35,9 +45,11 @@ def run(ctx: Context, req: TailRequest) -> Iterator[Watching | Record]:
         return caller_rooms(spool, who, (), req.all)
 
     shown = 0
-    for item in Tail(spool, select):
-        yield item
+    for item in Tail(spool, select):  # leaving the loop drops the generator, which closes its watcher
+        if req.show is not None:
+            req.show(item)
         if isinstance(item, Record):
             shown += 1
             if req.count is not None and shown >= req.count:
-                return
+                break
+    return Tailed(shown)

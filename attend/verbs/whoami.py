@@ -12,6 +12,11 @@ DESCRIPTION = "Show who attend resolves the caller to: session id, project, disp
 PARAMS: dict[str, str] = {}
 
 
+@dataclass(frozen=True)
+class WhoAmIRequest:
+    """whoami takes no parameters."""
+
+
 @dataclass
 class WhoAmI:
     session_id: str
@@ -25,7 +30,7 @@ class WhoAmI:
     warnings: list[str] = field(default_factory=list)
 
 
-def run(ctx: Context) -> WhoAmI:
+def run(ctx: Context, req: WhoAmIRequest) -> WhoAmI:
     who = ctx.who()
     return WhoAmI(
         session_id=who.id,

@@ -1,0 +1,33 @@
+"""notify_unsubscribe: remove one of this session's notification subscriptions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from attend.domain import trailer
+from attend.domain.context import Context
+from attend.errors import NotFoundError
+from attend.verbs.notify_subscribe import session
+
+DESCRIPTION = "Remove one of this session's notification subscriptions."
+PARAMS = {"subscription_id": "The id notify_subscribe returned."}
+
+
+@dataclass(frozen=True)
+class UnsubscribeRequest:
+    subscription_id: str
+
+
+@dataclass
+class Unsubscribed:
+    subscription_id: str
+    removed: bool
+    warnings: list[str] = field(default_factory=list)
+
+
+def run(ctx: Context, req: UnsubscribeRequest) -> Unsubscribed:
+    who = session(ctx)
+    # Another session's subscription lives in its own folder, so it reads exactly like a missing one.
+    if not trailer.unsubscribe(ctx.spool, who.id, req.subscription_id):
+        raise NotFoundError(f"no subscription {req.subscription_id!r} for this session; attend notify list shows yours")
+    return Unsubscribed(req.subscription_id, True, list(who.notes))
