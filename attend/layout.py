@@ -25,8 +25,10 @@ LOCKS = "locks"  # locks/<purpose>: named locks (cleanup, a channel's membership
 LOG = "log"  # log/attend.log (+ .1): the bounded diagnostic log
 QUARANTINE = "quarantine"  # unreadable or foreign files set aside, never deleted on sight
 STATE = "state"  # state/sweep.json: where the loop's bounded retention sweep stopped
+PRESENCE = "presence"  # presence/<sid>.<event>: claimed once, so of all loops one publishes a peer event
 
-TOP = (ROOMS, SESSIONS, CHANNELS, PROJECTS, REGISTRY, BY_CLAUDE, LOCKS, LOG, QUARANTINE, STATE)
+TOP = (ROOMS, SESSIONS, CHANNELS, PROJECTS, REGISTRY, BY_CLAUDE, LOCKS, LOG, QUARANTINE, STATE, PRESENCE)
+PRESENCE_ROOM = "sys-presence"  # rooms/sys-presence: peer started / ended records
 
 TMP, NEW, CUR, CLAIMED = "tmp", "new", "cur", "claimed"
 MAILDIR = (TMP, NEW, CUR, CLAIMED)  # a session's maildir; a room has only tmp/ and new/
@@ -51,6 +53,13 @@ REAPING = "reaping"  # retention is removing this ended session
 MCP = "mcp"  # mcp/<pid>.json: markers of live `attend mcp` servers
 NOTIFY = "notify"  # notify/: the trailer's cursors and subscriptions
 
+# A channel's files, and the other named files.
+MEMBERS = "members"  # channels/<name>/members/<sid or user>: one file per member
+META = "meta.json"  # channels/<name>/meta.json: pinned, description
+LOG_FILE, LOG_OLD = "attend.log", "attend.log.1"  # log/: the current diagnostic log and the one before
+SWEEP = "sweep.json"  # state/sweep.json: the unit the last bounded sweep reached
+CLEANUP_LOCK = "cleanup"  # locks/cleanup: one cleanup (or sweep) at a time
+
 # What a /clear carries from sessions/<old>/ to sessions/<new>/: the maildir entries, these files
 # (the opt-out too: `scene private` must survive it), these folders, the channel memberships and
 # the enrollment itself (merged).
@@ -60,7 +69,7 @@ CARRIED_FOLDERS = (NOTIFY, MCP)
 # What retention may remove (docs/architecture/spool.md, "Bounded growth"): stale files in any
 # tmp/ of ROOMS and SESSIONS; room records in new/ by age and count; a live session's cur/ by age and
 # count; everything of an ended session past its grace; the room of a dissolved channel; old files in
-# QUARANTINE. Never a live session's new/ or claimed/.
+# QUARANTINE and PRESENCE. Never a live session's new/ or claimed/.
 RETAINED_TOPS = (ROOMS, SESSIONS)  # owners of a tmp/ that the sweep visits
 STALE_TMP_SECONDS = 129600  # 36 hours, as maildir(5) suggests for abandoned deliveries
 LOG_LIMIT = 256 * 1024  # the diagnostic log keeps at most two files of this size

@@ -774,9 +774,9 @@ class Spool:
         try:
             with self._at((L.LOG,), create=True) as d:
                 with contextlib.suppress(FileNotFoundError):
-                    if os.stat("attend.log", dir_fd=d, follow_symlinks=False).st_size > L.LOG_LIMIT:
-                        os.replace("attend.log", "attend.log.1", src_dir_fd=d, dst_dir_fd=d)
-                fd = os.open("attend.log", _APPEND, FILE_MODE, dir_fd=d)  # a FIFO with no reader: ENXIO
+                    if os.stat(L.LOG_FILE, dir_fd=d, follow_symlinks=False).st_size > L.LOG_LIMIT:
+                        os.replace(L.LOG_FILE, L.LOG_OLD, src_dir_fd=d, dst_dir_fd=d)
+                fd = os.open(L.LOG_FILE, _APPEND, FILE_MODE, dir_fd=d)  # a FIFO with no reader: ENXIO
                 try:
                     if stat.S_ISREG(os.fstat(fd).st_mode):
                         os.write(fd, record)

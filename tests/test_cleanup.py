@@ -94,6 +94,17 @@ def test_the_spool_of_an_ended_session_goes_after_the_grace_period(world: World)
     assert report.channels == ["mine"]
 
 
+def test_old_peer_event_claims_go_with_the_age_limit_and_fresh_ones_stay(world: World) -> None:
+    spool = world.spool
+    assert spool.create_exclusive(b"1", "presence", "old-session.started")
+    assert spool.create_exclusive(b"2", "presence", "new-session.started")
+    old = time.time() - 15 * DAY
+    os.utime(spool.root / "presence" / "old-session.started", (old, old))
+    report = retention.run(spool, policy(), is_live=never_live)
+    assert spool.names("presence") == ["new-session.started"]
+    assert report.by_reason["presence"].files == 1
+
+
 def test_stale_tmp_files_go_after_36_hours(world: World) -> None:
     spool = world.spool
     spool.make_dir("rooms", "open", "tmp")

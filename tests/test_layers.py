@@ -375,3 +375,62 @@ def test_import_linter_fails_on_a_planted_violation(tmp_path: Path) -> None:
     bad = _lint_imports(dirty)
     assert bad.returncode != 0, bad.stdout + bad.stderr
     assert "attend.domain.rooms -> click" in bad.stdout, bad.stdout
+
+
+# ---------------------------------------------------------------------- one declaration of the tree
+
+# Gate methods whose positional arguments are path parts (write_state and create_* take data first).
+PART_METHODS = frozenset(
+    {
+        "read", "read_text", "read_record", "exists", "mtime", "mtime_ns", "names", "entries", "make_dir",
+        "folder", "lock", "hold", "is_held", "set_aside", "write_state", "create_exclusive", "create_linked",
+        "touch", "remove", "remove_tree", "remove_dir", "move_entry", "move_all", "named_lock", "path",
+    }
+)  # fmt: skip
+
+
+def declared_names() -> set[str]:
+    """Every string attend.layout declares at module level: the folders and files of the tree."""
+    tree = ast.parse((PACKAGE / "layout.py").read_text())
+    out: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Assign | ast.AnnAssign):
+            for value in ast.walk(node.value) if node.value is not None else ():
+                if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    out.add(value.value)
+    return out
+
+
+def undeclared_parts(source: str, module: str, declared: set[str]) -> list[Violation]:
+    """String literals passed to the gate as path parts that attend.layout does not declare."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        if node.func.attr not in PART_METHODS or not _is_spool(node.func.value):
+            continue
+        for arg in node.args:
+            for part in arg.elts if isinstance(arg, ast.Tuple) else [arg]:
+                if isinstance(part, ast.Constant) and isinstance(part.value, str) and part.value not in declared:
+                    found.append(Violation(module, node.lineno, f"{node.func.attr}({part.value!r})"))
+    return found
+
+
+def test_every_spool_name_the_code_uses_is_declared_in_the_layout() -> None:
+    declared = declared_names()
+    found = [
+        v
+        for module, path in package_modules().items()
+        if module not in GATE
+        for v in undeclared_parts(path.read_text(), module, declared)
+    ]
+    assert not found, "declare these in attend/layout.py (one home for the tree):\n" + "\n".join(map(str, found))
+
+
+def test_the_layout_rule_flags_an_undeclared_spool_name() -> None:
+    planted = "def f(spool, sid):\n    return spool.read_text('sessions', sid, 'secret-state')\n"
+    assert [v.call for v in undeclared_parts(planted, "attend.domain.x", declared_names())] == [
+        "read_text('secret-state')"
+    ]
+    ok = "def f(ctx, sid):\n    return ctx.spool.exists('sessions', sid, 'enrolled')\n"
+    assert undeclared_parts(ok, "attend.domain.x", declared_names()) == []

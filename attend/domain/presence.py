@@ -17,15 +17,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from attend import identity
+from attend import identity, layout
 from attend.domain import envelope, sessions
 from attend.domain.envelope import EnvelopeError, Signal
 from attend.identity import SessionRecord
 from attend.layout import is_session_id
 from attend.spool import Spool
 
-ROOM = "sys-presence"
-CURSOR = "presence-cursor"  # per session: the newest presence record this loop has read
+ROOM = layout.PRESENCE_ROOM
+CURSOR = layout.PRESENCE_CURSOR  # per session: the newest presence record this loop has read
 
 Key = tuple[int, str | None]
 

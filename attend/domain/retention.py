@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from attend.domain import channels, config, sessions
 from attend.domain.config import Config
 from attend.domain.liveness import Liveness
-from attend.layout import NAME_RE, REAPING, RETAINED_TOPS, STALE_TMP_SECONDS, cutoff_name
+from attend.layout import NAME_RE, PRESENCE, QUARANTINE, REAPING, RETAINED_TOPS, STALE_TMP_SECONDS, cutoff_name
 from attend.spool import Entry, Folder, RefusedEntry, Spool
 
 ORPHAN_GRACE = 90.0  # seconds: a channel room with no channel is left alone this long (a join may be under way)
@@ -185,14 +185,16 @@ class Cleaner:
                             self.remove(folder, entry.name, "tmp")
 
     def quarantine(self) -> None:
+        """Old files set aside, and old peer-event claims (each a few bytes, one per session start or end)."""
         cutoff = self.now - self.policy.max_age
-        with self.opened("quarantine") as folder:
-            if folder is None:
-                return
-            for entry in folder.scan(mtimes=True):
-                self.report.examined += 1
-                if entry.mtime < cutoff and not entry.is_dir:
-                    self.remove(folder, entry.name, "quarantine")
+        for top in (QUARANTINE, PRESENCE):
+            with self.opened(top) as folder:
+                if folder is None:
+                    continue
+                for entry in folder.scan(mtimes=True):
+                    self.report.examined += 1
+                    if entry.mtime < cutoff and not entry.is_dir:
+                        self.remove(folder, entry.name, top)
 
     def trim(self, parts: tuple[str, ...], keep: int, age_reason: str, count_reason: str) -> None:
         """Remove names older than the age cutoff, and all but the newest ``keep``; streamed."""
