@@ -236,7 +236,7 @@ def test_retention_never_deletes_through_a_symlink_planted_in_the_spool(
         loop = loops(s)  # its first housekeeping runs the bounded sweep
 
         def swept() -> bool:
-            return not control.exists() and named(link) in loop.stderr() or not loop.running()
+            return (not control.exists() and named(link) in loop.stderr()) or not loop.running()
 
         wait_until(swept, lambda: f"the loop's sweep to clean up and report the link; {loop.said()}")
         assert loop.running(), f"the loop exited on a symlink at {site}; {loop.said()}"
@@ -296,7 +296,7 @@ def test_a_running_loop_never_touches_the_target_of_a_maildir_folder_swapped_for
         pending = name in maildir(world, s.session_id, "new")
         shown = not pending or has("after the swap")(loop.lines()) or said("deliver")
         # ... and it said it refused the link.
-        return repaired and shown and said(f"refusing to follow a symlink planted in the spool at {folder}")
+        return repaired and shown and said("refusing to follow a symlink")
 
     wait_until(acted, lambda: f"the loop to act on {sub}/ swapped for a symlink; {loop.said()}")
     assert not touched, f"the loop changed the target of {sub}/ for a moment: {touched[0]!r}"
@@ -462,9 +462,12 @@ def test_a_fifo_as_the_log_never_hangs_a_reader_or_writer(world: World, reader: 
     junk = world.spool_root / "sessions" / s.session_id / "new" / name_at(time.time() - 60)
     junk.write_bytes(b"not a signal")  # the drain sets it aside and reports that, into the log
     out = drain_hook(world, s)
-    # It fails open: the report it could not log comes on stderr instead, and the message is shown.
-    judged(out, junk, WARNS)
-    assert "set aside" in out.stderr, out.stderr
+    # It fails open: one line on stderr reports the delivery set aside, and the message is shown.
+    print(f"outcome: rc={out.rc} stdout={out.stdout!r} stderr={out.stderr!r}")
+    no_traceback(out.stdout, out.stderr)
+    assert out.rc == 0, out.stderr
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and "set aside" in lines[0] and junk.name in lines[0], out.stderr
     assert "pending" in out.stdout, out.stderr
 
 
