@@ -605,6 +605,7 @@ class Spool:
         with (
             self._at((L.SESSIONS, sid, L.NEW)) as new,
             self._at((L.SESSIONS, sid, L.CLAIMED), create=True) as claimed,
+            self._at((L.SESSIONS, sid, L.CUR), create=True),  # nothing is claimed that could not be marked seen
             self.session_lock(sid),
         ):
             for name in names:

@@ -248,6 +248,7 @@ def test_retention_never_deletes_through_a_symlink_planted_in_the_spool(
     assert said, f"retention said nothing of the symlink at {site}"
     for line in said:  # every line it said is the refusal, naming the link
         assert "refusing to follow a symlink" in line and named(link) in line, said
+    assert len(said) == len(set(said)), f"one planted link, one line: {said}"
 
 
 # ---------------------------------------------------------------------- 2. a maildir folder swapped for a link
@@ -308,6 +309,8 @@ def test_a_running_loop_never_touches_the_target_of_a_maildir_folder_swapped_for
     assert snapshot(outside) == before, f"the loop changed the target of the symlink at {sub}/"
     assert quarantined_user_files(world) == [], "the user's file was moved into quarantine/"
     assert name not in "".join(os.listdir(outside))
+    # Nothing is claimed that could not be marked seen: a message is never shown again and again.
+    assert sum("after the swap" in line for line in loop.lines()) <= 1, loop.lines()
 
 
 @pytest.mark.parametrize("sub", ["new", "claimed", "cur"])

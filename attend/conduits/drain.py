@@ -249,7 +249,8 @@ def hook_main(data: bytes, out: IO[str], err: IO[str]) -> int:
     except BrokenPipeError:
         pass
     except Exception as e:  # never break the agent's turn end
-        line = f"attend: the drain failed ({type(e).__name__}: {e}); messages stay pending for the next conduit"
+        why = str(e) if isinstance(e, AttendError) else f"{type(e).__name__}: {e}"  # ours are one line already
+        line = f"attend: the drain failed ({why}); messages stay pending for the next conduit"
         try:
             err.write(line + "\n")
             if spool is not None:  # a spool that was refused gets nothing written into it

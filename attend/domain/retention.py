@@ -128,6 +128,10 @@ class Cleaner:
         if len(r.items) < ITEM_LIMIT:
             r.items.append(Item(folder.path(name), size, reason))
 
+    def refuse(self, e: RefusedEntry) -> None:
+        if str(e) not in self.report.refused:  # one planted entry, one line, however many units meet it
+            self.report.refused.append(str(e))
+
     # -------------------------------------------------------------- units
 
     def units(self) -> list[str]:
@@ -150,7 +154,7 @@ class Cleaner:
             elif kind == "room":
                 self.room(key)
         except RefusedEntry as e:  # something planted in the spool: never followed, reported once a pass
-            self.report.refused.append(str(e))
+            self.refuse(e)
 
     @contextlib.contextmanager
     def opened(self, *parts: str) -> Iterator[Folder | None]:
@@ -161,7 +165,7 @@ class Cleaner:
             yield None
             return
         except RefusedEntry as e:
-            self.report.refused.append(str(e))
+            self.refuse(e)
             yield None
             return
         with folder:
