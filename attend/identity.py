@@ -25,6 +25,7 @@ from pathlib import Path
 
 from attend.errors import IdentityError
 from attend.layout import is_session_id
+from attend.procfs import stat_fields
 
 MAX_HOPS = 15
 
@@ -67,26 +68,16 @@ def claude_dir(env: Mapping[str, str] | None = None) -> Path:
 # ---------------------------------------------------------------------- processes
 
 
-def _stat_fields(pid: int) -> list[str] | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read().decode("ascii", "replace")
-    except OSError:
-        return None
-    # comm may hold spaces and ')': the fields start after the last ')'.
-    return data[data.rfind(")") + 2 :].split()
-
-
 def proc_start(pid: int) -> str | None:
     """Process start time in clock ticks since boot, as Claude Code records it in ``procStart``."""
-    fields = _stat_fields(pid)
+    fields = stat_fields(pid)
     if fields is not None:
         return fields[19]  # field 22 of /proc/<pid>/stat
     return None
 
 
 def parent_pid(pid: int) -> int | None:
-    fields = _stat_fields(pid)
+    fields = stat_fields(pid)
     if fields is not None:
         return int(fields[1])
     if os.path.isdir("/proc"):

@@ -136,6 +136,31 @@ class World:
             cwd=str(cwd or self.project("proj")),
         )
 
+    def cli(
+        self, *args: str, stdin: str = "", cwd: Path | None = None, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """The click frontend in this process (click's CliRunner isolation), as the human, with this
+        world's environment: for tests of rendering and refusals, where the caller's identity and the
+        console entry's fast paths do not matter. Same result shape as ``attend``."""
+        from click.testing import CliRunner
+
+        from attend.cli import app
+
+        want = {**self.env, **(env or {})}
+        patch: dict[str, str | None] = {k: None for k in os.environ if k not in want}
+        patch.update(want)
+        code: int | str | None = 0
+        with (
+            CliRunner().isolation(input=stdin, env=patch) as (out, err, _),
+            contextlib.chdir(cwd or self.project("proj")),
+        ):
+            try:
+                app.main(list(args))
+            except SystemExit as e:
+                code = e.code
+        rc = code if isinstance(code, int) else (0 if code is None else 1)
+        return subprocess.CompletedProcess(["attend", *args], rc, out.getvalue().decode(), err.getvalue().decode())
+
     def close(self) -> None:
         for s in self.sessions:
             s.close()

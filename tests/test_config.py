@@ -29,7 +29,7 @@ def settings(out: str) -> dict[str, dict[str, object]]:
 
 
 def test_defaults_apply_with_no_files(world: World) -> None:
-    out = world.attend("config", "--json")
+    out = world.cli("config", "--json")
     assert out.returncode == 0 and out.stderr == ""
     got = settings(out.stdout)
     assert got["retention.max_age_days"]["value"] == 14
@@ -39,20 +39,20 @@ def test_defaults_apply_with_no_files(world: World) -> None:
 def test_the_project_overlay_wins_for_the_keys_a_project_may_set(world: World) -> None:
     user = user_config(world, "retention:\n  max_age_days: 3\nsensor:\n  cleanup_interval: 300\n")
     proj = project_config(world, "sensor:\n  cleanup_interval: 60\n")
-    got = settings(world.attend("config", "show", "--json").stdout)
+    got = settings(world.cli("config", "show", "--json").stdout)
     assert got["retention.max_age_days"]["value"] == 3.0 and got["retention.max_age_days"]["source"] == str(user)
     assert got["sensor.cleanup_interval"]["value"] == 60.0 and got["sensor.cleanup_interval"]["source"] == str(proj)
 
 
 def test_a_bad_key_is_reported_on_stderr_while_the_rest_still_loads(world: World) -> None:
     path = user_config(world, "retention:\n  max_age_days: soon\n  max_per_room: 50\n  max_pre_room: 9\n")
-    out = world.attend("config", "--json")
+    out = world.cli("config", "--json")
     assert out.returncode == 0
     got = settings(out.stdout)
     assert got["retention.max_per_room"]["value"] == 50
     assert got["retention.max_age_days"]["value"] == 14  # the bad value keeps its default
     assert f"{path}:2: retention.max_age_days: must be a number, not 'soon'" in json.loads(out.stdout)["warnings"]
-    text = world.attend("config")
+    text = world.cli("config")
     assert text.returncode == 0 and "retention.max_per_room          50" in text.stdout
     assert f"{path}:2: retention.max_age_days: must be a number, not 'soon'" in text.stderr
     assert f"{path}:4: retention.max_pre_room: unknown key" in text.stderr
@@ -61,7 +61,7 @@ def test_a_bad_key_is_reported_on_stderr_while_the_rest_still_loads(world: World
 def test_lint_prints_file_line_key_problem_and_exits_3(world: World) -> None:
     path = user_config(world, "retention:\n  max_per_room: 0\n")
     proj = project_config(world, "retention:\n  max_age_days: 1\n")
-    out = world.attend("config", "lint")
+    out = world.cli("config", "lint")
     assert out.returncode == 3
     assert out.stdout.splitlines() == [
         f"{path}:2: retention.max_per_room: must be at least 1, not 0",
@@ -71,19 +71,19 @@ def test_lint_prints_file_line_key_problem_and_exits_3(world: World) -> None:
 
 def test_lint_of_clean_files_exits_0(world: World) -> None:
     user_config(world, "retention:\n  max_age_days: 7\n")
-    out = world.attend("config", "lint")
+    out = world.cli("config", "lint")
     assert out.returncode == 0 and out.stdout.startswith("ok:")
 
 
 def test_invalid_yaml_is_a_problem_with_its_line(world: World) -> None:
     path = user_config(world, "retention:\n  max_age_days: [1,\n")
-    out = world.attend("config", "lint")
+    out = world.cli("config", "lint")
     assert out.returncode == 3
     assert out.stdout.startswith(f"{path}:3: -: not valid YAML")
 
 
 def test_path_prints_both_files(world: World) -> None:
-    out = world.attend("config", "path")
+    out = world.cli("config", "path")
     assert out.stdout.splitlines() == [
         f"{config.user_path(world.env)} (absent)",
         f"{world.project('proj') / '.claude' / 'attend.yaml'} (absent)",

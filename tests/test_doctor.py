@@ -13,21 +13,21 @@ def checks(out: str) -> dict[str, dict[str, str]]:
 
 
 def test_a_human_at_a_terminal_gets_the_machine_checks_and_skips_the_session_ones(world: World) -> None:
-    out = world.attend("doctor", "--json")
+    out = world.cli("doctor", "--json")
     found = checks(out.stdout)
     assert found["attend on PATH"]["status"] == "ok"
     assert found["wiring"]["status"] == "fail" and "attend install" in found["wiring"]["fix"]
     assert found["spool"]["status"] == "ok"
     assert found["sensor loop"]["status"] == "skip"
     assert out.returncode == 1  # the wiring fails
-    world.attend("install")
-    again = world.attend("doctor")
+    world.cli("install")
+    again = world.cli("doctor")
     assert again.returncode == 0, again.stdout
     assert "ok   wiring" in again.stdout
 
 
 def test_a_session_that_is_not_enrolled_is_told_how_to_enrol(world: World) -> None:
-    world.attend("install")
+    world.cli("install")
     s = world.session("proj")
     out = s.attend("doctor", "--json")
     found = checks(out.stdout)
@@ -38,10 +38,10 @@ def test_a_session_that_is_not_enrolled_is_told_how_to_enrol(world: World) -> No
 
 
 def test_monitor_disabled_by_the_environment_is_reported(world: World) -> None:
-    out = world.attend("doctor", "--json", env={"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"})
+    out = world.cli("doctor", "--json", env={"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"})
     monitor = checks(out.stdout)["Monitor"]
     assert monitor["status"] == "warn" and "drain" in monitor["fix"]
-    assert checks(world.attend("doctor", "--json").stdout)["Monitor"]["status"] == "ok"  # positive control
+    assert checks(world.cli("doctor", "--json").stdout)["Monitor"]["status"] == "ok"  # positive control
 
 
 def test_attend_missing_from_path_is_a_failure_with_its_fix(world: World) -> None:
@@ -58,7 +58,7 @@ def test_attend_missing_from_path_is_a_failure_with_its_fix(world: World) -> Non
 
 
 def test_the_repair_pass_restores_a_lost_delivery(world: World) -> None:
-    world.attend("install")
+    world.cli("install")
     a, b = world.session("proj"), world.session("proj")
     spool = world.spool
     for s in (a, b):

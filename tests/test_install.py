@@ -61,7 +61,7 @@ def snapshot(world: World) -> dict[str, bytes]:
 def test_install_writes_the_baseline_where_claude_code_reads_it(world: World) -> None:
     write_json(settings_path(world), USER_SETTINGS)
     write_json(claude_json(world), {"numStartups": 7, "mcpServers": {"other": {"command": "x"}}})
-    out = world.attend("install")
+    out = world.cli("install")
     assert out.returncode == 0, out.stderr
     settings = json.loads(settings_path(world).read_text())
     allow = settings["permissions"]["allow"]
@@ -89,7 +89,7 @@ def test_install_writes_the_baseline_where_claude_code_reads_it(world: World) ->
 
 
 def test_the_stop_hook_wrapper_drains_through_attend(world: World) -> None:
-    world.attend("install")
+    world.cli("install")
     script = world.home / ".claude" / "hooks" / "ways" / "attend-drain-stop.sh"
     s = world.session("proj")
     assert s.attend("join", "ops").rc == 0
@@ -108,10 +108,10 @@ def test_the_stop_hook_wrapper_drains_through_attend(world: World) -> None:
 
 def test_running_install_twice_changes_nothing_the_second_time(world: World) -> None:
     write_json(settings_path(world), USER_SETTINGS)
-    assert world.attend("install").returncode == 0
+    assert world.cli("install").returncode == 0
     first = snapshot(world)
     mtimes = {p: (world.home / p).stat().st_mtime_ns for p in first}
-    again = world.attend("install")
+    again = world.cli("install")
     assert again.returncode == 0, again.stderr
     assert "nothing changed" in again.stdout
     assert snapshot(world) == first
@@ -121,7 +121,7 @@ def test_running_install_twice_changes_nothing_the_second_time(world: World) -> 
 def test_dry_run_prints_the_diff_and_writes_nothing(world: World) -> None:
     raw = write_json(settings_path(world), USER_SETTINGS)
     before = snapshot(world)
-    out = world.attend("install", "--dry-run")
+    out = world.cli("install", "--dry-run")
     assert out.returncode == 0, out.stderr
     assert f"+++ {settings_path(world)}" in out.stdout
     assert '+      "mcp__attend__send",' in out.stdout
@@ -134,9 +134,9 @@ def test_uninstall_restores_untouched_files_byte_for_byte(world: World) -> None:
     raw = write_json(settings_path(world), USER_SETTINGS)
     cj = write_json(claude_json(world), {"numStartups": 7})
     before = snapshot(world)
-    assert world.attend("install").returncode == 0
+    assert world.cli("install").returncode == 0
     assert snapshot(world) != before
-    out = world.attend("uninstall")
+    out = world.cli("uninstall")
     assert out.returncode == 0, out.stderr
     assert settings_path(world).read_bytes() == raw and claude_json(world).read_bytes() == cj
     assert snapshot(world) == before
@@ -146,16 +146,16 @@ def test_uninstall_restores_untouched_files_byte_for_byte(world: World) -> None:
 
 def test_uninstall_removes_files_attend_created(world: World) -> None:
     assert not settings_path(world).exists()
-    assert world.attend("install").returncode == 0
+    assert world.cli("install").returncode == 0
     assert settings_path(world).exists() and claude_json(world).exists()
-    assert world.attend("uninstall").returncode == 0
+    assert world.cli("uninstall").returncode == 0
     assert not settings_path(world).exists() and not claude_json(world).exists()
 
 
 def test_uninstall_after_other_writes_keeps_them_and_drops_only_attends_entries(world: World) -> None:
     write_json(settings_path(world), USER_SETTINGS)
     write_json(claude_json(world), {"numStartups": 7})
-    assert world.attend("install").returncode == 0
+    assert world.cli("install").returncode == 0
     # The user and the client write after install.
     settings = json.loads(settings_path(world).read_text())
     settings["permissions"]["allow"].append("Bash(git:*)")
@@ -163,7 +163,7 @@ def test_uninstall_after_other_writes_keeps_them_and_drops_only_attends_entries(
     cj = json.loads(claude_json(world).read_text())
     cj["numStartups"] = 8
     claude_json(world).write_text(json.dumps(cj))
-    assert world.attend("uninstall").returncode == 0
+    assert world.cli("uninstall").returncode == 0
     expected = json.loads(json.dumps(USER_SETTINGS))
     expected["permissions"]["allow"].append("Bash(git:*)")
     assert json.loads(settings_path(world).read_text()) == expected
@@ -171,18 +171,18 @@ def test_uninstall_after_other_writes_keeps_them_and_drops_only_attends_entries(
 
 
 def test_a_baseline_entry_removed_by_hand_comes_back_on_install(world: World) -> None:
-    assert world.attend("install").returncode == 0
+    assert world.cli("install").returncode == 0
     settings = json.loads(settings_path(world).read_text())
     settings["permissions"]["allow"].remove("mcp__attend__peers")
     settings_path(world).write_text(json.dumps(settings))
-    assert world.attend("install").returncode == 0
+    assert world.cli("install").returncode == 0
     assert "mcp__attend__peers" in json.loads(settings_path(world).read_text())["permissions"]["allow"]
 
 
 def test_a_denied_outbound_tool_stays_out_of_allow(world: World) -> None:
     deny = ["Bash(attend send*)", "Bash(attend reply*)", "mcp__attend__send"]
     write_json(settings_path(world), {"permissions": {"deny": deny}})
-    assert world.attend("install").returncode == 0
+    assert world.cli("install").returncode == 0
     allow = json.loads(settings_path(world).read_text())["permissions"]["allow"]
     assert "mcp__attend__send" not in allow and "mcp__attend__reply" in allow  # positive control
 
@@ -190,7 +190,7 @@ def test_a_denied_outbound_tool_stays_out_of_allow(world: World) -> None:
 def test_a_custom_config_dir_gets_its_own_claude_json(world: World, tmp_path: Path) -> None:
     custom = tmp_path / "cc"
     custom.mkdir()
-    out = world.attend("install", env={"CLAUDE_CONFIG_DIR": str(custom)})
+    out = world.cli("install", env={"CLAUDE_CONFIG_DIR": str(custom)})
     assert out.returncode == 0, out.stderr
     assert "attend" in json.loads((custom / ".claude.json").read_text())["mcpServers"]
     stop = json.loads((custom / "settings.json").read_text())["hooks"]["Stop"]
@@ -214,7 +214,7 @@ def test_bad_input_is_refused_and_nothing_changes(world: World, name: str, conte
     path = settings_path(world) if name == "settings.json" else claude_json(world)
     path.write_bytes(content)
     before = snapshot(world)
-    out = world.attend("install")
+    out = world.cli("install")
     assert out.returncode in (1, 2)
     assert message in out.stderr and len(out.stderr.strip().splitlines()) == 1
     assert snapshot(world) == before
@@ -226,7 +226,7 @@ def test_a_symlinked_settings_file_is_refused(world: World, tmp_path: Path) -> N
     real = tmp_path / "real-settings.json"
     raw = write_json(real, USER_SETTINGS)
     settings_path(world).symlink_to(real)
-    out = world.attend("install")
+    out = world.cli("install")
     assert out.returncode == 1 and "is a symlink" in out.stderr
     assert real.read_bytes() == raw and settings_path(world).is_symlink()
 
@@ -234,21 +234,21 @@ def test_a_symlinked_settings_file_is_refused(world: World, tmp_path: Path) -> N
 def test_a_read_only_settings_file_is_refused(world: World) -> None:
     raw = write_json(settings_path(world), USER_SETTINGS)
     settings_path(world).chmod(0o444)
-    out = world.attend("install")
+    out = world.cli("install")
     assert out.returncode == 1 and "read-only" in out.stderr
     assert settings_path(world).read_bytes() == raw
     assert not claude_json(world).exists()
 
 
 def test_a_target_that_does_not_exist_is_named(world: World, tmp_path: Path) -> None:
-    out = world.attend("install", "--target", str(tmp_path / "nowhere"))
+    out = world.cli("install", "--target", str(tmp_path / "nowhere"))
     assert out.returncode == 1
     assert f"{tmp_path / 'nowhere'} does not exist" in out.stderr
 
 
 def test_install_keeps_a_timestamped_backup_of_each_file_it_changes(world: World) -> None:
     raw = write_json(settings_path(world), USER_SETTINGS)
-    out = world.attend("install", "--json")
+    out = world.cli("install", "--json")
     result = json.loads(out.stdout)
     backups = [Path(b) for b in result["backups"]]
     assert [b.read_bytes() for b in backups if b.name.endswith("-settings.json")] == [raw]
@@ -258,8 +258,8 @@ def test_install_keeps_a_timestamped_backup_of_each_file_it_changes(world: World
 def test_uninstall_purge_removes_the_spool(world: World) -> None:
     assert world.spool.root.is_dir()  # opening creates it
     assert world.spool_root.is_dir()
-    assert world.attend("install").returncode == 0
-    out = world.attend("uninstall", "--purge")
+    assert world.cli("install").returncode == 0
+    out = world.cli("uninstall", "--purge")
     assert out.returncode == 0, out.stderr
     assert not world.spool_root.exists()
 
@@ -269,15 +269,15 @@ def test_uninstall_keeps_edits_a_later_install_merged_in(world: World) -> None:
     # from before the first install no longer describe the user's file, so uninstall must not
     # put them back.
     write_json(settings_path(world), USER_SETTINGS)
-    assert world.attend("install").returncode == 0
+    assert world.cli("install").returncode == 0
     settings = json.loads(settings_path(world).read_text())
     settings["permissions"]["allow"].remove("mcp__attend__peers")  # so the reinstall writes
     settings["permissions"]["allow"].append("Bash(git:*)")
     settings_path(world).write_text(json.dumps(settings))
-    again = world.attend("install")
+    again = world.cli("install")
     assert again.returncode == 0, again.stderr
     assert "mcp__attend__peers" in json.loads(settings_path(world).read_text())["permissions"]["allow"]
-    assert world.attend("uninstall").returncode == 0
+    assert world.cli("uninstall").returncode == 0
     expected = json.loads(json.dumps(USER_SETTINGS))
     expected["permissions"]["allow"].append("Bash(git:*)")
     assert json.loads(settings_path(world).read_text()) == expected
@@ -285,10 +285,10 @@ def test_uninstall_keeps_edits_a_later_install_merged_in(world: World) -> None:
 
 def test_a_reinstall_that_changes_only_attends_part_still_uninstalls_byte_for_byte(world: World) -> None:
     raw = write_json(settings_path(world), USER_SETTINGS)
-    assert world.attend("install").returncode == 0
+    assert world.cli("install").returncode == 0
     settings = json.loads(settings_path(world).read_text())
     settings["permissions"]["allow"].remove("mcp__attend__peers")  # only attend's part changes
     settings_path(world).write_text(json.dumps(settings))
-    assert world.attend("install").returncode == 0
-    assert world.attend("uninstall").returncode == 0
+    assert world.cli("install").returncode == 0
+    assert world.cli("uninstall").returncode == 0
     assert settings_path(world).read_bytes() == raw

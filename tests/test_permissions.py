@@ -22,8 +22,8 @@ def save(world: World, doc: object) -> None:
 
 
 def test_an_installed_target_is_wired_with_a_soft_gate_and_no_guard(world: World) -> None:
-    assert world.attend("install").returncode == 0
-    out = world.attend("permissions", "--json")
+    assert world.cli("install").returncode == 0
+    out = world.cli("permissions", "--json")
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert report["ok"] and report["missing"] == []
@@ -33,14 +33,14 @@ def test_an_installed_target_is_wired_with_a_soft_gate_and_no_guard(world: World
 
 
 def test_an_empty_target_exits_1_and_names_what_is_missing(world: World) -> None:
-    out = world.attend("permissions")
+    out = world.cli("permissions")
     assert out.returncode == 1
     assert "mcp__attend__send                NO" in out.stdout
     assert "missing:" in out.stdout and "MCP server" in out.stdout
 
 
 def test_a_missing_allow_entry_is_reported(world: World) -> None:
-    world.attend("install")
+    world.cli("install")
     doc = settings(world)
     doc["permissions"]["allow"].remove("mcp__attend__inbox_wait")  # type: ignore[index]
     save(world, doc)
@@ -49,7 +49,7 @@ def test_a_missing_allow_entry_is_reported(world: World) -> None:
 
 
 def test_the_hard_gate_is_recognised_and_its_missing_send_entry_is_not_a_failure(world: World) -> None:
-    world.attend("install")
+    world.cli("install")
     doc = settings(world)
     doc["permissions"]["allow"].remove("mcp__attend__send")  # type: ignore[index]
     doc["permissions"]["deny"] = ["Bash(attend send*)", "Bash(attend reply*)"]  # type: ignore[index]
@@ -63,7 +63,7 @@ def test_the_hard_gate_is_recognised_and_its_missing_send_entry_is_not_a_failure
 
 
 def test_the_guard_wired_by_hand_is_reported_and_a_bash_matcher_is_warned_about(world: World) -> None:
-    world.attend("install")
+    world.cli("install")
     doc = settings(world)
     command = "~/.claude/hooks/ways/attend-guard-pre.sh"
     doc["hooks"]["PreToolUse"] = [{"matcher": "*", "hooks": [{"type": "command", "command": command}]}]  # type: ignore[index]

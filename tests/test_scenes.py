@@ -51,7 +51,7 @@ def test_a_scene_with_no_channels_is_project_scope_only(world: World) -> None:
 
 def test_scenes_lists_the_file_and_the_builtin_private(world: World) -> None:
     scenes_file(world, "review: {channels: [review], description: code review}\n")
-    out = json.loads(world.attend("scenes", "--json").stdout)
+    out = json.loads(world.cli("scenes", "--json").stdout)
     assert [(r["name"], r["channels"]) for r in out["scenes"]] == [("private", []), ("review", ["review"])]
 
 
@@ -69,25 +69,25 @@ def test_a_malformed_scenes_file_names_file_and_line_and_changes_no_membership(w
 
 def test_unknown_keys_in_a_scene_are_an_error_naming_them_and_the_line(world: World) -> None:
     path = scenes_file(world, "good: [a]\nodd:\n  channels: [b]\n  colour: blue\n")
-    out = world.attend("scene", "good")
+    out = world.cli("scene", "good")
     assert out.returncode == 1
     assert f"{path}:4: scene 'odd': unknown key(s) colour" in out.stderr
     renamed = scenes_file(world, "old:\n  rooms: [a]\n")
-    out = world.attend("scenes")
+    out = world.cli("scenes")
     assert out.returncode == 1 and f"{renamed}:2:" in out.stderr and "renamed `channels:`" in out.stderr
 
 
 def test_bad_channel_names_and_a_redefined_private_are_errors(world: World) -> None:
     path = scenes_file(world, "x: [ok, 'not ok']\n")
-    out = world.attend("scenes")
+    out = world.cli("scenes")
     assert out.returncode == 1 and f"{path}:1:" in out.stderr and "invalid channel name" in out.stderr
     scenes_file(world, "private: [a]\n")
-    assert "`private` is built in" in world.attend("scenes").stderr
+    assert "`private` is built in" in world.cli("scenes").stderr
 
 
 def test_an_unknown_scene_lists_the_known_ones(world: World) -> None:
     scenes_file(world, "review: [r]\n")
-    out = world.attend("scene", "nope")
+    out = world.cli("scene", "nope")
     assert out.returncode == 1
     assert "unknown scene 'nope'; try: private, review" in out.stderr
 

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 
 from attend import layout as L
 from attend.errors import SpoolError
+from attend.procfs import stat_fields
 from attend.spool import Spool
 
 FAST_ARGS = (
@@ -47,15 +48,6 @@ def wants_fast_path(argv: list[str]) -> bool:
     return len(argv) >= 2 and argv[1] == "inbox" and tuple(argv[2:]) in FAST_ARGS
 
 
-def _stat_fields(pid: int) -> list[str] | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read().decode("ascii", "replace")
-    except OSError:
-        return None
-    return data[data.rfind(")") + 2 :].split()
-
-
 def _cleared(spool: Spool, sid: str, env: Mapping[str, str]) -> bool:
     """Whether a Claude process in our ancestry enrolled under another id (a /clear to follow)."""
     start = env.get("CLAUDE_PID", "")
@@ -63,7 +55,7 @@ def _cleared(spool: Spool, sid: str, env: Mapping[str, str]) -> bool:
     for _ in range(MAX_HOPS + 1):
         if pid is None or pid <= 1:
             return False
-        fields = _stat_fields(pid)
+        fields = stat_fields(pid)
         if fields is None:
             return not os.path.isdir("/proc")  # no /proc: let the full path walk with psutil
         try:
