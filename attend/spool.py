@@ -243,13 +243,9 @@ class Spool:
             raise
         return fd
 
-    @contextlib.contextmanager
-    def _at(self, parts: tuple[str, ...], create: bool = False) -> Iterator[int]:
-        fd = self._open_dir(parts, create)
-        try:
-            yield fd
-        finally:
-            os.close(fd)
+    def _at(self, parts: tuple[str, ...], create: bool = False) -> _Handle:
+        """``with spool._at(parts) as fd``: the folder's handle for the block, closed after it."""
+        return _Handle(self._open_dir(parts, create))
 
     def _parts(self, args: tuple[str | os.PathLike[str], ...]) -> tuple[str, ...]:
         """Parts as given, or one path below the root split into them."""
@@ -304,6 +300,41 @@ class Spool:
                 return os.access(self._leaf(parts), os.F_OK, dir_fd=d, follow_symlinks=False)
         except FileNotFoundError:
             return False
+
+    def present(self, folder: tuple[str, ...], names: tuple[str, ...]) -> tuple[bool, ...]:
+        """``exists`` for several names of one folder, opening it once (all False when it is absent)."""
+        try:
+            with self._at(folder) as d:
+                return tuple(
+                    os.access(self._leaf((*folder, n)), os.F_OK, dir_fd=d, follow_symlinks=False) for n in names
+                )
+        except FileNotFoundError:
+            return tuple(False for _ in names)
+
+    def survey(self, top: str, names: tuple[str, ...]) -> dict[str, tuple[bool, ...] | RefusedEntry]:
+        """For each folder in the top-level folder ``top``, which of ``names`` it holds (one listing, one
+        handle per folder: every send to #open asks this of every session); a child planted in place of
+        a folder maps to its refusal."""
+        try:
+            tfd = self._top_fd(top, False)
+        except FileNotFoundError:
+            return {}
+        out: dict[str, tuple[bool, ...] | RefusedEntry] = {}
+        for child in sorted(os.listdir(tfd)):
+            if child.startswith("."):
+                continue
+            try:
+                fd = os.open(child, _DIR, dir_fd=tfd)
+            except FileNotFoundError:
+                continue  # gone since the listing
+            except NotADirectoryError:
+                out[child] = self._refusal(tfd, child, (top, child))
+                continue
+            try:
+                out[child] = tuple(os.access(n, os.F_OK, dir_fd=fd, follow_symlinks=False) for n in names)
+            finally:
+                os.close(fd)
+        return out
 
     def mtime_ns(self, *parts: str) -> int | None:
         try:
@@ -507,60 +538,77 @@ class Spool:
                     (L.CLAIMED, name, "claimed"),
                     (L.NEW, name, "delivered"),
                 ):
-                    if self._holds(d, sid, sub, entry):
+                    if _holds(d, sub, entry):
                         return state
         except (FileNotFoundError, RefusedEntry):
             pass
         return None
 
-    def _holds(self, d: int, sid: str, sub: str, entry: str) -> bool:
-        """Whether the session folder ``d`` has ``entry`` in ``sub``; a sub absent or planted holds nothing."""
-        try:
-            f = self._openat(d, sub, (L.SESSIONS, sid, sub), False)
-        except (FileNotFoundError, RefusedEntry):
-            return False
-        try:
-            return os.access(entry, os.F_OK, dir_fd=f, follow_symlinks=False)
-        finally:
-            os.close(f)
-
     def has_delivery(self, sid: str, name: str) -> bool:
         return self.delivery_state(sid, name) is not None
 
     def link_delivery(self, sid: str, room: str, name: str) -> bool:
-        """Link a room record into a session's new/, unless the name is already anywhere in its maildir.
+        """Link a room record into a session's new/, unless the name is already anywhere in its maildir."""
+        for _sid, outcome in self.link_deliveries(room, name, [sid]):
+            if isinstance(outcome, BaseException):
+                raise outcome
+            return outcome
+        return False
 
-        The hot loop of every send (once per recipient), so the delivery lock is taken inline.
-        """
+    def link_deliveries(self, room: str, name: str, sids: list[str]) -> Iterator[tuple[str, bool | OSError]]:
+        """Fan one room record out: per recipient, whether it was linked (False: it already had the name
+        somewhere in its maildir), or the error that kept it from being linked, so one broken recipient
+        never starves the others. The hot loop of every send: the room's folder is opened once, and
+        each recipient costs its own folders, its delivery lock, two probes and the link."""
+        src = self._open_dir((L.ROOMS, room, L.NEW))
         try:
-            sdir = self._open_dir((L.SESSIONS, sid))
+            for sid in sids:
+                try:
+                    yield sid, self._link_into(src, sid, room, name)
+                except OSError as e:
+                    yield sid, e
+        finally:
+            os.close(src)
+
+    def _link_into(self, src: int, sid: str, room: str, name: str) -> bool:
+        # Spelled out with plain os calls, not the helpers: this runs once per recipient of every send.
+        # Every folder is still opened O_DIRECTORY|O_NOFOLLOW from its parent's handle.
+        sessions = self._top_fd(L.SESSIONS, True)
+        try:
+            sdir = os.open(sid, _DIR, dir_fd=sessions)
         except FileNotFoundError:
             return self._link_moved(sid, room, name)
-        with contextlib.ExitStack() as stack:
-            stack.callback(os.close, sdir)
+        except NotADirectoryError:
+            raise self._refusal(sessions, sid, (L.SESSIONS, sid)) from None
+        try:
             try:
                 # Never created here: a session whose new/ is gone was moved by a /clear (see below).
-                new = self._openat(sdir, L.NEW, (L.SESSIONS, sid, L.NEW), False)
+                new = os.open(L.NEW, _DIR, dir_fd=sdir)
             except FileNotFoundError:
-                missing = True
-            else:
-                stack.callback(os.close, new)
-                src = stack.enter_context(self._at((L.ROOMS, room, L.NEW)))
+                return self._link_moved(sid, room, name)
+            except NotADirectoryError:
+                raise self._refusal(sdir, L.NEW, (L.SESSIONS, sid, L.NEW)) from None
+            try:
                 lock = self._lock_in(sdir, (L.SESSIONS, sid, L.DELIVERY_LOCK))
-                stack.callback(os.close, lock)  # closing releases the lock
-                fcntl.flock(lock, fcntl.LOCK_EX)
-                # new/ is covered by link() failing on an existing name; check where a claim moved it.
-                if self._holds(sdir, sid, L.CLAIMED, name) or self._holds(sdir, sid, L.CUR, name + L.SEEN):
-                    return False
                 try:
-                    os.link(name, name, src_dir_fd=src, dst_dir_fd=new, follow_symlinks=False)
-                except FileExistsError:
-                    return False
-                except FileNotFoundError:  # the record was swept, or the session moved while we waited
-                    missing = True
-                else:
-                    missing = False
-        return self._link_moved(sid, room, name) if missing else True
+                    fcntl.flock(lock, fcntl.LOCK_EX)  # released by the close below
+                    # new/ is covered by link() failing on an existing name; check where a claim moved it.
+                    if _holds(sdir, L.CLAIMED, name) or _holds(sdir, L.CUR, name + L.SEEN):
+                        return False
+                    try:
+                        os.link(name, name, src_dir_fd=src, dst_dir_fd=new, follow_symlinks=False)
+                        return True
+                    except FileExistsError:
+                        return False
+                    except FileNotFoundError:  # the record was swept, or the session moved while we waited
+                        pass
+                finally:
+                    os.close(lock)
+            finally:
+                os.close(new)
+        finally:
+            os.close(sdir)
+        return self._link_moved(sid, room, name)
 
     def _link_moved(self, sid: str, room: str, name: str) -> bool:
         """A sender that read the recipient set before a /clear move links after it: the move removed
@@ -884,3 +932,32 @@ def _read_all(fd: int, limit: int) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def _holds(d: int, sub: str, entry: str) -> bool:
+    """Whether the session folder ``d`` has ``entry`` in ``sub``; a sub absent, or planted in place of a
+    folder, holds nothing (and is never looked through)."""
+    try:
+        f = os.open(sub, _DIR, dir_fd=d)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    try:
+        return os.access(entry, os.F_OK, dir_fd=f, follow_symlinks=False)
+    finally:
+        os.close(f)
+
+
+class _Handle:
+    """A folder handle as a context manager: a class, not a generator, because every spool call
+    opens one or more (contextlib's machinery costs more than the syscalls it wraps)."""
+
+    __slots__ = ("fd",)
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def __enter__(self) -> int:
+        return self.fd
+
+    def __exit__(self, *_: object) -> None:
+        os.close(self.fd)

@@ -11,7 +11,6 @@ import bisect
 
 from attend.domain import envelope, sessions
 from attend.domain.envelope import EnvelopeError, Signal
-from attend.errors import SpoolError
 from attend.layout import name_time, unique_name
 from attend.spool import Spool, pause_point
 
@@ -28,17 +27,15 @@ def send(spool: Spool, sig: Signal, room_list: list[str], now_ns: int | None = N
     spool.publish(room_list, envelope.render(sig), name)
     linked = 0
     for room in room_list:
-        for sid in sessions.recipients(spool, room):
-            if sid == sig.from_id:
-                continue
-            try:
-                if spool.link_delivery(sid, room, name):
-                    linked += 1
-                    pause_point("fanout-partial")
-            except (OSError, SpoolError) as e:
+        recipients = [sid for sid in sessions.recipients(spool, room) if sid != sig.from_id]
+        for sid, outcome in spool.link_deliveries(room, name, recipients):
+            if isinstance(outcome, OSError):
                 # The record is durable already; one broken recipient (a planted symlink, a folder
                 # reaped mid-send) must not fail the send or starve the others.
-                spool.log(f"send {name}: not linked into {sid}: {e}")
+                spool.log(f"send {name}: not linked into {sid}: {outcome}")
+            elif outcome:
+                linked += 1
+                pause_point("fanout-partial")
     return sig, linked
 
 

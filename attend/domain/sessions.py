@@ -121,13 +121,21 @@ def run_is_live(spool: Spool, sid: str) -> bool:
 
 def is_enrolled(spool: Spool, sid: str) -> bool:
     """Enrolled and not opted out. An opt-out under a live loop takes effect when the loop ends."""
-    if not spool.exists("sessions", sid, "enrolled"):
-        return False
-    return not (spool.exists("sessions", sid, "optout") and not run_is_live(spool, sid))
+    return _receives(spool, sid, *spool.present(("sessions", sid), ("enrolled", "optout")))
+
+
+def _receives(spool: Spool, sid: str, enrolled: bool, optout: bool) -> bool:
+    return enrolled and not (optout and not run_is_live(spool, sid))
 
 
 def enrolled_sessions(spool: Spool) -> list[str]:
-    return _receiving(spool, spool.names("sessions"))
+    out = []
+    for sid, have in spool.survey("sessions", ("enrolled", "optout")).items():
+        if isinstance(have, OSError):
+            spool.log(f"session {sid} skipped: {have}")
+        elif _receives(spool, sid, *have):
+            out.append(sid)
+    return out
 
 
 def _receiving(spool: Spool, sids: list[str]) -> list[str]:
