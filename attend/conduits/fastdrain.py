@@ -86,9 +86,10 @@ def decide(data: bytes, env: Mapping[str, str]) -> int | None:
         return None
     try:
         spool = Spool(L.default_root(env))
-        if not spool.exists(L.SESSIONS, sid, L.ENROLLED):
+        enrolled, optout, notice = spool.present((L.SESSIONS, sid), (L.ENROLLED, L.OPTOUT, L.NOTICE))
+        if not enrolled:
             return None if _cleared(spool, sid, env) else 0
-        if spool.exists(L.SESSIONS, sid, L.OPTOUT) or spool.exists(L.SESSIONS, sid, L.NOTICE):
+        if optout or notice:
             return None
         if _pending(spool, sid, L.NEW) or _pending(spool, sid, L.CLAIMED):
             return None
