@@ -81,8 +81,13 @@ def test_double_dash_sends_flag_shaped_text(world: World) -> None:
     )
 
 
-def test_flags_after_the_first_word_are_message_text(world: World) -> None:
+def test_an_option_after_the_first_word_is_an_option_and_only_a_double_dash_makes_it_text(world: World) -> None:
     out = world.attend("send", "hello", "--channel", "x")
+    assert out.returncode == 1 and "no such channel" in out.stderr, out  # the option took effect
+    assert not (world.spool_root / "rooms" / "open" / "new").exists() or not os.listdir(
+        world.spool_root / "rooms" / "open" / "new"
+    )  # nothing went to everyone
+    out = world.attend("send", "hello", "--", "--channel", "x")
     assert out.returncode == 0, out.stderr
     (name,) = os.listdir(world.spool_root / "rooms" / "open" / "new")
     assert (world.spool_root / "rooms" / "open" / "new" / name).read_bytes().endswith(b"hello --channel x")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -76,3 +77,96 @@ def test_the_installed_entry_takes_the_fast_path_without_importing_click(world: 
         [sys.executable, "-c", code], capture_output=True, text=True, env=world.env, cwd=world.project("proj")
     )
     assert out.stdout.strip().splitlines()[-1] == "False", out.stderr
+
+
+# ---------------------------------------------------------------------- options anywhere, as gh and git take them
+
+WORDS = ("urgent", "now")
+OPTION_GROUPS = (("--to", "Tao-alpha"), ("--json",), ("--re", "1700000000.M000000P1Q0R00000000.host"))
+
+
+def _orders() -> list[list[str]]:
+    """Every interleaving of the option groups with the words (each kept whole and in its own order)."""
+    import itertools
+
+    units: list[tuple[str, ...]] = [*OPTION_GROUPS, *((w,) for w in WORDS)]
+    seen: set[tuple[str, ...]] = set()
+    out = []
+    for perm in itertools.permutations(units):
+        if [u[0] for u in perm if u[0] in WORDS] != list(WORDS):
+            continue  # the message's words keep their order
+        flat = tuple(tok for unit in perm for tok in unit)
+        if flat not in seen:
+            seen.add(flat)
+            out.append(list(flat))
+    return out
+
+
+def _click_parse(args: list[str]) -> dict[str, object]:
+    cmd = cli.get_command(click.Context(cli), "send")
+    assert cmd is not None
+    params = cmd.make_context("send", list(args)).params
+    return {"to": params["to"], "json": params["as_json"], "re": params["re_"], "words": list(params["message"])}
+
+
+def test_every_argument_order_sends_to_the_same_place_through_both_parsers() -> None:
+    orders = _orders()
+    assert len(orders) == 60  # 5 units, the two words in order: 5!/2
+    for args in orders:
+        fast = fastsend.parse(args)
+        assert fast is not None, args
+        got = {"to": fast.get("to"), "json": bool(fast.get("json")), "re": fast.get("re"), "words": fast["words"]}
+        want = {"to": "Tao-alpha", "json": True, "re": OPTION_GROUPS[2][1], "words": list(WORDS)}
+        assert got == want, args
+        assert _click_parse(args) == want, args
+
+
+@pytest.mark.parametrize("args", [["--", "--to", "x"], ["hi", "--", "--json"], ["--", "-"]])
+def test_after_a_double_dash_everything_is_the_message_in_both_parsers(args: list[str]) -> None:
+    fast = fastsend.parse(args)
+    assert fast is not None
+    after = args[args.index("--") + 1 :]
+    before = args[: args.index("--")]
+    assert fast["words"] == before + after and "to" not in fast and "json" not in fast
+    assert _click_parse(args)["words"] == before + after
+
+
+@pytest.mark.parametrize("text", ["--bogus", "-5", "--to-everyone"])
+def test_text_that_looks_like_an_option_is_refused_without_a_double_dash(world: World, text: str) -> None:
+    before = sorted(p.name for p in world.spool_root.rglob("*")) if world.spool_root.exists() else []
+    out = world.attend("send", "hello", text)
+    assert out.returncode == 2, out
+    assert "No such option" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    after = sorted(p.name for p in world.spool_root.rglob("*")) if world.spool_root.exists() else []
+    assert after == before  # nothing sent, nothing written
+
+
+def test_a_word_sent_to_one_session_never_goes_to_everyone(world: World) -> None:
+    a, b = world.session("pa", name="Tao"), world.session("pb")
+    for s in (a, b):
+        assert s.attend("join", "crew").rc == 0
+    name = world.attend("peers", "--json")
+    assert name.returncode == 0, name.stderr
+    display = next(p["display"] for p in json.loads(name.stdout)["peers"] if p["session_id"] == a.session_id)
+    out = world.attend("send", "urgent", "--to", display, "--json")
+    assert out.returncode == 0, out.stderr
+    sent = json.loads(out.stdout)
+    assert sent["scope"] != "#open" and sent["delivered"] == 1, sent
+    assert world.spool.listing(a.session_id, "new") == [sent["id"]]
+    assert world.spool.listing(b.session_id, "new") == []
+    record = world.spool.read_record(sent["room"], sent["id"]).decode()
+    assert record.endswith("\n\nurgent"), record  # the option is not part of the body
+
+
+@pytest.mark.parametrize("how", [["-"], []])
+def test_the_body_can_come_from_stdin(world: World, how: list[str]) -> None:
+    out = world.attend("send", "--json", *how, stdin="from a pipe\nsecond line\n")
+    assert out.returncode == 0, out.stderr
+    sent = json.loads(out.stdout)
+    record = world.spool.read_record(sent["room"], sent["id"]).decode()
+    assert record.endswith("\n\nfrom a pipe\nsecond line"), record
+
+
+def test_an_empty_body_from_stdin_is_still_refused(world: World) -> None:
+    out = world.attend("send", "-", stdin="\n")
+    assert out.returncode == 2 and "empty message" in out.stderr

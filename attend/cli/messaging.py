@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
+from attend.cli.body import message_body
 from attend.cli.common import context, emit, json_option, table
 from attend.cli.mcp import wait_option
 from attend.cli.render import sent_line
@@ -15,11 +18,8 @@ from attend.verbs import send as send_verb
 from attend.verbs import status as status_verb
 from attend.verbs import whoami as whoami_verb
 
-# Flags go before the message; everything after the first word (or after --) is message text.
-MESSAGE_SETTINGS = {"allow_interspersed_args": False}
 
-
-@click.command(help=send_verb.DESCRIPTION, context_settings=MESSAGE_SETTINGS)
+@click.command(help=send_verb.DESCRIPTION)
 @click.option("--to", help=send_verb.PARAMS["to"])
 @click.option("--channel", help=send_verb.PARAMS["channel"])
 @click.option("--broadcast", is_flag=True, help=send_verb.PARAMS["broadcast"])
@@ -36,11 +36,11 @@ def send(
     as_json: bool,
     message: tuple[str, ...],
 ) -> None:
-    req = send_verb.SendRequest(" ".join(message), to, channel, broadcast, re_, on_behalf_of)
+    req = send_verb.SendRequest(message_body(message, sys.stdin), to, channel, broadcast, re_, on_behalf_of)
     emit(send_verb.run(context(), req), as_json, sent_line)
 
 
-@click.command(help=reply_verb.DESCRIPTION, context_settings=MESSAGE_SETTINGS)
+@click.command(help=reply_verb.DESCRIPTION)
 @click.option("--re", "re_", metavar="ID", help=reply_verb.PARAMS["re"])
 @click.option("--to", help=reply_verb.PARAMS["to"] + " A message id here names the parent.")
 @click.option("--channel", help=reply_verb.PARAMS["channel"])
@@ -57,7 +57,7 @@ def reply(
     as_json: bool,
     message: tuple[str, ...],
 ) -> None:
-    req = reply_verb.ReplyRequest(" ".join(message), re_, to, channel, broadcast, on_behalf_of)
+    req = reply_verb.ReplyRequest(message_body(message, sys.stdin), re_, to, channel, broadcast, on_behalf_of)
     emit(reply_verb.run(context(), req), as_json, sent_line)
 
 
