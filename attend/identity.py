@@ -6,7 +6,7 @@ Resolved fresh on every call (docs/architecture/sessions.md, "Who is calling"), 
 2. ``CLAUDE_CODE_SESSION_ID``, cross-checked against the ancestry record (the record wins);
 3. a walk of at most 15 parents to a pid with ``<claude dir>/sessions/<pid>.json`` whose
    ``procStart`` matches the live process (a mismatch is pid reuse, and the record is refused);
-4. otherwise a human ``<user>@<terminal>``, but never inside Claude Code's Bash sandbox
+4. otherwise the human, ``$USER`` whatever the terminal, but never inside Claude Code's Bash sandbox
    (``CLAUDECODE=1`` or a session id in the environment, and no record reachable).
 
 The walk reads /proc directly on Linux (~0.07 ms, and no psutil import on the hot paths);
@@ -33,7 +33,7 @@ MAX_HOPS = 15
 @dataclass(frozen=True)
 class Identity:
     kind: str  # "agent" | "human"
-    id: str  # Claude session id, or user@terminal
+    id: str  # Claude session id, or the human's user name
     origin: str  # project path (worktrees normalised)
     resolved_by: str  # "payload" | "env" | "ancestry" | "sandbox-env" | "terminal"
     resolved: bool  # an agent whose live session record was found
@@ -328,26 +328,6 @@ def persona(identity: Identity) -> str:
 # ---------------------------------------------------------------------- humans
 
 
-def terminal(env: Mapping[str, str]) -> str | None:
-    probes = (
-        ("KITTY_PID", "kitty"),
-        ("ALACRITTY_SOCKET", "alacritty"),
-        ("WEZTERM_PANE", "wezterm"),
-        ("TMUX", "tmux"),
-        ("STY", "screen"),
-    )
-    for var, name in probes:
-        if env.get(var):
-            return name
-    if program := env.get("TERM_PROGRAM"):
-        return program.lower()
-    if env.get("SSH_CONNECTION"):
-        return "ssh"
-    if term := env.get("TERMINAL"):
-        return os.path.basename(term)
-    return None
-
-
 def _login_name() -> str:
     """The account name from the password database, when the environment names none."""
     import pwd
@@ -359,11 +339,9 @@ def _login_name() -> str:
 
 
 def human_id(env: Mapping[str, str]) -> str:
+    """The human is ``$USER``, whatever the terminal: one person, one identity, one set of channels."""
     user = env.get("USER") or env.get("LOGNAME") or _login_name()
-    user = "".join(c if c.isalnum() or c in "._-" else "-" for c in user)
-    term = terminal(env)
-    term = "".join(c if c.isalnum() or c in "._-" else "-" for c in term) if term else None
-    return f"{user}@{term}" if term else user
+    return "".join(c if c.isalnum() or c in "._-" else "-" for c in user)
 
 
 # ---------------------------------------------------------------------- resolution

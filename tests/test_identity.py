@@ -86,10 +86,13 @@ def test_inside_the_bash_sandbox_a_caller_is_never_human(world: World) -> None:
     assert (who.kind, who.id, who.resolved_by) == ("agent", "sess-box", "sandbox-env")
 
 
-def test_a_plain_terminal_is_a_human_named_user_at_terminal(world: World) -> None:
-    world.env["TMUX"] = "/tmp/tmux-0/default,1,0"
+@pytest.mark.parametrize(
+    "terminal", [{}, {"TMUX": "/tmp/tmux-0/default,1,0"}, {"TERM_PROGRAM": "vscode"}, {"SSH_CONNECTION": "1 2 3 4"}]
+)
+def test_the_human_is_one_identity_whatever_the_terminal(world: World, terminal: dict[str, str]) -> None:
+    world.env.update(terminal)
     who = world.context().who()
-    assert (who.kind, who.id, who.resolved_by) == ("human", "fixture-human@tmux", "terminal")
+    assert (who.kind, who.id, who.resolved_by) == ("human", "fixture-human", "terminal")
 
 
 def test_a_claude_worktree_tail_is_cut_from_the_origin(world: World) -> None:

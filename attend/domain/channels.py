@@ -22,7 +22,7 @@ from attend.domain import rooms
 from attend.errors import NotFoundError, UsageError
 from attend.spool import RefusedEntry, Spool
 
-# A member is a session id, or a human id ``user`` / ``user@terminal`` (identity.human_id's grammar).
+# A member is a session id, or a human's user name (identity.human_id); an older spool may hold ``user@terminal``.
 MEMBER_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}(@[A-Za-z0-9._-]{1,64})?")
 DESCRIPTION_MAX = 200  # characters; a description is one line in a table
 

@@ -41,7 +41,7 @@ class Signal:
     id: str
     sender: str  # display label at send time, e.g. "Hana-beta"
     from_kind: str  # "agent" | "human"
-    from_id: str  # session id, or user@terminal
+    from_id: str  # session id, or the human's user name
     to: str  # "*", "#name", "sid1,sid2", or a project path
     room: str
     origin: str  # the sender's project path
