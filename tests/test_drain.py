@@ -60,7 +60,7 @@ def test_a_drain_blocks_once_with_pending_messages_then_prints_nothing(world: Wo
     assert header == "[attend] 1 peer message(s) delivered at the turn boundary:"
     assert blank == ""
     assert item.startswith("[") and "] fixture-human (#open, id " in item and ", from fixture-human):" in item
-    assert body == "look at the build"
+    assert body == "  look at the build"  # indented: no body line starts at the margin
     assert rest[-1] == (
         'You may reply (attend reply "..." auto-threads to the newest), start a new thread '
         '(attend send "..."), or continue your work — silence is a valid reply.'
@@ -77,7 +77,7 @@ def test_the_reason_renders_ten_messages_and_counts_the_rest(world: World) -> No
         world.attend("send", f"body {i}")
     text = reason(drain(world, s.session_id))
     assert text.startswith("[attend] 14 peer message(s)")
-    assert [f"body {i}" in text.split("\n") for i in range(14)] == [True] * 10 + [False] * 4
+    assert [f"  body {i}" in text.split("\n") for i in range(14)] == [True] * 10 + [False] * 4
     assert "(+4 more — attend inbox for the rest)" in text
 
 

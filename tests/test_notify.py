@@ -102,7 +102,7 @@ async def test_titles_are_one_line_without_control_characters_and_at_most_80_cha
         items = pending(structured(await client.call_tool("status", {})))
     title = items[0]["title"]
     assert len(title) <= 80 and title.isprintable()
-    assert "line one line two" in title
+    assert "line one ⏎ line two\\x1b[31m red\\x07" in title
 
 
 # ---------------------------------------------------------------------- cursors

@@ -43,7 +43,7 @@ def test_tail_prints_new_records_in_the_callers_rooms_as_they_land(world: World)
     finally:
         proc.kill()
     assert [line.split("  ", 1)[1] for line in lines] == [
-        "#open  Other-alpha: hello everyone",
+        "#open  Other-alpha: hello everyone ⏎ second line",
         "#open  Other-alpha: and again",
     ]
 

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from attend.cli.common import context, emit, json_option, table
+from attend.domain import framing
 from attend.errors import AttendError
 from attend.verbs import cleanup as cleanup_verb
 from attend.verbs import config as config_verb
@@ -97,10 +98,12 @@ def cleanup(dry_run: bool, as_json: bool) -> None:
 
 
 def _line(r: Any) -> str:
-    body = " ".join(r.body.strip().splitlines()[:1]) if r.body.strip() else ""
+    """One line per record, whatever the body or the sender's name holds (attend.domain.framing):
+    nothing in them reaches the terminal as a line break or an escape sequence."""
+    body = " ".join(framing.inline(r.body).split())
     if len(body) > 160:
         body = body[:159] + "…"
-    return f"{r.at[11:19]}  {r.scope}  {r.sender}: {body}"
+    return f"{r.at[11:19]}  {framing.inline(r.scope)}  {framing.label(r.sender)}: {body}"
 
 
 @click.command(help=tail_verb.DESCRIPTION)

@@ -10,6 +10,7 @@ from attend.cli.body import message_body
 from attend.cli.common import context, emit, json_option, table
 from attend.cli.mcp import wait_option
 from attend.cli.render import sent_line
+from attend.domain import framing
 from attend.verbs import drain as drain_verb
 from attend.verbs import inbox as inbox_verb
 from attend.verbs import peers as peers_verb
@@ -67,13 +68,19 @@ def _inbox_text(result: inbox_verb.Inbox) -> str:
         return "no messages from others" if result.page == 1 else f"no messages on page {result.page}"
     blocks = []
     for m in result.messages:
-        lines = [f"[{m.scope}] {m.sender} ({m.from_kind})", f"  when:    {m.at}", f"  id:      {m.id}"]
+        # Everything but the id and the time was written by someone else: labels and one-line
+        # fields, and the body's further lines aligned under its first (attend.domain.framing).
+        lines = [
+            f"[{framing.label(m.scope)}] {framing.label(m.sender)} ({m.from_kind})",
+            f"  when:    {m.at}",
+            f"  id:      {m.id}",
+        ]
         if m.re:
-            lines.append(f"  re:      {m.re}")
+            lines.append(f"  re:      {framing.inline(m.re)}")
         if m.on_behalf_of:
-            lines.append(f"  for:     {m.on_behalf_of}")
-        lines.append(f"  to:      {m.to}")
-        lines.append(f"  message: {m.body}")
+            lines.append(f"  for:     {framing.inline(m.on_behalf_of)}")
+        lines.append(f"  to:      {framing.inline(m.to)}")
+        lines.extend(framing.hanging("  message: ", m.body))
         blocks.append("\n".join(lines))
     footer = f"page {result.page} · {len(result.messages)} shown"
     if result.older:

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from attend.conduits import monitor
-from attend.domain import delivery, mcp_markers, rooms, sessions
+from attend.domain import delivery, framing, mcp_markers, rooms, sessions
 from attend.domain.context import Context
 from attend.domain.envelope import Signal
 from attend.errors import AttendError
@@ -125,9 +125,15 @@ def clock(at: float) -> str:
 
 
 def render_one(sig: Signal) -> str:
-    extra = f", from {sig.from_id}" if sig.from_kind == "human" else ""
-    body = sig.body if len(sig.body) <= BODY_MAX else sig.body[:BODY_MAX] + f" … (attend inbox {sig.id} for the rest)"
-    return f"[{clock(sig.at)}] {sig.sender} ({rooms.scope(sig.room)}, id {sig.id}{extra}):\n{body}"
+    """A header line at the margin, then the body with every line indented (docs/architecture/
+    conduits.md, "Framing"): no body line can pass for a header, the closing sentence or an id."""
+    extra = f", from {framing.label(sig.from_id)}" if sig.from_kind == "human" else ""
+    scope = framing.label(rooms.scope(sig.room))
+    head = f"[{clock(sig.at)}] {framing.label(sig.sender)} ({scope}, id {sig.id}{extra}):"
+    lines = [head, *framing.indented(sig.body[:BODY_MAX])]
+    if len(sig.body) > BODY_MAX:
+        lines.append(f"(… cut at {BODY_MAX} characters: attend inbox {sig.id} has the rest)")
+    return "\n".join(lines)
 
 
 def closing(mcp: bool) -> str:
@@ -158,18 +164,15 @@ def render_reason(batch: Batch) -> str:
 def render_plain(batch: Batch) -> str:
     blocks = []
     for sig in batch.signals:
-        blocks.append(
-            "\n".join(
-                [
-                    f"[{rooms.scope(sig.room)}] {sig.sender}",
-                    f"  when:    {clock(sig.at)}",
-                    f"  id:      {sig.id}",
-                    f"  from:    {sig.from_id}",
-                    f"  origin:  {sig.origin}",
-                    f"  message: {sig.body}",
-                ]
-            )
-        )
+        lines = [
+            f"[{framing.label(rooms.scope(sig.room))}] {framing.label(sig.sender)}",
+            f"  when:    {clock(sig.at)}",
+            f"  id:      {sig.id}",
+            f"  from:    {framing.inline(sig.from_id)}",
+            f"  origin:  {framing.inline(sig.origin)}",
+            *framing.hanging("  message: ", sig.body),
+        ]
+        blocks.append("\n".join(lines))
     if batch.note:
         blocks.append(f"({batch.note})")
     blocks.append(f"{len(batch.signals)} message(s) drained")

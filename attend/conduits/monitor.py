@@ -2,16 +2,18 @@
 
 ``[attend sensor=peers priority=<p>] message from <Persona[-ordinal]> (<project>): <body>``
 
-Every line is one line: a body's newlines and control characters fold into spaces, because
-Claude Code turns each stdout line into its own event. Long bodies split at word boundaries into
-at most three chunks; more than eight pending messages collapse into one digest line.
+Every line is one line, because Claude Code turns each stdout line into its own event: a body's
+line breaks show as `` ⏎ `` and its control and bidi characters escaped, and the sender and project
+are labels, quoted unless plain (``attend.domain.framing``), so nothing in them can forge a line.
+Long bodies split at word boundaries into at most three chunks; more than eight pending messages
+collapse into one digest line.
 """
 
 from __future__ import annotations
 
 import os
 
-from attend.domain import rooms
+from attend.domain import framing, rooms
 from attend.domain.envelope import Signal
 
 CHUNK = 260  # characters of body per line, as the original
@@ -27,9 +29,8 @@ def prefix(priority: str) -> str:
 
 
 def one_line(text: str) -> str:
-    """Fold newlines, tabs and other control characters into single spaces."""
-    cleaned = "".join(c if c.isprintable() else " " for c in text)
-    return " ".join(cleaned.split())
+    """One line (breaks shown as `` ⏎ ``, controls escaped), runs of spaces folded into one."""
+    return " ".join(framing.inline(text).split())
 
 
 def project_name(origin: str) -> str:
@@ -37,7 +38,12 @@ def project_name(origin: str) -> str:
 
 
 def label(sig: Signal) -> str:
-    return f"{one_line(sig.sender)} ({project_name(sig.origin)})"
+    return sender_label(sig.sender, sig.origin)
+
+
+def sender_label(display: str, origin: str) -> str:
+    """``<sender> (<project>)``, each a label: a name cannot close the parentheses it stands in."""
+    return f"{framing.label(display)} ({framing.label(project_name(origin))})"
 
 
 def chunks(body: str) -> list[str]:
@@ -101,12 +107,13 @@ def note_line(note: str) -> str:
 def presence_line(event: str, display: str, origin: str, same_project: bool) -> str:
     priority = "medium" if same_project else "low"
     where = "same project" if same_project else "other project"
-    return f"{prefix(priority)} peer session {event}: {one_line(display)} ({project_name(origin)}) [{where}]"
+    return f"{prefix(priority)} peer session {event}: {sender_label(display, origin)} [{where}]"
 
 
 def banner(display: str, project: str, room_labels: list[str], mcp: bool) -> str:
     send = f"the {MCP_SEND} tool" if mcp else 'attend send "…"'
-    return f"[attend] watching {display} ({project}) — rooms: {', '.join(room_labels)} | send: {send}"
+    rooms_ = ", ".join(room_labels)
+    return f"[attend] watching {framing.label(display)} ({framing.label(project)}) — rooms: {rooms_} | send: {send}"
 
 
 RESTARTED = "[attend] restarted (unchanged)"

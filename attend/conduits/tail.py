@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from attend.conduits.watch import ARRIVALS, Watcher
-from attend.domain import envelope, rooms
+from attend.domain import envelope, framing, rooms
 from attend.layout import NAME_RE, iso, name_time
 from attend.spool import Spool
 
@@ -42,7 +42,7 @@ class Record:
 
 def scope_label(room: str, sig: envelope.Signal | None) -> str:
     if room.startswith("p-") and sig is not None and sig.to:
-        return "project:" + os.path.basename(sig.to.rstrip("/"))
+        return "project:" + framing.label(os.path.basename(sig.to.rstrip("/")))
     return rooms.scope(room)
 
 

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 
-from attend.domain import envelope, rooms, sessions
+from attend.domain import envelope, framing, rooms, sessions
 from attend.errors import UsageError
 from attend.identity import Identity
 from attend.layout import NAME_RE, SEEN, base_name, cutoff_name, iso, name_time
@@ -88,9 +88,10 @@ def time_key(at: float) -> str:
     return cutoff_name(max(at, 0.0))
 
 
-def title_of(text: str) -> str:
-    """One line, no control characters, at most 80 characters."""
-    line = " ".join("".join(c if c.isprintable() else " " for c in text).split())
+def title_of(sender: str, text: str, sep: str = ": ") -> str:
+    """``<sender label>: <text>`` on one line (``attend.domain.framing``), at most 80 characters. A
+    head read may end inside a character: the U+FFFD it decodes to is dropped."""
+    line = framing.label(sender) + sep + " ".join(framing.inline(text).split())
     line = line.replace("\ufffd", "")
     return line if len(line) <= TITLE_MAX else line[: TITLE_MAX - 1] + "…"
 
@@ -204,14 +205,15 @@ class Reader:
 
     def item(self, source: str, kind: str, name: str, headers: dict[str, str], body: str) -> Item:
         sender = envelope.decode_value(headers.get("From", "?"))
-        title = f"{sender} {kind[5:]}" if kind in ("peer_started", "peer_ended") else f"{sender}: {body}"
+        presence = kind in ("peer_started", "peer_ended")
+        title = title_of(sender, kind[5:], " ") if presence else title_of(sender, body)
         origin = headers.get("Origin")
         return Item(
             source=source,
             kind=kind,
             id=name,
             project_id=envelope.decode_value(origin) if origin else None,
-            title=title_of(title),
+            title=title,
             at=iso(name_time(name)),
         )
 

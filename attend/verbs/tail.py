@@ -13,7 +13,7 @@ from attend.verbs import FRONTEND
 from attend.verbs.inbox import caller_rooms
 
 DESCRIPTION = (
-    "Follow new messages as they land, one line each (time, room, sender, first line of the body), "
+    "Follow new messages as they land, one line each (time, room, sender, the body on one line), "
     "until interrupted. Covers the rooms the caller receives, or every room with --all. Read-only."
 )
 PARAMS = {
