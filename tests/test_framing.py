@@ -284,6 +284,20 @@ def test_body_lines_are_indented_so_none_starts_at_the_margin() -> None:
     assert framing.hanging("  message: ", "one\ntwo") == ["  message: one", "           two"]
 
 
+def test_a_session_name_cannot_add_a_row_to_the_peers_table(world: World) -> None:
+    ghost = "Mal\nGhost-alpha  proj  idle  -  sensor\x1b[2K"
+    hostile, honest = world.session("proj", name=ghost), world.session("proj", name="Hana")
+    for s in (hostile, honest):
+        enroll(world, s)
+    r = world.attend("peers")
+    assert r.returncode == 0, r.stderr
+    header, *rows = r.stdout.splitlines()
+    assert header.split() == ["Session", "Project", "Status", "Channels", "Conduits"]
+    assert len(rows) == 2 and "\x1b" not in r.stdout
+    assert any(row.startswith("Mal ⏎ Ghost-alpha  proj  idle  -  sensor\\x1b[2K-alpha ") for row in rows), rows
+    assert any(row.startswith("Hana-beta ") for row in rows), rows
+
+
 def test_a_long_body_is_cut_with_the_pointer_to_the_rest_at_the_margin(world: World) -> None:
     s = world.session("proj")
     enroll(world, s)

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
+from attend.domain import framing
 from attend.domain.context import Context
 from attend.verbs import document
 
@@ -36,7 +37,9 @@ def emit(result: Any, as_json: bool, human: Callable[[Any], str]) -> None:
 
 def table(rows: Sequence[Sequence[str]], header: Sequence[str] | None = None) -> str:
     all_rows = [list(header)] if header else []
-    all_rows += [list(r) for r in rows]
+    # A cell may hold a session's name or a folder's: one line each, controls escaped, so no cell
+    # can add a row (attend.domain.framing).
+    all_rows += [[framing.inline(cell) for cell in r] for r in rows]
     if not all_rows:
         return ""
     widths = [max(len(r[i]) for r in all_rows) for i in range(len(all_rows[0]))]
