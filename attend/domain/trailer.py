@@ -203,7 +203,7 @@ class Reader:
         return self._parents[key] == self.me
 
     def item(self, source: str, kind: str, name: str, headers: dict[str, str], body: str) -> Item:
-        sender = envelope.decode_value(headers.get("From", "?"))
+        sender = envelope.sender_label(headers)
         title = f"{sender} {kind[5:]}" if kind in ("peer_started", "peer_ended") else f"{sender}: {body}"
         origin = headers.get("Origin")
         return Item(
