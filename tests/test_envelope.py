@@ -131,7 +131,7 @@ def test_the_human_is_a_user_address_and_a_utf8_body_reads_back_through_email() 
 def test_the_subject_is_the_first_non_blank_line_shortened() -> None:
     long = "word " * 40
     subject = _mail(envelope.render(_sig(f"\n  \n{long}\nrest"))).get("Subject")
-    assert subject.startswith("word word") and subject.endswith("…") and len(subject) <= envelope.SUBJECT_MAX
+    assert subject.startswith("word word") and subject.endswith("...") and len(subject) <= envelope.SUBJECT_MAX
 
 
 @pytest.mark.parametrize(
@@ -227,3 +227,36 @@ def test_a_room_of_an_older_spool_without_cur_still_takes_sends(world: World) ->
     send.run(world.context(), send.SendRequest("second"))
     assert len(world.spool.room_names("open")) == 2
     assert world.attend("cleanup").returncode == 0 and len(world.spool.room_names("open")) == 2
+
+
+def _plain_cases() -> list[Signal]:
+    hosts = ["vm", "build-host-7", "h" * 40]
+    cases = []
+    for i, host in enumerate(hosts):
+        name = f"17000000{i:02d}.M00000{i}P{10**i}Q{i}R0000abcd.{host}"
+        for to, room in (("*", "open"), ("#deploy", "@deploy"), ("s-1,s-2,s-3", "d-s-1"), ("/srv/web", "p-web-1a2b")):
+            for n_refs in (0, 1, 2, 12):
+                refs = [f"16999999{k:02d}.M000000P1Q{k}R0000abcd.{host}" for k in range(n_refs)]
+                for body in ("hi", "x" * 60, "Deploy window tonight? " * 3, "word " * 14):
+                    cases.append(
+                        _sig(body, id=name, to=to, room=room, re=refs[-1] if refs else None, ancestors=tuple(refs[:-1]))
+                    )
+    return cases
+
+
+def test_the_plain_header_path_writes_what_the_email_package_writes() -> None:
+    for sig in _plain_cases():
+        plain = envelope.plain_headers(sig)
+        if plain is not None:
+            assert plain == envelope.email_headers(sig), sig
+        else:  # only a 40-character host name or a project path needs the email package here
+            assert sig.id.endswith("h" * 40) or sig.to.startswith("/"), sig
+
+
+@pytest.mark.parametrize(
+    "kw", [{"sender": "Jörg"}, {"sender": 'a "b"'}, {"sender": "a.b"}, {"body": "café"}, {"body": "=?utf-8?q?x?="}]
+)
+def test_a_name_or_subject_that_needs_quoting_or_encoding_goes_through_the_email_package(kw: dict[str, str]) -> None:
+    sig = _sig(**kw)
+    assert envelope.plain_headers(sig) is None
+    assert envelope.parse(envelope.render(sig)) == sig

@@ -38,6 +38,7 @@ V1_FIELDS = ("Message-Id", "From", "To")  # what version 1 kept in the headers v
 
 _MIME = "MIME-Version: 1.0\nContent-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: 8bit\n"
 _LOCAL_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+_PLAIN_PHRASE = re.compile(r"[A-Za-z0-9_#+-]+(?: [A-Za-z0-9_#+-]+)*")  # a display name written unquoted
 _PLAIN_ADDRESS = re.compile(r"([A-Za-z0-9 #_.,:/+-]*) <[^<>]*>")  # a display name that needs no decoding
 
 
@@ -120,7 +121,7 @@ def subject(body: str) -> str:
     """The body's first non-blank line, on one line, shortened to SUBJECT_MAX characters."""
     first = next((line for line in body.splitlines() if line.strip()), "")
     text = one_line(first)
-    return text if len(text) <= SUBJECT_MAX else text[: SUBJECT_MAX - 1].rstrip() + "…"
+    return text if len(text) <= SUBJECT_MAX else text[: SUBJECT_MAX - 3].rstrip() + "..."  # ASCII: see plain_headers
 
 
 def message_id(name: str) -> str:
@@ -164,7 +165,12 @@ def _addresses(sig: Signal) -> tuple[list[tuple[str, str, str]], list[tuple[str,
 
 
 def mail_headers(sig: Signal) -> str:
-    """The standard header block, folded by the email package (RFC 2047 words for non-ASCII)."""
+    """The standard header block: as the email package folds it (RFC 2047 words for non-ASCII)."""
+    return plain_headers(sig) or email_headers(sig)
+
+
+def email_headers(sig: Signal) -> str:
+    """The standard header block written by email.headerregistry under email.policy.default."""
     import datetime
     from email.headerregistry import Address
     from email.policy import default as policy
@@ -182,6 +188,35 @@ def mail_headers(sig: Signal) -> str:
         values.append(("In-Reply-To", message_id(refs[-1])))
         values.append(("References", " ".join(message_id(r) for r in refs)))
     return "".join(policy.header_factory(key, value).fold(policy=policy) for key, value in values)
+
+
+def plain_headers(sig: Signal) -> str | None:
+    """The same block for the common case, without importing the email package (~13 ms, a tenth of
+    a cold `attend send`): ASCII words needing no quoting or encoding, every line within 78 columns.
+    None otherwise; tests/test_envelope.py checks the two agree wherever this answers."""
+    sender, to = _addresses(sig)
+    addresses = []
+    for name, local, domain in [*sender, *to]:
+        if not (_PLAIN_PHRASE.fullmatch(name) or not name) or ".." in local or not local:
+            return None
+        addresses.append(f"{name} <{local}@{domain}>" if name else f"{local}@{domain}")
+    text = subject(sig.body)
+    if not text or not text.isascii() or "=?" in text:
+        return None
+    refs = [message_id(r) for r in references(sig)]
+    lines = [
+        f"Message-ID: {message_id(sig.id)}",
+        f"Date: {format_date(sig.at)}",
+        f"From: {addresses[0]}",
+        f"To: {', '.join(addresses[1:])}",
+        f"Subject: {text}",
+    ]
+    if refs:
+        # Two ids never share a line (each is over 38 columns), so the package puts one per line.
+        lines += [f"In-Reply-To: {refs[-1]}", f"References: {refs[0]}", *(f" {r}" for r in refs[1:])]
+    if len(addresses) < 2 or any(len(line) > 78 for line in lines):
+        return None
+    return "\n".join(lines) + "\n"
 
 
 def sender_label(headers: dict[str, str]) -> str:
