@@ -1,7 +1,7 @@
 """The signal envelope: a versioned header block, a blank line, then the UTF-8 body.
 
 Version 2 leads with the standard mail headers (Message-ID, Date, From, To, Subject, In-Reply-To,
-References, MIME), folded and encoded by the stdlib ``email`` package, so a mail reader shows and
+References, MIME), as the stdlib ``email`` package folds and encodes them, so a mail reader shows and
 threads the spool; the attend fields follow as before. Every value is single-line printable ASCII
 before it is written (line breaks and control characters cannot reach a header), and the body never
 reaches a header, so a body that looks like headers stays body. ``From-Kind`` and ``From-Id`` come
@@ -144,7 +144,7 @@ def local_part(text: str) -> str:
 
 def references(sig: Signal) -> list[str]:
     """The thread above this signal, oldest first, ending with its parent; the first and the newest
-    nine when longer, as RFC 5322 suggests trimming (readers thread on the last ones)."""
+    nine when longer, so a long thread keeps its root and readers the recent ids they thread on."""
     if not sig.re:
         return []
     refs = [*sig.ancestors, sig.re]
