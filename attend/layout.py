@@ -15,7 +15,7 @@ from collections.abc import Mapping
 
 # ---------------------------------------------------------------------- the tree
 
-ROOMS = "rooms"  # rooms/<room>/{tmp,new}/<name>: the record of every signal sent to a room
+ROOMS = "rooms"  # rooms/<room>/{tmp,new,cur}/: the record of every signal sent to a room in new/
 SESSIONS = "sessions"  # sessions/<sid>/: one maildir per enrolled session, and its small state files
 CHANNELS = "channels"  # channels/<name>/{meta.json, members/<sid>}
 PROJECTS = "projects"  # projects/<project key>/<sid>: who is enrolled at a project path
@@ -31,7 +31,9 @@ TOP = (ROOMS, SESSIONS, CHANNELS, PROJECTS, REGISTRY, BY_CLAUDE, LOCKS, LOG, QUA
 PRESENCE_ROOM = "sys-presence"  # rooms/sys-presence: peer started / ended records
 
 TMP, NEW, CUR, CLAIMED = "tmp", "new", "cur", "claimed"
-MAILDIR = (TMP, NEW, CUR, CLAIMED)  # a session's maildir; a room has only tmp/ and new/
+MAILDIR = (TMP, NEW, CUR, CLAIMED)  # a session's maildir
+ROOM_MAILDIR = (TMP, NEW, CUR)  # a room's: cur/ stays empty, there so that mail readers open the room
+MAILDIR_TOPS = (ROOMS, SESSIONS)  # each folder below these is a maildir any mail reader opens
 SEEN = ":2,S"  # maildir info of an entry in cur/: version 2, flag Seen
 
 # A session's own files, beside its maildir.

@@ -391,8 +391,8 @@ class Spool:
         """Deliver one signal into each room's new/ under one unique name; durable on return."""
         name = name or L.unique_name()
         with contextlib.ExitStack() as stack:
-            tmp = stack.enter_context(self._at((L.ROOMS, rooms[0], L.TMP), create=True))
-            news = [stack.enter_context(self._at((L.ROOMS, room, L.NEW), create=True)) for room in rooms]
+            tmp = stack.enter_context(_Handle(self._room_dir(rooms[0], L.TMP)))
+            news = [stack.enter_context(_Handle(self._room_dir(room, L.NEW))) for room in rooms]
             _write_new(tmp, name, data)
             linked: list[int] = []
             try:
@@ -412,6 +412,22 @@ class Spool:
                     os.unlink(name, dir_fd=tmp)
         pause_point("room-record")
         return name
+
+    def make_room(self, room: str) -> None:
+        """A room as a whole maildir (tmp/, new/, cur/), so a mail reader opens it; attend itself uses
+        only tmp/ and new/, and tolerates a room of an older spool that lacks cur/."""
+        with self._at((L.ROOMS, room), create=True) as d:
+            for sub in L.ROOM_MAILDIR:
+                os.close(self._openat(d, sub, (L.ROOMS, room, sub), True))
+
+    def _room_dir(self, room: str, sub: str) -> int:
+        """A handle on a room's tmp/ or new/, making the room first when it is new: no extra call
+        per send once the room exists."""
+        try:
+            return self._open_dir((L.ROOMS, room, sub))
+        except FileNotFoundError:
+            self.make_room(room)
+            return self._open_dir((L.ROOMS, room, sub))
 
     def room_names(self, room: str) -> list[str]:
         """Unique names in a room, oldest first. Names only: never a stat per file."""

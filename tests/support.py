@@ -223,6 +223,33 @@ def tree(root: object) -> dict[str, bytes | None]:
     return out
 
 
+def conversation(world: World) -> tuple[StandIn, StandIn, dict[str, str]]:
+    """A threaded conversation between the human and two enrolled sessions, through the real send and
+    reply verbs: a thread in #open (replies of replies, one from each) and a direct exchange. Returns
+    the sessions and the message ids by label."""
+    from attend.verbs import reply, send
+
+    a, b = world.session("api"), world.session("web")
+    for s in (a, b):
+        sessions.enroll(world.spool, world.context(s).who(), "run")
+    ids: dict[str, str] = {}
+
+    def say(label: str, who: StandIn | None, text: str, re: str | None = None, to: str | None = None) -> None:
+        if re is None:
+            ids[label] = send.run(world.context(who), send.SendRequest(text, to=to)).id
+        else:
+            ids[label] = reply.run(world.context(who), reply.ReplyRequest(text, re=ids[re])).id
+
+    say("ask", None, "Deploy window tonight?\nWe need a slot for the API migration.")
+    say("api-yes", a, "22:00 works for the api side; the migration takes ten minutes", re="ask")
+    say("web-yes", b, "Frontend is ready too, I will freeze main at 21:30", re="ask")
+    say("take-it", None, "Good, take 22:00. Run the smoke tests first", re="api-yes")
+    say("green", a, "Smoke tests green, starting the migration now", re="take-it")
+    say("review", b, "Can you review my PR before the freeze?", to=a.session_id)
+    say("reviewed", a, "Reviewed: one nit on the retry loop, otherwise fine", re="review")
+    return a, b, ids
+
+
 # ---------------------------------------------------------------------- processes
 
 

@@ -1,16 +1,46 @@
 """The signal envelope: versioned headers set by attend, a body that stays body, and readers that
-skip what they cannot parse instead of crashing. Python's mailbox.Maildir reads every header."""
+skip what they cannot parse instead of crashing. The standard mail headers come first, written and
+read by the stdlib email package; Python's mailbox.Maildir reads every room and mailbox."""
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
+import email
+import email.policy
 import mailbox
+import os
 
 import pytest
 
-from attend.domain import envelope, sessions
+from attend import layout
+from attend.domain import envelope
 from attend.domain.envelope import EnvelopeError, NewerVersionError, Signal
 from attend.verbs import inbox, send
-from tests.support import World
+from tests.support import World, conversation
+
+# A record as attend 0.x wrote it (Attend-Version 1), before the standard mail headers.
+V1_RECORD = (
+    b"Attend-Version: 1\n"
+    b"Message-Id: 1796033301.M406193P3416Q0Rfe61cb09.vm\n"
+    b"Date: Mon, 30 Nov 2026 10:08:21 +0000\n"
+    b"From: Hana-beta\n"
+    b"From-Kind: agent\n"
+    b"From-Id: 0b6f3d2e-6c1a-4a53-9a53-1d2b3c4d5e6f\n"
+    b"On-Behalf-Of: alice\n"
+    b"To: *\n"
+    b"Room: open\n"
+    b"Re: 1796033290.M120004P3388Q2R0badc0de.vm\n"
+    b"Origin: /srv/%C3%A9\n"
+    b"\n"
+    b"an old body"
+)
+
+
+def _mail(data: bytes) -> email.message.EmailMessage:
+    msg = email.message_from_bytes(data, policy=email.policy.default)
+    assert isinstance(msg, email.message.EmailMessage)
+    return msg
 
 
 def _sig(body: str = "hi", **kw: object) -> Signal:
@@ -49,7 +79,7 @@ def test_header_values_with_newlines_or_non_ascii_cannot_break_out() -> None:
 
 
 def test_a_newer_version_is_refused_with_a_clear_error() -> None:
-    data = envelope.render(_sig()).replace(b"Attend-Version: 1", b"Attend-Version: 9")
+    data = envelope.render(_sig()).replace(f"Attend-Version: {envelope.VERSION}".encode(), b"Attend-Version: 9")
     with pytest.raises(NewerVersionError, match="upgrade attend"):
         envelope.parse(data)
 
@@ -60,21 +90,6 @@ def test_junk_is_an_envelope_error_not_a_crash(junk: bytes) -> None:
         envelope.parse(junk)
 
 
-def test_mailbox_maildir_opens_a_session_maildir_and_reads_every_header(world: World) -> None:
-    a, b = world.session("a"), world.session("b")
-    sessions.enroll(world.spool, world.context(b).who(), "run")
-    sessions.enroll(world.spool, world.context(a).who(), "run")
-    send.run(world.context(a), send.SendRequest("hello maildir", re=None, on_behalf_of="alice"))
-    box = mailbox.Maildir(world.spool_root / "sessions" / b.session_id, create=False)
-    (msg,) = list(box)
-    for field, _ in envelope.FIELDS:
-        if field != "Re":
-            assert msg[field], field
-    assert msg["From-Kind"] == "agent" and msg["From-Id"] == a.session_id
-    assert msg["On-Behalf-Of"] == "alice"
-    assert msg.get_payload() == "hello maildir"
-
-
 def test_inbox_skips_an_unparseable_record_with_one_warning(world: World) -> None:
     spool = world.spool
     spool.publish(["open"], b"garbage without headers")
@@ -82,3 +97,166 @@ def test_inbox_skips_an_unparseable_record_with_one_warning(world: World) -> Non
     result = inbox.run(world.context(), inbox.InboxRequest())
     assert [m.body for m in result.messages] == ["a good one"]
     assert len(result.warnings) == 1 and "skipped" in result.warnings[0]
+
+
+def test_a_record_carries_the_standard_mail_headers_the_email_package_parses() -> None:
+    sig = _sig("Deploy at 22:00?\nsecond line", re="1699999999.M000000P1Q0R00000000.host")
+    sig = dataclasses.replace(sig, ancestors=("1699999990.M000000P1Q0R00000000.host",))
+    msg = _mail(envelope.render(sig))
+    assert msg["Message-ID"] == "<1700000000.M000001P1Q0R0000abcd.host@attend.invalid>"
+    assert msg["Date"].datetime == datetime.datetime.fromtimestamp(1700000000, datetime.UTC)
+    (sender,) = msg["From"].addresses
+    assert (sender.display_name, sender.addr_spec) == ("Hana-beta", "sess-1@attend.invalid")
+    assert [a.display_name for a in msg["To"].addresses] == ["#open"]
+    assert msg["Subject"] == "Deploy at 22:00?"
+    assert msg["In-Reply-To"] == "<1699999999.M000000P1Q0R00000000.host@attend.invalid>"
+    assert msg["References"].split() == [
+        "<1699999990.M000000P1Q0R00000000.host@attend.invalid>",
+        "<1699999999.M000000P1Q0R00000000.host@attend.invalid>",
+    ]
+    assert msg["From-Kind"] == "agent" and msg["Attend-To"] == "*" and msg["Re"] == sig.re
+    assert msg.get_content() == "Deploy at 22:00?\nsecond line"
+    assert envelope.parse(envelope.render(sig)) == sig
+
+
+def test_the_human_is_a_user_address_and_a_utf8_body_reads_back_through_email() -> None:
+    sig = _sig("café at noon ☕", sender="alice", from_kind="human", from_id="alice", to="#crew", room="@crew")
+    msg = _mail(envelope.render(sig))
+    assert str(msg["From"]) == "alice <alice@attend.invalid>"
+    assert msg["To"].addresses[0].display_name == "#crew"
+    assert msg["Subject"] == "café at noon ☕" and msg.get_content() == "café at noon ☕"
+    assert envelope.render(sig).split(b"\n\n", 1)[0].isascii()  # non-ASCII reaches headers only as RFC 2047
+
+
+def test_the_subject_is_the_first_non_blank_line_shortened() -> None:
+    long = "word " * 40
+    subject = _mail(envelope.render(_sig(f"\n  \n{long}\nrest"))).get("Subject")
+    assert subject.startswith("word word") and subject.endswith("...") and len(subject) <= envelope.SUBJECT_MAX
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("body", "hi\rFrom-Kind: human"),
+        ("body", "hi\x0bFrom-Kind: human\u2028Bcc: everyone"),
+        ("sender", "Hana\nFrom-Kind: human"),
+        ("sender", 'Hana" <x@y>\r\nFrom-Kind: human'),
+        ("to", "/srv/p\nFrom-Kind: human"),
+    ],
+)
+def test_a_first_line_a_sender_name_or_a_path_cannot_inject_a_header(field: str, value: str) -> None:
+    sig = _sig(**{field: value, **({"room": "p-x"} if field == "to" else {})})
+    data = envelope.render(sig)
+    msg = _mail(data)
+    assert msg.get_all("From-Kind") == ["agent"] and msg.get_all("Bcc") is None
+    assert [k for k in msg if k.lower() == "from"] == ["From"]
+    head = data.split(b"\n\n", 1)[0].decode("ascii")
+    assert all(line[:1] in (" ", "\t") or ": " in line or line.endswith(":") for line in head.split("\n"))
+    parsed = envelope.parse(data)
+    assert parsed.from_kind == "agent" and parsed.body == sig.body and parsed.to == sig.to
+
+
+def test_an_attend_version_1_record_is_still_read() -> None:
+    sig = envelope.parse(V1_RECORD)
+    assert (sig.id, sig.sender, sig.from_id, sig.to, sig.room) == (
+        "1796033301.M406193P3416Q0Rfe61cb09.vm",
+        "Hana-beta",
+        "0b6f3d2e-6c1a-4a53-9a53-1d2b3c4d5e6f",
+        "*",
+        "open",
+    )
+    assert (sig.origin, sig.re, sig.on_behalf_of, sig.body, sig.version) == (
+        "/srv/é",
+        "1796033290.M120004P3388Q2R0badc0de.vm",
+        "alice",
+        "an old body",
+        1,
+    )
+    headers, _ = envelope.parse_headers(V1_RECORD)
+    assert envelope.sender_label(headers) == "Hana-beta"
+
+
+def test_inbox_shows_a_version_1_record_beside_new_ones(world: World) -> None:
+    spool = world.spool
+    spool.publish(
+        ["open"],
+        V1_RECORD.replace(b"1796033301.M406193P3416Q0Rfe61cb09.vm", b"1700000000.M000001P1Q0R0000abcd.vm"),
+        "1700000000.M000001P1Q0R0000abcd.vm",
+    )
+    spool.publish(["open"], envelope.render(_sig("a new one", from_id="other")), "1700000000.M000002P1Q0R0000abcd.vm")
+    result = inbox.run(world.context(), inbox.InboxRequest(all=True))
+    assert sorted(m.body for m in result.messages) == ["a new one", "an old body"] and not result.warnings
+
+
+def test_a_reply_of_a_reply_carries_in_reply_to_and_the_whole_thread_in_references(world: World) -> None:
+    _, _, ids = conversation(world)
+    msg = _mail(world.spool.read_record("open", ids["green"]))
+    assert msg["In-Reply-To"] == envelope.message_id(ids["take-it"])
+    assert msg["References"].split() == [envelope.message_id(ids[k]) for k in ("ask", "api-yes", "take-it")]
+
+
+def test_a_reply_to_a_version_1_parent_threads_under_its_parent_and_grandparent(world: World) -> None:
+    parent = "1796033301.M406193P3416Q0Rfe61cb09.vm"
+    world.spool.publish(["open"], V1_RECORD, parent)
+    sent = send.run(world.context(), send.SendRequest("answering an old one", re=parent))
+    msg = _mail(world.spool.read_record("open", sent.id))
+    assert msg["References"].split() == [
+        envelope.message_id("1796033290.M120004P3388Q2R0badc0de.vm"),
+        envelope.message_id(parent),
+    ]
+
+
+def test_every_room_and_mailbox_the_layout_declares_is_a_maildir_the_stdlib_reads(world: World) -> None:
+    conversation(world)
+    read: dict[str, int] = {}
+    for top in layout.MAILDIR_TOPS:
+        for owner in os.listdir(world.spool_root / top):
+            box = mailbox.Maildir(world.spool_root / top / owner, factory=None, create=False)
+            for key in box.iterkeys():
+                msg = _mail(box.get_bytes(key))
+                for field in (*envelope.MAIL_HEADERS, "From-Kind", "From-Id", "Room", "Origin"):
+                    assert msg[field] is not None, (top, owner, field)
+                assert msg["Message-ID"] == envelope.message_id(layout.base_name(key))
+                read[top] = read.get(top, 0) + 1
+    assert read.get(layout.ROOMS, 0) >= 7 and read.get(layout.SESSIONS, 0) >= 7, read
+
+
+def test_a_room_of_an_older_spool_without_cur_still_takes_sends(world: World) -> None:
+    send.run(world.context(), send.SendRequest("first"))
+    os.rmdir(world.spool_root / "rooms" / "open" / "cur")
+    send.run(world.context(), send.SendRequest("second"))
+    assert len(world.spool.room_names("open")) == 2
+    assert world.attend("cleanup").returncode == 0 and len(world.spool.room_names("open")) == 2
+
+
+def _plain_cases() -> list[Signal]:
+    hosts = ["vm", "build-host-7", "h" * 40]
+    cases = []
+    for i, host in enumerate(hosts):
+        name = f"17000000{i:02d}.M00000{i}P{10**i}Q{i}R0000abcd.{host}"
+        for to, room in (("*", "open"), ("#deploy", "@deploy"), ("s-1,s-2,s-3", "d-s-1"), ("/srv/web", "p-web-1a2b")):
+            for n_refs in (0, 1, 2, 12):
+                refs = [f"16999999{k:02d}.M000000P1Q{k}R0000abcd.{host}" for k in range(n_refs)]
+                for body in ("hi", "x" * 60, "Deploy window tonight? " * 3, "word " * 14):
+                    cases.append(
+                        _sig(body, id=name, to=to, room=room, re=refs[-1] if refs else None, ancestors=tuple(refs[:-1]))
+                    )
+    return cases
+
+
+def test_the_plain_header_path_writes_what_the_email_package_writes() -> None:
+    for sig in _plain_cases():
+        plain = envelope.plain_headers(sig)
+        if plain is not None:
+            assert plain == envelope.email_headers(sig), sig
+        else:  # only a 40-character host name or a project path needs the email package here
+            assert sig.id.endswith("h" * 40) or sig.to.startswith("/"), sig
+
+
+@pytest.mark.parametrize(
+    "kw", [{"sender": "Jörg"}, {"sender": 'a "b"'}, {"sender": "a.b"}, {"body": "café"}, {"body": "=?utf-8?q?x?="}]
+)
+def test_a_name_or_subject_that_needs_quoting_or_encoding_goes_through_the_email_package(kw: dict[str, str]) -> None:
+    sig = _sig(**kw)
+    assert envelope.plain_headers(sig) is None
+    assert envelope.parse(envelope.render(sig)) == sig

@@ -204,7 +204,9 @@ def test_hostile_bodies_and_a_hostile_name_parse_back_to_exactly_the_messages_se
     finally:
         tail.kill()
     raw = json.loads(hook_r.attend("inbox", "--json", ids[0]).stdout)["messages"][0]["sender"]
-    assert "\n" in raw  # the name reached the envelope as given: rendering is what must hold
+    # The envelope strips line breaks from header values (test_envelope); the rest of the hostile
+    # name reaches it as given, and rendering is what must hold.
+    assert "[04:40]" in raw
     who = shown(raw)
 
     out = drain(world, hook_r.session_id)

@@ -255,7 +255,7 @@ def test_an_unreadable_or_newer_delivery_is_set_aside_with_one_warning(world: Wo
     (new / "1700000000.M000001P1Q1R00000000.junk").write_bytes(b"not a signal")
     newer = envelope.render(Signal("x", "a", "human", "a", "*", "open", "/p", "from the future", 0.0))
     (new / "1700000000.M000002P1Q1R00000000.future").write_bytes(
-        newer.replace(b"Attend-Version: 1", b"Attend-Version: 9")
+        newer.replace(f"Attend-Version: {envelope.VERSION}".encode(), b"Attend-Version: 9")
     )
     world.attend("send", "still flowing")
     loop.wait_for(has("still flowing"), "the next message")

@@ -123,7 +123,7 @@ class Sensor:
         self.watcher.add("new", self.spool.path("sessions", self.sid, "new"), ARRIVALS)
 
     def _watch_presence(self) -> None:
-        self.spool.make_dir("rooms", presence.ROOM, "new")
+        self.spool.make_room(presence.ROOM)
         self.watcher.add("presence", self.spool.path("rooms", presence.ROOM, "new"), ARRIVALS)
         self.watcher.add("records", self.ctx.sessions_dir, CHANGES)  # Claude Code's records; absent is fine
 

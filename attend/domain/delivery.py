@@ -8,6 +8,7 @@ the sensor loop and `attend doctor`) links what each session should have and lac
 from __future__ import annotations
 
 import bisect
+from dataclasses import replace
 
 from attend.domain import envelope, sessions
 from attend.domain.envelope import EnvelopeError, Signal
@@ -24,6 +25,8 @@ def send(spool: Spool, sig: Signal, room_list: list[str], now_ns: int | None = N
     """Publish ``sig`` into each room, then link it into every enrolled recipient but the sender."""
     name = unique_name(now_ns)
     sig = sig.with_id(name, name_time(name))
+    if sig.re and not sig.ancestors:
+        sig = replace(sig, ancestors=thread_above(spool, sig.re, room_list))
     spool.publish(room_list, envelope.render(sig), name)
     linked = 0
     for room in room_list:
@@ -37,6 +40,25 @@ def send(spool: Spool, sig: Signal, room_list: list[str], now_ns: int | None = N
                 linked += 1
                 pause_point("fanout-partial")
     return sig, linked
+
+
+def thread_above(spool: Spool, parent: str, near: list[str]) -> tuple[str, ...]:
+    """The ids above a reply's parent, oldest first: the parent's own References (a version 1 parent
+    gives its Re), so a mail reader threads the reply even where the parent is missing, as in the
+    replier's maildir. The rooms the reply goes to are tried first; a parent gone (retention) gives ()."""
+    rooms = near + [r for r in spool.rooms() if r not in near]
+    for room in rooms:
+        try:
+            headers, _ = envelope.parse_headers(spool.read_record(room, parent, 4096))
+        except FileNotFoundError:
+            continue
+        except (OSError, EnvelopeError):
+            return ()
+        refs = [n for r in headers.get("References", "").split() if (n := envelope.name_of(r))]
+        if not refs and headers.get("Re"):
+            refs = [headers["Re"]]
+        return tuple(refs)
+    return ()
 
 
 def repair(spool: Spool, sid: str, budget: int = REPAIR_BUDGET) -> int:

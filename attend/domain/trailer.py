@@ -204,7 +204,7 @@ class Reader:
         return self._parents[key] == self.me
 
     def item(self, source: str, kind: str, name: str, headers: dict[str, str], body: str) -> Item:
-        sender = envelope.decode_value(headers.get("From", "?"))
+        sender = envelope.sender_label(headers)
         presence = kind in ("peer_started", "peer_ended")
         title = title_of(sender, kind[5:], " ") if presence else title_of(sender, body)
         origin = headers.get("Origin")
