@@ -9,7 +9,8 @@ from typing import Any
 
 import click
 
-from attend.cli.common import context, emit, json_option, table
+from attend.cli import examples
+from attend.cli.common import context, emit, json_option, quiet_option, table
 from attend.errors import AttendError
 from attend.verbs import cleanup as cleanup_verb
 from attend.verbs import config as config_verb
@@ -36,13 +37,15 @@ def _config_text(r: config_verb.ConfigResult) -> str:
     return table(rows, ["Key", "Value", "Set in"])
 
 
-@click.command(help=config_verb.DESCRIPTION)
+@click.command(help=config_verb.DESCRIPTION, epilog=examples.epilog(config_verb.EXAMPLES))
 @click.argument("action", required=False, default="show", type=click.Choice(config_verb.ACTIONS))
 @json_option
 def config(action: str, as_json: bool) -> None:
     result = config_verb.run(context(), config_verb.ConfigRequest(action))
     emit(result, as_json, _config_text)
     if action == "lint" and result.problems:
+        if as_json:
+            raise SystemExit(3)  # the document above lists the problems; a second one would break --json
         n = len(result.problems)
         raise LintProblems(f"config lint: {n} problem{'s' if n != 1 else ''}; fix the lines above")
 
@@ -74,9 +77,10 @@ def _cleanup_text(r: cleanup_verb.CleanupResult) -> str:
     return "\n".join(lines)
 
 
-@click.command(help=cleanup_verb.DESCRIPTION)
+@click.command(help=cleanup_verb.DESCRIPTION, epilog=examples.epilog(cleanup_verb.EXAMPLES))
 @click.option("--dry-run", is_flag=True, help=cleanup_verb.PARAMS["dry_run"])
 @json_option
+@quiet_option
 def cleanup(dry_run: bool, as_json: bool) -> None:
     bar: Any = None
 
@@ -103,7 +107,7 @@ def _line(r: Any) -> str:
     return f"{r.at[11:19]}  {r.scope}  {r.sender}: {body}"
 
 
-@click.command(help=tail_verb.DESCRIPTION)
+@click.command(help=tail_verb.DESCRIPTION, epilog=examples.epilog(tail_verb.EXAMPLES))
 @click.option("--all", "all_", is_flag=True, help=tail_verb.PARAMS["all"])
 @click.option("--count", type=click.IntRange(min=1), help=tail_verb.PARAMS["count"])
 @json_option

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from attend.cli import examples, failure
 from attend.errors import AttendError
 
 # command name -> "module:attribute"; each module holds a few thin handlers.
@@ -37,7 +38,17 @@ COMMANDS: dict[str, str] = {
     "doctor": "attend.cli.setup:doctor",
     "mcp": "attend.cli.mcp:mcp",
     "notify": "attend.cli.mcp:notify",
+    "help": "attend.cli.app:help_command",
+    "completion": "attend.cli.completion:completion",
 }
+
+
+def suggest(name: str, known: list[str]) -> str:
+    """The refusal of an unknown command: the closest name, when one is close (a typo)."""
+    import difflib  # only a typo pays for it
+
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    return f"no such command {name!r}; " + (f"did you mean {close[0]!r}?" if close else "attend --help lists them")
 
 
 class LazyGroup(click.Group):
@@ -54,6 +65,14 @@ class LazyGroup(click.Group):
         assert isinstance(command, click.Command)
         return command
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0]
+        if name not in COMMANDS and not name.startswith("-"):
+            raise click.UsageError(suggest(name, sorted(COMMANDS)), ctx)
+        return super().resolve_command(ctx, args)
+
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="attend", message="%(prog)s %(version)s")
@@ -61,9 +80,45 @@ def cli() -> None:
     """attend: messages between the Claude Code sessions on this machine, and the human beside them."""
 
 
+HELP_EXAMPLES = (
+    ("attend help send", "the help of one command, as attend send --help prints it"),
+    ("attend help notify subscribe", "a subcommand's"),
+    ("attend help", "every command"),
+)
+
+
+@click.command(
+    "help",
+    help="Show the help of a command (attend help send), or of attend itself.",
+    epilog=examples.epilog(HELP_EXAMPLES),
+)
+@click.argument("words", nargs=-1, metavar="[COMMAND]...")
+@click.pass_context
+def help_command(ctx: click.Context, words: tuple[str, ...]) -> None:
+    target = ctx.find_root()
+    command: click.Command = target.command
+    for word in words:
+        if not isinstance(command, click.Group):
+            raise click.UsageError(f"{target.command_path} has no subcommands; attend help {target.info_name}")
+        found = command.get_command(target, word)
+        if found is None:
+            known = command.list_commands(target)
+            raise click.UsageError(suggest(word, known) if command is cli else f"no such command {word!r}", ctx)
+        target = click.Context(found, info_name=word, parent=target)
+        command = found
+    click.echo(target.get_help())
+
+
 def main(argv: list[str] | None = None) -> Any:
+    args = sys.argv[1:] if argv is None else argv
+    as_json = failure.wants_json(args)
+
+    def refuse(code: str, message: str, exit_code: int) -> None:
+        failure.report(code, message, as_json, sys.stdout, sys.stderr)
+        sys.exit(exit_code)
+
     try:
-        rv = cli.main(args=argv, prog_name="attend", standalone_mode=False)
+        rv = cli.main(args=args, prog_name="attend", standalone_mode=False)
         # Without standalone mode click returns ctx.exit()'s code instead of exiting.
         if isinstance(rv, int) and not isinstance(rv, bool):
             sys.exit(rv)
@@ -76,16 +131,12 @@ def main(argv: list[str] | None = None) -> Any:
     except click.UsageError as e:
         # One line, like every other refusal: what is wrong, and where the help is.
         where = e.ctx.command_path if e.ctx else "attend"
-        click.echo(f"{where}: {e.format_message()} (see {where} --help)", err=True)
-        sys.exit(e.exit_code)
+        refuse("usage", f"{where}: {e.format_message()} (see {where} --help)", e.exit_code)
     except click.ClickException as e:
-        e.show()
-        sys.exit(e.exit_code)
+        refuse("failure", f"attend: {e.format_message()}", e.exit_code)
     except click.exceptions.Abort:
-        click.echo("attend: aborted", err=True)
-        sys.exit(1)
+        refuse("aborted", "attend: aborted", 1)
     except AttendError as e:
-        click.echo(f"attend: {e}", err=True)
-        sys.exit(e.exit_code)
+        refuse(e.code, f"attend: {e}", e.exit_code)
     except BrokenPipeError:
         sys.exit(1)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from attend.cli.common import context, emit, json_option, table
+from attend.cli import examples
+from attend.cli.common import complete, context, emit, json_option, quiet_option, table
 from attend.verbs import channels as channels_verb
 from attend.verbs import dissolve as dissolve_verb
 from attend.verbs import join as join_verb
@@ -24,10 +25,11 @@ def _joined_text(r: join_verb.Joined) -> str:
     return f"[attend] joined #{r.channel}{pin}{not_shown(r.withheld)}"
 
 
-@click.command(help=join_verb.DESCRIPTION)
-@click.argument("name")
+@click.command(help=join_verb.DESCRIPTION, epilog=examples.epilog(join_verb.EXAMPLES))
+@click.argument("name", shell_complete=complete("channel"))
 @click.option("--pin", is_flag=True, help=join_verb.PARAMS["pin"])
 @json_option
+@quiet_option
 def join(name: str, pin: bool, as_json: bool) -> None:
     emit(join_verb.run(context(), join_verb.JoinRequest(name, pin)), as_json, _joined_text)
 
@@ -39,9 +41,10 @@ def _left_text(r: leave_verb.Left) -> str:
     return f"[attend] left #{r.channel}{gone}"
 
 
-@click.command(help=leave_verb.DESCRIPTION)
-@click.argument("name")
+@click.command(help=leave_verb.DESCRIPTION, epilog=examples.epilog(leave_verb.EXAMPLES))
+@click.argument("name", shell_complete=complete("channel"))
 @json_option
+@quiet_option
 def leave(name: str, as_json: bool) -> None:
     emit(leave_verb.run(context(), leave_verb.LeaveRequest(name)), as_json, _left_text)
 
@@ -85,12 +88,13 @@ def _joined_only_text(r: channels_verb.Channels) -> str:
     return table([["#" + c.name, "yes" if c.pinned else "no"] for c in r.channels], ["Channel", "Pinned"])
 
 
-@click.command(help=channels_verb.DESCRIPTION)
+@click.command(help=channels_verb.DESCRIPTION, epilog=examples.epilog(channels_verb.EXAMPLES))
 @click.argument("action", required=False, default="list", type=click.Choice(channels_verb.ACTIONS))
-@click.argument("name", required=False)
+@click.argument("name", required=False, shell_complete=complete("channel"))
 @click.argument("description", nargs=-1)
 @click.option("--joined", is_flag=True, help=channels_verb.PARAMS["joined"])
 @json_option
+@quiet_option
 def channels(action: str, name: str | None, description: tuple[str, ...], joined: bool, as_json: bool) -> None:
     if action == "list" and name is not None:
         raise click.UsageError("channels list takes no name; use channels describe NAME to change one")
@@ -105,9 +109,10 @@ def _dissolved_text(r: dissolve_verb.Dissolved) -> str:
     return f"[attend] dissolved #{r.channel} ({detail})"
 
 
-@click.command(help=dissolve_verb.DESCRIPTION)
-@click.argument("name")
+@click.command(help=dissolve_verb.DESCRIPTION, epilog=examples.epilog(dissolve_verb.EXAMPLES))
+@click.argument("name", shell_complete=complete("channel"))
 @json_option
+@quiet_option
 def dissolve(name: str, as_json: bool) -> None:
     emit(dissolve_verb.run(context(), dissolve_verb.DissolveRequest(name)), as_json, _dissolved_text)
 
@@ -121,9 +126,10 @@ def _scene_text(r: scene_verb.SceneResult) -> str:
     return f"[attend] scene '{r.scene}': joined: {', '.join(r.channels)}{not_shown(r.withheld)}"
 
 
-@click.command(help=scene_verb.DESCRIPTION)
+@click.command(help=scene_verb.DESCRIPTION, epilog=examples.epilog(scene_verb.EXAMPLES))
 @click.argument("name")
 @json_option
+@quiet_option
 def scene(name: str, as_json: bool) -> None:
     emit(scene_verb.run(context(), scene_verb.SceneRequest(name)), as_json, _scene_text)
 
@@ -136,7 +142,7 @@ def _scenes_text(r: scenes_verb.Scenes) -> str:
     return table(rows, ["Scene", "Channels"])
 
 
-@click.command(help=scenes_verb.DESCRIPTION)
+@click.command(help=scenes_verb.DESCRIPTION, epilog=examples.epilog(scenes_verb.EXAMPLES))
 @json_option
 def scenes(as_json: bool) -> None:
     emit(scenes_verb.run(context(), scenes_verb.ScenesRequest()), as_json, _scenes_text)

@@ -13,6 +13,10 @@ from attend.domain.context import Context
 
 DESCRIPTION = "Dissolve a channel: remove it, its members and its history. #open cannot be dissolved."
 PARAMS = {"name": "The channel to dissolve, e.g. 'deploy' or '#deploy'."}
+EXAMPLES = (  # the end of `attend dissolve --help` (CLI only)
+    ("attend dissolve deploy", "asks first on a terminal"),
+    ("attend dissolve deploy --yes", "from a script: no question"),
+)
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,12 @@ PARAMS = {
     "grep": "Only messages whose body matches this regular expression (case-insensitive; a plain word works).",
     "since": "Only messages newer than this: a duration (30s, 10m, 2h, 3d, 1w) or an ISO date/time (local time).",
 }
+EXAMPLES = (  # the end of `attend inbox --help` (CLI only)
+    ("attend inbox", "the newest page of what you receive"),
+    ("attend inbox --from Hana --since 2h", "filtered by sender and age"),
+    ("attend inbox <id>", "one message in full"),
+    ("attend inbox <id> --status", "who has it: delivered, claimed or seen"),
+)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,10 @@ DESCRIPTION = (
     "channel withdraws the enrollment that join made (one made by attend run stays)."
 )
 PARAMS = {"name": "The channel to leave, e.g. 'deploy' or '#deploy'."}
+EXAMPLES = (  # the end of `attend leave --help` (CLI only)
+    ("attend leave deploy", "leave #deploy; its history stays"),
+    ("attend leave deploy --yes", "and delete its history if you were the last member"),
+)
 
 
 @dataclass(frozen=True)
