@@ -3,17 +3,68 @@ did-you-mean, shell completion with live candidates, and -q."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import select
+import struct
 import subprocess
 import sys
+import termios
+import time
 
 import click
 import pytest
 
 from attend.cli import docs
 from attend.cli.app import cli
-from tests.support import World, post
+from attend.domain import channels
+from tests.support import ATTEND, DEADLINE, World, post
+
+
+def in_pty(
+    world: World, *args: str, answer: str | None = None, columns: int = 80, rows: int = 24, **env: str
+) -> tuple[int, str]:
+    """Run the installed `attend` on a terminal of its own (a pty the size given), as the human;
+    type ``answer`` when it asks [y/N]. Returns the exit code and everything the terminal showed."""
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+    proc = subprocess.Popen(
+        [ATTEND, *args],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env={**world.env, "TERM": "xterm", **env},
+        cwd=str(world.project("proj")),
+        start_new_session=True,
+    )
+    os.close(slave)
+    shown, asked = b"", False
+    end = time.monotonic() + DEADLINE  # catches a hang; measures nothing
+    try:
+        while time.monotonic() < end:
+            ready, _, _ = select.select([master], [], [], 0.05)
+            if not ready:
+                if proc.poll() is not None:
+                    break
+                continue
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the last writer on the terminal is gone
+                break
+            if not chunk:
+                break
+            shown += chunk
+            if answer is not None and not asked and b"[y/N]" in shown:
+                os.write(master, answer.encode() + b"\r")
+                asked = True
+        else:
+            proc.kill()
+            raise AssertionError(f"attend {' '.join(args)} did not finish; showed {shown!r}")
+    finally:
+        os.close(master)
+    return proc.wait(DEADLINE), shown.decode().replace("\r\n", "\n")
+
 
 # ---------------------------------------------------------------------- --json errors
 
@@ -229,3 +280,59 @@ def test_quiet_keeps_errors_warnings_and_json(world: World) -> None:
 def test_quiet_silences_other_success_lines(world: World, args: list[str]) -> None:
     quiet = world.cli(*args, "-q")
     assert quiet.returncode == 0 and quiet.stdout == "", quiet.stderr
+
+
+# ---------------------------------------------------------------------- destructive verbs ask
+
+
+def test_dissolve_on_a_terminal_asks_and_yes_dissolves(world: World) -> None:
+    assert world.cli("channels", "create", "doomed").returncode == 0
+    post(world.spool, "@doomed", "history", age=1)
+    rc, shown = in_pty(world, "dissolve", "doomed", answer="y")
+    assert rc == 0, shown
+    assert "Dissolve #doomed: remove it, its members and its history? [y/N]" in shown
+    assert "dissolved #doomed" in shown
+    assert not channels.exists(world.spool, "doomed") and not world.spool.exists("rooms", "@doomed")
+
+
+@pytest.mark.parametrize("answer", ["n", ""])
+def test_dissolve_on_a_terminal_keeps_everything_unless_told_yes(world: World, answer: str) -> None:
+    assert world.cli("channels", "create", "kept").returncode == 0
+    post(world.spool, "@kept", "history", age=1)
+    rc, shown = in_pty(world, "dissolve", "kept", answer=answer)
+    assert rc == 1 and "aborted" in shown
+    assert channels.exists(world.spool, "kept") and world.spool.room_names("@kept")
+
+
+def test_dissolve_yes_on_a_terminal_does_not_ask(world: World) -> None:
+    assert world.cli("channels", "create", "doomed").returncode == 0
+    rc, shown = in_pty(world, "dissolve", "doomed", "--yes")
+    assert rc == 0 and "[y/N]" not in shown and not channels.exists(world.spool, "doomed")
+
+
+def _human_in(world: World, name: str) -> None:
+    assert world.cli("join", name).returncode == 0
+    post(world.spool, f"@{name}", "history", age=1)
+
+
+def test_a_leave_that_would_empty_a_channel_asks_and_keeps_history_by_default(world: World) -> None:
+    _human_in(world, "temp")
+    rc, shown = in_pty(world, "leave", "temp", answer="")
+    assert rc == 0, shown
+    assert "#temp will be empty. Delete its history? [y/N]" in shown and "history stays" in shown
+    assert channels.exists(world.spool, "temp") and world.spool.room_names("@temp")
+
+
+def test_a_leave_that_would_empty_a_channel_deletes_its_history_on_yes(world: World) -> None:
+    _human_in(world, "temp")
+    rc, shown = in_pty(world, "leave", "temp", answer="y")
+    assert rc == 0 and "deleted with its history" in shown, shown
+    assert not channels.exists(world.spool, "temp") and not world.spool.exists("rooms", "@temp")
+
+
+def test_a_leave_that_empties_nothing_asks_nothing(world: World) -> None:
+    other = world.session("proj")
+    assert other.attend("join", "shared").rc == 0
+    _human_in(world, "shared")
+    rc, shown = in_pty(world, "leave", "shared")
+    assert rc == 0 and "[y/N]" not in shown and "left #shared" in shown

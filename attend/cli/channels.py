@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from attend.cli import examples
@@ -12,6 +14,15 @@ from attend.verbs import join as join_verb
 from attend.verbs import leave as leave_verb
 from attend.verbs import scene as scene_verb
 from attend.verbs import scenes as scenes_verb
+
+
+def terminal() -> bool:
+    """Whether there is someone to ask: a question needs a terminal to answer on."""
+    return sys.stdin.isatty()
+
+
+def bare(name: str) -> str:
+    return name.strip().removeprefix("#")
 
 
 def not_shown(n: int) -> str:
@@ -34,19 +45,32 @@ def join(name: str, pin: bool, as_json: bool) -> None:
     emit(join_verb.run(context(), join_verb.JoinRequest(name, pin)), as_json, _joined_text)
 
 
-def _left_text(r: leave_verb.Left) -> str:
+YES_HELP = "Do not ask: yes. Without a terminal to ask on, this is how to confirm."
+
+
+def _left_text(r: leave_verb.Left, emptied: bool) -> str:
     if not r.was_member:
         return f"[attend] not in #{r.channel}; nothing to leave"
-    gone = " (it was empty and unpinned, so it is gone with its history)" if r.removed else ""
-    return f"[attend] left #{r.channel}{gone}"
+    if r.removed:
+        return f"[attend] left #{r.channel}; it was empty, so it is deleted with its history"
+    if emptied:
+        return f"[attend] left #{r.channel}; it is empty, and its history stays until retention takes it"
+    return f"[attend] left #{r.channel}"
 
 
 @click.command(help=leave_verb.DESCRIPTION, epilog=examples.epilog(leave_verb.EXAMPLES))
 @click.argument("name", shell_complete=complete("channel"))
+@click.option("--yes", "-y", is_flag=True, help="Do not ask: " + leave_verb.PARAMS["purge"])
 @json_option
 @quiet_option
-def leave(name: str, as_json: bool) -> None:
-    emit(leave_verb.run(context(), leave_verb.LeaveRequest(name)), as_json, _left_text)
+def leave(name: str, yes: bool, as_json: bool) -> None:
+    ctx = context()
+    emptied = leave_verb.would_empty(ctx, name)
+    # History goes only when asked for: --yes, or yes to the question on a terminal (default no).
+    purge = yes or (
+        emptied and terminal() and click.confirm(f"#{bare(name)} will be empty. Delete its history?", err=True)
+    )
+    emit(leave_verb.run(ctx, leave_verb.LeaveRequest(name, purge)), as_json, lambda r: _left_text(r, emptied))
 
 
 def _channels_text(r: channels_verb.Channels) -> str:
@@ -111,10 +135,19 @@ def _dissolved_text(r: dissolve_verb.Dissolved) -> str:
 
 @click.command(help=dissolve_verb.DESCRIPTION, epilog=examples.epilog(dissolve_verb.EXAMPLES))
 @click.argument("name", shell_complete=complete("channel"))
+@click.option("--yes", "-y", is_flag=True, help=YES_HELP)
 @json_option
 @quiet_option
-def dissolve(name: str, as_json: bool) -> None:
-    emit(dissolve_verb.run(context(), dissolve_verb.DissolveRequest(name)), as_json, _dissolved_text)
+def dissolve(name: str, yes: bool, as_json: bool) -> None:
+    ctx = context()
+    if not yes:
+        channel = dissolve_verb.check(ctx, name)  # a refusal before the question, not after it
+        if not terminal():
+            raise click.UsageError(
+                f"dissolve deletes #{channel} and its history; add --yes to confirm (no terminal to ask on)"
+            )
+        click.confirm(f"Dissolve #{channel}: remove it, its members and its history?", abort=True, err=True)
+    emit(dissolve_verb.run(ctx, dissolve_verb.DissolveRequest(name)), as_json, _dissolved_text)
 
 
 def _scene_text(r: scene_verb.SceneResult) -> str:

@@ -31,6 +31,14 @@ class Dissolved:
     warnings: list[str] = field(default_factory=list)
 
 
+def check(ctx: Context, raw: str) -> str:
+    """The channel ``raw`` names, refused as ``run`` would refuse it: a frontend that asks before
+    dissolving checks first, so no one confirms a dissolve that cannot happen."""
+    name = channels.parse_name(raw, "dissolved")
+    channels.require(ctx.spool, name, creatable=False)
+    return name
+
+
 def run(ctx: Context, req: DissolveRequest) -> Dissolved:
     name = channels.parse_name(req.name, "dissolved")
     return Dissolved(name, channels.dissolve(ctx.spool, name))
