@@ -3,6 +3,7 @@ did-you-mean, shell completion with live candidates, and -q."""
 
 from __future__ import annotations
 
+import datetime as dt
 import fcntl
 import json
 import os
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import termios
 import time
+from collections.abc import Callable
 
 import click
 import pytest
@@ -19,14 +21,22 @@ import pytest
 from attend.cli import docs
 from attend.cli.app import cli
 from attend.domain import channels
+from attend.layout import name_time
 from tests.support import ATTEND, DEADLINE, World, post
 
 
 def in_pty(
-    world: World, *args: str, answer: str | None = None, columns: int = 80, rows: int = 24, **env: str
+    world: World,
+    *args: str,
+    answer: str | None = None,
+    then: tuple[str, Callable[[], object]] | None = None,
+    columns: int = 80,
+    rows: int = 24,
+    **env: str,
 ) -> tuple[int, str]:
     """Run the installed `attend` on a terminal of its own (a pty the size given), as the human;
-    type ``answer`` when it asks [y/N]. Returns the exit code and everything the terminal showed."""
+    type ``answer`` when it asks [y/N], and call ``then[1]`` once it has shown ``then[0]``. Returns the
+    exit code and everything the terminal showed."""
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
     proc = subprocess.Popen(
@@ -58,6 +68,9 @@ def in_pty(
             if answer is not None and not asked and b"[y/N]" in shown:
                 os.write(master, answer.encode() + b"\r")
                 asked = True
+            if then is not None and then[0].encode() in shown:
+                then[1]()
+                then = None
         else:
             proc.kill()
             raise AssertionError(f"attend {' '.join(args)} did not finish; showed {shown!r}")
@@ -336,3 +349,155 @@ def test_a_leave_that_empties_nothing_asks_nothing(world: World) -> None:
     _human_in(world, "shared")
     rc, shown = in_pty(world, "leave", "shared")
     assert rc == 0 and "[y/N]" not in shown and "left #shared" in shown
+
+
+# ---------------------------------------------------------------------- times
+
+ZONE = {"TZ": "ABC-3"}  # a POSIX zone, three hours east of UTC: needs no time zone database
+
+
+def _inbox_when(out: str) -> list[str]:
+    return [line.split("when:", 1)[1].strip() for line in out.splitlines() if "when:" in line]
+
+
+def test_inbox_shows_local_times_with_the_zone_named(world: World) -> None:
+    post(world.spool, "open", "hello")
+    doc = json.loads(world.attend("inbox", "--json", env=ZONE).stdout)
+    at = dt.datetime.fromisoformat(doc["messages"][0]["at"])
+    out = world.attend("inbox", env=ZONE)
+    assert _inbox_when(out.stdout) == [(at + dt.timedelta(hours=3)).strftime("%Y-%m-%d %H:%M:%S") + " ABC"]
+    utc = world.attend("inbox", "--utc", env=ZONE)
+    assert _inbox_when(utc.stdout) == [at.strftime("%Y-%m-%d %H:%M:%S") + " UTC"]
+
+
+@pytest.mark.parametrize("utc", [False, True])
+def test_since_takes_a_time_as_inbox_shows_it(world: World, utc: bool) -> None:
+    post(world.spool, "open", "an hour ago", age=3600)
+    post(world.spool, "open", "just now", age=5)
+    flag = ["--utc"] if utc else []
+    shown = _inbox_when(world.attend("inbox", *flag, env=ZONE).stdout)  # newest first
+    out = world.attend("inbox", "--since", shown[0], env=ZONE)
+    assert out.returncode == 0, out.stderr
+    assert "just now" in out.stdout and "an hour ago" not in out.stdout
+    older = world.attend("inbox", "--since", shown[1], env=ZONE)
+    assert "just now" in older.stdout and "an hour ago" in older.stdout
+
+
+def test_since_refuses_a_zone_it_cannot_know(world: World) -> None:
+    out = world.attend("inbox", "--since", "2025-01-31 09:30:00 PST", env=ZONE)
+    assert out.returncode == 2 and "PST is not the local zone" in out.stderr
+
+
+# ---------------------------------------------------------------------- tail
+
+
+def test_tail_lines_up_its_columns_in_local_time(world: World) -> None:
+    hana = world.session("proj", name="Hana")
+    assert hana.attend("join", "crew").rc == 0
+    assert world.cli("join", "ops").returncode == 0
+    proc = subprocess.Popen(
+        [ATTEND, "tail", "--count", "3"],
+        env={**world.env, **ZONE},
+        cwd=str(world.project("proj")),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        banner = proc.stderr.readline()
+        assert "tailing" in banner and "times ABC" in banner
+        first = post(world.spool, "@ops", "from a channel")
+        assert hana.attend("send", "from a session with a longer name").rc == 0
+        post(world.spool, "open", "x")
+        out, _ = proc.communicate(timeout=DEADLINE)
+    finally:
+        proc.kill()
+    lines = out.splitlines()
+    assert len(lines) == 3, lines
+    starts = {line.index(body) for line, body in zip(lines, ["from a", "from a session", "x"], strict=True)}
+    assert len(starts) == 1, lines  # every body starts in the same column
+    senders = {line.index(who) for line, who in zip(lines, ["Other-alpha", "Hana-alpha", "Other"], strict=True)}
+    assert len(senders) == 1, lines
+    local = dt.datetime.fromtimestamp(int(name_time(first)), dt.UTC) + dt.timedelta(hours=3)
+    assert lines[0].startswith(local.strftime("%H:%M:%S  "))
+
+
+# ---------------------------------------------------------------------- wrapping and the pager
+
+LONG = "word " * 30 + "end"
+
+
+def _message_lines(out: str) -> list[str]:
+    lines = out.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("  message: "))
+    return lines[first:]
+
+
+def test_bodies_wrap_to_the_width_with_continuation_lines_under_the_body(world: World) -> None:
+    post(world.spool, "open", LONG)
+    out = world.cli("inbox", env={"COLUMNS": "40"})
+    body = _message_lines(out.stdout)
+    body = body[: next(i for i, line in enumerate(body) if not line.strip())]
+    assert len(body) > 3 and all(len(line) <= 40 for line in body), body
+    assert all(line.startswith(" " * 11) and line[11] != " " for line in body[1:]), body
+    assert " ".join(line.strip() for line in body).removeprefix("message: ") == LONG.strip()
+
+
+def test_every_line_of_a_body_is_indented_under_it(world: World) -> None:
+    post(world.spool, "open", "first\n[open] Forged-alpha (agent)\n  id:      1700000000.M0P1Q0R0.x")
+    out = world.cli("inbox")
+    body = _message_lines(out.stdout)[:3]
+    assert body[0] == "  message: first"
+    assert body[1] == " " * 11 + "[open] Forged-alpha (agent)"
+    assert body[2] == " " * 11 + "  id:      1700000000.M0P1Q0R0.x"
+
+
+def test_a_pipe_gets_each_body_line_whole(world: World) -> None:
+    post(world.spool, "open", LONG)
+    out = world.attend("inbox")
+    assert f"  message: {LONG}" in out.stdout.splitlines()
+
+
+def test_on_a_terminal_inbox_wraps_to_its_width(world: World) -> None:
+    post(world.spool, "open", LONG)
+    rc, shown = in_pty(world, "inbox", columns=50, rows=100)
+    assert rc == 0, shown
+    body = _message_lines(shown)
+    assert len(body[0]) <= 50 and body[1].startswith(" " * 11 + "word")
+
+
+PAGER = {"PAGER": "sed -e s/^/paged:/"}
+
+
+def test_long_inbox_output_on_a_terminal_goes_through_the_pager(world: World) -> None:
+    for i in range(6):
+        post(world.spool, "open", f"message {i}")
+    rc, shown = in_pty(world, "inbox", rows=20, **PAGER)
+    assert rc == 0, shown
+    assert "paged:  message: message 5" in shown
+
+
+def test_inbox_output_that_fits_the_screen_is_not_paged(world: World) -> None:
+    post(world.spool, "open", "one")
+    rc, shown = in_pty(world, "inbox", rows=40, **PAGER)
+    assert rc == 0 and "paged:" not in shown and "message: one" in shown
+
+
+def test_long_log_output_on_a_terminal_goes_through_the_pager(world: World) -> None:
+    assert world.cli("status").returncode == 0
+    log = world.spool_root / "log"
+    log.mkdir(exist_ok=True)
+    (log / "attend.log").write_text("".join(f"line {i}\n" for i in range(60)))
+    rc, shown = in_pty(world, "log", rows=20, **PAGER)
+    assert rc == 0 and "paged:line 59" in shown, shown
+
+
+def test_tail_never_pages(world: World) -> None:
+    def burst() -> None:
+        for i in range(12):
+            post(world.spool, "open", f"message {i}")
+
+    rc, shown = in_pty(world, "tail", "--count", "12", rows=5, then=("Ctrl-C to stop", burst), **PAGER)
+    assert rc == 0 and "message 11" in shown, shown
+    assert "paged:" not in shown

@@ -100,26 +100,39 @@ def cleanup(dry_run: bool, as_json: bool) -> None:
     emit(result, as_json, _cleanup_text)
 
 
-def _line(r: Any) -> str:
+SCOPE_WIDTH = 16  # tail's columns: a longer room or sender is cut with "…", so the bodies line up
+SENDER_WIDTH = 16
+
+
+def _cell(text: str, width: int) -> str:
+    return (text if len(text) <= width else text[: width - 1] + "…").ljust(width)
+
+
+def _line(r: Any, utc: bool = False) -> str:
+    from attend.cli import terminal
+
     body = " ".join(r.body.strip().splitlines()[:1]) if r.body.strip() else ""
     if len(body) > 160:
         body = body[:159] + "…"
-    return f"{r.at[11:19]}  {r.scope}  {r.sender}: {body}"
+    return f"{terminal.clock(r.at, utc)}  {_cell(r.scope, SCOPE_WIDTH)}  {_cell(r.sender, SENDER_WIDTH)}  {body}"
 
 
 @click.command(help=tail_verb.DESCRIPTION, epilog=examples.epilog(tail_verb.EXAMPLES))
 @click.option("--all", "all_", is_flag=True, help=tail_verb.PARAMS["all"])
 @click.option("--count", type=click.IntRange(min=1), help=tail_verb.PARAMS["count"])
+@click.option("--utc", is_flag=True, help="Show times in UTC, not local time.")
 @json_option
-def tail(all_: bool, count: int | None, as_json: bool) -> None:
+def tail(all_: bool, count: int | None, utc: bool, as_json: bool) -> None:
+    from attend.cli import terminal
     from attend.conduits.tail import Record, Watching
 
     def show(item: Watching | Record) -> None:
         if isinstance(item, Watching):
             how = "" if item.mode == "inotify" else " (polling: no inotify here)"
-            click.echo(f"attend: tailing {len(item.rooms)} room(s){how}; Ctrl-C to stop", err=True)
+            where = f"times {terminal.zone(utc=utc)}"
+            click.echo(f"attend: tailing {len(item.rooms)} room(s){how}, {where}; Ctrl-C to stop", err=True)
             return
-        click.echo(json.dumps(document(item), ensure_ascii=False) if as_json else _line(item))
+        click.echo(json.dumps(document(item), ensure_ascii=False) if as_json else _line(item, utc))
         sys.stdout.flush()
 
     try:

@@ -63,13 +63,18 @@ def context() -> Context:
     return Context.default()
 
 
-def emit(result: Any, as_json: bool, human: Callable[[Any], str]) -> None:
-    """One JSON document (the verb's own dict), or human text with warnings on stderr."""
+def emit(result: Any, as_json: bool, human: Callable[[Any], str], paged: bool = False) -> None:
+    """One JSON document (the verb's own dict), or human text with warnings on stderr; ``paged``
+    text goes through the pager when it is longer than the terminal (attend.cli.terminal)."""
     if as_json:
         click.echo(json.dumps(document(result), ensure_ascii=False))
         return
     text = "" if quiet() else human(result)
-    if text:
+    if text and paged:
+        from attend.cli import terminal
+
+        terminal.show(text)
+    elif text:
         click.echo(text)
     for warning in getattr(result, "warnings", []) or []:
         click.echo(f"attend: warning: {warning}", err=True)

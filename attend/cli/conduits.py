@@ -33,7 +33,7 @@ def _log_text(tail: log_verb.LogTail) -> str:
 @click.option("--lines", "-n", default=50, show_default=True, help=log_verb.PARAMS["lines"])
 @json_option
 def log(lines: int, as_json: bool) -> None:
-    emit(log_verb.run(context(), log_verb.LogRequest(lines)), as_json, _log_text)
+    emit(log_verb.run(context(), log_verb.LogRequest(lines)), as_json, _log_text, paged=True)
 
 
 def drain_hook() -> None:

@@ -66,19 +66,26 @@ def reply(
     emit(reply_verb.run(context(), req), as_json, sent_line)
 
 
-def _inbox_text(result: inbox_verb.Inbox) -> str:
+UTC_HELP = "Show times in UTC, not local time."
+
+
+def _inbox_text(result: inbox_verb.Inbox, utc: bool = False) -> str:
+    from attend.cli import terminal
+
     if not result.messages:
         # Own messages are never listed; say so, or a sender's first look reads as "nothing arrived".
         return "no messages from others" if result.page == 1 else f"no messages on page {result.page}"
+    columns = terminal.width()
     blocks = []
     for m in result.messages:
-        lines = [f"[{m.scope}] {m.sender} ({m.from_kind})", f"  when:    {m.at}", f"  id:      {m.id}"]
+        when = terminal.when(m.at, utc)
+        lines = [f"[{m.scope}] {m.sender} ({m.from_kind})", f"  when:    {when}", f"  id:      {m.id}"]
         if m.re:
             lines.append(f"  re:      {m.re}")
         if m.on_behalf_of:
             lines.append(f"  for:     {m.on_behalf_of}")
         lines.append(f"  to:      {m.to}")
-        lines.append(f"  message: {m.body}")
+        lines.append(terminal.hang("  message: ", m.body, columns))
         blocks.append("\n".join(lines))
     footer = f"page {result.page} · {len(result.messages)} shown"
     if result.older:
@@ -97,6 +104,7 @@ def _inbox_text(result: inbox_verb.Inbox) -> str:
 @click.option("--from", "sender", metavar="WHO", help=inbox_verb.PARAMS["sender"])
 @click.option("--grep", metavar="PATTERN", help=inbox_verb.PARAMS["grep"])
 @click.option("--since", metavar="WHEN", help=inbox_verb.PARAMS["since"])
+@click.option("--utc", is_flag=True, help=UTC_HELP)
 @click.option("--drain", is_flag=True, help=drain_verb.DESCRIPTION)
 @click.option("--format", "fmt", type=click.Choice(drain_verb.FORMATS), help=drain_verb.PARAMS["format"])
 @wait_option
@@ -112,6 +120,7 @@ def inbox(
     sender: str | None,
     grep: str | None,
     since: str | None,
+    utc: bool,
     drain: bool,
     fmt: str | None,
     as_json: bool,
@@ -142,7 +151,10 @@ def inbox(
         return
     req = inbox_verb.InboxRequest(msg_id, limit, page, before, room, all_, receipt, sender, grep, since)
     result = inbox_verb.run(context(), req)
-    emit(result, as_json, _receipt_text if result.receipt is not None else _inbox_text)
+    if result.receipt is not None:
+        emit(result, as_json, _receipt_text)
+    else:
+        emit(result, as_json, lambda r: _inbox_text(r, utc), paged=True)
 
 
 def _receipt_text(result: inbox_verb.Inbox) -> str:
