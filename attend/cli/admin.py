@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from attend.cli import examples
+from attend.cli.app import epilog
 from attend.cli.common import context, emit, json_option, quiet_option, table
 from attend.errors import AttendError
 from attend.verbs import cleanup as cleanup_verb
@@ -37,7 +37,7 @@ def _config_text(r: config_verb.ConfigResult) -> str:
     return table(rows, ["Key", "Value", "Set in"])
 
 
-@click.command(help=config_verb.DESCRIPTION, epilog=examples.epilog(config_verb.EXAMPLES))
+@click.command(help=config_verb.DESCRIPTION, epilog=epilog(config_verb.EXAMPLES))
 @click.argument("action", required=False, default="show", type=click.Choice(config_verb.ACTIONS))
 @json_option
 def config(action: str, as_json: bool) -> None:
@@ -77,7 +77,7 @@ def _cleanup_text(r: cleanup_verb.CleanupResult) -> str:
     return "\n".join(lines)
 
 
-@click.command(help=cleanup_verb.DESCRIPTION, epilog=examples.epilog(cleanup_verb.EXAMPLES))
+@click.command(help=cleanup_verb.DESCRIPTION, epilog=epilog(cleanup_verb.EXAMPLES))
 @click.option("--dry-run", is_flag=True, help=cleanup_verb.PARAMS["dry_run"])
 @json_option
 @quiet_option
@@ -117,7 +117,7 @@ def _line(r: Any, utc: bool = False) -> str:
     return f"{terminal.clock(r.at, utc)}  {_cell(r.scope, SCOPE_WIDTH)}  {_cell(r.sender, SENDER_WIDTH)}  {body}"
 
 
-@click.command(help=tail_verb.DESCRIPTION, epilog=examples.epilog(tail_verb.EXAMPLES))
+@click.command(help=tail_verb.DESCRIPTION, epilog=epilog(tail_verb.EXAMPLES))
 @click.option("--all", "all_", is_flag=True, help=tail_verb.PARAMS["all"])
 @click.option("--count", type=click.IntRange(min=1), help=tail_verb.PARAMS["count"])
 @click.option("--utc", is_flag=True, help="Show times in UTC, not local time.")

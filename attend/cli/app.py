@@ -5,12 +5,28 @@ only what sending needs. Errors map to exit codes here, in one place.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import click
 
-from attend.cli import examples, failure
 from attend.errors import AttendError
+
+EXAMPLES_HEADING = "Examples:"
+
+
+def example_lines(pairs: Sequence[tuple[str, str]]) -> list[str]:
+    """The examples that end a command's help (EXAMPLES beside each verb's DESCRIPTION: 2-4
+    (command line, what it does) pairs), one line each, the comments aligned."""
+    width = max(len(command) for command, _ in pairs)
+    return [f"{command.ljust(width)}  # {what}" for command, what in pairs]
+
+
+def epilog(pairs: Sequence[tuple[str, str]]) -> str:
+    """The same examples as click's epilog; docs/cli/attend.md shows them too (attend/cli/docs.py)."""
+    # \b keeps click from re-wrapping the paragraph that follows it into one line.
+    return EXAMPLES_HEADING + "\n\n\b\n" + "\n".join(example_lines(pairs))
+
 
 # command name -> "module:attribute"; each module holds a few thin handlers.
 COMMANDS: dict[str, str] = {
@@ -90,7 +106,7 @@ HELP_EXAMPLES = (
 @click.command(
     "help",
     help="Show the help of a command (attend help send), or of attend itself.",
-    epilog=examples.epilog(HELP_EXAMPLES),
+    epilog=epilog(HELP_EXAMPLES),
 )
 @click.argument("words", nargs=-1, metavar="[COMMAND]...")
 @click.pass_context
@@ -111,10 +127,11 @@ def help_command(ctx: click.Context, words: tuple[str, ...]) -> None:
 
 def main(argv: list[str] | None = None) -> Any:
     args = sys.argv[1:] if argv is None else argv
-    as_json = failure.wants_json(args)
 
     def refuse(code: str, message: str, exit_code: int) -> None:
-        failure.report(code, message, as_json, sys.stdout, sys.stderr)
+        from attend.cli import failure  # only a refusal pays for it
+
+        failure.report(code, message, failure.wants_json(args), sys.stdout, sys.stderr)
         sys.exit(exit_code)
 
     try:

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from attend.cli import examples
+from attend.cli.app import epilog
 from attend.cli.common import complete, context, emit, json_option, quiet_option, table
 from attend.verbs import channels as channels_verb
 from attend.verbs import dissolve as dissolve_verb
@@ -36,7 +36,7 @@ def _joined_text(r: join_verb.Joined) -> str:
     return f"[attend] joined #{r.channel}{pin}{not_shown(r.withheld)}"
 
 
-@click.command(help=join_verb.DESCRIPTION, epilog=examples.epilog(join_verb.EXAMPLES))
+@click.command(help=join_verb.DESCRIPTION, epilog=epilog(join_verb.EXAMPLES))
 @click.argument("name", shell_complete=complete("channel"))
 @click.option("--pin", is_flag=True, help=join_verb.PARAMS["pin"])
 @json_option
@@ -58,7 +58,7 @@ def _left_text(r: leave_verb.Left, emptied: bool) -> str:
     return f"[attend] left #{r.channel}"
 
 
-@click.command(help=leave_verb.DESCRIPTION, epilog=examples.epilog(leave_verb.EXAMPLES))
+@click.command(help=leave_verb.DESCRIPTION, epilog=epilog(leave_verb.EXAMPLES))
 @click.argument("name", shell_complete=complete("channel"))
 @click.option("--yes", "-y", is_flag=True, help="Do not ask: " + leave_verb.PARAMS["purge"])
 @json_option
@@ -112,7 +112,7 @@ def _joined_only_text(r: channels_verb.Channels) -> str:
     return table([["#" + c.name, "yes" if c.pinned else "no"] for c in r.channels], ["Channel", "Pinned"])
 
 
-@click.command(help=channels_verb.DESCRIPTION, epilog=examples.epilog(channels_verb.EXAMPLES))
+@click.command(help=channels_verb.DESCRIPTION, epilog=epilog(channels_verb.EXAMPLES))
 @click.argument("action", required=False, default="list", type=click.Choice(channels_verb.ACTIONS))
 @click.argument("name", required=False, shell_complete=complete("channel"))
 @click.argument("description", nargs=-1)
@@ -133,7 +133,7 @@ def _dissolved_text(r: dissolve_verb.Dissolved) -> str:
     return f"[attend] dissolved #{r.channel} ({detail})"
 
 
-@click.command(help=dissolve_verb.DESCRIPTION, epilog=examples.epilog(dissolve_verb.EXAMPLES))
+@click.command(help=dissolve_verb.DESCRIPTION, epilog=epilog(dissolve_verb.EXAMPLES))
 @click.argument("name", shell_complete=complete("channel"))
 @click.option("--yes", "-y", is_flag=True, help=YES_HELP)
 @json_option
@@ -159,7 +159,7 @@ def _scene_text(r: scene_verb.SceneResult) -> str:
     return f"[attend] scene '{r.scene}': joined: {', '.join(r.channels)}{not_shown(r.withheld)}"
 
 
-@click.command(help=scene_verb.DESCRIPTION, epilog=examples.epilog(scene_verb.EXAMPLES))
+@click.command(help=scene_verb.DESCRIPTION, epilog=epilog(scene_verb.EXAMPLES))
 @click.argument("name")
 @json_option
 @quiet_option
@@ -175,7 +175,7 @@ def _scenes_text(r: scenes_verb.Scenes) -> str:
     return table(rows, ["Scene", "Channels"])
 
 
-@click.command(help=scenes_verb.DESCRIPTION, epilog=examples.epilog(scenes_verb.EXAMPLES))
+@click.command(help=scenes_verb.DESCRIPTION, epilog=epilog(scenes_verb.EXAMPLES))
 @json_option
 def scenes(as_json: bool) -> None:
     emit(scenes_verb.run(context(), scenes_verb.ScenesRequest()), as_json, _scenes_text)

@@ -6,12 +6,11 @@ means no candidates (common.complete wraps each call), never a traceback in the 
 
 from __future__ import annotations
 
-import click
-from click.shell_completion import CompletionItem, get_completion_class
+from typing import Any
 
-from attend.cli import examples
-from attend.domain import channels as channel_store
-from attend.domain.context import Context
+import click
+
+from attend.cli.app import epilog
 
 SHELLS = ("bash", "zsh", "fish")
 RECENT_IDS = 20  # --re offers this many of the newest messages
@@ -25,10 +24,12 @@ EXAMPLES = (
 @click.command(
     help="Print the shell completion script for bash, zsh or fish; --to, --channel and --re complete "
     "live peer names, channels and recent message ids.",
-    epilog=examples.epilog(EXAMPLES),
+    epilog=epilog(EXAMPLES),
 )
 @click.argument("shell", type=click.Choice(SHELLS))
 def completion(shell: str) -> None:
+    from click.shell_completion import get_completion_class
+
     from attend.cli.app import cli
 
     cls = get_completion_class(shell)
@@ -36,12 +37,18 @@ def completion(shell: str) -> None:
     click.echo(cls(cli, {}, "attend", "_ATTEND_COMPLETE").source())
 
 
-def _channel_names(ctx: Context) -> list[str]:
-    return channel_store.names(ctx.spool)
+def candidates(kind: str, incomplete: str) -> list[Any]:
+    """The CompletionItems for ``kind`` that start with ``incomplete`` (imports only on a Tab)."""
+    from click.shell_completion import CompletionItem
 
+    from attend.domain import channels as channel_store
+    from attend.domain.context import Context
 
-def candidates(kind: str, incomplete: str) -> list[CompletionItem]:
     ctx = Context.default()
+
+    def _channel_names(ctx: Context) -> list[str]:
+        return channel_store.names(ctx.spool)
+
     if kind == "channel":
         bare = incomplete.lstrip("#")
         lead = incomplete[: len(incomplete) - len(bare)]

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from attend.cli import examples
+from attend.cli.app import epilog
 from attend.cli.common import context, emit, json_option
 from attend.domain.context import Context
 from attend.verbs import drain as drain_verb
@@ -15,7 +15,7 @@ from attend.verbs import log as log_verb
 from attend.verbs import run as run_verb
 
 
-@click.command(help=run_verb.DESCRIPTION, epilog=examples.epilog(run_verb.EXAMPLES))
+@click.command(help=run_verb.DESCRIPTION, epilog=epilog(run_verb.EXAMPLES))
 def run() -> None:
     from attend.conduits import loop
 
@@ -29,7 +29,7 @@ def _log_text(tail: log_verb.LogTail) -> str:
     return "\n".join(tail.lines) if tail.lines else f"the log is empty ({tail.path})"
 
 
-@click.command(help=log_verb.DESCRIPTION, epilog=examples.epilog(log_verb.EXAMPLES))
+@click.command(help=log_verb.DESCRIPTION, epilog=epilog(log_verb.EXAMPLES))
 @click.option("--lines", "-n", default=50, show_default=True, help=log_verb.PARAMS["lines"])
 @json_option
 def log(lines: int, as_json: bool) -> None:

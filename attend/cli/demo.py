@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from attend.cli import examples
+from attend.cli.app import epilog
 from attend.errors import AttendError
 
 DESCRIPTION = (
@@ -19,7 +19,7 @@ EXAMPLES = (
 )
 
 
-@click.command(help=DESCRIPTION, epilog=examples.epilog(EXAMPLES))
+@click.command(help=DESCRIPTION, epilog=epilog(EXAMPLES))
 def demo() -> None:
     from attend.testing import demo as demo_mod
 

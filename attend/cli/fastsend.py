@@ -70,7 +70,7 @@ def run(args: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> 
         return None
     import json
 
-    from attend.cli import failure, render
+    from attend.cli import render
     from attend.cli.body import message_body
     from attend.domain.context import Context
     from attend.errors import AttendError
@@ -83,6 +83,8 @@ def run(args: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> 
         parsed["message"] = message_body(words, sys.stdin)  # type: ignore[arg-type]
         result = send.run(Context.default(), send.SendRequest(**parsed))  # type: ignore[arg-type]
     except AttendError as e:
+        from attend.cli import failure  # only a refusal pays for it
+
         failure.report(e.code, f"attend: {e}", as_json, out, err)
         return e.exit_code
     if as_json:

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from attend.cli import examples
+from attend.cli.app import epilog
 from attend.cli.common import context, emit, json_option, quiet_option, table
 from attend.verbs import notify_list, notify_subscribe, notify_unsubscribe
 
@@ -28,7 +28,7 @@ NOTIFY_EXAMPLES = (
 
 @click.command(
     help="Serve attend's tools to an MCP client over stdio; Claude Code launches it once per session.",
-    epilog=examples.epilog(MCP_EXAMPLES),
+    epilog=epilog(MCP_EXAMPLES),
 )
 def mcp() -> None:
     from attend.mcp import server as mcp_server  # the mcp SDK costs ~0.6 s to import: only this command pays it
@@ -38,13 +38,13 @@ def mcp() -> None:
 
 @click.group(
     help="Standing subscriptions for the notifications on attend's MCP tool results.",
-    epilog=examples.epilog(NOTIFY_EXAMPLES),
+    epilog=epilog(NOTIFY_EXAMPLES),
 )
 def notify() -> None:
     pass
 
 
-@notify.command(help=notify_subscribe.DESCRIPTION, epilog=examples.epilog(notify_subscribe.EXAMPLES))
+@notify.command(help=notify_subscribe.DESCRIPTION, epilog=epilog(notify_subscribe.EXAMPLES))
 @click.argument("kinds", nargs=-1, required=True)
 @click.option("--project", metavar="PATH", help=notify_subscribe.PARAMS["project"])
 @json_option
@@ -58,7 +58,7 @@ def subscribe(kinds: tuple[str, ...], project: str | None, as_json: bool) -> Non
     )
 
 
-@notify.command(help=notify_unsubscribe.DESCRIPTION, epilog=examples.epilog(notify_unsubscribe.EXAMPLES))
+@notify.command(help=notify_unsubscribe.DESCRIPTION, epilog=epilog(notify_unsubscribe.EXAMPLES))
 @click.argument("subscription_id")
 @json_option
 @quiet_option
@@ -67,7 +67,7 @@ def unsubscribe(subscription_id: str, as_json: bool) -> None:
     emit(notify_unsubscribe.run(context(), req), as_json, lambda u: f"unsubscribed {u.subscription_id}")
 
 
-@notify.command(name="list", help=notify_list.DESCRIPTION, epilog=examples.epilog(notify_list.EXAMPLES))
+@notify.command(name="list", help=notify_list.DESCRIPTION, epilog=epilog(notify_list.EXAMPLES))
 @json_option
 def list_(as_json: bool) -> None:
     def text(result: notify_list.Subscriptions) -> str:

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from attend.cli import examples
+from attend.cli.app import epilog
 from attend.cli.body import message_body
 from attend.cli.common import complete, context, emit, json_option, quiet_option, table
 from attend.cli.mcp import wait_option
@@ -20,7 +20,7 @@ from attend.verbs import status as status_verb
 from attend.verbs import whoami as whoami_verb
 
 
-@click.command(help=send_verb.DESCRIPTION, epilog=examples.epilog(send_verb.EXAMPLES))
+@click.command(help=send_verb.DESCRIPTION, epilog=epilog(send_verb.EXAMPLES))
 @click.option("--to", help=send_verb.PARAMS["to"], shell_complete=complete("to"))
 @click.option("--channel", help=send_verb.PARAMS["channel"], shell_complete=complete("channel"))
 @click.option("--broadcast", is_flag=True, help=send_verb.PARAMS["broadcast"])
@@ -42,7 +42,7 @@ def send(
     emit(send_verb.run(context(), req), as_json, sent_line)
 
 
-@click.command(help=reply_verb.DESCRIPTION, epilog=examples.epilog(reply_verb.EXAMPLES))
+@click.command(help=reply_verb.DESCRIPTION, epilog=epilog(reply_verb.EXAMPLES))
 @click.option("--re", "re_", metavar="ID", help=reply_verb.PARAMS["re"], shell_complete=complete("id"))
 @click.option(
     "--to", help=reply_verb.PARAMS["to"] + " A message id here names the parent.", shell_complete=complete("to")
@@ -93,7 +93,7 @@ def _inbox_text(result: inbox_verb.Inbox, utc: bool = False) -> str:
     return "\n\n".join(blocks) + "\n\n" + footer
 
 
-@click.command(help=inbox_verb.DESCRIPTION, epilog=examples.epilog(inbox_verb.EXAMPLES))
+@click.command(help=inbox_verb.DESCRIPTION, epilog=epilog(inbox_verb.EXAMPLES))
 @click.argument("msg_id", required=False, metavar="[ID]", shell_complete=complete("id"))
 @click.option("--limit", default=25, show_default=True, help=inbox_verb.PARAMS["limit"])
 @click.option("--page", default=1, show_default=True, help=inbox_verb.PARAMS["page"])
@@ -183,7 +183,7 @@ def _peers_text(result: peers_verb.Peers) -> str:
     return table(rows, ["Session", "Project", "Status", "Channels", "Conduits"])
 
 
-@click.command(help=peers_verb.DESCRIPTION, epilog=examples.epilog(peers_verb.EXAMPLES))
+@click.command(help=peers_verb.DESCRIPTION, epilog=epilog(peers_verb.EXAMPLES))
 @json_option
 def peers(as_json: bool) -> None:
     emit(peers_verb.run(context(), peers_verb.PeersRequest()), as_json, _peers_text)
@@ -209,7 +209,7 @@ def _status_text(s: status_verb.Status) -> str:
     return table(rows)
 
 
-@click.command(help=status_verb.DESCRIPTION, epilog=examples.epilog(status_verb.EXAMPLES))
+@click.command(help=status_verb.DESCRIPTION, epilog=epilog(status_verb.EXAMPLES))
 @json_option
 def status(as_json: bool) -> None:
     emit(status_verb.run(context(), status_verb.StatusRequest()), as_json, _status_text)
@@ -227,7 +227,7 @@ def _whoami_text(w: whoami_verb.WhoAmI) -> str:
     return table(rows) + f"\nspool: {w.spool}"
 
 
-@click.command(help=whoami_verb.DESCRIPTION, epilog=examples.epilog(whoami_verb.EXAMPLES))
+@click.command(help=whoami_verb.DESCRIPTION, epilog=epilog(whoami_verb.EXAMPLES))
 @click.option("--machine", is_flag=True, help="Print exactly session_id=, origin_path= and resolved= lines.")
 @json_option
 def whoami(machine: bool, as_json: bool) -> None:
