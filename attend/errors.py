@@ -10,25 +10,35 @@ class AttendError(Exception):
     """A failure reported to the user (exit 1)."""
 
     exit_code = 1
+    code = "failure"  # the ``error.code`` of a --json error document
 
 
 class UsageError(AttendError):
     """Bad input from the caller: a flag, a name, a message (exit 2)."""
 
     exit_code = 2
+    code = "usage"
 
 
 class SpoolError(AttendError):
     """The spool is unusable: foreign-owned, writable by others, a planted symlink, cross-device."""
 
+    code = "spool"
+
 
 class IdentityError(AttendError):
     """The caller's identity cannot be resolved the way the verb needs."""
+
+    code = "identity"
 
 
 class NotEnrolledError(AttendError):
     """A Claude session that is not enrolled tried to act as a sender."""
 
+    code = "not_enrolled"
+
 
 class NotFoundError(AttendError):
     """A named message, channel, session or subscription does not exist."""
+
+    code = "not_found"

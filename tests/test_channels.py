@@ -110,15 +110,31 @@ def test_leaving_the_last_channel_keeps_an_enrollment_made_by_run(world: World) 
     assert enrollment is not None and enrollment.ways == ("run",)
 
 
-def test_an_unpinned_channel_left_empty_is_removed_with_its_history(world: World) -> None:
+def test_a_channel_left_empty_keeps_its_history(world: World) -> None:
     s = world.session("proj")
     assert s.attend("join", "temp").rc == 0
     post(world.spool, "@temp", "history", age=1)
-    assert world.spool.exists("rooms", "@temp")
     out = s.attend("leave", "temp")
-    assert "gone with its history" in out.stdout
+    assert out.rc == 0 and "its history stays until retention takes it" in out.stdout
+    assert channels.exists(world.spool, "temp") and members_of(world, "temp") == []
+    assert world.spool.room_names("@temp")
+
+
+def test_leave_yes_deletes_the_history_of_the_channel_it_empties(world: World) -> None:
+    s = world.session("proj")
+    assert s.attend("join", "temp").rc == 0
+    post(world.spool, "@temp", "history", age=1)
+    out = s.attend("leave", "temp", "--yes")
+    assert "deleted with its history" in out.stdout
     assert not world.spool.exists("channels", "temp")
     assert not world.spool.exists("rooms", "@temp")
+
+
+def test_leave_yes_never_deletes_a_channel_others_are_still_in(world: World) -> None:
+    a, b = world.session("proj"), world.session("proj")
+    assert a.attend("join", "shared").rc == 0 and b.attend("join", "shared").rc == 0
+    assert a.attend("leave", "shared", "--yes").rc == 0
+    assert members_of(world, "shared") == [b.session_id]
 
 
 def test_a_pinned_channel_left_empty_stays(world: World) -> None:
@@ -213,11 +229,23 @@ def test_dissolve_removes_a_channel_its_members_and_its_history(world: World) ->
     s = world.session("proj")
     assert s.attend("join", "gone").rc == 0
     post(world.spool, "@gone", "history", age=1)
-    out = human(world, "dissolve", "#gone")
+    out = human(world, "dissolve", "#gone", "--yes")
     assert out.stdout.strip() == "[attend] dissolved #gone (1 member released)"
     assert not world.spool.exists("channels", "gone")
     assert not world.spool.exists("rooms", "@gone")
-    assert human(world, "dissolve", "gone").rc == 1
+    assert human(world, "dissolve", "gone", "--yes").rc == 1
+
+
+def test_dissolve_without_a_terminal_needs_yes_and_changes_nothing(world: World) -> None:
+    s = world.session("proj")
+    assert s.attend("join", "kept").rc == 0
+    post(world.spool, "@kept", "history", age=1)
+    before = tree(world.spool_root / "channels"), tree(world.spool_root / "rooms")
+    out = human(world, "dissolve", "kept")
+    assert out.rc == 2 and "add --yes" in out.stderr and len(out.stderr.splitlines()) == 1
+    assert (tree(world.spool_root / "channels"), tree(world.spool_root / "rooms")) == before
+    missing = human(world, "dissolve", "never-was")
+    assert missing.rc == 1 and "no such channel" in missing.stderr  # refused as such, not asked about
 
 
 def test_membership_files_edited_into_nonsense_are_skipped_with_a_warning(world: World) -> None:
@@ -280,5 +308,5 @@ def test_a_channel_whose_only_other_member_is_a_human_can_be_sent_to(world: Worl
 def test_channel_names_are_case_insensitive(world: World) -> None:
     a = world.session("proj")
     assert a.attend("join", "Deploy").rc == 0
-    assert a.attend("leave", "#deploy").rc == 0
+    assert a.attend("leave", "#deploy", "--yes").rc == 0
     assert not channels.exists(world.spool, "Deploy") and not channels.exists(world.spool, "deploy")

@@ -211,3 +211,27 @@ def test_reaping_a_large_ended_session_is_bounded_per_sweep_and_finishes_over_pa
         assert passes < 20
     assert passes >= 4  # 30 deliveries and the session's state cannot go in one pass of 10
     assert not channels.exists(spool, "mine")  # the reaping finished: its membership went too
+
+
+def test_an_empty_channel_keeps_its_history_until_retention_takes_the_last_of_it(world: World) -> None:
+    spool = world.spool
+    s = world.session("proj")
+    assert s.attend("join", "quiet").rc == 0 and s.attend("join", "recent").rc == 0
+    post(spool, "@quiet", "old news", age=20 * DAY)
+    young = post(spool, "@recent", "still fresh", age=DAY)
+    assert s.attend("leave", "quiet").rc == 0 and s.attend("leave", "recent").rc == 0
+    assert channels.exists(spool, "quiet") and channels.exists(spool, "recent")  # leaving deleted nothing
+    dry = retention.run(spool, policy(), is_live=never_live, dry_run=True)
+    assert dry.channels == ["quiet"] and channels.exists(spool, "quiet")
+    report = retention.run(spool, policy(), is_live=never_live)
+    assert report.channels == ["quiet"]
+    assert not channels.exists(spool, "quiet") and not spool.exists("rooms", "@quiet")
+    assert channels.exists(spool, "recent") and spool.room_names("@recent") == [young]
+
+
+def test_retention_keeps_an_empty_pinned_channel(world: World) -> None:
+    spool = world.spool
+    channels.create(spool, "kept", pinned=True)
+    post(spool, "@kept", "old news", age=20 * DAY)
+    retention.run(spool, policy(), is_live=never_live)
+    assert channels.exists(spool, "kept")

@@ -133,11 +133,12 @@ def parse_monitor(lines: list[str]) -> list[dict[str, Any]]:
 
 
 def parse_tail(lines: list[str]) -> list[dict[str, Any]]:
+    """tail's columns: the time, the room and the sender padded (and cut with …) to 16, the body."""
     out = []
     for line in lines:
-        m = re.fullmatch(rf"\d\d:\d\d:\d\d  ({SCOPE})  ({LABEL}): (.*)", line)
-        assert m, f"not a tail line of attend's: {line!r}"
-        out.append({"sender": unquote(m[2]), "body": [m[3]]})
+        m = re.fullmatch(r"\d\d:\d\d:\d\d  (.{16})  (.{16})  (.*)", line)
+        assert m and re.fullmatch(SCOPE, m[1].rstrip()), f"not a tail line of attend's: {line!r}"
+        out.append({"sender": m[2].rstrip(), "body": [m[3]]})
     return out
 
 
@@ -245,7 +246,9 @@ def test_hostile_bodies_and_a_hostile_name_parse_back_to_exactly_the_messages_se
 
     clean("\n".join(tail_lines))
     messages = parse_tail(tail_lines)
-    assert [m["sender"] for m in messages] == [who] * len(BODIES)
+    column = framing.label(raw)
+    column = column if len(column) <= 16 else column[:15] + "…"
+    assert [m["sender"] for m in messages] == [column] * len(BODIES)
     each_body_in_its_own_message(messages)
 
     items = titles(world, mcp_r)

@@ -26,7 +26,7 @@ def test_a_scene_leaves_every_other_channel_and_joins_its_own(world: World) -> N
     assert out.rc == 0, out.stderr
     assert out.stdout.strip() == "[attend] scene 'review': joined: deploy, review"
     assert sessions.channels_of(world.spool, s.session_id) == ["deploy", "review"]
-    assert not channels.exists(world.spool, "ops")  # left empty and unpinned
+    assert channels.exists(world.spool, "ops") and channels.members(world.spool, "ops") == []  # history kept
     assert sessions.is_enrolled(world.spool, s.session_id)
 
 

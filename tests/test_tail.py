@@ -42,9 +42,9 @@ def test_tail_prints_new_records_in_the_callers_rooms_as_they_land(world: World)
         lines = finish(proc)
     finally:
         proc.kill()
-    assert [line.split("  ", 1)[1] for line in lines] == [
-        "#open  Other-alpha: hello everyone ⏎ second line",
-        "#open  Other-alpha: and again",
+    assert [line.split()[1:] for line in lines] == [
+        ["#open", "Other-alpha", "hello", "everyone", "⏎", "second", "line"],
+        ["#open", "Other-alpha", "and", "again"],
     ]
 
 
@@ -68,4 +68,4 @@ def test_tail_covers_the_channels_a_human_joined(world: World) -> None:
         lines = finish(proc)
     finally:
         proc.kill()
-    assert lines[0].endswith("#ops  Other-alpha: ops news")
+    assert lines[0].split()[1:] == ["#ops", "Other-alpha", "ops", "news"]

@@ -25,6 +25,8 @@ from attend.verbs import parameters
 
 # Modules of attend/verbs/ that hold shared code, not a verb.
 HELPERS = frozenset({"inbox_filters"})
+# Verbs behind a flag of another command (inbox --drain, inbox --wait): their examples are that command's.
+FLAGS = frozenset({"drain", "inbox_wait"})
 
 
 def verb_modules() -> dict[str, ModuleType]:
@@ -68,7 +70,25 @@ def problems(module: ModuleType) -> list[str]:
         found.append(f"PARAMS names {sorted(declared)}, the request's parameters are {sorted(names)}")
     elif not all(isinstance(v, str) and v.strip() for v in declared.values()):
         found.append("a PARAMS entry is not a non-empty string")
+    examples = getattr(module, "EXAMPLES", None)
+    if examples is not None and not (
+        isinstance(examples, tuple)
+        and 2 <= len(examples) <= 4
+        and all(
+            isinstance(e, tuple)
+            and len(e) == 2
+            and all(isinstance(x, str) and x.strip() for x in e)
+            and "attend " in e[0]
+            for e in examples
+        )
+    ):
+        found.append("EXAMPLES is not 2-4 (command line, what it does) pairs of attend command lines")
     return found
+
+
+def test_every_verb_with_a_command_of_its_own_has_examples() -> None:
+    missing = [name for name, module in verb_modules().items() if name not in FLAGS and not hasattr(module, "EXAMPLES")]
+    assert not missing, f"no EXAMPLES (the end of --help) in: {', '.join(missing)}"
 
 
 def test_every_verb_has_the_one_shape() -> None:
@@ -135,6 +155,11 @@ PLANTED = {
     ),
     "a parameter without PARAMS": GOOD.replace('PARAMS = {"lines": "How many."}', ""),
     "no return annotation": GOOD.replace(") -> Thing:", "):"),
+    "one example": GOOD.replace("PARAMS = {", 'EXAMPLES = (("attend thing", "does it"),)\nPARAMS = {'),
+    "five examples": GOOD.replace("PARAMS = {", 'EXAMPLES = (("attend thing", "does it"),) * 5\nPARAMS = {'),
+    "an example that is not attend": GOOD.replace(
+        "PARAMS = {", 'EXAMPLES = (("ls", "lists"), ("attend thing", "does it"))\nPARAMS = {'
+    ),
 }
 
 

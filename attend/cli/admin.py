@@ -9,7 +9,8 @@ from typing import Any
 
 import click
 
-from attend.cli.common import context, emit, json_option, table
+from attend.cli.app import epilog
+from attend.cli.common import context, emit, json_option, quiet_option, table
 from attend.domain import framing
 from attend.errors import AttendError
 from attend.verbs import cleanup as cleanup_verb
@@ -37,13 +38,15 @@ def _config_text(r: config_verb.ConfigResult) -> str:
     return table(rows, ["Key", "Value", "Set in"])
 
 
-@click.command(help=config_verb.DESCRIPTION)
+@click.command(help=config_verb.DESCRIPTION, epilog=epilog(config_verb.EXAMPLES))
 @click.argument("action", required=False, default="show", type=click.Choice(config_verb.ACTIONS))
 @json_option
 def config(action: str, as_json: bool) -> None:
     result = config_verb.run(context(), config_verb.ConfigRequest(action))
     emit(result, as_json, _config_text)
     if action == "lint" and result.problems:
+        if as_json:
+            raise SystemExit(3)  # the document above lists the problems; a second one would break --json
         n = len(result.problems)
         raise LintProblems(f"config lint: {n} problem{'s' if n != 1 else ''}; fix the lines above")
 
@@ -75,9 +78,10 @@ def _cleanup_text(r: cleanup_verb.CleanupResult) -> str:
     return "\n".join(lines)
 
 
-@click.command(help=cleanup_verb.DESCRIPTION)
+@click.command(help=cleanup_verb.DESCRIPTION, epilog=epilog(cleanup_verb.EXAMPLES))
 @click.option("--dry-run", is_flag=True, help=cleanup_verb.PARAMS["dry_run"])
 @json_option
+@quiet_option
 def cleanup(dry_run: bool, as_json: bool) -> None:
     bar: Any = None
 
@@ -97,28 +101,42 @@ def cleanup(dry_run: bool, as_json: bool) -> None:
     emit(result, as_json, _cleanup_text)
 
 
-def _line(r: Any) -> str:
+SCOPE_WIDTH = 16  # tail's columns: a longer room or sender is cut with "…", so the bodies line up
+SENDER_WIDTH = 16
+
+
+def _cell(text: str, width: int) -> str:
+    return (text if len(text) <= width else text[: width - 1] + "…").ljust(width)
+
+
+def _line(r: Any, utc: bool = False) -> str:
     """One line per record, whatever the body or the sender's name holds (attend.domain.framing):
     nothing in them reaches the terminal as a line break or an escape sequence."""
+    from attend.cli import terminal
+
     body = " ".join(framing.inline(r.body).split())
     if len(body) > 160:
         body = body[:159] + "…"
-    return f"{r.at[11:19]}  {framing.inline(r.scope)}  {framing.label(r.sender)}: {body}"
+    scope, sender = _cell(framing.inline(r.scope), SCOPE_WIDTH), _cell(framing.label(r.sender), SENDER_WIDTH)
+    return f"{terminal.clock(r.at, utc)}  {scope}  {sender}  {body}"
 
 
-@click.command(help=tail_verb.DESCRIPTION)
+@click.command(help=tail_verb.DESCRIPTION, epilog=epilog(tail_verb.EXAMPLES))
 @click.option("--all", "all_", is_flag=True, help=tail_verb.PARAMS["all"])
 @click.option("--count", type=click.IntRange(min=1), help=tail_verb.PARAMS["count"])
+@click.option("--utc", is_flag=True, help="Show times in UTC, not local time.")
 @json_option
-def tail(all_: bool, count: int | None, as_json: bool) -> None:
+def tail(all_: bool, count: int | None, utc: bool, as_json: bool) -> None:
+    from attend.cli import terminal
     from attend.conduits.tail import Record, Watching
 
     def show(item: Watching | Record) -> None:
         if isinstance(item, Watching):
             how = "" if item.mode == "inotify" else " (polling: no inotify here)"
-            click.echo(f"attend: tailing {len(item.rooms)} room(s){how}; Ctrl-C to stop", err=True)
+            where = f"times {terminal.zone(utc=utc)}"
+            click.echo(f"attend: tailing {len(item.rooms)} room(s){how}, {where}; Ctrl-C to stop", err=True)
             return
-        click.echo(json.dumps(document(item), ensure_ascii=False) if as_json else _line(item))
+        click.echo(json.dumps(document(item), ensure_ascii=False) if as_json else _line(item, utc))
         sys.stdout.flush()
 
     try:

@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
-from attend.cli.common import context, emit, json_option, table
+from attend.cli.app import epilog
+from attend.cli.common import complete, context, emit, json_option, quiet_option, table
 from attend.verbs import channels as channels_verb
 from attend.verbs import dissolve as dissolve_verb
 from attend.verbs import join as join_verb
 from attend.verbs import leave as leave_verb
 from attend.verbs import scene as scene_verb
 from attend.verbs import scenes as scenes_verb
+
+
+def terminal() -> bool:
+    """Whether there is someone to ask: a question needs a terminal to answer on."""
+    return sys.stdin.isatty()
+
+
+def bare(name: str) -> str:
+    return name.strip().removeprefix("#")
 
 
 def not_shown(n: int) -> str:
@@ -24,26 +36,41 @@ def _joined_text(r: join_verb.Joined) -> str:
     return f"[attend] joined #{r.channel}{pin}{not_shown(r.withheld)}"
 
 
-@click.command(help=join_verb.DESCRIPTION)
-@click.argument("name")
+@click.command(help=join_verb.DESCRIPTION, epilog=epilog(join_verb.EXAMPLES))
+@click.argument("name", shell_complete=complete("channel"))
 @click.option("--pin", is_flag=True, help=join_verb.PARAMS["pin"])
 @json_option
+@quiet_option
 def join(name: str, pin: bool, as_json: bool) -> None:
     emit(join_verb.run(context(), join_verb.JoinRequest(name, pin)), as_json, _joined_text)
 
 
-def _left_text(r: leave_verb.Left) -> str:
+YES_HELP = "Do not ask: yes. Without a terminal to ask on, this is how to confirm."
+
+
+def _left_text(r: leave_verb.Left, emptied: bool) -> str:
     if not r.was_member:
         return f"[attend] not in #{r.channel}; nothing to leave"
-    gone = " (it was empty and unpinned, so it is gone with its history)" if r.removed else ""
-    return f"[attend] left #{r.channel}{gone}"
+    if r.removed:
+        return f"[attend] left #{r.channel}; it was empty, so it is deleted with its history"
+    if emptied:
+        return f"[attend] left #{r.channel}; it is empty, and its history stays until retention takes it"
+    return f"[attend] left #{r.channel}"
 
 
-@click.command(help=leave_verb.DESCRIPTION)
-@click.argument("name")
+@click.command(help=leave_verb.DESCRIPTION, epilog=epilog(leave_verb.EXAMPLES))
+@click.argument("name", shell_complete=complete("channel"))
+@click.option("--yes", "-y", is_flag=True, help="Do not ask: " + leave_verb.PARAMS["purge"])
 @json_option
-def leave(name: str, as_json: bool) -> None:
-    emit(leave_verb.run(context(), leave_verb.LeaveRequest(name)), as_json, _left_text)
+@quiet_option
+def leave(name: str, yes: bool, as_json: bool) -> None:
+    ctx = context()
+    emptied = leave_verb.would_empty(ctx, name)
+    # History goes only when asked for: --yes, or yes to the question on a terminal (default no).
+    purge = yes or (
+        emptied and terminal() and click.confirm(f"#{bare(name)} will be empty. Delete its history?", err=True)
+    )
+    emit(leave_verb.run(ctx, leave_verb.LeaveRequest(name, purge)), as_json, lambda r: _left_text(r, emptied))
 
 
 def _channels_text(r: channels_verb.Channels) -> str:
@@ -85,12 +112,13 @@ def _joined_only_text(r: channels_verb.Channels) -> str:
     return table([["#" + c.name, "yes" if c.pinned else "no"] for c in r.channels], ["Channel", "Pinned"])
 
 
-@click.command(help=channels_verb.DESCRIPTION)
+@click.command(help=channels_verb.DESCRIPTION, epilog=epilog(channels_verb.EXAMPLES))
 @click.argument("action", required=False, default="list", type=click.Choice(channels_verb.ACTIONS))
-@click.argument("name", required=False)
+@click.argument("name", required=False, shell_complete=complete("channel"))
 @click.argument("description", nargs=-1)
 @click.option("--joined", is_flag=True, help=channels_verb.PARAMS["joined"])
 @json_option
+@quiet_option
 def channels(action: str, name: str | None, description: tuple[str, ...], joined: bool, as_json: bool) -> None:
     if action == "list" and name is not None:
         raise click.UsageError("channels list takes no name; use channels describe NAME to change one")
@@ -105,11 +133,21 @@ def _dissolved_text(r: dissolve_verb.Dissolved) -> str:
     return f"[attend] dissolved #{r.channel} ({detail})"
 
 
-@click.command(help=dissolve_verb.DESCRIPTION)
-@click.argument("name")
+@click.command(help=dissolve_verb.DESCRIPTION, epilog=epilog(dissolve_verb.EXAMPLES))
+@click.argument("name", shell_complete=complete("channel"))
+@click.option("--yes", "-y", is_flag=True, help=YES_HELP)
 @json_option
-def dissolve(name: str, as_json: bool) -> None:
-    emit(dissolve_verb.run(context(), dissolve_verb.DissolveRequest(name)), as_json, _dissolved_text)
+@quiet_option
+def dissolve(name: str, yes: bool, as_json: bool) -> None:
+    ctx = context()
+    if not yes:
+        channel = dissolve_verb.check(ctx, name)  # a refusal before the question, not after it
+        if not terminal():
+            raise click.UsageError(
+                f"dissolve deletes #{channel} and its history; add --yes to confirm (no terminal to ask on)"
+            )
+        click.confirm(f"Dissolve #{channel}: remove it, its members and its history?", abort=True, err=True)
+    emit(dissolve_verb.run(ctx, dissolve_verb.DissolveRequest(name)), as_json, _dissolved_text)
 
 
 def _scene_text(r: scene_verb.SceneResult) -> str:
@@ -121,9 +159,10 @@ def _scene_text(r: scene_verb.SceneResult) -> str:
     return f"[attend] scene '{r.scene}': joined: {', '.join(r.channels)}{not_shown(r.withheld)}"
 
 
-@click.command(help=scene_verb.DESCRIPTION)
+@click.command(help=scene_verb.DESCRIPTION, epilog=epilog(scene_verb.EXAMPLES))
 @click.argument("name")
 @json_option
+@quiet_option
 def scene(name: str, as_json: bool) -> None:
     emit(scene_verb.run(context(), scene_verb.SceneRequest(name)), as_json, _scene_text)
 
@@ -136,7 +175,7 @@ def _scenes_text(r: scenes_verb.Scenes) -> str:
     return table(rows, ["Scene", "Channels"])
 
 
-@click.command(help=scenes_verb.DESCRIPTION)
+@click.command(help=scenes_verb.DESCRIPTION, epilog=epilog(scenes_verb.EXAMPLES))
 @json_option
 def scenes(as_json: bool) -> None:
     emit(scenes_verb.run(context(), scenes_verb.ScenesRequest()), as_json, _scenes_text)

@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from attend.cli.app import epilog
 from attend.cli.common import context, emit, json_option
 from attend.domain.context import Context
 from attend.verbs import drain as drain_verb
@@ -14,7 +15,7 @@ from attend.verbs import log as log_verb
 from attend.verbs import run as run_verb
 
 
-@click.command(help=run_verb.DESCRIPTION)
+@click.command(help=run_verb.DESCRIPTION, epilog=epilog(run_verb.EXAMPLES))
 def run() -> None:
     from attend.conduits import loop
 
@@ -28,11 +29,11 @@ def _log_text(tail: log_verb.LogTail) -> str:
     return "\n".join(tail.lines) if tail.lines else f"the log is empty ({tail.path})"
 
 
-@click.command(help=log_verb.DESCRIPTION)
+@click.command(help=log_verb.DESCRIPTION, epilog=epilog(log_verb.EXAMPLES))
 @click.option("--lines", "-n", default=50, show_default=True, help=log_verb.PARAMS["lines"])
 @json_option
 def log(lines: int, as_json: bool) -> None:
-    emit(log_verb.run(context(), log_verb.LogRequest(lines)), as_json, _log_text)
+    emit(log_verb.run(context(), log_verb.LogRequest(lines)), as_json, _log_text, paged=True)
 
 
 def drain_hook() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from attend.cli.app import epilog
 from attend.errors import AttendError
 
 DESCRIPTION = (
@@ -12,7 +13,13 @@ DESCRIPTION = (
 )
 
 
-@click.command(help=DESCRIPTION)
+EXAMPLES = (
+    ("attend demo", "watch two stand-in sessions talk; your own spool is untouched"),
+    ("attend demo | less", "read it at your own pace"),
+)
+
+
+@click.command(help=DESCRIPTION, epilog=epilog(EXAMPLES))
 def demo() -> None:
     from attend.testing import demo as demo_mod
 

@@ -58,6 +58,9 @@ def render() -> str:
             lines += ["| option | meaning |", "| --- | --- |"]
             lines += [f"| `{opt}` | {_cell(text)} |" for opt, text in rows]
             lines.append("")
+        if cmd.epilog:
+            # The examples that end --help (attend.cli.app.epilog), as a block of shell.
+            lines += ["Examples:", "", "```sh", *cmd.epilog.split("\b\n", 1)[-1].splitlines(), "```", ""]
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -23,6 +23,8 @@ OPTIONS: dict[str, tuple[str, bool]] = {
     "--re": ("re", True),
     "--on-behalf-of": ("on_behalf_of", True),
     "--json": ("json", False),
+    "--quiet": ("quiet", False),
+    "-q": ("quiet", False),
 }
 
 
@@ -75,17 +77,21 @@ def run(args: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> 
     from attend.verbs import document, send
 
     as_json = bool(parsed.pop("json", False))
+    quiet = bool(parsed.pop("quiet", False))
     words = parsed.pop("words")
     try:
         parsed["message"] = message_body(words, sys.stdin)  # type: ignore[arg-type]
         result = send.run(Context.default(), send.SendRequest(**parsed))  # type: ignore[arg-type]
     except AttendError as e:
-        err.write(f"attend: {e}\n")
+        from attend.cli import failure  # only a refusal pays for it
+
+        failure.report(e.code, f"attend: {e}", as_json, out, err)
         return e.exit_code
     if as_json:
         out.write(json.dumps(document(result), ensure_ascii=False) + "\n")
-    else:
+        return 0
+    if not quiet:
         out.write(render.sent_line(result) + "\n")
-        for warning in result.warnings:
-            err.write(f"attend: warning: {warning}\n")
+    for warning in result.warnings:
+        err.write(f"attend: warning: {warning}\n")
     return 0

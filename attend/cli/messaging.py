@@ -6,8 +6,9 @@ import sys
 
 import click
 
+from attend.cli.app import epilog
 from attend.cli.body import message_body
-from attend.cli.common import context, emit, json_option, table
+from attend.cli.common import complete, context, emit, json_option, quiet_option, table
 from attend.cli.mcp import wait_option
 from attend.cli.render import sent_line
 from attend.domain import framing
@@ -20,13 +21,14 @@ from attend.verbs import status as status_verb
 from attend.verbs import whoami as whoami_verb
 
 
-@click.command(help=send_verb.DESCRIPTION)
-@click.option("--to", help=send_verb.PARAMS["to"])
-@click.option("--channel", help=send_verb.PARAMS["channel"])
+@click.command(help=send_verb.DESCRIPTION, epilog=epilog(send_verb.EXAMPLES))
+@click.option("--to", help=send_verb.PARAMS["to"], shell_complete=complete("to"))
+@click.option("--channel", help=send_verb.PARAMS["channel"], shell_complete=complete("channel"))
 @click.option("--broadcast", is_flag=True, help=send_verb.PARAMS["broadcast"])
-@click.option("--re", "re_", metavar="ID", help=send_verb.PARAMS["re"])
+@click.option("--re", "re_", metavar="ID", help=send_verb.PARAMS["re"], shell_complete=complete("id"))
 @click.option("--on-behalf-of", metavar="ID", help=send_verb.PARAMS["on_behalf_of"])
 @json_option
+@quiet_option
 @click.argument("message", nargs=-1)
 def send(
     to: str | None,
@@ -41,13 +43,16 @@ def send(
     emit(send_verb.run(context(), req), as_json, sent_line)
 
 
-@click.command(help=reply_verb.DESCRIPTION)
-@click.option("--re", "re_", metavar="ID", help=reply_verb.PARAMS["re"])
-@click.option("--to", help=reply_verb.PARAMS["to"] + " A message id here names the parent.")
-@click.option("--channel", help=reply_verb.PARAMS["channel"])
+@click.command(help=reply_verb.DESCRIPTION, epilog=epilog(reply_verb.EXAMPLES))
+@click.option("--re", "re_", metavar="ID", help=reply_verb.PARAMS["re"], shell_complete=complete("id"))
+@click.option(
+    "--to", help=reply_verb.PARAMS["to"] + " A message id here names the parent.", shell_complete=complete("to")
+)
+@click.option("--channel", help=reply_verb.PARAMS["channel"], shell_complete=complete("channel"))
 @click.option("--broadcast", is_flag=True, help=reply_verb.PARAMS["broadcast"])
 @click.option("--on-behalf-of", metavar="ID", help=reply_verb.PARAMS["on_behalf_of"])
 @json_option
+@quiet_option
 @click.argument("message", nargs=-1)
 def reply(
     re_: str | None,
@@ -62,17 +67,24 @@ def reply(
     emit(reply_verb.run(context(), req), as_json, sent_line)
 
 
-def _inbox_text(result: inbox_verb.Inbox) -> str:
+UTC_HELP = "Show times in UTC, not local time."
+
+
+def _inbox_text(result: inbox_verb.Inbox, utc: bool = False) -> str:
+    from attend.cli import terminal
+
     if not result.messages:
         # Own messages are never listed; say so, or a sender's first look reads as "nothing arrived".
         return "no messages from others" if result.page == 1 else f"no messages on page {result.page}"
+    columns = terminal.width()
     blocks = []
     for m in result.messages:
         # Everything but the id and the time was written by someone else: labels and one-line
         # fields, and the body's further lines aligned under its first (attend.domain.framing).
+        when = terminal.when(m.at, utc)
         lines = [
             f"[{framing.label(m.scope)}] {framing.label(m.sender)} ({m.from_kind})",
-            f"  when:    {m.at}",
+            f"  when:    {when}",
             f"  id:      {m.id}",
         ]
         if m.re:
@@ -80,7 +92,7 @@ def _inbox_text(result: inbox_verb.Inbox) -> str:
         if m.on_behalf_of:
             lines.append(f"  for:     {framing.inline(m.on_behalf_of)}")
         lines.append(f"  to:      {framing.inline(m.to)}")
-        lines.extend(framing.hanging("  message: ", m.body))
+        lines.append(terminal.hang("  message: ", "\n".join(framing.trimmed(m.body)), columns))
         blocks.append("\n".join(lines))
     footer = f"page {result.page} · {len(result.messages)} shown"
     if result.older:
@@ -88,8 +100,8 @@ def _inbox_text(result: inbox_verb.Inbox) -> str:
     return "\n\n".join(blocks) + "\n\n" + footer
 
 
-@click.command(help=inbox_verb.DESCRIPTION)
-@click.argument("msg_id", required=False, metavar="[ID]")
+@click.command(help=inbox_verb.DESCRIPTION, epilog=epilog(inbox_verb.EXAMPLES))
+@click.argument("msg_id", required=False, metavar="[ID]", shell_complete=complete("id"))
 @click.option("--limit", default=25, show_default=True, help=inbox_verb.PARAMS["limit"])
 @click.option("--page", default=1, show_default=True, help=inbox_verb.PARAMS["page"])
 @click.option("--before", metavar="ID", help=inbox_verb.PARAMS["before"])
@@ -99,6 +111,7 @@ def _inbox_text(result: inbox_verb.Inbox) -> str:
 @click.option("--from", "sender", metavar="WHO", help=inbox_verb.PARAMS["sender"])
 @click.option("--grep", metavar="PATTERN", help=inbox_verb.PARAMS["grep"])
 @click.option("--since", metavar="WHEN", help=inbox_verb.PARAMS["since"])
+@click.option("--utc", is_flag=True, help=UTC_HELP)
 @click.option("--drain", is_flag=True, help=drain_verb.DESCRIPTION)
 @click.option("--format", "fmt", type=click.Choice(drain_verb.FORMATS), help=drain_verb.PARAMS["format"])
 @wait_option
@@ -114,6 +127,7 @@ def inbox(
     sender: str | None,
     grep: str | None,
     since: str | None,
+    utc: bool,
     drain: bool,
     fmt: str | None,
     as_json: bool,
@@ -144,7 +158,10 @@ def inbox(
         return
     req = inbox_verb.InboxRequest(msg_id, limit, page, before, room, all_, receipt, sender, grep, since)
     result = inbox_verb.run(context(), req)
-    emit(result, as_json, _receipt_text if result.receipt is not None else _inbox_text)
+    if result.receipt is not None:
+        emit(result, as_json, _receipt_text)
+    else:
+        emit(result, as_json, lambda r: _inbox_text(r, utc), paged=True)
 
 
 def _receipt_text(result: inbox_verb.Inbox) -> str:
@@ -173,7 +190,7 @@ def _peers_text(result: peers_verb.Peers) -> str:
     return table(rows, ["Session", "Project", "Status", "Channels", "Conduits"])
 
 
-@click.command(help=peers_verb.DESCRIPTION)
+@click.command(help=peers_verb.DESCRIPTION, epilog=epilog(peers_verb.EXAMPLES))
 @json_option
 def peers(as_json: bool) -> None:
     emit(peers_verb.run(context(), peers_verb.PeersRequest()), as_json, _peers_text)
@@ -199,7 +216,7 @@ def _status_text(s: status_verb.Status) -> str:
     return table(rows)
 
 
-@click.command(help=status_verb.DESCRIPTION)
+@click.command(help=status_verb.DESCRIPTION, epilog=epilog(status_verb.EXAMPLES))
 @json_option
 def status(as_json: bool) -> None:
     emit(status_verb.run(context(), status_verb.StatusRequest()), as_json, _status_text)
@@ -217,7 +234,7 @@ def _whoami_text(w: whoami_verb.WhoAmI) -> str:
     return table(rows) + f"\nspool: {w.spool}"
 
 
-@click.command(help=whoami_verb.DESCRIPTION)
+@click.command(help=whoami_verb.DESCRIPTION, epilog=epilog(whoami_verb.EXAMPLES))
 @click.option("--machine", is_flag=True, help="Print exactly session_id=, origin_path= and resolved= lines.")
 @json_option
 def whoami(machine: bool, as_json: bool) -> None:

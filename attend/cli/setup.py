@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import click
 
-from attend.cli.common import emit, json_option, table
+from attend.cli.app import epilog
+from attend.cli.common import emit, json_option, quiet_option, table
 from attend.domain.context import Context
 from attend.verbs import doctor as doctor_verb
 from attend.verbs import install as install_verb
@@ -34,10 +35,11 @@ def _installed_text(r: install_verb.Installed) -> str:
     return "\n".join(lines)
 
 
-@click.command(help=install_verb.DESCRIPTION)
+@click.command(help=install_verb.DESCRIPTION, epilog=epilog(install_verb.EXAMPLES))
 @TARGET
 @click.option("--dry-run", is_flag=True, help=install_verb.PARAMS["dry_run"])
 @json_option
+@quiet_option
 def install(target: str | None, dry_run: bool, as_json: bool) -> None:
     emit(install_verb.run(Context.for_env(), install_verb.InstallRequest(target, dry_run)), as_json, _installed_text)
 
@@ -50,10 +52,11 @@ def _uninstalled_text(r: uninstall_verb.Uninstalled) -> str:
     return "\n".join(lines)
 
 
-@click.command(help=uninstall_verb.DESCRIPTION)
+@click.command(help=uninstall_verb.DESCRIPTION, epilog=epilog(uninstall_verb.EXAMPLES))
 @click.option("--target", metavar="DIR", help=uninstall_verb.PARAMS["target"])
 @click.option("--purge", is_flag=True, help=uninstall_verb.PARAMS["purge"])
 @json_option
+@quiet_option
 def uninstall(target: str | None, purge: bool, as_json: bool) -> None:
     req = uninstall_verb.UninstallRequest(target, purge)
     emit(uninstall_verb.run(Context.for_env(), req), as_json, _uninstalled_text)
@@ -73,7 +76,7 @@ def _permissions_text(p: permissions_verb.Permissions) -> str:
     return f"target {p.target}\n" + table(rows) + f"\n{verdict}"
 
 
-@click.command(help=permissions_verb.DESCRIPTION)
+@click.command(help=permissions_verb.DESCRIPTION, epilog=epilog(permissions_verb.EXAMPLES))
 @TARGET
 @json_option
 def permissions(target: str | None, as_json: bool) -> None:
@@ -93,7 +96,7 @@ def _doctor_text(d: doctor_verb.Doctor) -> str:
     return "\n".join(lines)
 
 
-@click.command(help=doctor_verb.DESCRIPTION)
+@click.command(help=doctor_verb.DESCRIPTION, epilog=epilog(doctor_verb.EXAMPLES))
 @TARGET
 @json_option
 def doctor(target: str | None, as_json: bool) -> None:

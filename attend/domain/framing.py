@@ -59,7 +59,7 @@ def lines(text: str) -> list[str]:
     return out
 
 
-def _trimmed(text: str) -> list[str]:
+def trimmed(text: str) -> list[str]:
     """The lines without the blank ones that lead or trail (a body's final newline, say)."""
     rows = lines(text)
     while len(rows) > 1 and not rows[-1].strip():
@@ -88,11 +88,11 @@ def label(text: str) -> str:
 def indented(text: str, indent: str = "  ") -> list[str]:
     """The body as lines, each starting with ``indent`` (a blank body line is the indent alone, so a
     blank line in the output is always attend's own separator)."""
-    return [indent + row for row in _trimmed(text)]
+    return [indent + row for row in trimmed(text)]
 
 
 def hanging(head: str, text: str) -> list[str]:
     """``head`` and the body's first line, then its other lines aligned under the first."""
-    first, *rest = _trimmed(text)
+    first, *rest = trimmed(text)
     pad = " " * len(head)
     return [head + first] + [pad + row for row in rest]

@@ -82,7 +82,7 @@ class Report:
     bytes: int = 0  # real run: freed (last links only); dry run: the sizes of what would go
     by_reason: dict[str, Tally] = field(default_factory=dict)
     sessions: list[str] = field(default_factory=list)  # sessions whose spool went
-    channels: list[str] = field(default_factory=list)  # channels removed (emptied by a reaped member)
+    channels: list[str] = field(default_factory=list)  # channels removed: emptied by a reaped member, or idle
     items: list[Item] = field(default_factory=list)  # the first ITEM_LIMIT things removed (or to remove)
     complete: bool = True  # a bounded sweep stopped before the end of its round
     refused: list[str] = field(default_factory=list)  # planted entries left alone, one line each
@@ -240,6 +240,19 @@ class Cleaner:
             self.orphan_room(room)
             return
         self.trim(("rooms", room, "new"), self.policy.max_per_room, "room-age", "room-count")
+        if room.startswith("@"):
+            self.idle_channel(room[1:])
+
+    def idle_channel(self, name: str) -> None:
+        """A channel left empty keeps its history (leave deletes none); once retention has taken the
+        last of it, the empty unpinned channel goes too."""
+        if any(n >= self.age_cut for n in self.spool.room_entries(f"@{name}")):
+            return  # history younger than the age limit stays (a dry run has removed nothing yet)
+        info = channels.info(self.spool, name)
+        if info.pinned or info.members:
+            return
+        if self.dry_run or channels.remove_if_empty(self.spool, name):
+            self.report.channels.append(name)
 
     def orphan_room(self, room: str) -> None:
         """The history of a channel that no longer exists (a crash between its two removals)."""

@@ -2,9 +2,10 @@
 
 Every verb module has the one shape: ``DESCRIPTION`` (and ``PARAMS``, one help string per parameter,
 where it has parameters), a frozen request dataclass (an empty one for a verb without parameters), and
-``run(ctx: Context, req: <Name>Request) -> <Result>``. Frontends (attend.cli, attend.mcp) parse input
-into a request, call ``run`` and render the result; ``document`` is the one JSON form of a result, the
-``--json`` output and the MCP structured result alike.
+``run(ctx: Context, req: <Name>Request) -> <Result>``; a verb with a command of its own also has
+``EXAMPLES``, 2-4 (command line, what it does) pairs that end its ``--help`` (the CLI's only).
+Frontends (attend.cli, attend.mcp) parse input into a request, call ``run`` and render the result;
+``document`` is the one JSON form of a result, the ``--json`` output and the MCP structured result alike.
 
 What a frontend hands a verb besides parameters (a progress callback, a stop signal, output streams)
 is a request field too, marked with ``FRONTEND`` metadata: it has no PARAMS entry, and is never a parameter

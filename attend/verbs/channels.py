@@ -21,6 +21,11 @@ PARAMS = {
     "description": "The description, for create and describe (describe with none clears it).",
     "joined": "List only the channels the caller is in; read-only.",
 }
+EXAMPLES = (  # the end of `attend channels --help` (CLI only)
+    ("attend channels", "every channel, its members and whether you joined"),
+    ('attend channels create deploy "release coordination"', "a pinned channel with a description"),
+    ("attend channels --joined", "only yours"),
+)
 ACTIONS = ("list", "create", "describe", "pin", "unpin")
 
 

@@ -17,6 +17,10 @@ DESCRIPTION = (
     "Never an unseen delivery of a live session. --dry-run lists what would go, with sizes."
 )
 PARAMS = {"dry_run": "List what would be removed, with sizes, and remove nothing."}
+EXAMPLES = (  # the end of `attend cleanup --help` (CLI only)
+    ("attend cleanup --dry-run", "what retention would remove"),
+    ("attend cleanup", "remove it"),
+)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,11 @@ DESCRIPTION = (
     "print their paths, or lint them: lint prints file:line: key: problem and exits 3 on errors."
 )
 PARAMS = {"action": "show (default), path or lint."}
+EXAMPLES = (  # the end of `attend config --help` (CLI only)
+    ("attend config", "every setting, its value and where it is set"),
+    ("attend config path", "the two config files"),
+    ("attend config lint", "check them (exit 3 on problems)"),
+)
 ACTIONS = ("show", "path", "lint")
 
 

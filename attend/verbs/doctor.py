@@ -23,6 +23,10 @@ DESCRIPTION = (
     "sensor loop, enrollment, spool permissions and Monitor availability, each with its fix. Runs the "
     "repair pass and says how many deliveries it restored. Exits 1 when a check fails."
 )
+EXAMPLES = (  # the end of `attend doctor --help` (CLI only)
+    ("attend doctor", "why a session would not receive, and the fix"),
+    ("attend doctor --json", "the same, for a script"),
+)
 PARAMS: dict[str, str] = {"target": permissions.PARAMS["target"]}
 
 # Either variable turns off the client's non-essential traffic, and with it, on some versions, Monitor.

@@ -28,8 +28,17 @@ PARAMS = {
     "status": "With an id: the receipt, per recipient session: delivered, claimed or seen.",
     "sender": "Only messages from this sender: a session or human id, or a display-name prefix.",
     "grep": "Only messages whose body matches this regular expression (case-insensitive; a plain word works).",
-    "since": "Only messages newer than this: a duration (30s, 10m, 2h, 3d, 1w) or an ISO date/time (local time).",
+    "since": (
+        "Only messages newer than this: a duration (30s, 10m, 2h, 3d, 1w) or a date/time, local unless it "
+        "names a zone, as the CLI shows times (2025-01-31 09:30:00 CET, 2025-01-31T09:30)."
+    ),
 }
+EXAMPLES = (  # the end of `attend inbox --help` (CLI only)
+    ("attend inbox", "the newest page of what you receive"),
+    ("attend inbox --from Hana --since 2h", "filtered by sender and age"),
+    ("attend inbox <id>", "one message in full"),
+    ("attend inbox <id> --status", "who has it: delivered, claimed or seen"),
+)
 
 
 @dataclass(frozen=True)

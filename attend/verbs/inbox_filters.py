@@ -32,19 +32,34 @@ class Match:
         return self.pattern is None or self.pattern.search(sig.body) is not None
 
 
+# A time as the CLI shows it: "2025-01-31 09:30:00 CET", "… UTC", or "… +0530" for a zone with no name.
+ZONED_RE = re.compile(r"(?P<when>.*\d)\s+(?P<zone>[A-Za-z]{1,6}|[+-]\d{2}(?::?\d{2})?)")
+UTC_NAMES = ("UTC", "GMT", "Z")
+
+
 def parse_since(text: str, now: float | None = None) -> float:
     now = time.time() if now is None else now
     raw = text.strip()
     if m := DURATION_RE.fullmatch(raw):
         return now - float(m.group(1)) * UNITS[m.group(2)]
+    zone = None
+    if m := ZONED_RE.fullmatch(raw):
+        raw, zone = m.group("when"), m.group("zone")
     try:
         when = dt.datetime.fromisoformat(raw)
+        if zone is not None and zone[0] in "+-":
+            when = dt.datetime.fromisoformat(raw + zone)
     except ValueError as e:
         raise UsageError(
-            f"--since {text!r}: give a duration (30s, 10m, 2h, 3d, 1w) "
-            "or an ISO date such as 2025-01-31 or 2025-01-31T09:30"
+            f"--since {text!r}: give a duration (30s, 10m, 2h, 3d, 1w) or a date/time such as "
+            "2025-01-31, 2025-01-31T09:30 or 2025-01-31 09:30:00 CET (as attend shows times)"
         ) from e
-    return when.timestamp()  # a naive date/time is local time
+    if zone is not None and zone[0] not in "+-":
+        if zone.upper() in UTC_NAMES:
+            when = when.replace(tzinfo=dt.UTC)
+        elif zone not in time.tzname:  # only the local zone's own names are known without a database
+            raise UsageError(f"--since {text!r}: {zone} is not the local zone ({'/'.join(time.tzname)}) or UTC")
+    return when.timestamp()  # a naive date/time (or one in the local zone's name) is local time
 
 
 def build(sender: str | None, grep: str | None, since: str | None) -> Match | None:

@@ -17,6 +17,11 @@ DESCRIPTION = (
     "attend skill. A three-way merge keeps your own settings; running it again changes nothing. "
     "The guard hook is copied but never wired."
 )
+EXAMPLES = (  # the end of `attend install --help` (CLI only)
+    ("attend install --dry-run", "what it would change"),
+    ("attend install", "wire attend into ~/.claude"),
+    ("attend install --target ./.claude", "into a project's settings"),
+)
 PARAMS: dict[str, str] = {
     "target": "Claude Code config folder (default: $CLAUDE_CONFIG_DIR, else ~/.claude).",
     "dry_run": "Print the diff and write nothing.",

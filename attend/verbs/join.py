@@ -20,6 +20,10 @@ PARAMS = {
     "name": "The channel to join, e.g. 'deploy' or '#deploy'.",
     "pin": "Pin the channel, so it stays when its last member leaves.",
 }
+EXAMPLES = (  # the end of `attend join --help` (CLI only)
+    ("attend join deploy", "join #deploy (it is made if missing)"),
+    ("attend join deploy --pin", "and keep it when it empties"),
+)
 
 
 @dataclass(frozen=True)

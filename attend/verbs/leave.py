@@ -1,6 +1,7 @@
 """leave: stop being a member of a channel. Leaving the last channel withdraws the ``join``
-enrollment (an ``attend run`` enrollment stays); an unpinned channel left empty is removed with
-its history."""
+enrollment (an ``attend run`` enrollment stays). A channel left empty keeps its history (its room)
+until retention takes it, unless ``purge`` asks for it to go now: deleting history is the caller's
+explicit choice, never a side effect of leaving."""
 
 from __future__ import annotations
 
@@ -8,34 +9,57 @@ from dataclasses import dataclass, field
 
 from attend.domain import channels, sessions
 from attend.domain.context import Context
+from attend.errors import AttendError
 from attend.identity import Identity
 from attend.spool import Spool
 
 DESCRIPTION = (
-    "Leave a channel. An unpinned channel left empty is removed with its history; leaving the last "
+    "Leave a channel. A channel left empty keeps its history until retention takes it; leaving the last "
     "channel withdraws the enrollment that join made (one made by attend run stays)."
 )
-PARAMS = {"name": "The channel to leave, e.g. 'deploy' or '#deploy'."}
+PARAMS = {
+    "name": "The channel to leave, e.g. 'deploy' or '#deploy'.",
+    "purge": "If this leave empties an unpinned channel, delete the channel and its history now.",
+}
+EXAMPLES = (  # the end of `attend leave --help` (CLI only)
+    ("attend leave deploy", "leave #deploy; its history stays"),
+    ("attend leave deploy --yes", "and delete its history if you were the last member"),
+)
 
 
 @dataclass(frozen=True)
 class LeaveRequest:
     name: str
+    purge: bool = False
 
 
 @dataclass
 class Left:
     channel: str
     was_member: bool
-    removed: bool  # the channel was unpinned and left empty, so it is gone with its history
+    removed: bool  # purge: the channel was unpinned and left empty, so it is gone with its history
     enrolled: bool  # the caller still receives (agents: enrolled by run, or still in a channel)
     warnings: list[str] = field(default_factory=list)
 
 
-def leave_one(spool: Spool, who: Identity, name: str, withdraw: bool = True) -> Left:
+def would_empty(ctx: Context, raw: str) -> bool:
+    """Whether the caller leaving channel ``raw`` would leave it empty and unpinned: the one leave
+    that can delete history (with purge), so a frontend asks before it. False when the leave would
+    be refused anyway: ``run`` then says why."""
+    try:
+        name = channels.parse_name(raw, "left")
+        if not channels.exists(ctx.spool, name):
+            return False
+        info = channels.info(ctx.spool, name)
+        return not info.pinned and list(info.members) == [ctx.who().id]
+    except AttendError:
+        return False
+
+
+def leave_one(spool: Spool, who: Identity, name: str, withdraw: bool = True, purge: bool = False) -> Left:
     """The leave itself, shared by ``leave`` and ``scene``. ``name`` is validated and exists."""
     was_member = channels.remove_member(spool, name, who.id)
-    removed = channels.remove_if_empty(spool, name) if was_member else False
+    removed = channels.remove_if_empty(spool, name) if was_member and purge else False
     enrolled = False
     if who.is_agent:
         enrolled = sessions.is_enrolled(spool, who.id)
@@ -48,6 +72,6 @@ def run(ctx: Context, req: LeaveRequest) -> Left:
     name = channels.parse_name(req.name, "left")
     who = ctx.who()
     channels.require(ctx.spool, name, creatable=False)
-    result = leave_one(ctx.spool, who, name)
+    result = leave_one(ctx.spool, who, name, purge=req.purge)
     result.warnings = list(who.notes)
     return result

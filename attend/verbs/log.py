@@ -12,6 +12,10 @@ DESCRIPTION = (
     "sensor loop, whose stderr Claude Code does not show."
 )
 PARAMS = {"lines": "How many of the newest lines to print (1-10000)."}
+EXAMPLES = (  # the end of `attend log --help` (CLI only)
+    ("attend log", "the newest 50 lines of the diagnostic log"),
+    ("attend log -n 200", "more of it"),
+)
 
 
 @dataclass(frozen=True)

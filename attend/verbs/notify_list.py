@@ -10,6 +10,10 @@ from attend.domain.context import Context
 from attend.verbs.notify_subscribe import session
 
 DESCRIPTION = "List this session's notification subscriptions."
+EXAMPLES = (  # the end of `attend notify list --help` (CLI only)
+    ("attend notify list", "the subscriptions"),
+    ("attend notify list --json", "the same, for a script"),
+)
 PARAMS: dict[str, str] = {}
 
 

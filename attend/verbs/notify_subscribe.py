@@ -19,6 +19,10 @@ PARAMS = {
     "kinds": "Any of: open, channel:<name>, peer_started, peer_ended.",
     "project": "Only events from sessions in this project path.",
 }
+EXAMPLES = (  # the end of `attend notify subscribe --help` (CLI only)
+    ("attend notify subscribe peer_started", "a trailer note when a peer starts"),
+    ("attend notify subscribe open --project ~/src/api", "#open messages from one project"),
+)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,10 @@ from attend.verbs.notify_subscribe import session
 
 DESCRIPTION = "Remove one of this session's notification subscriptions."
 PARAMS = {"subscription_id": "The id notify_subscribe returned."}
+EXAMPLES = (  # the end of `attend notify unsubscribe --help` (CLI only)
+    ("attend notify unsubscribe <subscription-id>", "stop one (ids from attend notify list)"),
+    ("attend notify list", "the ids"),
+)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,10 @@ from attend.domain.context import Context
 from attend.errors import AttendError
 
 DESCRIPTION = "List live Claude Code sessions on this machine: display name, project, status, channels, conduits."
+EXAMPLES = (  # the end of `attend peers --help` (CLI only)
+    ("attend peers", "the live sessions: name, project, status, channels"),
+    ("attend peers --json", "the same, for a script"),
+)
 PARAMS: dict[str, str] = {}
 
 

@@ -20,6 +20,10 @@ DESCRIPTION = (
     "the Stop-hook drain, the MCP server, the guard hook, and whether the outbound gate is soft or hard. "
     "Exits 1 when something required is missing."
 )
+EXAMPLES = (  # the end of `attend permissions --help` (CLI only)
+    ("attend permissions", "whether the tools and hooks are allowed"),
+    ("attend permissions --json", "the same, for a script"),
+)
 PARAMS: dict[str, str] = {"target": "Claude Code config folder (default: $CLAUDE_CONFIG_DIR, else ~/.claude)."}
 
 HARD_GATE_DENY = ("Bash(attend send*)", "Bash(attend reply*)")

@@ -23,6 +23,11 @@ PARAMS = {
     "broadcast": "Override: reply to everyone instead.",
     "on_behalf_of": "Whom the sender acts for (an id or name), recorded in the envelope.",
 }
+EXAMPLES = (  # the end of `attend reply --help` (CLI only)
+    ('attend reply --re <id> "on it"', "thread under a message (ids from attend inbox)"),
+    ('attend reply "done"', "a session: answer the newest message it was shown"),
+    ('attend reply --re <id> --broadcast "fixed for all"', "thread, but to everyone"),
+)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,10 @@ DESCRIPTION = (
     "Run the sensor loop for this Claude session: one line per incoming message or peer event. "
     "Launch it only with the Monitor tool (never Bash); re-arm it when Monitor's deadline ends it."
 )
+EXAMPLES = (  # the end of `attend run --help` (CLI only)
+    ("attend run", "the sensor loop; a session arms it under the Monitor tool"),
+    ("attend run 2>/dev/null | head -1", "wait for the next message"),
+)
 PARAMS: dict[str, str] = {}
 
 

@@ -16,6 +16,10 @@ DESCRIPTION = (
     "'private' joins none and opts this session out of the drain."
 )
 PARAMS = {"name": "The scene name (attend scenes lists them)."}
+EXAMPLES = (  # the end of `attend scene --help` (CLI only)
+    ("attend scene review", "switch to the channels scenes.yaml lists for review"),
+    ("attend scene private", "no channels: opt out of the drain"),
+)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,10 @@ from attend.domain import scenes
 from attend.domain.context import Context
 
 DESCRIPTION = "List the scenes (named sets of channels) from scenes.yaml, and the built-in 'private'."
+EXAMPLES = (  # the end of `attend scenes --help` (CLI only)
+    ("attend scenes", "the scenes and their channels"),
+    ("attend scenes --json", "the same, for a script"),
+)
 PARAMS: dict[str, str] = {}
 
 

@@ -23,6 +23,12 @@ PARAMS = {
     "re": "Thread under this message id.",
     "on_behalf_of": "Whom the sender acts for (an id or name), recorded in the envelope.",
 }
+EXAMPLES = (  # the end of `attend send --help` (CLI only)
+    ('attend send "freeze main at 5pm"', "to #open, everyone"),
+    ('attend send --to Hana-beta "a word?"', "to one session, by display name"),
+    ('attend send --channel deploy -- "--force is gone"', "to a channel; -- ends the options"),
+    ("git log -1 | attend send --to ~/src/api", "the body from stdin, to every session of a project"),
+)
 
 
 @dataclass(frozen=True)

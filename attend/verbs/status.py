@@ -11,6 +11,10 @@ DESCRIPTION = (
     "Show this session's state: identity and how it was resolved, enrollment, registration, pending "
     "deliveries, conduits (sensor loop, drain, MCP), channels, and the spool."
 )
+EXAMPLES = (  # the end of `attend status --help` (CLI only)
+    ("attend status", "this session's state: enrolled, pending, conduits"),
+    ("attend status --json", "the same, for a script"),
+)
 PARAMS: dict[str, str] = {}
 
 

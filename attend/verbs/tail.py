@@ -20,6 +20,11 @@ PARAMS = {
     "all": "Follow every room in the spool, including rooms that appear while tailing.",
     "count": "Stop after this many messages.",
 }
+EXAMPLES = (  # the end of `attend tail --help` (CLI only)
+    ("attend tail", "follow what you receive, one line per message"),
+    ("attend tail --all --utc", "every room, times in UTC"),
+    ("attend tail --count 1 --json", "wait for one message, as JSON"),
+)
 
 
 @dataclass(frozen=True)

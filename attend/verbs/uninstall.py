@@ -17,6 +17,10 @@ DESCRIPTION = (
     "Withdraw exactly what `attend install` wrote. Files nothing else changed since come back byte for "
     "byte; otherwise your current files stay, minus attend's entries. Says where the spool is."
 )
+EXAMPLES = (  # the end of `attend uninstall --help` (CLI only)
+    ("attend uninstall", "take it out again; your own settings stay"),
+    ("attend uninstall --purge", "and remove the spool"),
+)
 PARAMS: dict[str, str] = {
     "target": INSTALL_PARAMS["target"],
     "purge": "Also delete the spool (every message and session record).",

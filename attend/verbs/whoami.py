@@ -9,6 +9,10 @@ from attend.domain import sessions
 from attend.domain.context import Context
 
 DESCRIPTION = "Show who attend resolves the caller to: session id, project, display name, and how it was resolved."
+EXAMPLES = (  # the end of `attend whoami --help` (CLI only)
+    ("attend whoami", "who attend thinks you are, and how it knows"),
+    ("attend whoami --machine", "three key=value lines"),
+)
 PARAMS: dict[str, str] = {}
 
 
