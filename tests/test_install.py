@@ -292,3 +292,56 @@ def test_a_reinstall_that_changes_only_attends_part_still_uninstalls_byte_for_by
     assert world.cli("install").returncode == 0
     assert world.cli("uninstall").returncode == 0
     assert settings_path(world).read_bytes() == raw
+
+
+@pytest.mark.parametrize(
+    ("name", "token"),
+    [(".claude.json", "NaN"), ("settings.json", "Infinity"), (".claude.json", "-Infinity"), (".claude.json", "1e999")],
+)
+def test_a_number_json_cannot_carry_is_refused_and_nothing_is_written(world: World, name: str, token: str) -> None:
+    # Python's json reads NaN and Infinity (and 1e999 as inf) and would write them back as NaN or
+    # Infinity, which is not JSON: Claude Code could no longer read its own file.
+    path = settings_path(world) if name == "settings.json" else claude_json(world)
+    path.write_bytes(b'{"numStartups": 3, "tipsHistory": {"x": %s}}' % token.encode())
+    before = snapshot(world)
+    out = world.cli("install")
+    assert out.returncode == 1
+    assert f"holds {'the number ' if token[-1].isdigit() else ''}{token}" in out.stderr
+    assert "nothing was changed" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    assert snapshot(world) == before
+    assert not (world.home / ".config" / "attend").exists()
+
+
+def test_large_finite_numbers_survive_an_install(world: World) -> None:
+    write_json(claude_json(world), {"big": 1e308, "count": 10**30, "small": -1.5e-300})
+    assert world.cli("install").returncode == 0
+    text = claude_json(world).read_text()
+    assert "Infinity" not in text and "NaN" not in text
+    doc = json.loads(text)
+    assert (doc["big"], doc["count"], doc["small"]) == (1e308, 10**30, -1.5e-300)
+
+
+def test_four_concurrent_installs_leave_claude_json_byte_exact(world: World) -> None:
+    import subprocess
+
+    from tests.support import ATTEND
+
+    user = {"numStartups": 7, "projects": {"/src/x": {"allowedTools": []}}, "mcpServers": {"other": {"command": "x"}}}
+    for rounds in range(3):  # the race needs the runs to overlap; three rounds make that near certain
+        write_json(claude_json(world), user)
+        write_json(settings_path(world), USER_SETTINGS)
+        runs = [
+            subprocess.Popen(
+                [ATTEND, "install"], env=world.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
+            for _ in range(4)
+        ]
+        results = [(p.wait(timeout=120), p.stderr.read() if p.stderr else "") for p in runs]
+        assert [rc for rc, _ in results] == [0, 0, 0, 0], results
+        concurrent = (claude_json(world).read_bytes(), settings_path(world).read_bytes())
+        # The same start, installed once: the bytes must be those.
+        assert world.cli("uninstall").returncode == 0
+        assert json.loads(claude_json(world).read_text()) == user
+        assert world.cli("install").returncode == 0
+        assert (claude_json(world).read_bytes(), settings_path(world).read_bytes()) == concurrent, rounds
+        assert world.cli("uninstall").returncode == 0

@@ -19,15 +19,17 @@ from __future__ import annotations
 import base64
 import contextlib
 import difflib
+import fcntl
 import hashlib
 import json
+import math
 import os
 import shlex
 import shutil
 import stat
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -211,7 +213,12 @@ def load_json(path: Path) -> Loaded:
     _check_folder_writable(path.parent)
     raw = path.read_bytes()
     try:
-        doc = json.loads(raw) if raw.strip() else {}
+        doc = json.loads(raw, parse_constant=_not_finite, parse_float=_finite) if raw.strip() else {}
+    except _NotFinite as e:
+        raise InstallError(
+            f"{path} holds {e}; rewritten it would read NaN or Infinity, which is not JSON to Claude Code. "
+            "Replace it with a number or null, then run again; nothing was changed"
+        ) from None
     except (ValueError, UnicodeDecodeError) as e:
         where = f" (line {e.lineno}, column {e.colno}: {e.msg})" if isinstance(e, json.JSONDecodeError) else ""
         raise InstallError(f"{path} is not valid JSON{where}; fix it, then run again; nothing was changed") from e
@@ -220,13 +227,30 @@ def load_json(path: Path) -> Loaded:
     return Loaded(path, raw, doc, stat.S_IMODE(st.st_mode))
 
 
+class _NotFinite(ValueError):
+    pass
+
+
+def _not_finite(token: str) -> Any:
+    """``NaN``, ``Infinity`` and ``-Infinity``: Python's json reads them, no other JSON parser does."""
+    raise _NotFinite(f"{token}, which is not JSON")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):  # 1e999: legal JSON, but a double holds it only as inf, written back as Infinity
+        raise _NotFinite(f"the number {text}, beyond what a double holds")
+    return value
+
+
 def _check_folder_writable(folder: Path) -> None:
     if not os.access(folder, os.W_OK | os.X_OK):
         raise InstallError(f"cannot write in {folder}; nothing was changed")
 
 
 def render_json(doc: dict[str, Any]) -> bytes:
-    return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode()
+    # allow_nan=False: a float that is not finite raises here rather than reach the file as Infinity.
+    return (json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode()
 
 
 def write_atomic(path: Path, data: bytes, mode: int) -> None:
@@ -405,8 +429,44 @@ def _copy_plan(target: Target) -> list[tuple[Path, Path, int, bytes]]:
     return plan
 
 
+LOCK_WAIT = 60.0  # seconds: an install takes well under one; a longer hold is a stopped process
+
+
+@contextlib.contextmanager
+def target_lock(target: Target) -> Iterator[None]:
+    """One install or uninstall at a time per target. Each run's verified write would otherwise
+    race another's: both read .claude.json, both write, and the loser finds its bytes gone.
+
+    The lock is a flock on the target folder itself, so taking it creates no file (a refused run
+    writes nothing); portalocker's polling is replaced by a 20 ms one of our own, without its import."""
+    fd = os.open(target.dir, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        deadline = time.monotonic() + LOCK_WAIT
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise InstallError(
+                        f"another attend install or uninstall has held {target.dir} for {LOCK_WAIT:.0f} s; "
+                        "let it finish (or end it), then run again; nothing was changed"
+                    ) from None
+                time.sleep(0.02)
+        yield
+    finally:
+        os.close(fd)  # closing the only descriptor releases the lock
+
+
 def install(target: Target, dry_run: bool = False, attend_exe: str | None = None) -> Outcome:
     attend_exe = attend_exe or attend_executable()
+    if dry_run:
+        return _install(target, True, attend_exe)  # writes nothing, so takes no lock (and makes no folder)
+    with target_lock(target):
+        return _install(target, False, attend_exe)
+
+
+def _install(target: Target, dry_run: bool, attend_exe: str) -> Outcome:
     owns = target.owns
     state = State.load(target.state_dir)
     # Every input is read and merged before anything is written, so bad input changes nothing.
@@ -512,6 +572,14 @@ def _place_copy(
 
 
 def uninstall(target: Target, spool_root: Path, purge: bool = False) -> Outcome:
+    with target_lock(target):
+        outcome = _uninstall(target, spool_root)
+    if purge:
+        outcome.purged = purge_spool(spool_root)
+    return outcome
+
+
+def _uninstall(target: Target, spool_root: Path) -> Outcome:
     owns = target.owns
     state = State.load(target.state_dir)
     loaded = {"settings": load_json(target.settings), "claude_json": load_json(target.claude_json)}
@@ -563,8 +631,6 @@ def uninstall(target: Target, spool_root: Path, purge: bool = False) -> Outcome:
         with contextlib.suppress(OSError):  # not empty: the user put something there
             os.rmdir(target.dir / rel)
     state.forget()
-    if purge:
-        outcome.purged = purge_spool(spool_root)
     return outcome
 
 
