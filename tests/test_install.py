@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from attend.setup import install
 from attend.setup.install import resolve_target
 from tests.support import World
 
@@ -98,12 +100,35 @@ def test_the_stop_hook_wrapper_drains_through_attend(world: World) -> None:
     done = s.run(["/bin/sh", str(script)], stdin=payload)
     assert done.rc == 0 and json.loads(done.stdout)["decision"] == "block"
     assert "through the wrapper" in json.loads(done.stdout)["reason"]
+
+
+def test_the_installed_stop_hook_finds_attend_when_its_venv_is_not_on_path(world: World) -> None:
+    # The README's install: attend in a venv, the venv's bin not on the client's PATH.
+    world.cli("install")
+    script = world.home / ".claude" / "hooks" / "ways" / "attend-drain-stop.sh"
+    s = world.session("proj")
+    assert s.attend("join", "ops").rc == 0
+    assert world.attend("send", "found without PATH").returncode == 0
+    bare = "/usr/bin:/bin"
+    assert shutil.which("attend", path=bare) is None
+    payload = json.dumps({"session_id": s.session_id, "stop_hook_active": False, "background_tasks": []})
+    done = s.run(["/bin/sh", str(script)], stdin=payload, env={"PATH": bare})
+    assert done.rc == 0, done.stderr
+    assert "found without PATH" in json.loads(done.stdout)["reason"]
+    recorded = resolve_target(None, world.env)
+    assert install.recorded_attend(recorded) == install.attend_executable(world.env)
+
+
+def test_a_stop_hook_whose_attend_is_gone_steps_aside_with_one_line(world: World, tmp_path: Path) -> None:
     import subprocess
 
-    # Without attend on PATH the drain steps aside instead of failing every turn end.
+    gone = tmp_path / "removed-venv" / "bin" / "attend"
+    install.install(resolve_target(None, world.env), attend_exe=str(gone))
+    script = world.home / ".claude" / "hooks" / "ways" / "attend-drain-stop.sh"
     bare = {**world.env, "PATH": "/nonexistent"}
-    done2 = subprocess.run(["/bin/sh", str(script)], input="{}", capture_output=True, text=True, env=bare)
-    assert (done2.returncode, done2.stdout) == (0, "")
+    done = subprocess.run(["/bin/sh", str(script)], input="{}", capture_output=True, text=True, env=bare)
+    assert (done.returncode, done.stdout) == (0, "")
+    assert len(done.stderr.strip().splitlines()) == 1 and "attend doctor" in done.stderr
 
 
 def test_running_install_twice_changes_nothing_the_second_time(world: World) -> None:

@@ -94,11 +94,16 @@ class Target:
         return name.startswith("attend-") and name.endswith(".sh") and folder in mine
 
 
+def requested_folder(target: str | None, env: Mapping[str, str]) -> str:
+    """The config folder ``--target`` (or the environment) names, whether or not it exists."""
+    folder = Path(os.path.abspath(os.path.expanduser(target))) if target else identity.claude_dir(env)
+    return os.path.abspath(folder)
+
+
 def resolve_target(target: str | None, env: Mapping[str, str] | None = None) -> Target:
     env = os.environ if env is None else env
     home = Path(env.get("HOME") or os.path.expanduser("~"))
-    folder = Path(os.path.abspath(os.path.expanduser(target))) if target else identity.claude_dir(env)
-    folder = Path(os.path.abspath(folder))
+    folder = Path(requested_folder(target, env))
     if not folder.is_dir():
         what = "is not a folder" if folder.exists() else "does not exist"
         raise InstallError(
@@ -178,6 +183,36 @@ def copies(target: Target) -> list[tuple[Path, Path, int]]:
         (data_file("hooks", "ways", GUARD_SCRIPT), target.hooks_dir / GUARD_SCRIPT, 0o755),
         (data_file(*SKILL_PATH), target.dir.joinpath(*SKILL_PATH), 0o644),
     ]
+
+
+# The hook scripts name attend as ``attend=@ATTEND@`` (``bin=`` in the guard); install writes the
+# absolute path of the attend that runs it there. The Stop hook runs with the client's PATH, which
+# need not hold the venv attend was installed into (the README's own install).
+ATTEND_TOKEN = b"@ATTEND@"
+
+
+def script_bytes(src: Path, attend_exe: str) -> bytes:
+    """A shipped hook script as install places it: the attend path filled in, shell-quoted. A name
+    that is not absolute (no attend found) leaves it empty, so the script looks on PATH."""
+    value = shlex.quote(attend_exe) if os.path.isabs(attend_exe) else "''"
+    return src.read_bytes().replace(ATTEND_TOKEN, value.encode())
+
+
+def recorded_attend(target: Target) -> str | None:
+    """The attend the installed Stop hook runs (what install recorded), or None: no script, or none recorded."""
+    try:
+        text = (target.hooks_dir / DRAIN_SCRIPT).read_text(encoding="utf-8", errors="surrogateescape")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("attend="):
+            try:
+                words = shlex.split(line[len("attend=") :])
+            except ValueError:
+                return None
+            value = words[0] if words else ""
+            return value if os.path.isabs(value) else None
+    return None
 
 
 # ---------------------------------------------------------------------- reading and writing files
@@ -415,10 +450,10 @@ class Outcome:
     purged: bool = False
 
 
-def _copy_plan(target: Target) -> list[tuple[Path, Path, int, bytes]]:
+def _copy_plan(target: Target, attend_exe: str) -> list[tuple[Path, Path, int, bytes]]:
     plan = []
     for src, dest, mode in copies(target):
-        data = src.read_bytes()
+        data = script_bytes(src, attend_exe)
         try:
             st = os.lstat(dest)
             same = stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == mode and dest.read_bytes() == data
@@ -478,7 +513,7 @@ def _install(target: Target, dry_run: bool, attend_exe: str) -> Outcome:
     base_mcp = state.file("claude_json").get("base", {}) if state.exists else {}
     new_settings = merge.merge(settings.doc, ours_settings, base_settings, owns)
     new_claude = merge.merge(claude.doc, ours_mcp, base_mcp, owns)
-    plan = _copy_plan(target)
+    plan = _copy_plan(target, attend_exe)
     outcome = Outcome(str(target.dir), str(target.settings), str(target.claude_json), [], [])
 
     if dry_run:
