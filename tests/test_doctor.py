@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -82,6 +83,23 @@ def test_attend_missing_from_path_is_a_warning_whose_command_puts_it_there(world
         c for c in doctor.run(Context.for_env(env), doctor.DoctorRequest()).checks if c.name == "attend on PATH"
     )
     assert (again.status, again.detail) == ("ok", str(bin_dir / "attend"))
+
+
+def test_with_no_path_folder_of_the_users_the_fix_links_into_local_bin_and_adds_it_to_path(world: World) -> None:
+    env = {**world.env, "PATH": "/usr/bin:/bin"}  # the package manager's folders only, writable or not
+    path_check = next(
+        c for c in doctor.run(Context.for_env(env), doctor.DoctorRequest()).checks if c.name == "attend on PATH"
+    )
+    assert path_check.status == "warn" and "/usr/bin/attend" not in path_check.fix
+    shell(path_check.fix, env)
+    local_bin = world.home / ".local" / "bin"
+    assert os.path.realpath(local_bin / "attend") == os.path.realpath(install.attend_executable(env))
+    assert 'export PATH="$HOME/.local/bin:$PATH"' in (world.home / ".profile").read_text()
+    login = {**env, "PATH": f"{local_bin}:/usr/bin:/bin"}  # what a new login shell's PATH holds
+    again = next(
+        c for c in doctor.run(Context.for_env(login), doctor.DoctorRequest()).checks if c.name == "attend on PATH"
+    )
+    assert again.status == "ok"
 
 
 def test_a_stop_hook_whose_attend_is_gone_fails_and_its_command_records_the_running_one(

@@ -71,16 +71,20 @@ def _install_command(env: Mapping[str, str], target: str | None) -> str:
 
 
 def _link_command(env: Mapping[str, str]) -> str:
-    """One command that puts the running attend on PATH: a link in the first PATH folder the user
-    can write, preferring one under HOME; ~/.local/bin when there is none (then add it to PATH)."""
+    """One command that puts the running attend on PATH: a link in a PATH folder the user can write,
+    under HOME or a ``…/local/bin`` (never the package manager's /usr/bin); else in ~/.local/bin,
+    with that folder added to PATH for new login shells."""
     exe = shlex.quote(install.attend_executable(env))
-    home = env.get("HOME") or os.path.expanduser("~")
-    folders = [d for d in (env.get("PATH") or "").split(os.pathsep) if d and os.path.isabs(d)]
-    writable = [d for d in folders if os.path.isdir(d) and os.access(d, os.W_OK | os.X_OK)]
-    mine = [d for d in writable if os.path.realpath(d).startswith(os.path.realpath(home) + os.sep)]
-    if mine or writable:
-        return f"ln -s {exe} {shlex.quote(os.path.join((mine or writable)[0], 'attend'))}"
-    return f"mkdir -p ~/.local/bin && ln -s {exe} ~/.local/bin/attend"
+    home = os.path.realpath(env.get("HOME") or os.path.expanduser("~"))
+    for d in (env.get("PATH") or "").split(os.pathsep):
+        real = os.path.realpath(d) if os.path.isabs(d) else ""
+        ours = real.startswith(home + os.sep) or real.endswith(os.sep + os.path.join("local", "bin"))
+        if ours and os.path.isdir(real) and os.access(real, os.W_OK | os.X_OK):
+            return f"ln -s {exe} {shlex.quote(os.path.join(d, 'attend'))}"
+    return (
+        f"mkdir -p ~/.local/bin && ln -s {exe} ~/.local/bin/attend && "
+        """echo 'export PATH="$HOME/.local/bin:$PATH"' >> ~/.profile"""
+    )
 
 
 def _path_check(env: Mapping[str, str]) -> Check:
