@@ -35,9 +35,8 @@ from pydantic_core import PydanticSerializationError
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
 
-Reply = tuple[int | str | None, int, str]  # (request id, code, message): a refusal to write back
+Reply = tuple[int | str, int, str]  # (request id, code, message): a refusal to write back
 
 
 def screen(raw: bytes) -> types.JSONRPCMessage | Reply | str:
@@ -48,7 +47,7 @@ def screen(raw: bytes) -> types.JSONRPCMessage | Reply | str:
         # Read the id through the bad bytes, so the refusal reaches the request that is waiting for it.
         rid = _request_id(raw.decode("utf-8", "surrogateescape"))
         what = f"the frame is not valid UTF-8 (byte 0x{raw[e.start]:02x} at offset {e.start})"
-        if rid is False:
+        if rid is None:
             return f"attend mcp: refused a frame with no request id: {what}"
         return (rid, PARSE_ERROR, f"{what}; attend refuses it rather than guess: send it again as UTF-8")
     try:
@@ -64,28 +63,29 @@ def screen(raw: bytes) -> types.JSONRPCMessage | Reply | str:
     if where is not None:
         path, char = where
         what = f"{path or 'the frame'} holds a lone surrogate ({char}), which is not Unicode text"
-        if rid is False:
+        if rid is None:
             return f"attend mcp: refused a frame with no request id: {what}"
         return (rid, INVALID_PARAMS, f"{what}; attend takes UTF-8 text only: send it again without it")
-    if rid is False or not isinstance(parsed, dict) or "method" not in parsed:
+    if rid is None:
         return f"attend mcp: refused a frame that is not a JSON-RPC message: {_first_line(refused)}"
     return (rid, INVALID_REQUEST, f"not a valid JSON-RPC request: {_first_line(refused)}")
 
 
-def _request_id(frame: object) -> int | str | bool | None:
-    """The frame's id if it can be echoed back (a number, or a string that is Unicode), else False."""
+def _request_id(frame: object) -> int | str | None:
+    """The id of a request that can be echoed back (a number, or a string that is Unicode), else None:
+    a notification or a response, which nobody waits on, or a frame whose id cannot be read."""
     if isinstance(frame, str):
         try:
             frame = json.loads(frame)
         except ValueError:
-            return False
+            return None
     if not isinstance(frame, dict) or "method" not in frame:
-        return False  # a notification or a response: nobody waits for an answer
+        return None
     rid = frame.get("id")
     if isinstance(rid, bool) or not isinstance(rid, int | str):
-        return False
+        return None
     if isinstance(rid, str) and _lone_surrogate(rid) is not None:
-        return False
+        return None
     return rid
 
 
@@ -132,10 +132,11 @@ def encode(message: types.JSONRPCMessage) -> bytes:
 def _visible(value: Any) -> Any:
     if isinstance(value, str):
         try:
-            return value.encode("utf-8").decode("utf-8")
+            value.encode("utf-8")
+            return value
         except UnicodeEncodeError:
             pass
-        try:
+        try:  # bytes a surrogateescape decode kept (os.getcwd() in such a folder): shown as \xNN
             return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
         except UnicodeEncodeError:
             return value.encode("utf-8", "backslashreplace").decode("utf-8")
@@ -146,7 +147,7 @@ def _visible(value: Any) -> Any:
     return value
 
 
-def _refusal(rid: int | str | None, code: int, message: str) -> SessionMessage:
+def _refusal(rid: int | str, code: int, message: str) -> SessionMessage:
     error = types.JSONRPCError(jsonrpc="2.0", id=rid, error=types.ErrorData(code=code, message=message))
     return SessionMessage(error)
 

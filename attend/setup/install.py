@@ -215,6 +215,26 @@ def recorded_attend(target: Target) -> str | None:
     return None
 
 
+def is_installed(path: Path) -> bool:
+    return path.is_file()
+
+
+def is_executable(path: str) -> bool:
+    return os.access(path, os.X_OK)
+
+
+def user_path_folder(env: Mapping[str, str]) -> str | None:
+    """The first PATH folder the user can write that is theirs: under HOME, or a ``…/local/bin``
+    (never the package manager's /usr/bin, even for root). None when PATH has no such folder."""
+    home = os.path.realpath(env.get("HOME") or os.path.expanduser("~"))
+    for d in (env.get("PATH") or "").split(os.pathsep):
+        real = os.path.realpath(d) if os.path.isabs(d) else ""
+        ours = real.startswith(home + os.sep) or real.endswith(os.sep + os.path.join("local", "bin"))
+        if ours and os.path.isdir(real) and os.access(real, os.W_OK | os.X_OK):
+            return d
+    return None
+
+
 # ---------------------------------------------------------------------- reading and writing files
 
 

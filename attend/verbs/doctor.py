@@ -71,16 +71,12 @@ def _install_command(env: Mapping[str, str], target: str | None) -> str:
 
 
 def _link_command(env: Mapping[str, str]) -> str:
-    """One command that puts the running attend on PATH: a link in a PATH folder the user can write,
-    under HOME or a ``…/local/bin`` (never the package manager's /usr/bin); else in ~/.local/bin,
-    with that folder added to PATH for new login shells."""
+    """One command that puts the running attend on PATH: a link in a PATH folder of the user's; else
+    in ~/.local/bin, with that folder added to PATH for new login shells."""
     exe = shlex.quote(install.attend_executable(env))
-    home = os.path.realpath(env.get("HOME") or os.path.expanduser("~"))
-    for d in (env.get("PATH") or "").split(os.pathsep):
-        real = os.path.realpath(d) if os.path.isabs(d) else ""
-        ours = real.startswith(home + os.sep) or real.endswith(os.sep + os.path.join("local", "bin"))
-        if ours and os.path.isdir(real) and os.access(real, os.W_OK | os.X_OK):
-            return f"ln -s {exe} {shlex.quote(os.path.join(d, 'attend'))}"
+    folder = install.user_path_folder(env)
+    if folder:
+        return f"ln -s {exe} {shlex.quote(os.path.join(folder, 'attend'))}"
     return (
         f"mkdir -p ~/.local/bin && ln -s {exe} ~/.local/bin/attend && "
         """echo 'export PATH="$HOME/.local/bin:$PATH"' >> ~/.profile"""
@@ -108,10 +104,10 @@ def _hook_check(env: Mapping[str, str], target: str | None) -> Check:
     except AttendError:
         return Check(name, "skip", "no target folder (see wiring)")
     script = where.hooks_dir / install.DRAIN_SCRIPT
-    if not script.is_file():
+    if not install.is_installed(script):
         return Check(name, "skip", f"{script} is not installed (see wiring)")
     recorded = install.recorded_attend(where)
-    if recorded and os.access(recorded, os.X_OK):
+    if recorded and install.is_executable(recorded):
         return Check(name, "ok", f"{script} runs {recorded}")
     fix = _install_command(env, target)
     if recorded:
