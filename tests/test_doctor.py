@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
 
 from attend.domain import delivery, sessions
+from attend.domain.context import Context
+from attend.setup import install
+from attend.verbs import doctor
 from tests.support import World
 
 
@@ -12,18 +19,35 @@ def checks(out: str) -> dict[str, dict[str, str]]:
     return {c["name"]: c for c in json.loads(out)["checks"]}
 
 
+def shell(command: str, env: dict[str, str]) -> None:
+    """Run a fix exactly as doctor printed it."""
+    done = subprocess.run(command, shell=True, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, (command, done.stderr)
+
+
 def test_a_human_at_a_terminal_gets_the_machine_checks_and_skips_the_session_ones(world: World) -> None:
     out = world.cli("doctor", "--json")
     found = checks(out.stdout)
     assert found["attend on PATH"]["status"] == "ok"
-    assert found["wiring"]["status"] == "fail" and "attend install" in found["wiring"]["fix"]
+    assert found["wiring"]["status"] == "fail" and found["wiring"]["fix"] == "attend install"
+    assert found["Stop hook finds attend"]["status"] == "skip"
     assert found["spool"]["status"] == "ok"
     assert found["sensor loop"]["status"] == "skip"
     assert out.returncode == 1  # the wiring fails
-    world.cli("install")
+    shell(found["wiring"]["fix"], world.env)
     again = world.cli("doctor")
     assert again.returncode == 0, again.stdout
     assert "ok   wiring" in again.stdout
+    assert f"ok   Stop hook finds attend: {world.home}/.claude/hooks/ways/attend-drain-stop.sh runs /" in again.stdout
+
+
+def test_a_missing_target_folder_gets_the_command_that_creates_it_and_installs(world: World, tmp_path: Path) -> None:
+    folder = tmp_path / "not yet"
+    out = world.cli("doctor", "--json", "--target", str(folder))
+    wiring = checks(out.stdout)["wiring"]
+    assert wiring["status"] == "fail" and "does not exist" in wiring["detail"]
+    shell(wiring["fix"], world.env)
+    assert checks(world.cli("doctor", "--json", "--target", str(folder)).stdout)["wiring"]["status"] == "ok"
 
 
 def test_a_session_that_is_not_enrolled_is_told_how_to_enrol(world: World) -> None:
@@ -44,17 +68,53 @@ def test_monitor_disabled_by_the_environment_is_reported(world: World) -> None:
     assert checks(world.cli("doctor", "--json").stdout)["Monitor"]["status"] == "ok"  # positive control
 
 
-def test_attend_missing_from_path_is_a_failure_with_its_fix(world: World) -> None:
-    import sys
-    from pathlib import Path
+def test_attend_missing_from_path_is_a_warning_whose_command_puts_it_there(world: World) -> None:
+    bin_dir = world.home / "bin"
+    bin_dir.mkdir()
+    env = {**world.env, "PATH": f"{bin_dir}:/usr/bin:/bin"}
+    assert shutil.which("attend", path=env["PATH"]) is None
+    path_check = next(
+        c for c in doctor.run(Context.for_env(env), doctor.DoctorRequest()).checks if c.name == "attend on PATH"
+    )
+    assert path_check.status == "warn" and "Monitor command `attend run`" in path_check.detail
+    assert path_check.fix == f"ln -s {install.attend_executable(env)} {bin_dir / 'attend'}"
+    shell(path_check.fix, env)
+    again = next(
+        c for c in doctor.run(Context.for_env(env), doctor.DoctorRequest()).checks if c.name == "attend on PATH"
+    )
+    assert (again.status, again.detail) == ("ok", str(bin_dir / "attend"))
 
-    from attend.domain.context import Context
-    from attend.verbs import doctor
 
-    result = doctor.run(Context.for_env({**world.env, "PATH": "/nonexistent"}), doctor.DoctorRequest())
-    path_check = next(c for c in result.checks if c.name == "attend on PATH")
-    assert path_check.status == "fail" and "PATH" in path_check.fix
-    assert Path(sys.executable).parent.is_dir()
+def test_with_no_path_folder_of_the_users_the_fix_links_into_local_bin_and_adds_it_to_path(world: World) -> None:
+    env = {**world.env, "PATH": "/usr/bin:/bin"}  # the package manager's folders only, writable or not
+    path_check = next(
+        c for c in doctor.run(Context.for_env(env), doctor.DoctorRequest()).checks if c.name == "attend on PATH"
+    )
+    assert path_check.status == "warn" and "/usr/bin/attend" not in path_check.fix
+    shell(path_check.fix, env)
+    local_bin = world.home / ".local" / "bin"
+    assert os.path.realpath(local_bin / "attend") == os.path.realpath(install.attend_executable(env))
+    assert 'export PATH="$HOME/.local/bin:$PATH"' in (world.home / ".profile").read_text()
+    login = {**env, "PATH": f"{local_bin}:/usr/bin:/bin"}  # what a new login shell's PATH holds
+    again = next(
+        c for c in doctor.run(Context.for_env(login), doctor.DoctorRequest()).checks if c.name == "attend on PATH"
+    )
+    assert again.status == "ok"
+
+
+def test_a_stop_hook_whose_attend_is_gone_fails_and_its_command_records_the_running_one(
+    world: World, tmp_path: Path
+) -> None:
+    gone = tmp_path / "old-venv" / "bin" / "attend"
+    install.install(install.resolve_target(None, world.env), attend_exe=str(gone))
+    report = doctor.run(Context.for_env(world.env), doctor.DoctorRequest())
+    hook = next(c for c in report.checks if c.name == "Stop hook finds attend")
+    assert hook.status == "fail" and f"runs {gone}, which is gone" in hook.detail
+    assert hook.fix == "attend install" and not report.ok
+    shell(hook.fix, world.env)
+    healed = doctor.run(Context.for_env(world.env), doctor.DoctorRequest())
+    hook = next(c for c in healed.checks if c.name == "Stop hook finds attend")
+    assert hook.status == "ok" and hook.detail.endswith(f"runs {install.attend_executable(world.env)}")
 
 
 def test_the_repair_pass_restores_a_lost_delivery(world: World) -> None:

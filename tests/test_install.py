@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from attend.setup import install
 from attend.setup.install import resolve_target
 from tests.support import World
 
@@ -98,12 +100,35 @@ def test_the_stop_hook_wrapper_drains_through_attend(world: World) -> None:
     done = s.run(["/bin/sh", str(script)], stdin=payload)
     assert done.rc == 0 and json.loads(done.stdout)["decision"] == "block"
     assert "through the wrapper" in json.loads(done.stdout)["reason"]
+
+
+def test_the_installed_stop_hook_finds_attend_when_its_venv_is_not_on_path(world: World) -> None:
+    # The README's install: attend in a venv, the venv's bin not on the client's PATH.
+    world.cli("install")
+    script = world.home / ".claude" / "hooks" / "ways" / "attend-drain-stop.sh"
+    s = world.session("proj")
+    assert s.attend("join", "ops").rc == 0
+    assert world.attend("send", "found without PATH").returncode == 0
+    bare = "/usr/bin:/bin"
+    assert shutil.which("attend", path=bare) is None
+    payload = json.dumps({"session_id": s.session_id, "stop_hook_active": False, "background_tasks": []})
+    done = s.run(["/bin/sh", str(script)], stdin=payload, env={"PATH": bare})
+    assert done.rc == 0, done.stderr
+    assert "found without PATH" in json.loads(done.stdout)["reason"]
+    recorded = resolve_target(None, world.env)
+    assert install.recorded_attend(recorded) == install.attend_executable(world.env)
+
+
+def test_a_stop_hook_whose_attend_is_gone_steps_aside_with_one_line(world: World, tmp_path: Path) -> None:
     import subprocess
 
-    # Without attend on PATH the drain steps aside instead of failing every turn end.
+    gone = tmp_path / "removed-venv" / "bin" / "attend"
+    install.install(resolve_target(None, world.env), attend_exe=str(gone))
+    script = world.home / ".claude" / "hooks" / "ways" / "attend-drain-stop.sh"
     bare = {**world.env, "PATH": "/nonexistent"}
-    done2 = subprocess.run(["/bin/sh", str(script)], input="{}", capture_output=True, text=True, env=bare)
-    assert (done2.returncode, done2.stdout) == (0, "")
+    done = subprocess.run(["/bin/sh", str(script)], input="{}", capture_output=True, text=True, env=bare)
+    assert (done.returncode, done.stdout) == (0, "")
+    assert len(done.stderr.strip().splitlines()) == 1 and "attend doctor" in done.stderr
 
 
 def test_running_install_twice_changes_nothing_the_second_time(world: World) -> None:
@@ -292,3 +317,56 @@ def test_a_reinstall_that_changes_only_attends_part_still_uninstalls_byte_for_by
     assert world.cli("install").returncode == 0
     assert world.cli("uninstall").returncode == 0
     assert settings_path(world).read_bytes() == raw
+
+
+@pytest.mark.parametrize(
+    ("name", "token"),
+    [(".claude.json", "NaN"), ("settings.json", "Infinity"), (".claude.json", "-Infinity"), (".claude.json", "1e999")],
+)
+def test_a_number_json_cannot_carry_is_refused_and_nothing_is_written(world: World, name: str, token: str) -> None:
+    # Python's json reads NaN and Infinity (and 1e999 as inf) and would write them back as NaN or
+    # Infinity, which is not JSON: Claude Code could no longer read its own file.
+    path = settings_path(world) if name == "settings.json" else claude_json(world)
+    path.write_bytes(b'{"numStartups": 3, "tipsHistory": {"x": %s}}' % token.encode())
+    before = snapshot(world)
+    out = world.cli("install")
+    assert out.returncode == 1
+    assert f"holds {'the number ' if token[-1].isdigit() else ''}{token}" in out.stderr
+    assert "nothing was changed" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    assert snapshot(world) == before
+    assert not (world.home / ".config" / "attend").exists()
+
+
+def test_large_finite_numbers_survive_an_install(world: World) -> None:
+    write_json(claude_json(world), {"big": 1e308, "count": 10**30, "small": -1.5e-300})
+    assert world.cli("install").returncode == 0
+    text = claude_json(world).read_text()
+    assert "Infinity" not in text and "NaN" not in text
+    doc = json.loads(text)
+    assert (doc["big"], doc["count"], doc["small"]) == (1e308, 10**30, -1.5e-300)
+
+
+def test_four_concurrent_installs_leave_claude_json_byte_exact(world: World) -> None:
+    import subprocess
+
+    from tests.support import ATTEND
+
+    user = {"numStartups": 7, "projects": {"/src/x": {"allowedTools": []}}, "mcpServers": {"other": {"command": "x"}}}
+    for rounds in range(3):  # the race needs the runs to overlap; three rounds make that near certain
+        write_json(claude_json(world), user)
+        write_json(settings_path(world), USER_SETTINGS)
+        runs = [
+            subprocess.Popen(
+                [ATTEND, "install"], env=world.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
+            for _ in range(4)
+        ]
+        results = [(p.wait(timeout=120), p.stderr.read() if p.stderr else "") for p in runs]
+        assert [rc for rc, _ in results] == [0, 0, 0, 0], results
+        concurrent = (claude_json(world).read_bytes(), settings_path(world).read_bytes())
+        # The same start, installed once: the bytes must be those.
+        assert world.cli("uninstall").returncode == 0
+        assert json.loads(claude_json(world).read_text()) == user
+        assert world.cli("install").returncode == 0
+        assert (claude_json(world).read_bytes(), settings_path(world).read_bytes()) == concurrent, rounds
+        assert world.cli("uninstall").returncode == 0

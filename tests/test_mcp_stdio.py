@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import signal
 import subprocess
 import sys
@@ -17,7 +18,7 @@ import pytest
 from mcp import ClientSession, stdio_client
 
 from attend.domain import envelope, mcp_markers
-from tests.support import World, adopt, error_text, join_channel, stdio_params, structured, wait_until
+from tests.support import DEADLINE, World, adopt, error_text, join_channel, stdio_params, structured, wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -30,32 +31,49 @@ def markers(world: World, sid: str) -> list[str]:
 
 
 class RawServer:
-    """`attend mcp` as a child of this test process, spoken to in raw JSON-RPC lines."""
+    """`attend mcp` as a child of this test process, spoken to in raw JSON-RPC lines (bytes, so a
+    test can put on the wire what no client library would send)."""
 
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: World, cwd: Path | bytes | None = None) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "attend", "mcp"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=world.env,
-            cwd=str(world.project("proj")),
-            text=True,
+            cwd=cwd or str(world.project("proj")),
         )
         self.next_id = 0
+        # Lines are read by a thread, so a request the server never answers fails the test, not hangs it.
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout
+        for line in iter(self.proc.stdout.readline, b""):
+            self.lines.put(line)
+
+    def answer(self) -> dict[str, Any]:
+        try:
+            line = self.lines.get(timeout=DEADLINE)
+        except queue.Empty:
+            raise AssertionError("the server never answered") from None
+        return json.loads(line)  # type: ignore[no-any-return]  # every stdout line is protocol
 
     def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         self.next_id += 1
         self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params or {}})
-        assert self.proc.stdout
-        line = self.proc.stdout.readline()
-        answer = json.loads(line)  # every stdout line is protocol
+        answer = self.answer()
         assert answer["id"] == self.next_id
-        return answer  # type: ignore[no-any-return]
+        return answer
 
     def send(self, message: dict[str, Any]) -> None:
+        self.send_bytes(json.dumps(message).encode())
+
+    def send_bytes(self, frame: bytes) -> None:
         assert self.proc.stdin
-        self.proc.stdin.write(json.dumps(message) + "\n")
+        self.proc.stdin.write(frame + b"\n")
         self.proc.stdin.flush()
 
     def initialize(self) -> dict[str, Any]:
@@ -67,8 +85,12 @@ class RawServer:
         return answer
 
     def close(self) -> tuple[int, str, str]:
-        out, err = self.proc.communicate(timeout=20)
-        return self.proc.returncode, out, err
+        assert self.proc.stdin and self.proc.stderr
+        self.proc.stdin.close()
+        rc = self.proc.wait(timeout=20)
+        self.reader.join(timeout=20)
+        rest = b"".join(self.lines.queue).decode()
+        return rc, rest, self.proc.stderr.read().decode()
 
 
 async def test_over_stdio_the_server_sends_as_the_session_that_spawned_it(
@@ -124,6 +146,77 @@ def test_the_server_answers_server_discover_and_the_classic_initialize(world: Wo
     assert init["result"]["serverInfo"]["name"] == "attend"
     assert len(listed["result"]["tools"]) == 10
     assert rc == 0 and rest == ""  # nothing but protocol ever reached stdout
+
+
+# ---------------------------------------------------------------------- frames no client library sends
+
+
+def call_frame(rid: int, message: bytes) -> bytes:
+    """A tools/call of send, written by hand: ``message`` goes on the wire as these exact bytes."""
+    head = b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"send","arguments":{"message":"' % rid
+    return head + message + b'"}}}'
+
+
+def test_a_lone_surrogate_in_a_tool_argument_is_refused_with_an_error_for_its_request(world: World) -> None:
+    adopt(world)
+    join_channel_here(world)
+    server = RawServer(world)
+    server.initialize()
+    server.send_bytes(call_frame(7, rb"\ud800"))  # legal JSON; no Unicode character
+    refused = server.answer()
+    still = server.request("tools/call", {"name": "status", "arguments": {}})
+    rc, rest, _ = server.close()
+    assert refused["id"] == 7 and refused["error"]["code"] == -32602
+    assert "params.arguments.message holds a lone surrogate (\\ud800)" in refused["error"]["message"]
+    assert still["result"]["isError"] is False
+    assert world.spool.room_names("open") == []
+    assert rc == 0 and rest == ""
+
+
+def test_invalid_utf8_on_the_wire_is_refused_not_replaced(world: World) -> None:
+    adopt(world)
+    join_channel_here(world)
+    server = RawServer(world)
+    server.initialize()
+    server.send_bytes(call_frame(8, b"caf\xe9"))  # Latin-1, not UTF-8
+    refused = server.answer()
+    rc, rest, _ = server.close()
+    assert refused["id"] == 8 and refused["error"]["code"] == -32700
+    assert "not valid UTF-8 (byte 0xe9 at offset" in refused["error"]["message"]
+    assert world.spool.room_names("open") == []  # nothing sent as "caf\ufffd"
+    assert rc == 0 and rest == ""
+
+
+def test_a_bad_frame_without_a_request_id_is_one_stderr_line_and_the_server_goes_on(world: World) -> None:
+    server = RawServer(world)
+    server.initialize()
+    server.send_bytes(b"not json")
+    server.send_bytes(b'{"jsonrpc":"2.0","method":"notifications/\xff"}')
+    still = server.request("tools/call", {"name": "peers", "arguments": {}})
+    rc, rest, err = server.close()
+    assert still["result"]["isError"] is False
+    assert "refused a frame that is not JSON" in err
+    assert "refused a frame with no request id: the frame is not valid UTF-8 (byte 0xff" in err
+    assert "Traceback" not in err
+    assert rc == 0 and rest == ""
+
+
+def test_a_server_in_a_folder_whose_name_is_not_utf8_answers_instead_of_dying(world: World) -> None:
+    folder = os.path.join(os.fsencode(world.tmp), b"caf\xe9")
+    os.mkdir(folder)
+    server = RawServer(world, cwd=folder)
+    server.initialize()
+    status = server.request("tools/call", {"name": "status", "arguments": {}})
+    rc, rest, err = server.close()
+    assert status["result"]["structuredContent"]["origin_path"].endswith("caf\\xe9")  # the byte, shown
+    assert rc == 0 and rest == "" and "Traceback" not in err
+
+
+def join_channel_here(world: World) -> None:
+    """Enroll the adopted test process, so a send from its server would land."""
+    from attend.verbs import join as join_verb
+
+    join_verb.run(world.context(), join_verb.JoinRequest("crew"))
 
 
 def test_the_server_warns_on_stderr_when_the_settings_lack_its_allow_entries(world: World) -> None:

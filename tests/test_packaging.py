@@ -27,12 +27,14 @@ def run(argv: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
 def test_a_wheel_in_a_fresh_venv_installs_settings_hooks_and_skill(tmp_path: Path) -> None:
     dist = tmp_path / "dist"
     run([sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(REPO)], cwd=str(tmp_path))
-    wheels = list(dist.glob("attend-*.whl"))
+    wheels = list(dist.glob("attend_bus-*.whl"))  # the distribution's name; the command is attend
     assert len(wheels) == 1
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True, system_site_packages=False).create(env_dir)
     py = env_dir / "bin" / "python"
     run([str(py), "-m", "pip", "install", "--quiet", str(wheels[0])], cwd=str(tmp_path))
+    shown = run([str(py), "-m", "pip", "show", "attend-bus"], cwd=str(tmp_path))
+    assert "Name: attend-bus" in shown.stdout
 
     home = tmp_path / "home"
     (home / ".claude").mkdir(parents=True)
@@ -40,7 +42,7 @@ def test_a_wheel_in_a_fresh_venv_installs_settings_hooks_and_skill(tmp_path: Pat
     outside.mkdir()
     env = {
         "HOME": str(home),
-        "PATH": f"{env_dir / 'bin'}{os.pathsep}/usr/bin:/bin",
+        "PATH": "/usr/bin:/bin",  # the venv is not on PATH, as in the README's install
         "XDG_CONFIG_HOME": str(home / ".config"),
         "XDG_CACHE_HOME": str(home / ".cache"),
     }
@@ -58,6 +60,9 @@ def test_a_wheel_in_a_fresh_venv_installs_settings_hooks_and_skill(tmp_path: Pat
     assert server == {"type": "stdio", "command": str(env_dir / "bin" / "attend"), "args": ["mcp"]}
     for script in ("attend-drain-stop.sh", "attend-guard-pre.sh"):
         assert os.access(home / ".claude" / "hooks" / "ways" / script, os.X_OK)
+    # The hook runs the venv's attend by its path, whatever PATH the client has.
+    drain = (home / ".claude" / "hooks" / "ways" / "attend-drain-stop.sh").read_text()
+    assert f"attend={env_dir / 'bin' / 'attend'}\n" in drain
     assert (home / ".claude" / "skills" / "attend" / "SKILL.md").read_text().startswith("---\nname: attend")
 
     report = run([str(env_dir / "bin" / "attend"), "permissions", "--json"], env=env, cwd=outside)

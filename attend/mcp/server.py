@@ -6,11 +6,12 @@ Invariants (docs/architecture/mcp.md):
 - each tool calls the verb the CLI calls, and its structured result is the verb's ``--json``
   document, plus the optional ``notifications`` trailer on success;
 - ``from_kind`` and ``from_id`` are never parameters; a server outside any session sends nothing;
-- stdout belongs to the protocol (the SDK's stdio transport moves fd 1 to stderr while serving);
+- stdout belongs to the protocol (attend's stdio transport, ``attend.mcp.stdio``, moves fd 1 to
+  stderr while serving), and every frame that reaches it is answered or refused, never mangled;
 - a verb's AttendError is one sentence with ``isError``; a crash is logged, never shown, and never
   ends the server.
 
-This module (and ``attend.mcp.schema``) is the only place that imports ``mcp``.
+This package (``server``, ``schema``, ``stdio``) is the only place that imports ``mcp``.
 """
 
 from __future__ import annotations
@@ -193,6 +194,14 @@ class AttendServer(MCPServer[Any]):
             if isinstance(cause, ToolError):
                 raise ToolError(str(cause)) from None
             raise
+
+    async def run_stdio_async(self) -> None:
+        """Serve on attend's own stdio transport: the SDK's drops or mangles frames it cannot parse."""
+        from attend.mcp.stdio import stdio_transport
+
+        low = self._lowlevel_server
+        async with stdio_transport() as (read, write):
+            await low.run(read, write, low.create_initialization_options())
 
     async def list_tools(self) -> list[Tool]:
         """Schemas without pydantic's generated titles: the model reads every byte of them."""

@@ -19,15 +19,17 @@ from __future__ import annotations
 import base64
 import contextlib
 import difflib
+import fcntl
 import hashlib
 import json
+import math
 import os
 import shlex
 import shutil
 import stat
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -92,11 +94,16 @@ class Target:
         return name.startswith("attend-") and name.endswith(".sh") and folder in mine
 
 
+def requested_folder(target: str | None, env: Mapping[str, str]) -> str:
+    """The config folder ``--target`` (or the environment) names, whether or not it exists."""
+    folder = Path(os.path.abspath(os.path.expanduser(target))) if target else identity.claude_dir(env)
+    return os.path.abspath(folder)
+
+
 def resolve_target(target: str | None, env: Mapping[str, str] | None = None) -> Target:
     env = os.environ if env is None else env
     home = Path(env.get("HOME") or os.path.expanduser("~"))
-    folder = Path(os.path.abspath(os.path.expanduser(target))) if target else identity.claude_dir(env)
-    folder = Path(os.path.abspath(folder))
+    folder = Path(requested_folder(target, env))
     if not folder.is_dir():
         what = "is not a folder" if folder.exists() else "does not exist"
         raise InstallError(
@@ -178,6 +185,56 @@ def copies(target: Target) -> list[tuple[Path, Path, int]]:
     ]
 
 
+# The hook scripts name attend as ``attend=@ATTEND@`` (``bin=`` in the guard); install writes the
+# absolute path of the attend that runs it there. The Stop hook runs with the client's PATH, which
+# need not hold the venv attend was installed into (the README's own install).
+ATTEND_TOKEN = b"@ATTEND@"
+
+
+def script_bytes(src: Path, attend_exe: str) -> bytes:
+    """A shipped hook script as install places it: the attend path filled in, shell-quoted. A name
+    that is not absolute (no attend found) leaves it empty, so the script looks on PATH."""
+    value = shlex.quote(attend_exe) if os.path.isabs(attend_exe) else "''"
+    return src.read_bytes().replace(ATTEND_TOKEN, value.encode())
+
+
+def recorded_attend(target: Target) -> str | None:
+    """The attend the installed Stop hook runs (what install recorded), or None: no script, or none recorded."""
+    try:
+        text = (target.hooks_dir / DRAIN_SCRIPT).read_text(encoding="utf-8", errors="surrogateescape")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("attend="):
+            try:
+                words = shlex.split(line[len("attend=") :])
+            except ValueError:
+                return None
+            value = words[0] if words else ""
+            return value if os.path.isabs(value) else None
+    return None
+
+
+def is_installed(path: Path) -> bool:
+    return path.is_file()
+
+
+def is_executable(path: str) -> bool:
+    return os.access(path, os.X_OK)
+
+
+def user_path_folder(env: Mapping[str, str]) -> str | None:
+    """The first PATH folder the user can write that is theirs: under HOME, or a ``…/local/bin``
+    (never the package manager's /usr/bin, even for root). None when PATH has no such folder."""
+    home = os.path.realpath(env.get("HOME") or os.path.expanduser("~"))
+    for d in (env.get("PATH") or "").split(os.pathsep):
+        real = os.path.realpath(d) if os.path.isabs(d) else ""
+        ours = real.startswith(home + os.sep) or real.endswith(os.sep + os.path.join("local", "bin"))
+        if ours and os.path.isdir(real) and os.access(real, os.W_OK | os.X_OK):
+            return d
+    return None
+
+
 # ---------------------------------------------------------------------- reading and writing files
 
 
@@ -211,7 +268,12 @@ def load_json(path: Path) -> Loaded:
     _check_folder_writable(path.parent)
     raw = path.read_bytes()
     try:
-        doc = json.loads(raw) if raw.strip() else {}
+        doc = json.loads(raw, parse_constant=_not_finite, parse_float=_finite) if raw.strip() else {}
+    except _NotFinite as e:
+        raise InstallError(
+            f"{path} holds {e}; rewritten it would read NaN or Infinity, which is not JSON to Claude Code. "
+            "Replace it with a number or null, then run again; nothing was changed"
+        ) from None
     except (ValueError, UnicodeDecodeError) as e:
         where = f" (line {e.lineno}, column {e.colno}: {e.msg})" if isinstance(e, json.JSONDecodeError) else ""
         raise InstallError(f"{path} is not valid JSON{where}; fix it, then run again; nothing was changed") from e
@@ -220,13 +282,30 @@ def load_json(path: Path) -> Loaded:
     return Loaded(path, raw, doc, stat.S_IMODE(st.st_mode))
 
 
+class _NotFinite(ValueError):
+    pass
+
+
+def _not_finite(token: str) -> Any:
+    """``NaN``, ``Infinity`` and ``-Infinity``: Python's json reads them, no other JSON parser does."""
+    raise _NotFinite(f"{token}, which is not JSON")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):  # 1e999: legal JSON, but a double holds it only as inf, written back as Infinity
+        raise _NotFinite(f"the number {text}, beyond what a double holds")
+    return value
+
+
 def _check_folder_writable(folder: Path) -> None:
     if not os.access(folder, os.W_OK | os.X_OK):
         raise InstallError(f"cannot write in {folder}; nothing was changed")
 
 
 def render_json(doc: dict[str, Any]) -> bytes:
-    return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode()
+    # allow_nan=False: a float that is not finite raises here rather than reach the file as Infinity.
+    return (json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode()
 
 
 def write_atomic(path: Path, data: bytes, mode: int) -> None:
@@ -391,10 +470,10 @@ class Outcome:
     purged: bool = False
 
 
-def _copy_plan(target: Target) -> list[tuple[Path, Path, int, bytes]]:
+def _copy_plan(target: Target, attend_exe: str) -> list[tuple[Path, Path, int, bytes]]:
     plan = []
     for src, dest, mode in copies(target):
-        data = src.read_bytes()
+        data = script_bytes(src, attend_exe)
         try:
             st = os.lstat(dest)
             same = stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == mode and dest.read_bytes() == data
@@ -405,8 +484,44 @@ def _copy_plan(target: Target) -> list[tuple[Path, Path, int, bytes]]:
     return plan
 
 
+LOCK_WAIT = 60.0  # seconds: an install takes well under one; a longer hold is a stopped process
+
+
+@contextlib.contextmanager
+def target_lock(target: Target) -> Iterator[None]:
+    """One install or uninstall at a time per target. Each run's verified write would otherwise
+    race another's: both read .claude.json, both write, and the loser finds its bytes gone.
+
+    The lock is a flock on the target folder itself, so taking it creates no file (a refused run
+    writes nothing); portalocker's polling is replaced by a 20 ms one of our own, without its import."""
+    fd = os.open(target.dir, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        deadline = time.monotonic() + LOCK_WAIT
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise InstallError(
+                        f"another attend install or uninstall has held {target.dir} for {LOCK_WAIT:.0f} s; "
+                        "let it finish (or end it), then run again; nothing was changed"
+                    ) from None
+                time.sleep(0.02)
+        yield
+    finally:
+        os.close(fd)  # closing the only descriptor releases the lock
+
+
 def install(target: Target, dry_run: bool = False, attend_exe: str | None = None) -> Outcome:
     attend_exe = attend_exe or attend_executable()
+    if dry_run:
+        return _install(target, True, attend_exe)  # writes nothing, so takes no lock (and makes no folder)
+    with target_lock(target):
+        return _install(target, False, attend_exe)
+
+
+def _install(target: Target, dry_run: bool, attend_exe: str) -> Outcome:
     owns = target.owns
     state = State.load(target.state_dir)
     # Every input is read and merged before anything is written, so bad input changes nothing.
@@ -418,7 +533,7 @@ def install(target: Target, dry_run: bool = False, attend_exe: str | None = None
     base_mcp = state.file("claude_json").get("base", {}) if state.exists else {}
     new_settings = merge.merge(settings.doc, ours_settings, base_settings, owns)
     new_claude = merge.merge(claude.doc, ours_mcp, base_mcp, owns)
-    plan = _copy_plan(target)
+    plan = _copy_plan(target, attend_exe)
     outcome = Outcome(str(target.dir), str(target.settings), str(target.claude_json), [], [])
 
     if dry_run:
@@ -512,6 +627,14 @@ def _place_copy(
 
 
 def uninstall(target: Target, spool_root: Path, purge: bool = False) -> Outcome:
+    with target_lock(target):
+        outcome = _uninstall(target, spool_root)
+    if purge:
+        outcome.purged = purge_spool(spool_root)
+    return outcome
+
+
+def _uninstall(target: Target, spool_root: Path) -> Outcome:
     owns = target.owns
     state = State.load(target.state_dir)
     loaded = {"settings": load_json(target.settings), "claude_json": load_json(target.claude_json)}
@@ -563,8 +686,6 @@ def uninstall(target: Target, spool_root: Path, purge: bool = False) -> Outcome:
         with contextlib.suppress(OSError):  # not empty: the user put something there
             os.rmdir(target.dir / rel)
     state.forget()
-    if purge:
-        outcome.purged = purge_spool(spool_root)
     return outcome
 
 

@@ -6,6 +6,8 @@ restored, as the sensor loop does on start.
 
 from __future__ import annotations
 
+import os
+import shlex
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -15,13 +17,15 @@ from attend.domain import delivery, mcp_markers, sessions
 from attend.domain.context import Context
 from attend.errors import AttendError
 from attend.identity import Identity
+from attend.setup import install
 from attend.spool import Spool
 from attend.verbs import permissions
 
 DESCRIPTION = (
-    "Explain why a session would not receive: attend on the hook's PATH, the wiring, the MCP marker, the "
-    "sensor loop, enrollment, spool permissions and Monitor availability, each with its fix. Runs the "
-    "repair pass and says how many deliveries it restored. Exits 1 when a check fails."
+    "Explain why a session would not receive: attend on PATH, the wiring, which attend the Stop hook runs, "
+    "the MCP marker, the sensor loop, enrollment, spool permissions and Monitor availability, each with what "
+    "it found and the one command that fixes it. Runs the repair pass and says how many deliveries it "
+    "restored. Exits 1 when a check fails."
 )
 EXAMPLES = (  # the end of `attend doctor --help` (CLI only)
     ("attend doctor", "why a session would not receive, and the fix"),
@@ -42,8 +46,8 @@ class DoctorRequest:
 class Check:
     name: str
     status: str  # "ok" | "warn" | "fail" | "skip"
-    detail: str
-    fix: str = ""
+    detail: str  # what was found
+    fix: str = ""  # the one command that fixes it (a sentence where no command does)
 
 
 @dataclass
@@ -56,17 +60,67 @@ class Doctor:
     warnings: list[str] = field(default_factory=list)
 
 
+def attend_command(env: Mapping[str, str]) -> str:
+    """How to name the running attend in a fix: ``attend`` when PATH finds this very one, else its path."""
+    exe = install.attend_executable(env)
+    found = shutil.which("attend", path=env.get("PATH"))
+    if found and os.path.realpath(found) == os.path.realpath(exe):
+        return "attend"
+    return shlex.quote(exe)
+
+
+def _install_command(env: Mapping[str, str], target: str | None) -> str:
+    where = f" --target {shlex.quote(target)}" if target else ""
+    return f"{attend_command(env)} install{where}"
+
+
+def _link_command(env: Mapping[str, str]) -> str:
+    """One command that puts the running attend on PATH: a link in a PATH folder of the user's; else
+    in ~/.local/bin, with that folder added to PATH for new login shells."""
+    exe = shlex.quote(install.attend_executable(env))
+    folder = install.user_path_folder(env)
+    if folder:
+        return f"ln -s {exe} {shlex.quote(os.path.join(folder, 'attend'))}"
+    return (
+        f"mkdir -p ~/.local/bin && ln -s {exe} ~/.local/bin/attend && "
+        """echo 'export PATH="$HOME/.local/bin:$PATH"' >> ~/.profile"""
+    )
+
+
 def _path_check(env: Mapping[str, str]) -> Check:
     found = shutil.which("attend", path=env.get("PATH"))
     if found:
         return Check("attend on PATH", "ok", found)
     return Check(
         "attend on PATH",
-        "fail",
-        "the Stop hook runs `attend` from the client's PATH, and it is not there (the drain then does nothing)",
-        "install attend where that PATH finds it (e.g. `pipx install attend`), or add its folder to PATH "
-        "before starting claude",
+        "warn",
+        "not on PATH, so the Monitor command `attend run` and the Bash verbs the skill teaches cannot start "
+        "(the Stop hook and the MCP server run the path `attend install` recorded)",
+        _link_command(env),
     )
+
+
+def _hook_check(env: Mapping[str, str], target: str | None) -> Check:
+    """Which attend the installed Stop hook runs: the path install recorded, else PATH's."""
+    name = "Stop hook finds attend"
+    try:
+        where = install.resolve_target(target, env)
+    except AttendError:
+        return Check(name, "skip", "no target folder (see wiring)")
+    script = where.hooks_dir / install.DRAIN_SCRIPT
+    if not install.is_installed(script):
+        return Check(name, "skip", f"{script} is not installed (see wiring)")
+    recorded = install.recorded_attend(where)
+    if recorded and install.is_executable(recorded):
+        return Check(name, "ok", f"{script} runs {recorded}")
+    fix = _install_command(env, target)
+    if recorded:
+        what = f"{script} runs {recorded}, which is gone (a removed or moved install)"
+    else:
+        what = f"{script} records no attend path, so it runs `attend` from the client's PATH"
+    if shutil.which("attend", path=env.get("PATH")) and not recorded:
+        return Check(name, "warn", f"{what}; found on this PATH, perhaps not on the client's", fix)
+    return Check(name, "fail", f"{what}; the drain delivers nothing at turn end", fix)
 
 
 def _wiring(ctx: Context, target: str | None) -> Check:
@@ -74,24 +128,27 @@ def _wiring(ctx: Context, target: str | None) -> Check:
         p = permissions.run(ctx, permissions.PermissionsRequest(target))
     except AttendError as e:
         # `attend install` refuses a missing target too: point at what unblocks it.
-        return Check("wiring", "fail", str(e), "create that folder (or set CLAUDE_CONFIG_DIR), then `attend install`")
+        folder = install.requested_folder(target, ctx.env)
+        return Check("wiring", "fail", str(e), f"mkdir -p {shlex.quote(folder)} && {_install_command(ctx.env, target)}")
     unreadable = [w for w in p.warnings if w.startswith("cannot read") or "is not a JSON object" in w]
     if unreadable:
-        fix = "repair that file (it must be a JSON object), then `attend install`"
+        fix = f"repair that file (it must be a JSON object), then run {_install_command(ctx.env, target)}"
         return Check("wiring", "fail", unreadable[0], fix)
     gaps = [name for name, ok in (("Stop-hook drain", p.stop_hook), ("MCP server", p.mcp_server)) if not ok]
     if p.missing:
         gaps.append("allow entries " + ", ".join(p.missing))
     if gaps:
-        return Check("wiring", "fail", f"{p.target}: missing " + "; ".join(gaps), "run `attend install`")
+        return Check("wiring", "fail", f"{p.target}: missing " + "; ".join(gaps), _install_command(ctx.env, target))
     guard = "guard wired" if p.guard else "guard not wired"
-    return Check("wiring", "ok", f"{p.target}: drain, MCP server, allow entries; {guard}; gate {p.gate}")
+    return Check(
+        "wiring", "ok", f"{p.target}: drain, MCP server {p.mcp_command}, allow entries; {guard}; gate {p.gate}"
+    )
 
 
 def run(ctx: Context, req: DoctorRequest) -> Doctor:
     """Works without a spool: a context from ``Context.for_env`` opens it here, and a refusal is a check."""
     env, pid = ctx.env, ctx.pid
-    checks = [_path_check(env), _wiring(ctx, req.target)]
+    checks = [_path_check(env), _wiring(ctx, req.target), _hook_check(env, req.target)]
     spool: Spool | None = None
     try:
         spool = ctx.spool
@@ -119,7 +176,7 @@ def run(ctx: Context, req: DoctorRequest) -> Doctor:
                 "MCP marker",
                 "warn",
                 "no live `attend mcp` for this session; the CLI verbs still work",
-                "run `attend install`, then restart the session so the client starts the server",
+                f"run {_install_command(env, req.target)}, then restart the session so the client starts the server",
             )
         )
         sensor = sessions.run_is_live(spool, sid)

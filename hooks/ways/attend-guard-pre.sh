@@ -12,9 +12,12 @@
 # internal failure, a missing attend or interpreter included, allows with one stderr line.
 
 # attend's own interpreter is the one its launcher names, so a pipx or venv install works even
-# where the system python3 cannot import attend.
+# where the system python3 cannot import attend. The launcher is the one `attend install` recorded
+# on the next line, else the one on PATH.
 py=python3
-if bin=$(command -v attend 2>/dev/null) && IFS= read -r first < "$bin"; then
+bin=@ATTEND@
+[ -x "$bin" ] || bin=$(command -v attend 2>/dev/null)
+if [ -n "$bin" ] && IFS= read -r first < "$bin"; then
     case "$first" in
         '#!'*python*) py=${first#'#!'} ;;
     esac

@@ -1,0 +1,227 @@
+"""The stdio transport of `attend mcp`, in place of the SDK's ``mcp.server.stdio.stdio_server``.
+
+The SDK's transport (mcp 2.3.0) has three faults this one does not (docs/architecture/mcp.md):
+- it decodes stdin with ``errors="replace"``, so invalid UTF-8 reaches a tool as U+FFFD;
+- a frame its JSON parser refuses is handed on as an exception that the dispatcher drops, so a
+  request holding ``"\\ud800"`` (legal JSON; pydantic-core refuses lone surrogates) is never answered
+  and the client waits forever;
+- an answer holding a lone surrogate (a path from a folder whose name is not UTF-8) fails to
+  serialize inside the writer task, and the server dies with a traceback.
+
+Here every frame is bytes until it is known to be UTF-8; a refused request with a readable id gets
+a JSON-RPC error for that id; an answer that cannot be encoded is sent with its undecodable bytes
+shown as ``\\xNN`` text. As the SDK does, fd 0 and fd 1 point at /dev/null and stderr while serving,
+so a tool or a child process cannot read the wire or write stray bytes onto it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import sys
+from collections.abc import AsyncIterator, Iterator
+from typing import IO, Any
+
+import anyio
+import anyio.to_thread
+import mcp_types as types
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+INVALID_PARAMS = -32602
+
+Reply = tuple[int | str, int, str]  # (request id, code, message): a refusal to write back
+
+
+def screen(raw: bytes) -> types.JSONRPCMessage | Reply | str:
+    """One frame off the wire: the message, a refusal to answer, or (no readable id) a line for stderr."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        # Read the id through the bad bytes, so the refusal reaches the request that is waiting for it.
+        rid = _request_id(raw.decode("utf-8", "surrogateescape"))
+        what = f"the frame is not valid UTF-8 (byte 0x{raw[e.start]:02x} at offset {e.start})"
+        if rid is None:
+            return f"attend mcp: refused a frame with no request id: {what}"
+        return (rid, PARSE_ERROR, f"{what}; attend refuses it rather than guess: send it again as UTF-8")
+    try:
+        return types.jsonrpc_message_adapter.validate_json(text, by_name=False)
+    except ValueError as e:
+        refused = e
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return f"attend mcp: refused a frame that is not JSON: {_first_line(refused)}"
+    rid = _request_id(parsed)
+    where = _lone_surrogate(parsed)
+    if where is not None:
+        path, char = where
+        what = f"{path or 'the frame'} holds a lone surrogate ({char}), which is not Unicode text"
+        if rid is None:
+            return f"attend mcp: refused a frame with no request id: {what}"
+        return (rid, INVALID_PARAMS, f"{what}; attend takes UTF-8 text only: send it again without it")
+    if rid is None:
+        return f"attend mcp: refused a frame that is not a JSON-RPC message: {_first_line(refused)}"
+    return (rid, INVALID_REQUEST, f"not a valid JSON-RPC request: {_first_line(refused)}")
+
+
+def _request_id(frame: object) -> int | str | None:
+    """The id of a request that can be echoed back (a number, or a string that is Unicode), else None:
+    a notification or a response, which nobody waits on, or a frame whose id cannot be read."""
+    if isinstance(frame, str):
+        try:
+            frame = json.loads(frame)
+        except ValueError:
+            return None
+    if not isinstance(frame, dict) or "method" not in frame:
+        return None
+    rid = frame.get("id")
+    if isinstance(rid, bool) or not isinstance(rid, int | str):
+        return None
+    if isinstance(rid, str) and _lone_surrogate(rid) is not None:
+        return None
+    return rid
+
+
+def _lone_surrogate(value: object, path: str = "") -> tuple[str, str] | None:
+    """Where the first lone surrogate sits (a dotted path, the character escaped), or None."""
+    if isinstance(value, str):
+        for ch in value:
+            if "\ud800" <= ch <= "\udfff":
+                return path, f"\\u{ord(ch):04x}"
+        return None
+    if isinstance(value, dict):
+        for k, v in value.items():
+            found = _lone_surrogate(k, path) or _lone_surrogate(v, f"{path}.{k}" if path else str(k))
+            if found:
+                return found
+    if isinstance(value, list):
+        for i, v in enumerate(value):
+            found = _lone_surrogate(v, f"{path}[{i}]")
+            if found:
+                return found
+    return None
+
+
+def _first_line(e: ValueError) -> str:
+    """pydantic's first complaint, without its union-by-union listing and documentation links."""
+    errors = e.errors() if isinstance(e, ValidationError) else []
+    if not errors:
+        return str(e).splitlines()[0] if str(e) else type(e).__name__
+    where = ".".join(str(p) for p in errors[0]["loc"] if not str(p).startswith("JSONRPC"))
+    return f"{where}: {errors[0]['msg']}" if where else str(errors[0]["msg"])
+
+
+def encode(message: types.JSONRPCMessage) -> bytes:
+    """One frame for the wire. Text that is not Unicode (a surrogate-escaped byte from a folder name
+    that is not UTF-8) cannot be encoded; it goes out as visible ``\\xNN`` / ``\\uXXXX`` text."""
+    try:
+        text = message.model_dump_json(by_alias=True, exclude_unset=True)
+    except PydanticSerializationError:
+        data = _visible(message.model_dump(mode="python", by_alias=True, exclude_unset=True))
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return text.encode("utf-8") + b"\n"
+
+
+def _visible(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            pass
+        try:  # bytes a surrogateescape decode kept (os.getcwd() in such a folder): shown as \xNN
+            return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_visible(k): _visible(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_visible(v) for v in value]
+    return value
+
+
+def _refusal(rid: int | str, code: int, message: str) -> SessionMessage:
+    error = types.JSONRPCError(jsonrpc="2.0", id=rid, error=types.ErrorData(code=code, message=message))
+    return SessionMessage(error)
+
+
+@contextlib.contextmanager
+def _claim(fd: int, diversion: int) -> Iterator[int]:
+    """A private duplicate of ``fd`` for the wire; ``fd`` itself points at ``diversion`` until exit.
+
+    The duplicate is never closed: a reader thread abandoned at shutdown may still block on it."""
+    wire = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    os.dup2(diversion, fd)
+    try:
+        yield wire
+    finally:
+        os.dup2(wire, fd)
+
+
+Streams = tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
+
+
+@contextlib.asynccontextmanager
+async def stdio_transport() -> AsyncIterator[Streams]:
+    """The read and write streams the SDK's server loop runs on, over this process's stdin and stdout."""
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        with _claim(0, null) as fd_in, _claim(1, 2) as fd_out:
+            wire_in = os.fdopen(fd_in, "rb", closefd=False)
+            wire_out = os.fdopen(fd_out, "wb", closefd=False)
+            async with _serve(wire_in, wire_out) as streams:
+                yield streams
+    finally:
+        os.close(null)
+
+
+@contextlib.asynccontextmanager
+async def _serve(wire_in: IO[bytes], wire_out: IO[bytes]) -> AsyncIterator[Streams]:
+    to_server, from_wire = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    to_wire, from_server = anyio.create_memory_object_stream[SessionMessage](0)
+    # Refusals and answers share one writer, so frames never interleave on the pipe.
+    refusals = to_wire.clone()
+
+    async def reader() -> None:
+        async with to_server, refusals:
+            while True:
+                # Abandoned on cancel: a blocked read must not hold up shutdown (the fd is never closed).
+                raw = await anyio.to_thread.run_sync(wire_in.readline, abandon_on_cancel=True)
+                if not raw:
+                    return
+                if not raw.strip():
+                    continue
+                verdict = screen(raw)
+                if isinstance(verdict, str):
+                    print(verdict, file=sys.stderr, flush=True)
+                elif isinstance(verdict, tuple):
+                    await refusals.send(_refusal(*verdict))
+                else:
+                    await to_server.send(SessionMessage(verdict))
+
+    async def writer() -> None:
+        gone = False
+        async with from_server:
+            async for item in from_server:
+                if gone:
+                    continue  # the client closed its end; take the rest and drop it, as the reader ends
+                try:
+                    await anyio.to_thread.run_sync(_write, wire_out, encode(item.message))
+                except OSError:
+                    gone = True
+
+    def _write(out: IO[bytes], frame: bytes) -> None:
+        out.write(frame)
+        out.flush()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(reader)
+        tg.start_soon(writer)
+        yield from_wire, to_wire
