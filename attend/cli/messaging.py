@@ -61,24 +61,37 @@ def reply(
     emit(reply_verb.run(context(), req), as_json, sent_line)
 
 
+def _message_block(m: inbox_verb.Message) -> str:
+    lines = [f"[{m.scope}] {m.sender} ({m.from_kind})", f"  when:    {m.at}", f"  id:      {m.id}"]
+    if m.re:
+        lines.append(f"  re:      {m.re}")
+    if m.on_behalf_of:
+        lines.append(f"  for:     {m.on_behalf_of}")
+    lines.append(f"  to:      {m.to}")
+    lines.append(f"  message: {m.body}")
+    return "\n".join(lines)
+
+
 def _inbox_text(result: inbox_verb.Inbox) -> str:
+    head = ""
+    if result.unread:
+        # The human's own mail first, oldest first as it arrived; now marked read.
+        count = len(result.unread)
+        head = f"{count} unread, to you:\n\n" + "\n\n".join(_message_block(m) for m in result.unread) + "\n\n"
+        head += "--- the rest, newest first ---\n\n" if result.messages else ""
     if not result.messages:
+        if head:
+            return head.rstrip("\n")
+        if result.sent:
+            return "nothing sent" if result.page == 1 else f"nothing sent on page {result.page}"
         # Own messages are never listed; say so, or a sender's first look reads as "nothing arrived".
         return "no messages from others" if result.page == 1 else f"no messages on page {result.page}"
-    blocks = []
-    for m in result.messages:
-        lines = [f"[{m.scope}] {m.sender} ({m.from_kind})", f"  when:    {m.at}", f"  id:      {m.id}"]
-        if m.re:
-            lines.append(f"  re:      {m.re}")
-        if m.on_behalf_of:
-            lines.append(f"  for:     {m.on_behalf_of}")
-        lines.append(f"  to:      {m.to}")
-        lines.append(f"  message: {m.body}")
-        blocks.append("\n".join(lines))
-    footer = f"page {result.page} · {len(result.messages)} shown"
+    blocks = [_message_block(m) for m in result.messages]
+    footer = f"page {result.page} · {len(result.messages)} {'sent' if result.sent else 'shown'}"
     if result.older:
-        footer += f" · older: attend inbox --page {result.page + 1} (or --before {result.messages[-1].id})"
-    return "\n\n".join(blocks) + "\n\n" + footer
+        again = "attend inbox --sent" if result.sent else "attend inbox"
+        footer += f" · older: {again} --page {result.page + 1} (or --before {result.messages[-1].id})"
+    return head + "\n\n".join(blocks) + "\n\n" + footer
 
 
 @click.command(help=inbox_verb.DESCRIPTION)
@@ -92,6 +105,7 @@ def _inbox_text(result: inbox_verb.Inbox) -> str:
 @click.option("--from", "sender", metavar="WHO", help=inbox_verb.PARAMS["sender"])
 @click.option("--grep", metavar="PATTERN", help=inbox_verb.PARAMS["grep"])
 @click.option("--since", metavar="WHEN", help=inbox_verb.PARAMS["since"])
+@click.option("--sent", is_flag=True, help=inbox_verb.PARAMS["sent"])
 @click.option("--drain", is_flag=True, help=drain_verb.DESCRIPTION)
 @click.option("--format", "fmt", type=click.Choice(drain_verb.FORMATS), help=drain_verb.PARAMS["format"])
 @wait_option
@@ -107,6 +121,7 @@ def inbox(
     sender: str | None,
     grep: str | None,
     since: str | None,
+    sent: bool,
     drain: bool,
     fmt: str | None,
     as_json: bool,
@@ -135,7 +150,7 @@ def inbox(
         else:
             conduits.drain_plain()
         return
-    req = inbox_verb.InboxRequest(msg_id, limit, page, before, room, all_, receipt, sender, grep, since)
+    req = inbox_verb.InboxRequest(msg_id, limit, page, before, room, all_, receipt, sender, grep, since, sent)
     result = inbox_verb.run(context(), req)
     emit(result, as_json, _receipt_text if result.receipt is not None else _inbox_text)
 
