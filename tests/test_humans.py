@@ -1,6 +1,6 @@
 """The human beside the sessions: one mailbox of its own (humans/<user>/), reached by name from a
 session, another human or MCP, and by replies; inbox shows its unread mail first and marks it read;
-and inbox --sent."""
+inbox --sent; peers lists recent humans."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import subprocess
+import time
 
 import pytest
 from mcp import Client
@@ -233,3 +234,32 @@ def test_inbox_sent_with_a_sender_filter_is_a_usage_error_that_writes_nothing(wo
     assert out.returncode == 2 and "--sent" in out.stderr
     assert not (world.spool_root / "humans").exists() or _box(world, "new") == []
     assert not (world.spool_root / "humans" / HUMAN).exists()
+
+
+# ---------------------------------------------------------------------- peers
+
+
+def test_peers_lists_the_humans_who_used_the_bus_recently_marked_human(world: World) -> None:
+    s = world.session("proj", name="Hana")
+    assert s.attend("join", "crew").rc == 0
+    assert world.attend("send", "hello", env={"USER": "alice"}).returncode == 0
+    assert world.attend("inbox", env={"USER": "bob"}).returncode == 0
+    stale = world.spool_root / "humans" / "bob" / "active"
+    then = time.time() - 13 * 3600  # bob last read 13 hours ago: no longer listed
+    os.utime(stale, (then, then))
+    peers = json.loads(s.attend("peers", "--json").stdout)
+    assert [h["user"] for h in peers["humans"]] == ["alice"]
+    assert [p["display"] for p in peers["peers"]] == ["Hana-alpha"]
+    text = world.attend("peers", env={"USER": "alice"}).stdout
+    assert "alice (human, you)" in text and "Hana-alpha" in text and "bob" not in text
+
+
+@pytest.mark.anyio
+async def test_peers_over_mcp_lists_the_humans_beside_the_sessions(world: World) -> None:
+    s = world.session("proj")
+    assert s.attend("join", "crew").rc == 0
+    assert world.attend("send", "hello").returncode == 0
+    async with Client(server_as(world, s), mode="legacy") as client:
+        peers = structured(await client.call_tool("peers", {}))
+    assert [h["user"] for h in peers["humans"]] == [HUMAN]
+    assert peers["humans"][0]["self"] is False

@@ -200,7 +200,7 @@ def test_a_human_inbox_covers_open_and_the_current_project(world: World) -> None
 SHAPES = {
     "send": {"id", "room", "scope", "to", "re", "from_kind", "from_id", "delivered", "warnings"},
     "inbox": {"messages", "page", "limit", "rooms", "older", "unread", "sent", "warnings"},
-    "peers": {"peers", "warnings"},
+    "peers": {"peers", "humans", "warnings"},
     "status": {
         "spool",
         "session_id",

@@ -166,7 +166,7 @@ def _receipt_text(result: inbox_verb.Inbox) -> str:
 
 
 def _peers_text(result: peers_verb.Peers) -> str:
-    if not result.peers:
+    if not result.peers and not result.humans:
         return "no live Claude sessions"
     rows = [
         [
@@ -178,7 +178,17 @@ def _peers_text(result: peers_verb.Peers) -> str:
         ]
         for p in result.peers
     ]
-    return table(rows, ["Session", "Project", "Status", "Channels", "Conduits"])
+    rows += [
+        [
+            h.user + " (human" + (", you)" if h.self else ")"),
+            "-",
+            f"active {h.active_at}",
+            ", ".join(h.channels) or "-",
+            "-",
+        ]
+        for h in result.humans
+    ]
+    return table(rows, ["Peer", "Project", "Status", "Channels", "Conduits"])
 
 
 @click.command(help=peers_verb.DESCRIPTION)
