@@ -1,6 +1,6 @@
 """The human beside the sessions: one mailbox of its own (humans/<user>/), reached by name from a
 session, another human or MCP, and by replies; inbox shows its unread mail first and marks it read;
-inbox --sent; peers lists recent humans."""
+inbox --sent; peers lists recent humans; send counts live and parked recipients apart."""
 
 from __future__ import annotations
 
@@ -263,3 +263,43 @@ async def test_peers_over_mcp_lists_the_humans_beside_the_sessions(world: World)
         peers = structured(await client.call_tool("peers", {}))
     assert [h["user"] for h in peers["humans"]] == [HUMAN]
     assert peers["humans"][0]["self"] is False
+
+
+# ---------------------------------------------------------------------- honest counts
+
+
+def test_send_says_how_many_recipients_are_live_and_how_many_are_parked(world: World) -> None:
+    a, b, c = world.session("pa"), world.session("pb"), world.session("pc")
+    for s in (a, b, c):
+        assert s.attend("join", "crew").rc == 0
+    c.close()  # c's Claude process is gone; it stays enrolled, so its mail waits for it: parked
+    out = a.attend("send", "--json", "hello all")
+    sent = json.loads(out.stdout)
+    assert (sent["delivered"], sent["live"], sent["parked"]) == (2, 1, 1)
+    line = a.attend("send", "hello again").stdout.strip()
+    assert line.endswith("(2 recipients: 1 live, 1 parked)"), line
+    peers = json.loads(a.attend("peers", "--json").stdout)["peers"]
+    assert [p["session_id"] for p in peers if not p["self"]] == [b.session_id]  # the one live recipient
+
+
+def test_a_human_recipient_counts_live_when_it_used_the_bus_recently(world: World) -> None:
+    s = world.session("proj")
+    assert s.attend("join", "crew").rc == 0
+    assert world.attend("inbox").returncode == 0
+    sent = json.loads(s.attend("send", "--to", HUMAN, "--json", "ping").stdout)
+    assert (sent["delivered"], sent["live"], sent["parked"]) == (1, 1, 0)
+    then = time.time() - 13 * 3600
+    os.utime(world.spool_root / "humans" / HUMAN / "active", (then, then))
+    later = json.loads(s.attend("send", "--to", HUMAN, "--json", "ping again").stdout)
+    assert (later["delivered"], later["live"], later["parked"]) == (1, 0, 1)
+
+
+@pytest.mark.anyio
+async def test_the_mcp_send_result_counts_live_and_parked_apart(world: World) -> None:
+    a, b, c = world.session("pa"), world.session("pb"), world.session("pc")
+    for s in (a, b, c):
+        assert s.attend("join", "crew").rc == 0
+    c.close()
+    async with Client(server_as(world, a), mode="legacy") as client:
+        sent = structured(await client.call_tool("send", {"message": "hello all"}))
+    assert (sent["delivered"], sent["live"], sent["parked"]) == (2, 1, 1)

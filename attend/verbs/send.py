@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from attend import identity
-from attend.domain import addressing, humans, rooms, sessions
+from attend.domain import addressing, humans, liveness, rooms, sessions
 from attend.domain.context import MESSAGE_BUDGET, MESSAGE_LIMIT, Context
 from attend.domain.envelope import Signal
 from attend.errors import UsageError
@@ -48,7 +48,9 @@ class Sent:
     re: str | None
     from_kind: str
     from_id: str
-    delivered: int
+    delivered: int  # recipients linked: live + parked
+    live: int  # of them, live now (peers lists them): a session per the liveness policy, a human active recently
+    parked: int  # enrolled (or a human's mailbox) but not live: it keeps the message until it is back
     warnings: list[str] = field(default_factory=list)
 
 
@@ -107,7 +109,10 @@ def deliver(
     if not sender.is_agent:
         humans.note_active(ctx.spool, sender.id)
     sig, linked = delivery.send(ctx.spool, sig, address.rooms)
-    return Sent(sig.id, sig.room, rooms.scope(sig.room), sig.to, re, sig.from_kind, sig.from_id, len(linked))
+    is_live = liveness.Liveness(ctx.spool, ctx.sessions_dir)
+    live = sum(map(is_live, linked.sessions)) + sum(humans.is_recent(ctx.spool, u) for u in linked.humans)
+    scope = rooms.scope(sig.room)
+    return Sent(sig.id, sig.room, scope, sig.to, re, sig.from_kind, sig.from_id, len(linked), live, len(linked) - live)
 
 
 def run(ctx: Context, req: SendRequest) -> Sent:
