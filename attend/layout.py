@@ -26,14 +26,15 @@ LOG = "log"  # log/attend.log (+ .1): the bounded diagnostic log
 QUARANTINE = "quarantine"  # unreadable or foreign files set aside, never deleted on sight
 STATE = "state"  # state/sweep.json: where the loop's bounded retention sweep stopped
 PRESENCE = "presence"  # presence/<sid>.<event>: claimed once, so of all loops one publishes a peer event
+HUMANS = "humans"  # humans/<user>/{tmp,new,cur}: a human's own mailbox, and when it last used the bus
 
-TOP = (ROOMS, SESSIONS, CHANNELS, PROJECTS, REGISTRY, BY_CLAUDE, LOCKS, LOG, QUARANTINE, STATE, PRESENCE)
+TOP = (ROOMS, SESSIONS, CHANNELS, PROJECTS, REGISTRY, BY_CLAUDE, LOCKS, LOG, QUARANTINE, STATE, PRESENCE, HUMANS)
 PRESENCE_ROOM = "sys-presence"  # rooms/sys-presence: peer started / ended records
 
 TMP, NEW, CUR, CLAIMED = "tmp", "new", "cur", "claimed"
-MAILDIR = (TMP, NEW, CUR, CLAIMED)  # a session's maildir
+MAILDIR = (TMP, NEW, CUR, CLAIMED)  # a session's (or a human's) maildir
 ROOM_MAILDIR = (TMP, NEW, CUR)  # a room's: cur/ stays empty, there so that mail readers open the room
-MAILDIR_TOPS = (ROOMS, SESSIONS)  # each folder below these is a maildir any mail reader opens
+MAILDIR_TOPS = (ROOMS, SESSIONS, HUMANS)  # each folder below these is a maildir any mail reader opens
 SEEN = ":2,S"  # maildir info of an entry in cur/: version 2, flag Seen
 
 # A session's own files, beside its maildir.
@@ -54,6 +55,7 @@ PRESENCE_CURSOR = "presence-cursor"  # the newest peer event the loop has printe
 REAPING = "reaping"  # retention is removing this ended session
 MCP = "mcp"  # mcp/<pid>.json: markers of live `attend mcp` servers
 NOTIFY = "notify"  # notify/: the trailer's cursors and subscriptions
+ACTIVE = "active"  # humans/<user>/active, mtime only: the human last sent or read (peers lists recent ones)
 
 # A channel's files, and the other named files.
 MEMBERS = "members"  # channels/<name>/members/<sid or user>: one file per member
@@ -82,6 +84,7 @@ LOG_LIMIT = 256 * 1024  # the diagnostic log keeps at most two files of this siz
 # names sort in send order; no ':' or '/', no leading '.', as the maildir rule asks.
 NAME_RE = re.compile(r"[0-9]{10}\.M[0-9]{6}P[0-9]+Q[0-9]+R[0-9a-f]{8}\.[A-Za-z0-9-]+")
 SID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")  # a session id: one safe path component
+USER_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")  # a human's user name, as its mailbox folder
 
 _HOST = re.sub(r"[^A-Za-z0-9-]", "-", os.uname().nodename)[:63] or "localhost"
 _name_lock = _thread.allocate_lock()  # not threading: the fast paths import this module
@@ -124,6 +127,17 @@ def base_name(entry: str) -> str:
 
 def is_session_id(text: str) -> bool:
     return SID_RE.fullmatch(text) is not None
+
+
+def is_user_name(text: str) -> bool:
+    return USER_RE.fullmatch(text) is not None
+
+
+def user_key(human_id: str) -> str:
+    """The mailbox folder of a human id: the user name, made one safe component (an older spool's
+    ``user@terminal`` id is the same user). The one rule; ``h-<user>`` rooms follow it too."""
+    user = re.sub(r"[^A-Za-z0-9_.-]", "-", human_id.split("@", 1)[0]).lstrip(".-")[:64]
+    return user or "unknown"
 
 
 def iso(at: float) -> str:

@@ -449,10 +449,11 @@ class Spool:
 
     # ------------------------------------------------------------------ session maildirs
 
-    def make_maildir(self, sid: str) -> None:
-        with self._at((L.SESSIONS, sid), create=True) as d:
+    def make_maildir(self, sid: str, top: str = L.SESSIONS) -> None:
+        """A session's maildir, or with ``top=HUMANS`` a human's (the same folders)."""
+        with self._at((top, sid), create=True) as d:
             for sub in L.MAILDIR:
-                os.close(self._openat(d, sub, (L.SESSIONS, sid, sub), True))
+                os.close(self._openat(d, sub, (top, sid, sub), True))
 
     def delivery_path(self, sid: str, sub: str, entry: str) -> Path:
         """Where a delivery lives, for display."""
@@ -529,15 +530,17 @@ class Spool:
             os.close(fd)
         return False
 
-    def session_lock(self, sid: str) -> contextlib.AbstractContextManager[bool]:
-        """The per-session delivery lock: linkers and claimers of one session serialise on it."""
-        return self.lock(L.SESSIONS, sid, L.DELIVERY_LOCK)
+    def session_lock(self, sid: str, top: str = L.SESSIONS) -> contextlib.AbstractContextManager[bool]:
+        """The per-session (or per-human) delivery lock: linkers and claimers of one maildir serialise on it."""
+        return self.lock(top, sid, L.DELIVERY_LOCK)
 
-    def show_lock(self, sid: str, timeout: float | None = None) -> contextlib.AbstractContextManager[bool]:
+    def show_lock(
+        self, sid: str, timeout: float | None = None, top: str = L.SESSIONS
+    ) -> contextlib.AbstractContextManager[bool]:
         """Held by a conduit from claim to show to seen. Whoever holds it knows no other conduit is
         mid-show, so every entry then in ``claimed/`` was abandoned by a dead one and may be shown.
         Separate from the delivery lock, so senders never wait on a conduit's output."""
-        return self.lock(L.SESSIONS, sid, L.SHOW_LOCK, timeout=timeout)
+        return self.lock(top, sid, L.SHOW_LOCK, timeout=timeout)
 
     def named_lock(
         self, name: str, *, shared: bool = False, wait: bool = True
@@ -545,10 +548,10 @@ class Spool:
         """A lock named by purpose, under locks/ (cleanup, a channel's membership)."""
         return self.lock(L.LOCKS, name, shared=shared, wait=wait)
 
-    def delivery_state(self, sid: str, name: str) -> str | None:
-        """Where a name stands in a session's maildir: "seen", "claimed", "delivered", or None."""
+    def delivery_state(self, sid: str, name: str, top: str = L.SESSIONS) -> str | None:
+        """Where a name stands in a session's (or a human's) maildir: "seen", "claimed", "delivered", or None."""
         try:
-            with self._at((L.SESSIONS, sid)) as d:
+            with self._at((top, sid)) as d:
                 for sub, entry, state in (
                     (L.CUR, name + L.SEEN, "seen"),
                     (L.CLAIMED, name, "claimed"),
@@ -560,8 +563,26 @@ class Spool:
             pass
         return None
 
-    def has_delivery(self, sid: str, name: str) -> bool:
-        return self.delivery_state(sid, name) is not None
+    def has_delivery(self, sid: str, name: str, top: str = L.SESSIONS) -> bool:
+        return self.delivery_state(sid, name, top) is not None
+
+    def link_to_human(self, room: str, name: str, user: str) -> bool:
+        """Link a room record into a human's mailbox (made on first use), unless the name is already
+        anywhere in it: the same rule, and the same lock, as a session's delivery."""
+        self.make_maildir(user, L.HUMANS)
+        with (
+            self._at((L.ROOMS, room, L.NEW)) as src,
+            self._at((L.HUMANS, user)) as box,
+            self._at((L.HUMANS, user, L.NEW)) as new,
+            self.session_lock(user, L.HUMANS),
+        ):
+            if _holds(box, L.CLAIMED, name) or _holds(box, L.CUR, name + L.SEEN):
+                return False
+            try:
+                os.link(name, name, src_dir_fd=src, dst_dir_fd=new, follow_symlinks=False)
+            except FileExistsError:
+                return False
+        return True
 
     def link_delivery(self, sid: str, room: str, name: str) -> bool:
         """Link a room record into a session's new/, unless the name is already anywhere in its maildir."""
@@ -645,10 +666,10 @@ class Spool:
             sid = target
         return sid
 
-    def listing(self, sid: str, sub: str) -> list[str]:
-        """Entries of a session's new/, claimed/ or cur/, sorted; listed again until stable."""
+    def listing(self, sid: str, sub: str, top: str = L.SESSIONS) -> list[str]:
+        """Entries of a session's (or a human's) new/, claimed/ or cur/, sorted; listed again until stable."""
         try:
-            d = self._open_dir((L.SESSIONS, sid, sub))
+            d = self._open_dir((top, sid, sub))
         except FileNotFoundError:
             return []
         try:
@@ -662,15 +683,15 @@ class Spool:
         finally:
             os.close(d)
 
-    def claim_all(self, sid: str, names: list[str]) -> list[str]:
+    def claim_all(self, sid: str, names: list[str], top: str = L.SESSIONS) -> list[str]:
         """Claim deliveries (rename new/ -> claimed/) under one take of the delivery lock; returns the
         names this call won. Exactly one conduit wins each; anything not a plain file is set aside."""
         won: list[str] = []
         with (
-            self._at((L.SESSIONS, sid, L.NEW)) as new,
-            self._at((L.SESSIONS, sid, L.CLAIMED), create=True) as claimed,
-            self._at((L.SESSIONS, sid, L.CUR), create=True),  # nothing is claimed that could not be marked seen
-            self.session_lock(sid),
+            self._at((top, sid, L.NEW)) as new,
+            self._at((top, sid, L.CLAIMED), create=True) as claimed,
+            self._at((top, sid, L.CUR), create=True),  # nothing is claimed that could not be marked seen
+            self.session_lock(sid, top),
         ):
             for name in names:
                 try:
@@ -685,11 +706,11 @@ class Spool:
             pause_point("claimed")
         return won
 
-    def mark_seen(self, sid: str, names: list[str]) -> None:
+    def mark_seen(self, sid: str, names: list[str], top: str = L.SESSIONS) -> None:
         """Move shown deliveries claimed/ -> cur/ with the Seen flag; one directory fsync for the batch."""
         if not names:
             return
-        with self._at((L.SESSIONS, sid, L.CLAIMED)) as claimed, self._at((L.SESSIONS, sid, L.CUR)) as cur:
+        with self._at((top, sid, L.CLAIMED)) as claimed, self._at((top, sid, L.CUR)) as cur:
             for name in names:
                 with contextlib.suppress(FileNotFoundError):
                     os.rename(name, name + L.SEEN, src_dir_fd=claimed, dst_dir_fd=cur)

@@ -37,7 +37,7 @@ def _tree(root: Path) -> dict[str, bytes]:
         (["send", "--to", "#open", "--channel", "x", "hi"], 2, "choose one scope"),
         (["send", "--re", "not-an-id", "hi"], 2, "not a message id"),
         (["send", "--to", "/nowhere/at/all", "hi"], 1, "no live session"),
-        (["send", "--to", "Nobody-zeta", "hi"], 1, "no session named"),
+        (["send", "--to", "Nobody-zeta", "hi"], 1, "no session or human named"),
         (["reply", "--to", "1700000000.M000000P1Q0R00000000.host", "hi"], 1, "no message with id"),
         (["reply", "hi"], 1, "nothing to reply to"),
         (["inbox", "--limit", "0"], 2, "limit"),

@@ -96,19 +96,29 @@ def _index(screen: str) -> list[str]:
     return [line for line in screen.splitlines() if line.strip() and "-Mutt:" not in line]
 
 
+def _row(lines: list[str], text: str) -> tuple[str, int]:
+    """The index line showing ``text``, and how deep in its thread it sits (where mutt's ``->`` is;
+    -1 for a thread's first message). Siblings sent within one second have the same Date, and mutt
+    may show them in either order, so tests ask for depth, not position."""
+    (line,) = [line for line in lines if text in line]
+    return line, line.find("->")
+
+
 def test_mutt_shows_a_room_with_subjects_senders_and_the_thread_tree(world: World, mutt: MuttScreen) -> None:
     a, b, _ = conversation(world)
     api, web = _name(world, a), _name(world, b)
     lines = _index(mutt.open(world.spool_root / "rooms" / "open", messages=5))
     assert len(lines) == 5, lines
-    ask, *replies = lines
-    assert "fixture-human" in ask and "Deploy window tonight?" in ask and "->" not in ask
+    ask, top = _row(lines, "Deploy window tonight?")
+    api_yes, one = _row(lines, "22:00 works for the api side")
+    web_yes, sibling = _row(lines, "Frontend is ready too")
+    take_it, two = _row(lines, "Good, take 22:00")
+    green, three = _row(lines, "Smoke tests green")
+    assert "fixture-human" in ask and top == -1 and lines[0] == ask
     # The human's reply to the api session, and the api session's answer, nest below its message.
-    assert "|->" in replies[0] and api in replies[0] and "22:00 works for the api side" in replies[0]
-    assert "`->" in replies[1] and "fixture-human" in replies[1] and "Good, take 22:00" in replies[1]
-    assert "`->" in replies[2] and api in replies[2] and "Smoke tests green" in replies[2]
-    assert replies[1].index("`->") < replies[2].index("`->")  # a reply of a reply is indented further
-    assert "`->Frontend is ready too" in replies[3] and web in replies[3]
+    assert api in api_yes and web in web_yes and "fixture-human" in take_it and api in green
+    assert 0 < one == sibling < two < three, lines  # a reply of a reply is indented further
+    assert lines.index(api_yes) < lines.index(take_it) < lines.index(green)
 
 
 def test_mutt_threads_a_session_maildir_even_where_its_own_replies_are_missing(world: World, mutt: MuttScreen) -> None:
@@ -117,14 +127,13 @@ def test_mutt_threads_a_session_maildir_even_where_its_own_replies_are_missing(w
     # The api session never receives its own replies, so the human's answer to one of them threads
     # under the first message through References alone.
     lines = _index(mutt.open(world.spool_root / "sessions" / a.session_id, messages=4))
-    assert [("Deploy window" in line, "->" in line) for line in lines[:3]] == [
-        (True, False),
-        (False, True),
-        (False, True),
-    ]
-    assert "Frontend is ready too" in lines[1] and web in lines[1]
-    assert "Good, take 22:00" in lines[2] and "fixture-human" in lines[2]
-    assert "Can you review my PR" in lines[3] and web in lines[3] and "->" not in lines[3]
+    assert len(lines) == 4, lines
+    _, top = _row(lines, "Deploy window")
+    web_yes, one = _row(lines, "Frontend is ready too")
+    take_it, sibling = _row(lines, "Good, take 22:00")
+    review, alone = _row(lines, "Can you review my PR")
+    assert top == -1 and 0 < one == sibling and alone == -1, lines
+    assert web in web_yes and "fixture-human" in take_it and web in review
 
 
 def _name(world: World, s: StandIn) -> str:

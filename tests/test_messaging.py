@@ -198,9 +198,9 @@ def test_a_human_inbox_covers_open_and_the_current_project(world: World) -> None
 
 # --json: every verb prints one document, the same dict the verb returns, with a warnings list.
 SHAPES = {
-    "send": {"id", "room", "scope", "to", "re", "from_kind", "from_id", "delivered", "warnings"},
-    "inbox": {"messages", "page", "limit", "rooms", "older", "warnings"},
-    "peers": {"peers", "warnings"},
+    "send": {"id", "room", "scope", "to", "re", "from_kind", "from_id", "delivered", "live", "parked", "warnings"},
+    "inbox": {"messages", "page", "limit", "rooms", "older", "unread", "sent", "warnings"},
+    "peers": {"peers", "humans", "warnings"},
     "status": {
         "spool",
         "session_id",
@@ -369,8 +369,10 @@ def test_a_session_answering_a_humans_private_message_reaches_the_humans_inbox(w
     ask = json.loads(world.attend("send", "--json", "--to", b.session_id, "status of the deploy?").stdout)
     answer = reply.run(world.context(b), reply.ReplyRequest("green since 10:00", re=ask["id"]))
     assert answer.room == rooms.human_room("fixture-human") and answer.scope == "direct"
-    listed = json.loads(world.attend("inbox", "--json", cwd=world.project("elsewhere")).stdout)["messages"]
-    assert [m["body"] for m in listed] == ["green since 10:00"]
+    first = json.loads(world.attend("inbox", "--json", cwd=world.project("elsewhere")).stdout)
+    assert [m["body"] for m in first["unread"]] == ["green since 10:00"] and first["messages"] == []
+    again = json.loads(world.attend("inbox", "--json", cwd=world.project("elsewhere")).stdout)
+    assert again["unread"] == [] and [m["body"] for m in again["messages"]] == ["green since 10:00"]
 
 
 def test_a_human_with_nothing_to_reply_to_is_told_to_name_the_message(world: World) -> None:

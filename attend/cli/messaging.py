@@ -70,34 +70,49 @@ def reply(
 UTC_HELP = "Show times in UTC, not local time."
 
 
+def _message_block(m: inbox_verb.Message, utc: bool, columns: int | None) -> str:
+    from attend.cli import terminal
+
+    # Everything but the id and the time was written by someone else: labels and one-line
+    # fields, and the body's further lines aligned under its first (attend.domain.framing).
+    lines = [
+        f"[{framing.label(m.scope)}] {framing.label(m.sender)} ({m.from_kind})",
+        f"  when:    {terminal.when(m.at, utc)}",
+        f"  id:      {m.id}",
+    ]
+    if m.re:
+        lines.append(f"  re:      {framing.inline(m.re)}")
+    if m.on_behalf_of:
+        lines.append(f"  for:     {framing.inline(m.on_behalf_of)}")
+    lines.append(f"  to:      {framing.inline(m.to)}")
+    lines.append(terminal.hang("  message: ", "\n".join(framing.trimmed(m.body)), columns))
+    return "\n".join(lines)
+
+
 def _inbox_text(result: inbox_verb.Inbox, utc: bool = False) -> str:
     from attend.cli import terminal
 
+    columns = terminal.width()
+    head = ""
+    if result.unread:
+        # The human's own mail first, oldest first as it arrived; now marked read.
+        count = len(result.unread)
+        shown = "\n\n".join(_message_block(m, utc, columns) for m in result.unread)
+        head = f"{count} unread, to you:\n\n{shown}\n\n"
+        head += "--- the rest, newest first ---\n\n" if result.messages else ""
     if not result.messages:
+        if head:
+            return head.rstrip("\n")
+        if result.sent:
+            return "nothing sent" if result.page == 1 else f"nothing sent on page {result.page}"
         # Own messages are never listed; say so, or a sender's first look reads as "nothing arrived".
         return "no messages from others" if result.page == 1 else f"no messages on page {result.page}"
-    columns = terminal.width()
-    blocks = []
-    for m in result.messages:
-        # Everything but the id and the time was written by someone else: labels and one-line
-        # fields, and the body's further lines aligned under its first (attend.domain.framing).
-        when = terminal.when(m.at, utc)
-        lines = [
-            f"[{framing.label(m.scope)}] {framing.label(m.sender)} ({m.from_kind})",
-            f"  when:    {when}",
-            f"  id:      {m.id}",
-        ]
-        if m.re:
-            lines.append(f"  re:      {framing.inline(m.re)}")
-        if m.on_behalf_of:
-            lines.append(f"  for:     {framing.inline(m.on_behalf_of)}")
-        lines.append(f"  to:      {framing.inline(m.to)}")
-        lines.append(terminal.hang("  message: ", "\n".join(framing.trimmed(m.body)), columns))
-        blocks.append("\n".join(lines))
-    footer = f"page {result.page} · {len(result.messages)} shown"
+    blocks = [_message_block(m, utc, columns) for m in result.messages]
+    footer = f"page {result.page} · {len(result.messages)} {'sent' if result.sent else 'shown'}"
     if result.older:
-        footer += f" · older: attend inbox --page {result.page + 1} (or --before {result.messages[-1].id})"
-    return "\n\n".join(blocks) + "\n\n" + footer
+        again = "attend inbox --sent" if result.sent else "attend inbox"
+        footer += f" · older: {again} --page {result.page + 1} (or --before {result.messages[-1].id})"
+    return head + "\n\n".join(blocks) + "\n\n" + footer
 
 
 @click.command(help=inbox_verb.DESCRIPTION, epilog=epilog(inbox_verb.EXAMPLES))
@@ -112,6 +127,7 @@ def _inbox_text(result: inbox_verb.Inbox, utc: bool = False) -> str:
 @click.option("--grep", metavar="PATTERN", help=inbox_verb.PARAMS["grep"])
 @click.option("--since", metavar="WHEN", help=inbox_verb.PARAMS["since"])
 @click.option("--utc", is_flag=True, help=UTC_HELP)
+@click.option("--sent", is_flag=True, help=inbox_verb.PARAMS["sent"])
 @click.option("--drain", is_flag=True, help=drain_verb.DESCRIPTION)
 @click.option("--format", "fmt", type=click.Choice(drain_verb.FORMATS), help=drain_verb.PARAMS["format"])
 @wait_option
@@ -128,6 +144,7 @@ def inbox(
     grep: str | None,
     since: str | None,
     utc: bool,
+    sent: bool,
     drain: bool,
     fmt: str | None,
     as_json: bool,
@@ -156,7 +173,7 @@ def inbox(
         else:
             conduits.drain_plain()
         return
-    req = inbox_verb.InboxRequest(msg_id, limit, page, before, room, all_, receipt, sender, grep, since)
+    req = inbox_verb.InboxRequest(msg_id, limit, page, before, room, all_, receipt, sender, grep, since, sent)
     result = inbox_verb.run(context(), req)
     if result.receipt is not None:
         emit(result, as_json, _receipt_text)
@@ -175,7 +192,7 @@ def _receipt_text(result: inbox_verb.Inbox) -> str:
 
 
 def _peers_text(result: peers_verb.Peers) -> str:
-    if not result.peers:
+    if not result.peers and not result.humans:
         return "no live Claude sessions"
     rows = [
         [
@@ -187,7 +204,17 @@ def _peers_text(result: peers_verb.Peers) -> str:
         ]
         for p in result.peers
     ]
-    return table(rows, ["Session", "Project", "Status", "Channels", "Conduits"])
+    rows += [
+        [
+            h.user + " (human" + (", you)" if h.self else ")"),
+            "-",
+            f"active {h.active_at}",
+            ", ".join(h.channels) or "-",
+            "-",
+        ]
+        for h in result.humans
+    ]
+    return table(rows, ["Peer", "Project", "Status", "Channels", "Conduits"])
 
 
 @click.command(help=peers_verb.DESCRIPTION, epilog=epilog(peers_verb.EXAMPLES))

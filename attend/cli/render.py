@@ -10,6 +10,8 @@ if TYPE_CHECKING:
 
 def sent_line(sent: Any) -> str:
     noun = "recipient" if sent.delivered == 1 else "recipients"
+    # Live and parked apart: live is what peers lists; parked ones keep it until they are back.
+    counts = f": {sent.live} live, {sent.parked} parked" if sent.delivered else ""
     thread = f", re {sent.re}" if sent.re else ""
     where = "#open" if sent.scope == "#open" else sent.to
-    return f"sent {sent.id} to {where} ({sent.delivered} {noun}{thread})"
+    return f"sent {sent.id} to {where} ({sent.delivered} {noun}{counts}{thread})"

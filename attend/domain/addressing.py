@@ -1,5 +1,8 @@
-"""The address grammar of ``to``: ``*``, ``#name``, a project path, or comma-separated session ids
-or display names (``Hana-beta``, or a unique prefix), resolved at send time.
+"""The address grammar of ``to``: ``*``, ``#name``, a project path, or comma-separated session ids,
+display names (``Hana-beta``, or a unique prefix) or humans' user names, resolved at send time.
+
+A part that is a session id wins, then a human's user name exactly (a human who has a mailbox, or the
+user running the command), then a display name exactly, then a unique display-name prefix.
 """
 
 from __future__ import annotations
@@ -9,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from attend import identity
-from attend.domain import channels, liveness, rooms, sessions
+from attend.domain import channels, humans, liveness, rooms, sessions
 from attend.errors import NotFoundError, UsageError
 from attend.identity import Identity
 from attend.layout import is_session_id
@@ -34,7 +37,11 @@ def scope_to(to: str | None, channel: str | None, broadcast: bool) -> str:
     return to if to is not None else "*"
 
 
-def resolve(spool: Spool, to: str, sender: Identity, sessions_dir: os.PathLike[str] | str) -> Address:
+def resolve(
+    spool: Spool, to: str, sender: Identity, sessions_dir: os.PathLike[str] | str, user: str | None = None
+) -> Address:
+    """``user`` is the human running the command (``identity.human_id``): addressable by name even
+    before it has a mailbox."""
     to = to.strip()
     if to in ("*", "#open", "open"):
         return Address([rooms.OPEN], "*")
@@ -42,7 +49,7 @@ def resolve(spool: Spool, to: str, sender: Identity, sessions_dir: os.PathLike[s
         return _channel(spool, to, sender, sessions_dir)
     if "/" in to or to.startswith(("~", ".")):
         return _project(to, sender, sessions_dir)
-    return _sessions(spool, to, sender, sessions_dir)
+    return _sessions(spool, to, sessions_dir, user)
 
 
 def _channel(spool: Spool, to: str, sender: Identity, sessions_dir: os.PathLike[str] | str) -> Address:
@@ -112,17 +119,41 @@ def _nearest(path: str, candidates: list[str]) -> str | None:
     return close[0] if close else None
 
 
-def _sessions(spool: Spool, to: str, sender: Identity, sessions_dir: os.PathLike[str] | str) -> Address:
+def _sessions(spool: Spool, to: str, sessions_dir: os.PathLike[str] | str, user: str | None) -> Address:
     wanted = [part.strip() for part in to.split(",") if part.strip()]
     if not wanted:
         raise UsageError(f"empty address {to!r}; use *, #channel, a project path, or session ids or names")
     names = display_names(spool)
-    sids: list[str] = []
+    people = addressable_humans(spool, user)
+    targets: list[str] = []
+    room_list: list[str] = []
     for want in wanted:
-        sid = _one_session(spool, want, names, sessions_dir)
-        if sid not in sids:
-            sids.append(sid)
-    return Address([rooms.direct_room(s) for s in sids], ",".join(sids))
+        human = _one_human(want, people, spool)
+        if human is not None:
+            target, room = human, rooms.human_room(human)
+        else:
+            target = _one_session(spool, want, names, sessions_dir, people)
+            room = rooms.direct_room(target)
+        if room not in room_list:
+            targets.append(target)
+            room_list.append(room)
+    return Address(room_list, ",".join(targets))
+
+
+def addressable_humans(spool: Spool, user: str | None) -> list[str]:
+    """Humans a message can be addressed to: each with a mailbox, and the user running the command."""
+    people = humans.known(spool)
+    me = humans.mailbox(user) if user else None
+    if me is not None and me not in people:
+        people.append(me)
+    return sorted(people)
+
+
+def _one_human(want: str, people: list[str], spool: Spool) -> str | None:
+    """The human named exactly ``want``; a session folder of that name wins (ids are uuids in practice)."""
+    if want not in people or spool.exists("sessions", want):
+        return None
+    return want
 
 
 def display_names(spool: Spool) -> dict[str, str]:
@@ -130,7 +161,9 @@ def display_names(spool: Spool) -> dict[str, str]:
     return {name: sid for sid, name in sessions.registered_names(spool).items()}
 
 
-def _one_session(spool: Spool, want: str, names: dict[str, str], sessions_dir: os.PathLike[str] | str) -> str:
+def _one_session(
+    spool: Spool, want: str, names: dict[str, str], sessions_dir: os.PathLike[str] | str, people: list[str]
+) -> str:
     if is_session_id(want) and (
         spool.exists("sessions", want) or any(r.session_id == want for r in identity.live_records(Path(sessions_dir)))
     ):
@@ -144,5 +177,6 @@ def _one_session(spool: Spool, want: str, names: dict[str, str], sessions_dir: o
         options = sorted(n for n, s in names.items() if s in matches)
         raise UsageError(f"{want!r} matches several sessions ({', '.join(options)}); give more of the name")
     known = sorted(names)
-    hint = f"; known: {', '.join(known[:10])}" if known else ""
-    raise NotFoundError(f"no session named {want!r}{hint} (attend peers lists them)")
+    hint = f"; sessions: {', '.join(known[:10])}" if known else "; no sessions registered"
+    hint += f"; humans: {', '.join(people[:10])}" if people else ""
+    raise NotFoundError(f"no session or human named {want!r}{hint} (attend peers lists them)")

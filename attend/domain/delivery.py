@@ -8,9 +8,9 @@ the sensor loop and `attend doctor`) links what each session should have and lac
 from __future__ import annotations
 
 import bisect
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
-from attend.domain import envelope, sessions
+from attend.domain import envelope, humans, sessions
 from attend.domain.envelope import EnvelopeError, Signal
 from attend.layout import name_time, unique_name
 from attend.spool import Spool, pause_point
@@ -21,15 +21,33 @@ REPAIR_BUDGET = 2000  # records examined per room per pass, so a huge backlog ne
 Shown = list[tuple[str, Signal]]  # (name, parsed signal) of deliveries about to be shown
 
 
-def send(spool: Spool, sig: Signal, room_list: list[str], now_ns: int | None = None) -> tuple[Signal, int]:
-    """Publish ``sig`` into each room, then link it into every enrolled recipient but the sender."""
+@dataclass
+class Fanout:
+    """Whom one send was linked to: sessions by id, humans by user name (each once)."""
+
+    sessions: list[str] = field(default_factory=list)
+    humans: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.sessions) + len(self.humans)
+
+
+def send(spool: Spool, sig: Signal, room_list: list[str], now_ns: int | None = None) -> tuple[Signal, Fanout]:
+    """Publish ``sig`` into each room, then link it into every enrolled recipient but the sender, and
+    into the mailbox of a human it is addressed to."""
     name = unique_name(now_ns)
     sig = sig.with_id(name, name_time(name))
     if sig.re and not sig.ancestors:
         sig = replace(sig, ancestors=thread_above(spool, sig.re, room_list))
     spool.publish(room_list, envelope.render(sig), name)
-    linked = 0
+    linked = Fanout()
     for room in room_list:
+        if room.startswith("h-"):
+            try:
+                linked.humans += humans.deliver(spool, room, name, sig.from_id)
+            except OSError as e:  # durable already; the human's next read repairs it
+                spool.log(f"send {name}: not linked into the mailbox of {room[2:]}: {e}")
+            continue
         recipients = [sid for sid in sessions.recipients(spool, room) if sid != sig.from_id]
         for sid, outcome in spool.link_deliveries(room, name, recipients):
             if isinstance(outcome, OSError):
@@ -37,7 +55,7 @@ def send(spool: Spool, sig: Signal, room_list: list[str], now_ns: int | None = N
                 # reaped mid-send) must not fail the send or starve the others.
                 spool.log(f"send {name}: not linked into {sid}: {outcome}")
             elif outcome:
-                linked += 1
+                linked.sessions.append(sid)
                 pause_point("fanout-partial")
     return sig, linked
 

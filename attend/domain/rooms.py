@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from attend.errors import UsageError
+from attend.layout import user_key
 
 OPEN = "open"
 CHANNEL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -53,9 +54,9 @@ def direct_room(sid: str) -> str:
 
 def human_room(human_id: str) -> str:
     """A human's own room (``h-<user>``): where replies to what a human sent privately, or to a project
-    it may not be in, land. No session is fanned out to it; the human's inbox lists it."""
-    user = re.sub(r"[^A-Za-z0-9_.-]", "-", human_id.split("@", 1)[0]).lstrip(".")
-    return "h-" + (user or "unknown")
+    it may not be in, land, and what is sent to the human by name. Its records are linked into the
+    human's own mailbox (humans/<user>/); no session is fanned out to it."""
+    return "h-" + user_key(human_id)
 
 
 def scope(room: str) -> str:

@@ -267,8 +267,9 @@ def build_server(
         limit: Annotated[int, Field(description=INBOX["limit"])] = 25,
         page: Annotated[int, Field(description=INBOX["page"])] = 1,
         before: Annotated[OptStr, Field(description=INBOX["before"])] = None,
+        sent: Annotated[bool, Field(description=INBOX["sent"])] = False,
     ) -> Annotated[CallToolResult, INBOX_OUT]:
-        req = inbox_verb.InboxRequest(id=id, limit=limit, page=page, before=before)
+        req = inbox_verb.InboxRequest(id=id, limit=limit, page=page, before=before, sent=sent, mark_read=False)
         return app.invoke("inbox", lambda ctx: inbox_verb.run(ctx, req))
 
     @app.tool(name="peers", description=peers_verb.DESCRIPTION, annotations=READ_ONLY)

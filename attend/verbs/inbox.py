@@ -1,4 +1,6 @@
-"""inbox: list the messages the caller receives, newest page first, or read one by id. Read-only."""
+"""inbox: list the messages the caller receives, newest page first, or read one by id; or what the
+caller sent. Read-only, but for the human's own unread mail, which a plain listing shows first and
+marks read."""
 
 from __future__ import annotations
 
@@ -6,17 +8,19 @@ import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from attend.domain import envelope, receipts, rooms, sessions
+from attend.domain import envelope, humans, receipts, rooms, sessions
 from attend.domain.context import Context
 from attend.errors import NotFoundError, UsageError
 from attend.identity import Identity
 from attend.layout import NAME_RE, iso
 from attend.spool import Spool
+from attend.verbs import FRONTEND
 from attend.verbs import inbox_filters as filters
 
 DESCRIPTION = (
     "List messages this session receives (#open, its project, its channels, direct), newest first, "
-    "or read one by id. Read-only: it marks nothing seen."
+    "or read one by id, or list what it sent. Read-only: it marks nothing seen. (The human at a terminal "
+    "sees its own unread mail first, and reading that marks it read.)"
 )
 PARAMS = {
     "id": "Read this one message in full.",
@@ -32,6 +36,7 @@ PARAMS = {
         "Only messages newer than this: a duration (30s, 10m, 2h, 3d, 1w) or a date/time, local unless it "
         "names a zone, as the CLI shows times (2025-01-31 09:30:00 CET, 2025-01-31T09:30)."
     ),
+    "sent": "List what you sent instead (from any room), newest first, with ids.",
 }
 EXAMPLES = (  # the end of `attend inbox --help` (CLI only)
     ("attend inbox", "the newest page of what you receive"),
@@ -53,6 +58,10 @@ class InboxRequest:
     sender: str | None = None
     grep: str | None = None
     since: str | None = None
+    sent: bool = False
+    # The human's reader (the CLI) shows its unread mail and marks it read, and notes it active; the MCP
+    # server passes False: a model-driven server never consumes a human's mail.
+    mark_read: bool = field(default=True, metadata=FRONTEND)
 
 
 @dataclass
@@ -80,6 +89,8 @@ class Inbox:
     older: bool  # more messages exist past this page
     warnings: list[str] = field(default_factory=list)
     receipt: receipts.Receipt | None = None  # with status and an id
+    unread: list[Message] = field(default_factory=list)  # the human's own unread mail, oldest first, now read
+    sent: bool = False  # messages lists what the caller sent
 
 
 def to_message(sig: envelope.Signal, room: str) -> Message:
@@ -151,23 +162,61 @@ def run(ctx: Context, req: InboxRequest) -> Inbox:
     before = req.before
     if before is not None and not NAME_RE.fullmatch(before):
         raise UsageError(f"--before {before!r} is not a message id")
+    if req.sent and (req.id is not None or req.status or req.sender is not None):
+        raise UsageError("--sent lists what you sent; drop the message id, --status and --from")
     who = ctx.who()
-    room_list = caller_rooms(ctx.spool, who, req.room, req.all)
+    room_list = caller_rooms(ctx.spool, who, req.room, req.all or (req.sent and not req.room))
     if req.status and req.id is None:
         raise UsageError("--status needs a message id: attend inbox <id> --status")
     if req.id is not None:
         msg = read_one(ctx.spool, room_list, req.id)
         receipt = receipts.receipt(ctx.spool, msg.room, msg.id, msg.from_id) if req.status else None
+        if req.mark_read:
+            _note_reader(ctx.spool, who)
         return Inbox([msg], 1, 1, room_list, False, receipt=receipt)
     match = filters.build(req.sender, req.grep, req.since)
-    if match is not None:
-        floor = filters.floor(match)
+    floor = filters.floor(match) if match is not None else ""
+    accepts = match.accepts if match is not None else None
+    if req.mark_read:
+        _note_reader(ctx.spool, who)  # only once the request is known good: bad input writes nothing
+    if req.sent:
         messages, older, warnings = page(
-            ctx.spool, room_list, who.id, req.limit, req.page, before, match.accepts, floor
+            ctx.spool, room_list, who.id, req.limit, req.page, before, accepts, floor, mine=True
         )
-        return Inbox(messages, req.page, req.limit, room_list, older, warnings)
-    messages, older, warnings = page(ctx.spool, room_list, who.id, req.limit, req.page, before)
-    return Inbox(messages, req.page, req.limit, room_list, older, warnings)
+        return Inbox(messages, req.page, req.limit, room_list, older, warnings, sent=True)
+    unread: list[Message] = []
+    warnings = []
+    if (
+        req.mark_read
+        and not who.is_agent
+        and match is None
+        and req.page == 1
+        and before is None
+        and not req.room
+        and not req.all
+    ):
+        unread, warnings = _unread(ctx.spool, who.id)
+    if unread:
+        # Shown above as unread: not again in the listing below it.
+        shown = {m.id for m in unread}
+        inner = accepts
+
+        def accepts(sig: envelope.Signal) -> bool:
+            return sig.id not in shown and (inner is None or inner(sig))
+
+    messages, older, more = page(ctx.spool, room_list, who.id, req.limit, req.page, before, accepts, floor)
+    return Inbox(messages, req.page, req.limit, room_list, older, warnings + more, unread=unread)
+
+
+def _note_reader(spool: Spool, who: Identity) -> None:
+    """A human who reads has used the bus: peers lists it, and it can be addressed by name."""
+    if not who.is_agent:
+        humans.note_active(spool, who.id)
+
+
+def _unread(spool: Spool, human_id: str) -> tuple[list[Message], list[str]]:
+    mail, warnings = humans.read_unread(spool, human_id)
+    return [to_message(sig, sig.room) for _, sig in mail], warnings
 
 
 def page(
@@ -179,8 +228,10 @@ def page(
     before: str | None,
     accepts: Callable[[envelope.Signal], bool] | None = None,
     floor: str = "",
+    mine: bool = False,
 ) -> tuple[list[Message], bool, list[str]]:
-    """Newest-first page of other senders' messages (names in [floor, before) that ``accepts`` takes).
+    """Newest-first page of other senders' messages (names in [floor, before) that ``accepts`` takes),
+    or with ``mine`` of the caller's own. A record linked into several rooms is listed once.
 
     Lists names only and reads records newest first until the page is full: it takes the newest
     ``window`` names with a heap (no full sort of a large room) and widens the window only when
@@ -198,13 +249,14 @@ def page(
     rows: list[Message] = []
     warnings: list[str] = []
     done = 0
+    listed_names: set[str] = set()
     window = want
     while len(rows) < want and done < total:
         # The newest `window` names of each room, then of all: plain-string heaps, no tuple per record.
         top = heapq.nlargest(window, ((n, room) for room, names in listed for n in heapq.nlargest(window, names)))
         for name, room in top[done:]:
             done += 1
-            if name.startswith("."):
+            if name.startswith(".") or name in listed_names:
                 continue
             try:
                 sig = envelope.parse(spool.read_record(room, name))
@@ -213,8 +265,9 @@ def page(
             except (OSError, envelope.EnvelopeError) as e:
                 warnings.append(f"skipped {room}/{name}: {e}")
                 continue
-            if sig.from_id == me or (accepts is not None and not accepts(sig)):
+            if (sig.from_id == me) != mine or (accepts is not None and not accepts(sig)):
                 continue
+            listed_names.add(name)
             rows.append(to_message(sig, room))
             if len(rows) >= want:
                 break

@@ -1,17 +1,22 @@
-"""peers: the live Claude sessions on this machine, from their own session records. Read-only."""
+"""peers: the live Claude sessions on this machine, from their own session records, and the humans
+who used the bus recently. Read-only."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from attend import identity
-from attend.domain import channels, mcp_markers, rooms, sessions
+from attend.domain import channels, humans, mcp_markers, rooms, sessions
 from attend.domain.context import Context
 from attend.errors import AttendError
+from attend.layout import iso
 
-DESCRIPTION = "List live Claude Code sessions on this machine: display name, project, status, channels, conduits."
+DESCRIPTION = (
+    "List live Claude Code sessions on this machine (display name, project, status, channels, conduits), "
+    "and beside them the humans who sent or read in the last 12 hours (their user name addresses them)."
+)
 EXAMPLES = (  # the end of `attend peers --help` (CLI only)
-    ("attend peers", "the live sessions: name, project, status, channels"),
+    ("attend peers", "the live sessions, and the humans who used the bus today"),
     ("attend peers --json", "the same, for a script"),
 )
 PARAMS: dict[str, str] = {}
@@ -38,8 +43,17 @@ class Peer:
 
 
 @dataclass
+class HumanPeer:
+    user: str  # the user name: to='<user>' reaches its mailbox
+    active_at: str  # when it last sent or read (ISO 8601, UTC)
+    channels: list[str]
+    self: bool
+
+
+@dataclass
 class Peers:
     peers: list[Peer]
+    humans: list[HumanPeer] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
 
@@ -81,4 +95,7 @@ def run(ctx: Context, req: PeersRequest) -> Peers:
             )
         )
     out.sort(key=lambda p: (p.project, p.display))
-    return Peers(out)
+    people = [
+        HumanPeer(h.user, iso(h.active_at), member_of.get(h.user, []), h.user == me) for h in humans.recent(spool)
+    ]
+    return Peers(out, people)

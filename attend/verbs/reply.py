@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from attend import identity
 from attend.domain import addressing, envelope, rooms, sessions
 from attend.domain.context import Context
 from attend.errors import AttendError, NotFoundError
@@ -18,7 +19,7 @@ DESCRIPTION = (
 PARAMS = {
     "message": "The reply text (UTF-8, at most 64 KiB; aim for under 400 characters).",
     "re": "Reply to this message id instead of the most recent one.",
-    "to": "Override recipients: '*', '#channel', a project path, or session ids or names.",
+    "to": "Override recipients: '*', '#channel', a project path, or session ids, display names or a human's user name.",
     "channel": "Override: reply in this channel instead.",
     "broadcast": "Override: reply to everyone instead.",
     "on_behalf_of": "Whom the sender acts for (an id or name), recorded in the envelope.",
@@ -41,8 +42,9 @@ class ReplyRequest:
 
 
 def find_record(spool: Spool, msg_id: str) -> tuple[str, envelope.Signal] | None:
-    """The room and parsed record of a message id, wherever it lives."""
-    for room in spool.rooms():
+    """The room and parsed record of a message id, wherever it lives. A human's mailbox comes last: a
+    reply to a human's message is linked there as well as into its own room, which is where it lives."""
+    for room in sorted(spool.rooms(), key=lambda r: r.startswith("h-")):
         try:
             return room, envelope.parse(spool.read_record(room, msg_id))
         except FileNotFoundError:
@@ -63,10 +65,11 @@ def own_room(spool: Spool, parent: envelope.Signal) -> str:
 
 def hears(spool: Spool, parent: envelope.Signal, room: str) -> bool:
     """Whether the parent's sender receives ``room`` now (so a reply there reaches it)."""
+    if parent.from_kind == "human":
+        # A human's mailbox holds only its own room: a reply anywhere else is linked there too.
+        return room == rooms.human_room(parent.from_id)
     if room == rooms.OPEN:
         return True
-    if parent.from_kind == "human":
-        return room.startswith("@") and spool.exists("channels", room[1:], "members", parent.from_id)
     sid = sessions.moved_to(spool, parent.from_id)
     return sessions.is_enrolled(spool, sid) and room in sessions.receive_rooms(spool, sid)
 
@@ -105,7 +108,11 @@ def run(ctx: Context, req: ReplyRequest) -> Sent:
     room, parent = found
     if to is not None or req.channel is not None or req.broadcast:
         address = addressing.resolve(
-            ctx.spool, addressing.scope_to(to, req.channel, req.broadcast), sender, ctx.sessions_dir
+            ctx.spool,
+            addressing.scope_to(to, req.channel, req.broadcast),
+            sender,
+            ctx.sessions_dir,
+            identity.human_id(ctx.env),
         )
     else:
         address = addressing.Address(reply_rooms(ctx.spool, room, parent), parent.from_id)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attend.domain import addressing, rooms, sessions
+from attend import identity
+from attend.domain import addressing, humans, liveness, rooms, sessions
 from attend.domain.context import MESSAGE_BUDGET, MESSAGE_LIMIT, Context
 from attend.domain.envelope import Signal
 from attend.errors import UsageError
@@ -17,7 +18,10 @@ DESCRIPTION = (
 )
 PARAMS = {
     "message": "The text to send (UTF-8, at most 64 KiB; aim for under 400 characters).",
-    "to": "Recipients: '*' (everyone), '#channel', a project path, or comma-separated session ids or display names.",
+    "to": (
+        "Recipients: '*' (everyone), '#channel', a project path, or comma-separated session ids, display "
+        "names, or a human's user name (the human at the terminal, who has a mailbox of its own)."
+    ),
     "channel": "Send to this channel; the same as to='#channel'.",
     "broadcast": "Send to everyone; the same as to='*'.",
     "re": "Thread under this message id.",
@@ -50,7 +54,9 @@ class Sent:
     re: str | None
     from_kind: str
     from_id: str
-    delivered: int
+    delivered: int  # recipients linked: live + parked
+    live: int  # of them, live now (peers lists them): a session per the liveness policy, a human active recently
+    parked: int  # enrolled (or a human's mailbox) but not live: it keeps the message until it is back
     warnings: list[str] = field(default_factory=list)
 
 
@@ -106,8 +112,13 @@ def deliver(
         re=re,
         on_behalf_of=obo,
     )
+    if not sender.is_agent:
+        humans.note_active(ctx.spool, sender.id)
     sig, linked = delivery.send(ctx.spool, sig, address.rooms)
-    return Sent(sig.id, sig.room, rooms.scope(sig.room), sig.to, re, sig.from_kind, sig.from_id, linked)
+    is_live = liveness.Liveness(ctx.spool, ctx.sessions_dir)
+    live = sum(map(is_live, linked.sessions)) + sum(humans.is_recent(ctx.spool, u) for u in linked.humans)
+    scope = rooms.scope(sig.room)
+    return Sent(sig.id, sig.room, scope, sig.to, re, sig.from_kind, sig.from_id, len(linked), live, len(linked) - live)
 
 
 def run(ctx: Context, req: SendRequest) -> Sent:
@@ -116,7 +127,7 @@ def run(ctx: Context, req: SendRequest) -> Sent:
     re = check_id(req.re, "--re")
     obo = check_on_behalf_of(req.on_behalf_of)
     sender = ctx.sender()
-    address = addressing.resolve(ctx.spool, to, sender, ctx.sessions_dir)
+    address = addressing.resolve(ctx.spool, to, sender, ctx.sessions_dir, identity.human_id(ctx.env))
     sent = deliver(ctx, sender, req.message, address, re, obo)
     sent.warnings = warnings + list(sender.notes)
     return sent

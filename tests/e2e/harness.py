@@ -582,13 +582,11 @@ class E2EWorld(World):
         return any(p.get("session_id", p.get("id")) == sid and p.get("sensor") for p in peers)
 
     def signals(self) -> list[envelope.Signal]:
-        """Every room record in the spool, parsed."""
+        """Every message in the spool, parsed, once: a record linked into several rooms (a reply to a
+        human in #open is in its room h-<user> too) is one message."""
         spool = self.spool
-        return [
-            envelope.parse(spool.read(spool.room_path(room, n)))
-            for room in spool.rooms()
-            for n in spool.room_names(room)
-        ]
+        found = {n: room for room in spool.rooms() for n in spool.room_names(room)}
+        return [envelope.parse(spool.read(spool.room_path(room, n))) for n, room in sorted(found.items())]
 
     def spool_files(self) -> list[Path]:
         """Every published room record (for 'the spool is unchanged' assertions)."""
