@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from attend.domain import envelope, rooms, sessions
 from attend.errors import UsageError
 from attend.identity import Identity
-from attend.layout import NAME_RE, SEEN, base_name, cutoff_name, iso, name_time
+from attend.layout import NAME_RE, SEEN, base_name, cutoff_name, is_session_id, iso, name_time
 from attend.spool import Spool
 
 LIMIT = 50  # items per call, over all sources
@@ -184,7 +184,8 @@ class Reader:
     def __init__(self, spool: Spool, me: str) -> None:
         self.spool = spool
         self.me = me
-        self._parents: dict[tuple[str, str], str | None] = {}
+        self._parents: dict[str, str | None] = {}  # parent name -> its From-Id (None: not found)
+        self._rooms: list[str] | None = None
 
     def head(self, room: str, name: str) -> tuple[dict[str, str], str] | None:
         try:
@@ -194,13 +195,26 @@ class Reader:
         return headers, body.decode("utf-8", "replace")
 
     def parent_is_mine(self, room: str, re: str | None) -> bool:
+        """Whether the message ``re`` names was sent by me (or by the id I had before a /clear). A reply
+        need not share its parent's room: a private answer lands in my own room, an answer to a
+        project or channel I do not hear in my room too, so the parent is looked for in the reply's
+        room first and then in every room."""
         if not re or not NAME_RE.fullmatch(re):
             return False
-        key = (room, re)
-        if key not in self._parents:
-            found = self.head(room, re)
-            self._parents[key] = found[0].get("From-Id") if found else None
-        return self._parents[key] == self.me
+        if re not in self._parents:
+            self._parents[re] = self._sender_of(room, re)
+        sender = self._parents[re]
+        if sender is None:
+            return False
+        return sender == self.me or (is_session_id(sender) and self.spool.moved_to(sender) == self.me)
+
+    def _sender_of(self, room: str, name: str) -> str | None:
+        found = self.head(room, name)
+        if found is None:
+            if self._rooms is None:
+                self._rooms = self.spool.rooms()  # listed once per pass, only when a parent is elsewhere
+            found = next((f for r in self._rooms if r != room and (f := self.head(r, name))), None)
+        return found[0].get("From-Id") if found else None
 
     def item(self, source: str, kind: str, name: str, headers: dict[str, str], body: str) -> Item:
         sender = envelope.decode_value(headers.get("From", "?"))
