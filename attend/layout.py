@@ -38,6 +38,7 @@ SEEN = ":2,S"  # maildir info of an entry in cur/: version 2, flag Seen
 ENROLLED = "enrolled"  # the enrollment document (JSON): the session receives
 OPTOUT = "optout"  # `scene private` under a live loop: stop receiving when the loop ends
 MOVED_TO = "moved-to"  # after a /clear: the new id, followed by late senders
+MOVED_FROM = "moved-from"  # after a /clear: the old ids, one a line, whose direct rooms repair still covers
 HEARTBEAT = "heartbeat"  # mtime only: touched by the loop and the drain
 DELIVERY_LOCK = "lock"  # linkers and claimers of one session serialise on it
 SHOW_LOCK = "show.lock"  # held by a conduit from claim to show to seen

@@ -113,6 +113,32 @@ def test_a_sender_killed_mid_fan_out_is_repaired_by_the_loop(world: World, loops
         assert loop.stop() == 0
 
 
+def _stopped_sender(world: World, point: str, *argv: str) -> subprocess.Popen[bytes]:
+    """``attend`` run by the human, stopped at the crash-window ``point`` (SIGSTOP, by the seam)."""
+    proc = subprocess.Popen(
+        [ATTEND, *argv],
+        env={**world.env, "ATTEND_PAUSE_AT": point},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    wait_until(lambda: stopped(proc.pid), f"the sender to stop at {point}")
+    return proc
+
+
+def test_a_record_durable_in_the_old_direct_room_is_delivered_after_a_clear(world: World, loops) -> None:
+    b = world.session("proj")
+    loops(b).stop()  # enrolled by run, then down: no repair pass runs until the next loop
+    old = b.session_id
+    sender = _stopped_sender(world, "room-record", "send", "--to", old, "sent before the clear")
+    sender.kill()  # durable in d-<old>, never fanned out
+    sender.wait()
+    assert maildir(world, old, "new") == []
+    b.write_record(session_id=old + "-cleared")  # /clear: same Claude process, new id
+    loop = loops(b)
+    loop.wait_for(lambda lines: any("sent before the clear" in line for line in lines), "the repaired message")
+    assert loop.stop() == 0
+
+
 # ---------------------------------------------------------------------- exactly once
 
 

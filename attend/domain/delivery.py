@@ -44,7 +44,7 @@ def repair(spool: Spool, sid: str, budget: int = REPAIR_BUDGET) -> int:
     cursors = sessions.read_cursors(spool, sid)
     linked = 0
     changed = False
-    for room in sessions.receive_rooms(spool, sid):
+    for room in sessions.repair_rooms(spool, sid):
         names = spool.room_names(room)
         if not names:
             continue

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from attend import identity as ident
 from attend.domain import rooms
 from attend.identity import Identity
-from attend.layout import CARRIED_FILES, CARRIED_FOLDERS, base_name, is_session_id, name_time
+from attend.layout import CARRIED_FILES, CARRIED_FOLDERS, MOVED_FROM, REPAIR, base_name, is_session_id, name_time
 from attend.spool import Spool
 
 GREEK = [
@@ -321,6 +321,21 @@ def receive_rooms(spool: Spool, sid: str) -> list[str]:
     return out
 
 
+def predecessors(spool: Spool, sid: str) -> list[str]:
+    """The ids this session had before its /clears (``moved-from``), oldest first."""
+    text = spool.read_text("sessions", sid, MOVED_FROM) or ""
+    return [line for line in text.split() if is_session_id(line) and line != sid]
+
+
+def repair_rooms(spool: Spool, sid: str) -> list[str]:
+    """The rooms repair covers: those the session receives, and the direct rooms of the ids it had
+    before a /clear. Senders still address the old id (a reply to an old message, a stale name);
+    one killed before its fan-out leaves the record in ``d-<old>``, which only this session owes."""
+    out = receive_rooms(spool, sid)
+    out.extend(rooms.direct_room(old) for old in predecessors(spool, sid))
+    return list(dict.fromkeys(out))
+
+
 def recipients(spool: Spool, room: str) -> list[str]:
     """Enrolled sessions that receive a room, read at call time."""
     if room == rooms.OPEN:
@@ -458,6 +473,7 @@ def move_session(spool: Spool, old: str, new: Identity) -> None:
             for sub in ("new", "claimed", "cur"):
                 for entry in spool.listing(old, sub):
                     spool.move_entry(("sessions", old, sub, entry), ("sessions", sid, sub, entry))
+        _carry_repair_duty(spool, old, sid)
         for name in CARRIED_FILES:
             data = spool.read_text("sessions", old, name)
             if data is not None and not spool.exists("sessions", sid, name):
@@ -478,6 +494,19 @@ def move_session(spool: Spool, old: str, new: Identity) -> None:
         spool.remove_dir("sessions", old, "new")
     if new.claude_pid is not None and new.proc_start is not None:
         spool.write_state(sid.encode(), "by-claude", f"{new.claude_pid}-{new.proc_start}")
+
+
+def _carry_repair_duty(spool: Spool, old: str, sid: str) -> None:
+    """The new id takes over repair of the old id's rooms: ``d-<old>`` (and those of the ids before
+    it) joins its repair rooms, and each old cursor the new id lacks is kept, so a record the old id
+    was owed, whose sender died before fan-out, is linked by the new id's next repair pass. Before
+    the carried files, so a crash in between leaves the old cursors where a rerun finds them."""
+    chain = [*predecessors(spool, sid), *predecessors(spool, old), old]
+    spool.write_state("\n".join(dict.fromkeys(chain)).encode() + b"\n", "sessions", sid, MOVED_FROM)
+    theirs, mine = read_cursors(spool, old), read_cursors(spool, sid)
+    if theirs and mine:  # both have cursors: merge (when only one does, CARRIED_FILES carries it)
+        write_cursors(spool, sid, {**theirs, **mine})
+        spool.remove("sessions", old, REPAIR)
 
 
 def _carry_enrollment(spool: Spool, src: Enrollment, new: Identity) -> None:
