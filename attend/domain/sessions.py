@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import dataclasses
 import json
@@ -21,7 +22,17 @@ from dataclasses import dataclass
 from attend import identity as ident
 from attend.domain import rooms
 from attend.identity import Identity
-from attend.layout import CARRIED_FILES, CARRIED_FOLDERS, MOVED_FROM, REPAIR, base_name, is_session_id, name_time
+from attend.layout import (
+    CARRIED_FILES,
+    CARRIED_FOLDERS,
+    LINK_BOUND,
+    MOVED_FROM,
+    REPAIR,
+    base_name,
+    cutoff_name,
+    is_session_id,
+    name_time,
+)
 from attend.spool import Spool
 
 GREEK = [
@@ -355,14 +366,16 @@ def recipients(spool: Spool, room: str) -> list[str]:
 def catch_up(spool: Spool, sid: str, room_list: list[str], now: float) -> tuple[int, int]:
     """The cold-start rule: link addressed mail (newest 50) and fresh room messages; count the rest.
 
-    Records the newest name of each room as the repair cursor, so the repair pass never links what
-    this rule held back. Returns (linked, withheld); a non-zero withheld leaves a one-time notice.
+    Records the newest name older than the link bound as each room's repair cursor, and links every
+    younger one, so the repair pass never links what this rule held back nor passes a late record.
+    Returns (linked, withheld); a non-zero withheld leaves a one-time notice.
     """
     from attend.domain.envelope import EnvelopeError, parse_headers
 
     linked = withheld = 0
     cursors = read_cursors(spool, sid)
     for room in room_list:
+        settled = cutoff_name(time.time() - LINK_BOUND)  # as repair: names below it are all listed
         names = spool.room_names(room)
         if not names:
             # Empty now: whatever lands later is owed, so repair starts from the room's first record.
@@ -370,6 +383,7 @@ def catch_up(spool: Spool, sid: str, room_list: list[str], now: float) -> tuple[
             continue
         addressed = room.startswith(("p-", "d-"))
         keep = set(names[-ADDRESSED_MAX:]) if addressed else {n for n in names if now - name_time(n) <= FRESH_WINDOW}
+        keep.update(n for n in names if n >= settled)  # repair looks at these again: never withhold them
         for name in names:
             if spool.has_delivery(sid, name):
                 continue
@@ -383,7 +397,9 @@ def catch_up(spool: Spool, sid: str, room_list: list[str], now: float) -> tuple[
                 linked += spool.link_delivery(sid, room, name)
             else:
                 withheld += 1
-        cursors[room] = max(names[-1], cursors.get(room, ""))
+        # Up to the newest settled name only: a record still being linked under an earlier name is owed.
+        below = names[: bisect.bisect_left(names, settled)]
+        cursors[room] = max(below[-1] if below else "", cursors.get(room, ""))
     write_cursors(spool, sid, cursors)
     if withheld:
         add_notice(spool, sid, withheld)

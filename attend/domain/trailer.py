@@ -8,7 +8,8 @@ nothing here reads or changes a delivery's flags. Invariants:
   how far it looked, so an unrelated record is not read twice. Every pass runs under the session's
   notify lock and re-reads the cursor inside it, which makes the advance a compare-and-set;
 - unique names sort in send order, but a sender can publish a name a little after a later one was
-  published. A pass therefore re-examines the last ``GRACE`` seconds below ``scanned`` and skips
+  published, never more than the link bound (``layout.LINK_BOUND``, enforced by Spool.publish) after
+  its time. A pass therefore re-examines that many seconds below ``scanned`` (``GRACE``) and skips
   the names it already delivered there (``seen``), so a late record is still reported exactly once;
 - "nothing pending" is one small read per cursor and one stat per watched room: a room whose
   ``new/`` mtime equals the stamp of the last complete pass has nothing new. A stamp taken within
@@ -29,11 +30,11 @@ from dataclasses import asdict, dataclass, field
 from attend.domain import envelope, rooms, sessions
 from attend.errors import UsageError
 from attend.identity import Identity
-from attend.layout import NAME_RE, SEEN, base_name, cutoff_name, is_session_id, iso, name_time
+from attend.layout import LINK_BOUND, NAME_RE, SEEN, base_name, cutoff_name, is_session_id, iso, name_time
 from attend.spool import Spool
 
 LIMIT = 50  # items per call, over all sources
-GRACE = 2.0  # seconds re-examined below a cursor, for records published out of name order
+GRACE = LINK_BOUND  # seconds re-examined below a cursor: no record lands later than this after its name
 RACY = 0.5  # seconds: a directory changed this recently may change again within the same mtime tick
 SEED_WINDOW = 120.0  # a new attention cursor starts this far back (the cold-start window), or at enrollment
 SUB_CAP = 32  # subscriptions per session
