@@ -515,14 +515,16 @@ def move_session(spool: Spool, old: str, new: Identity) -> None:
 def _carry_repair_duty(spool: Spool, old: str, sid: str) -> None:
     """The new id takes over repair of the old id's rooms: ``d-<old>`` (and those of the ids before
     it) joins its repair rooms, and each old cursor the new id lacks is kept, so a record the old id
-    was owed, whose sender died before fan-out, is linked by the new id's next repair pass. Before
-    the carried files, so a crash in between leaves the old cursors where a rerun finds them."""
+    was owed, whose sender died before fan-out, is linked by the new id's next repair pass. The old
+    cursors go only once merged, so a move rerun after a crash merges them again."""
     chain = [*predecessors(spool, sid), *predecessors(spool, old), old]
     spool.write_state("\n".join(dict.fromkeys(chain)).encode() + b"\n", "sessions", sid, MOVED_FROM)
-    theirs, mine = read_cursors(spool, old), read_cursors(spool, sid)
-    if theirs and mine:  # both have cursors: merge (when only one does, CARRIED_FILES carries it)
-        write_cursors(spool, sid, {**theirs, **mine})
-        spool.remove("sessions", old, REPAIR)
+    cursors = {**read_cursors(spool, old), **read_cursors(spool, sid)}
+    # The new id's own direct room is owed from its first record: the id is new, and after its own
+    # /clear this cursor is what carries repair of that room on.
+    cursors.setdefault(rooms.direct_room(sid), "")
+    write_cursors(spool, sid, cursors)
+    spool.remove("sessions", old, REPAIR)
 
 
 def _carry_enrollment(spool: Spool, src: Enrollment, new: Identity) -> None:
