@@ -41,6 +41,7 @@ SEEN = ":2,S"  # maildir info of an entry in cur/: version 2, flag Seen
 ENROLLED = "enrolled"  # the enrollment document (JSON): the session receives
 OPTOUT = "optout"  # `scene private` under a live loop: stop receiving when the loop ends
 MOVED_TO = "moved-to"  # after a /clear: the new id, followed by late senders
+MOVED_FROM = "moved-from"  # after a /clear: the old ids, one a line, whose direct rooms repair still covers
 HEARTBEAT = "heartbeat"  # mtime only: touched by the loop and the drain
 DELIVERY_LOCK = "lock"  # linkers and claimers of one session serialise on it
 SHOW_LOCK = "show.lock"  # held by a conduit from claim to show to seen
@@ -85,6 +86,14 @@ LOG_LIMIT = 256 * 1024  # the diagnostic log keeps at most two files of this siz
 NAME_RE = re.compile(r"[0-9]{10}\.M[0-9]{6}P[0-9]+Q[0-9]+R[0-9a-f]{8}\.[A-Za-z0-9-]+")
 SID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")  # a session id: one safe path component
 USER_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")  # a human's user name, as its mailbox folder
+
+# The link bound: a record stays linked in a room's new/ only if its link() returned within this many
+# seconds of its name's time (Spool.publish checks the clock after each link, and withdraws a late
+# one; the sender retries under a fresh name). So a name older than the bound that a listing lacks
+# never appears, and repair's cursor and the trailer's look-back trail by exactly this much. The
+# window it must cover is render, write, fsync of one small file and the link: milliseconds, seconds
+# on a disk under a heavy journal commit. Longer costs only re-examining that many seconds of names.
+LINK_BOUND = 10.0
 
 _HOST = re.sub(r"[^A-Za-z0-9-]", "-", os.uname().nodename)[:63] or "localhost"
 _name_lock = _thread.allocate_lock()  # not threading: the fast paths import this module

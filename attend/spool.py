@@ -50,16 +50,23 @@ _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _LOCKFILE = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
-# A test seam for crash windows: a process started with ATTEND_PAUSE_AT=<point> stops itself
-# (SIGSTOP) there, so a test can kill it at exactly that step. Read once; costs one dict lookup.
-_PAUSE_AT = os.environ.get("ATTEND_PAUSE_AT", "")
+# A test seam for crash windows: a process started with ATTEND_PAUSE_AT=<point>[,<point>…] stops
+# itself (SIGSTOP) the first time it reaches each listed point, so a test can resume it (SIGCONT)
+# or kill it at exactly that step. Read once; costs one set lookup.
+_PAUSE_AT = {p for p in os.environ.get("ATTEND_PAUSE_AT", "").split(",") if p}
 
 
 def pause_point(point: str) -> None:
-    if point == _PAUSE_AT:
+    if point in _PAUSE_AT:
         import signal
 
+        _PAUSE_AT.discard(point)
         os.kill(os.getpid(), signal.SIGSTOP)
+
+
+class LateName(SpoolError):
+    """A record that could not be linked within ``layout.LINK_BOUND`` of its name's time: nothing of
+    it is left in the spool, and the sender publishes it again under a fresh name."""
 
 
 class RefusedEntry(SpoolError, OSError):
@@ -387,9 +394,14 @@ class Spool:
 
     # ------------------------------------------------------------------ rooms
 
-    def publish(self, rooms: list[str], data: bytes, name: str | None = None) -> str:
-        """Deliver one signal into each room's new/ under one unique name; durable on return."""
+    def publish(self, rooms: list[str], data: bytes, name: str | None = None, *, bounded: bool = False) -> str:
+        """Deliver one signal into each room's new/ under one unique name; durable on return.
+
+        ``bounded`` (every send): each link must return within ``LINK_BOUND`` of the name's time, as
+        the clock read after it proves; otherwise every link of it is withdrawn and LateName raised,
+        so no record stays below a repair cursor. Unbounded is for records planted with old names."""
         name = name or L.unique_name()
+        deadline = L.name_time(name) + L.LINK_BOUND if bounded else float("inf")
         with contextlib.ExitStack() as stack:
             tmp = stack.enter_context(_Handle(self._room_dir(rooms[0], L.TMP)))
             news = [stack.enter_context(_Handle(self._room_dir(room, L.NEW))) for room in rooms]
@@ -398,8 +410,12 @@ class Spool:
             try:
                 pause_point("tmp-written")
                 for new in news:
+                    if time.time() > deadline:  # too late already: do not link at all
+                        raise LateName(f"{name} not linked within {L.LINK_BOUND:g}s of its time")
                     os.link(name, name, src_dir_fd=tmp, dst_dir_fd=new, follow_symlinks=False)
                     linked.append(new)
+                    if time.time() > deadline:  # the link may have landed after a repair passed its name
+                        raise LateName(f"{name} linked later than {L.LINK_BOUND:g}s after its time")
                 for new in linked:
                     os.fsync(new)
             except BaseException:

@@ -8,13 +8,17 @@ The loop and drain helpers (support.Loop, drain, maildir, ...) live in tests/sup
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import subprocess
 import sys
 import threading
+import time
 
 import pytest
 
+from attend.layout import LINK_BOUND, name_time
 from tests.support import ATTEND, DEADLINE, World, drain, enroll, maildir, payload, stopped, wait_until
 
 
@@ -111,6 +115,65 @@ def test_a_sender_killed_mid_fan_out_is_repaired_by_the_loop(world: World, loops
         loop = loops(s)
         loop.wait_for(lambda lines: any("half delivered" in line for line in lines), "the repaired message")
         assert loop.stop() == 0
+
+
+def _stopped_sender(world: World, point: str, *argv: str) -> subprocess.Popen[bytes]:
+    """``attend`` run by the human, stopped at the crash-window ``point`` (SIGSTOP, by the seam)."""
+    proc = subprocess.Popen(
+        [ATTEND, *argv],
+        env={**world.env, "ATTEND_PAUSE_AT": point},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    wait_until(lambda: stopped(proc.pid), f"the sender to stop at {point}")
+    return proc
+
+
+@pytest.mark.parametrize("stall", ["within the bound", "past the bound"])
+def test_a_record_named_before_a_repaired_one_and_linked_after_it_is_still_repaired(
+    world: World, loops, stall: str
+) -> None:
+    b = world.session("proj")
+    loops(b).stop()  # enrolled by run, then down: repair runs only when we ask
+    room = world.spool_root / "rooms" / "open"
+    # A takes its name, writes its record and stalls before the link; later, killed before fan-out.
+    slow = _stopped_sender(world, "tmp-written,room-record", "send", "named first, linked late")
+    [first_name] = os.listdir(room / "tmp")
+    assert world.attend("send", "named second, linked first").returncode == 0
+    assert "repair: restored" in b.attend("doctor").stdout  # a repair pass over the room, past the second
+    if stall == "past the bound":
+        wait_until(lambda: time.time() > name_time(first_name) + LINK_BOUND, "the stalled name to pass the bound")
+    os.kill(slow.pid, signal.SIGCONT)
+
+    def linked() -> list[str]:
+        return [n for n in os.listdir(room / "new") if b"named first" in (room / "new" / n).read_bytes()]
+
+    wait_until(lambda: linked() and stopped(slow.pid), "the sender to link its record and stop before fan-out")
+    slow.kill()
+    slow.wait()
+    [name] = linked()
+    assert (name == first_name) == (stall == "within the bound")  # past the bound: re-named, never linked late
+    assert not any(
+        "named first" in (world.spool_root / "sessions" / b.session_id / "new" / n).read_text()
+        for n in maildir(world, b.session_id, "new")
+    )
+    loop = loops(b)
+    loop.wait_for(lambda lines: any("named first, linked late" in line for line in lines), "the repaired message")
+    assert loop.stop() == 0
+
+
+def test_a_record_durable_in_the_old_direct_room_is_delivered_after_a_clear(world: World, loops) -> None:
+    b = world.session("proj")
+    loops(b).stop()  # enrolled by run, then down: no repair pass runs until the next loop
+    old = b.session_id
+    sender = _stopped_sender(world, "room-record", "send", "--to", old, "sent before the clear")
+    sender.kill()  # durable in d-<old>, never fanned out
+    sender.wait()
+    assert maildir(world, old, "new") == []
+    b.write_record(session_id=old + "-cleared")  # /clear: same Claude process, new id
+    loop = loops(b)
+    loop.wait_for(lambda lines: any("sent before the clear" in line for line in lines), "the repaired message")
+    assert loop.stop() == 0
 
 
 # ---------------------------------------------------------------------- exactly once

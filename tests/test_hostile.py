@@ -102,7 +102,8 @@ def quarantined_user_files(world: World) -> list[str]:
 
 
 def repair_cursor(world: World, sid: str, room: str = "open") -> str:
-    """The loop's repair cursor for ``room``: the newest record its repair pass has looked at."""
+    """The loop's repair cursor for ``room``: the newest record its repair pass has looked at and
+    passed (a pass passes only records older than the link bound, so this trails the newest by it)."""
     try:
         raw = json.loads((world.spool_root / "sessions" / sid / "repair.json").read_text())
     except (OSError, ValueError):

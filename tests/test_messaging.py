@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from attend.domain import rooms, sessions
+from attend.domain import delivery, rooms, sessions
 from attend.domain.context import Context
 from attend.errors import NotEnrolledError, NotFoundError, SpoolError, UsageError
 from attend.spool import Spool
@@ -282,6 +282,21 @@ def test_a_clear_move_carries_deliveries_state_membership_and_registration_once(
     assert sessions.is_enrolled(sp, sid) and not sessions.is_enrolled(sp, old)
     assert sessions.read_enrollment(sp, sid).ways == ("join", "run")  # type: ignore[union-attr]
     assert sessions.moved_to(sp, old) == sid
+
+
+def test_after_two_clears_repair_links_what_a_dead_sender_left_in_either_old_direct_room(world: World) -> None:
+    b = world.session("pb")
+    _enroll(world, b)
+    sp = world.spool
+    first, mid = _cleared(world, b)
+    sessions.move_session(sp, first, mid)  # type: ignore[arg-type]
+    second, new = _cleared(world, b)
+    sessions.move_session(sp, second, new)  # type: ignore[arg-type]
+    # Senders that still address the old ids, each killed after its record was durable, before fan-out.
+    left = [sp.publish([rooms.direct_room(old)], b"Attend-Version: 1\nFrom-Id: x\n\nleft") for old in (first, second)]
+    assert sessions.repair_rooms(sp, new.id)[-2:] == [rooms.direct_room(first), rooms.direct_room(second)]  # type: ignore[attr-defined]
+    assert delivery.repair(sp, new.id) == 2  # type: ignore[attr-defined]
+    assert sp.listing(new.id, "new") == sorted(left)  # type: ignore[attr-defined]
 
 
 def test_a_sender_that_read_the_recipients_before_a_clear_move_follows_moved_to(world: World) -> None:

@@ -56,6 +56,47 @@ async def test_a_reply_to_my_message_rides_on_my_next_result_once(world: World) 
     assert "notifications" not in again
 
 
+def _reply_route(world: World, a: StandIn, b: StandIn, route: str) -> tuple[str, str]:
+    """Session ``a`` writes, someone answers it by the given route; returns (answer id, its room)."""
+    ctx = world.context
+
+    def answer(who: StandIn | None, parent: str) -> send_verb.Sent:
+        return reply_verb.run(ctx(who), reply_verb.ReplyRequest("answered", re=parent))
+
+    if route == "human":  # the human writes to me; my answer lands in the human's room; it answers that
+        first = send_verb.run(ctx(None), send_verb.SendRequest("from the human", to=a.session_id))
+        mine = answer(a, first.id)
+        assert mine.room.startswith("h-")
+        got = answer(None, mine.id)
+        return got.id, got.room
+    if route == "project":  # a project I am not in: the answer goes there and to my own room
+        c = world.session("elsewhere")
+        join_channel(world, c, "elsewhere")
+        mine = send_verb.run(ctx(a), send_verb.SendRequest("to your project", to=str(c.cwd)))
+        got = answer(c, mine.id)
+        return got.id, got.room
+    scope = {"private": {"to": b.session_id}, "channel": {"channel": "crew"}, "open": {"broadcast": True}}[route]
+    mine = send_verb.run(ctx(a), send_verb.SendRequest("a question", **scope))  # type: ignore[arg-type]
+    got = answer(b, mine.id)
+    return got.id, got.room
+
+
+@pytest.mark.parametrize("how", ["trailer", "inbox_wait"])
+@pytest.mark.parametrize("route", ["private", "channel", "open", "project", "human"])
+async def test_a_reply_to_my_message_is_labelled_a_reply_whichever_room_it_lands_in(
+    world: World, route: str, how: str
+) -> None:
+    a, b, server = pair(world)
+    answer, room = _reply_route(world, a, b, route)
+    if how == "trailer":
+        async with Client(server, mode="legacy") as client:
+            items = pending(structured(await client.call_tool("status", {})))
+        kinds = [(i["kind"], i["id"]) for i in items if i["id"] == answer]
+    else:  # inbox_wait labels what lands in the maildir, from the same reader
+        kinds = [(i.kind, i.id) for i in trailer.take_deliveries(world.spool, world.context(a).who()) if i.id == answer]
+    assert kinds == [("reply", answer)], room
+
+
 async def test_the_text_content_mirrors_the_structured_result_with_its_trailer(world: World) -> None:
     a, b, server = pair(world)
     direct(world, b, a, "ping")

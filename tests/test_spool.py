@@ -20,6 +20,7 @@ from attend.domain import retention
 from attend.errors import SpoolError
 from attend.layout import NAME_RE, SEEN, unique_name
 from attend.spool import Spool, default_root
+from tests.support import name_at
 
 
 @pytest.fixture
@@ -110,6 +111,16 @@ def test_publish_links_one_record_into_every_room_and_leaves_tmp_empty(sp: Spool
         == os.stat(sp.root / "rooms" / "d-b" / "new" / name).st_ino
     )
     assert list((sp.root / "rooms" / "d-a" / "tmp").iterdir()) == []
+
+
+def test_a_send_publish_past_the_link_bound_is_refused_and_leaves_nothing(sp: Spool) -> None:
+    stale = name_at(time.time() - layout.LINK_BOUND - 1)
+    with pytest.raises(spool_mod.LateName):
+        sp.publish(["d-a", "d-b"], b"late", stale, bounded=True)
+    for room in ("d-a", "d-b"):
+        assert list((sp.root / "rooms" / room / "new").iterdir()) == []
+    assert list((sp.root / "rooms" / "d-a" / "tmp").iterdir()) == []
+    assert sp.publish(["d-a"], b"planted", stale) == stale  # unbounded: records planted with old names
 
 
 def test_a_name_clash_never_overwrites(sp: Spool) -> None:

@@ -2,20 +2,25 @@
 
 A send is durable once the room record and the room's new/ are fsynced (spool.publish). The fan-out
 links that follow are fast; a sender killed midway leaves recipients short, and ``repair`` (run by
-the sensor loop and `attend doctor`) links what each session should have and lacks.
+the sensor loop and `attend doctor`) links what each session should have and lacks. Its cursor
+trails the clock by the link bound that publishing enforces (docs/architecture/spool.md, "The repair
+bound"), so no record lands below it.
 """
 
 from __future__ import annotations
 
 import bisect
+import time
 from dataclasses import dataclass, field, replace
 
 from attend.domain import envelope, humans, sessions
 from attend.domain.envelope import EnvelopeError, Signal
-from attend.layout import name_time, unique_name
-from attend.spool import Spool, pause_point
+from attend.errors import SpoolError
+from attend.layout import LINK_BOUND, cutoff_name, name_time, unique_name
+from attend.spool import LateName, Spool, pause_point
 
 REPAIR_BUDGET = 2000  # records examined per room per pass, so a huge backlog never stalls a loop
+PUBLISH_TRIES = 3  # fresh names a send takes before it reports the spool too slow
 
 
 Shown = list[tuple[str, Signal]]  # (name, parsed signal) of deliveries about to be shown
@@ -32,14 +37,30 @@ class Fanout:
         return len(self.sessions) + len(self.humans)
 
 
-def send(spool: Spool, sig: Signal, room_list: list[str], now_ns: int | None = None) -> tuple[Signal, Fanout]:
+def publish(spool: Spool, sig: Signal, room_list: list[str]) -> Signal:
+    """Name ``sig`` and publish it into each room within the link bound (layout.LINK_BOUND), taking a
+    fresh name when a stall (a loaded disk, a stopped process) kept a link from landing in time."""
+    for _ in range(PUBLISH_TRIES):
+        name = unique_name()
+        named = sig.with_id(name, name_time(name))
+        try:
+            spool.publish(room_list, envelope.render(named), name, bounded=True)
+            return named
+        except LateName as e:
+            spool.log(f"send: {e}; publishing again under a fresh name")
+    raise SpoolError(
+        f"the spool at {spool.root} is too slow: {PUBLISH_TRIES} tries to write a message each took over "
+        f"{LINK_BOUND:g}s; nothing was sent"
+    )
+
+
+def send(spool: Spool, sig: Signal, room_list: list[str]) -> tuple[Signal, Fanout]:
     """Publish ``sig`` into each room, then link it into every enrolled recipient but the sender, and
     into the mailbox of a human it is addressed to."""
-    name = unique_name(now_ns)
-    sig = sig.with_id(name, name_time(name))
     if sig.re and not sig.ancestors:
         sig = replace(sig, ancestors=thread_above(spool, sig.re, room_list))
-    spool.publish(room_list, envelope.render(sig), name)
+    sig = publish(spool, sig, room_list)
+    name = sig.id
     linked = Fanout()
     for room in room_list:
         if room.startswith("h-"):
@@ -80,24 +101,31 @@ def thread_above(spool: Spool, parent: str, near: list[str]) -> tuple[str, ...]:
 
 
 def repair(spool: Spool, sid: str, budget: int = REPAIR_BUDGET) -> int:
-    """Link records newer than this session's per-room cursor that it should have and lacks."""
+    """Link records newer than this session's per-room cursor that it should have and lacks.
+
+    The cursor trails the clock by the link bound: a name older than ``LINK_BOUND`` when the room was
+    listed was either in that listing or will never appear (Spool.publish withdraws a later link), so
+    only such names are passed; younger ones are looked at again on the next pass."""
     cursors = sessions.read_cursors(spool, sid)
     linked = 0
     changed = False
-    for room in sessions.receive_rooms(spool, sid):
+    for room in sessions.repair_rooms(spool, sid):
+        settled = cutoff_name(time.time() - LINK_BOUND)  # read before the listing it vouches for
         names = spool.room_names(room)
         if not names:
             continue
         cursor = cursors.get(room)
         if cursor is None:
-            # A room this session never caught up on: start from now rather than replay history.
-            cursors[room] = names[-1]
+            # A room this session never caught up on: start from now rather than replay history, less
+            # the bound, so a record still being linked under an earlier name is not passed over.
+            cursors[room] = min(names[-1], settled)
             changed = True
             continue
         start = bisect.bisect_right(names, cursor)
         for name in names[start : start + budget]:
-            cursors[room] = name
-            changed = True
+            if name < settled:
+                cursors[room] = name
+                changed = True
             if spool.has_delivery(sid, name):
                 continue
             try:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from attend import identity, layout
-from attend.domain import envelope, sessions
+from attend.domain import delivery, envelope, sessions
 from attend.domain.envelope import EnvelopeError, Signal
 from attend.identity import SessionRecord
 from attend.layout import is_session_id
@@ -55,10 +55,7 @@ def publish(spool: Spool, record: SessionRecord, event: str) -> bool:
         body=event,
         at=0.0,
     )
-    from attend.layout import name_time, unique_name
-
-    name = unique_name()
-    spool.publish([ROOM], envelope.render(sig.with_id(name, name_time(name))), name)
+    delivery.publish(spool, sig, [ROOM])  # within the link bound, as every send: the trailer relies on it
     return True
 
 

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import dataclasses
 import json
@@ -21,7 +22,17 @@ from dataclasses import dataclass
 from attend import identity as ident
 from attend.domain import rooms
 from attend.identity import Identity
-from attend.layout import CARRIED_FILES, CARRIED_FOLDERS, base_name, is_session_id, name_time
+from attend.layout import (
+    CARRIED_FILES,
+    CARRIED_FOLDERS,
+    LINK_BOUND,
+    MOVED_FROM,
+    REPAIR,
+    base_name,
+    cutoff_name,
+    is_session_id,
+    name_time,
+)
 from attend.spool import Spool
 
 GREEK = [
@@ -321,6 +332,21 @@ def receive_rooms(spool: Spool, sid: str) -> list[str]:
     return out
 
 
+def predecessors(spool: Spool, sid: str) -> list[str]:
+    """The ids this session had before its /clears (``moved-from``), oldest first."""
+    text = spool.read_text("sessions", sid, MOVED_FROM) or ""
+    return [line for line in text.split() if is_session_id(line) and line != sid]
+
+
+def repair_rooms(spool: Spool, sid: str) -> list[str]:
+    """The rooms repair covers: those the session receives, and the direct rooms of the ids it had
+    before a /clear. Senders still address the old id (a reply to an old message, a stale name);
+    one killed before its fan-out leaves the record in ``d-<old>``, which only this session owes."""
+    out = receive_rooms(spool, sid)
+    out.extend(rooms.direct_room(old) for old in predecessors(spool, sid))
+    return list(dict.fromkeys(out))
+
+
 def recipients(spool: Spool, room: str) -> list[str]:
     """Enrolled sessions that receive a room, read at call time."""
     if room == rooms.OPEN:
@@ -340,14 +366,16 @@ def recipients(spool: Spool, room: str) -> list[str]:
 def catch_up(spool: Spool, sid: str, room_list: list[str], now: float) -> tuple[int, int]:
     """The cold-start rule: link addressed mail (newest 50) and fresh room messages; count the rest.
 
-    Records the newest name of each room as the repair cursor, so the repair pass never links what
-    this rule held back. Returns (linked, withheld); a non-zero withheld leaves a one-time notice.
+    Records the newest name older than the link bound as each room's repair cursor, and links every
+    younger one, so the repair pass never links what this rule held back nor passes a late record.
+    Returns (linked, withheld); a non-zero withheld leaves a one-time notice.
     """
     from attend.domain.envelope import EnvelopeError, parse_headers
 
     linked = withheld = 0
     cursors = read_cursors(spool, sid)
     for room in room_list:
+        settled = cutoff_name(time.time() - LINK_BOUND)  # as repair: names below it are all listed
         names = spool.room_names(room)
         if not names:
             # Empty now: whatever lands later is owed, so repair starts from the room's first record.
@@ -355,6 +383,7 @@ def catch_up(spool: Spool, sid: str, room_list: list[str], now: float) -> tuple[
             continue
         addressed = room.startswith(("p-", "d-"))
         keep = set(names[-ADDRESSED_MAX:]) if addressed else {n for n in names if now - name_time(n) <= FRESH_WINDOW}
+        keep.update(n for n in names if n >= settled)  # repair looks at these again: never withhold them
         for name in names:
             if spool.has_delivery(sid, name):
                 continue
@@ -368,7 +397,9 @@ def catch_up(spool: Spool, sid: str, room_list: list[str], now: float) -> tuple[
                 linked += spool.link_delivery(sid, room, name)
             else:
                 withheld += 1
-        cursors[room] = max(names[-1], cursors.get(room, ""))
+        # Up to the newest settled name only: a record still being linked under an earlier name is owed.
+        below = names[: bisect.bisect_left(names, settled)]
+        cursors[room] = max(below[-1] if below else "", cursors.get(room, ""))
     write_cursors(spool, sid, cursors)
     if withheld:
         add_notice(spool, sid, withheld)
@@ -458,6 +489,7 @@ def move_session(spool: Spool, old: str, new: Identity) -> None:
             for sub in ("new", "claimed", "cur"):
                 for entry in spool.listing(old, sub):
                     spool.move_entry(("sessions", old, sub, entry), ("sessions", sid, sub, entry))
+        _carry_repair_duty(spool, old, sid)
         for name in CARRIED_FILES:
             data = spool.read_text("sessions", old, name)
             if data is not None and not spool.exists("sessions", sid, name):
@@ -478,6 +510,21 @@ def move_session(spool: Spool, old: str, new: Identity) -> None:
         spool.remove_dir("sessions", old, "new")
     if new.claude_pid is not None and new.proc_start is not None:
         spool.write_state(sid.encode(), "by-claude", f"{new.claude_pid}-{new.proc_start}")
+
+
+def _carry_repair_duty(spool: Spool, old: str, sid: str) -> None:
+    """The new id takes over repair of the old id's rooms: ``d-<old>`` (and those of the ids before
+    it) joins its repair rooms, and each old cursor the new id lacks is kept, so a record the old id
+    was owed, whose sender died before fan-out, is linked by the new id's next repair pass. The old
+    cursors go only once merged, so a move rerun after a crash merges them again."""
+    chain = [*predecessors(spool, sid), *predecessors(spool, old), old]
+    spool.write_state("\n".join(dict.fromkeys(chain)).encode() + b"\n", "sessions", sid, MOVED_FROM)
+    cursors = {**read_cursors(spool, old), **read_cursors(spool, sid)}
+    # The new id's own direct room is owed from its first record: the id is new, and after its own
+    # /clear this cursor is what carries repair of that room on.
+    cursors.setdefault(rooms.direct_room(sid), "")
+    write_cursors(spool, sid, cursors)
+    spool.remove("sessions", old, REPAIR)
 
 
 def _carry_enrollment(spool: Spool, src: Enrollment, new: Identity) -> None:

@@ -8,7 +8,8 @@ nothing here reads or changes a delivery's flags. Invariants:
   how far it looked, so an unrelated record is not read twice. Every pass runs under the session's
   notify lock and re-reads the cursor inside it, which makes the advance a compare-and-set;
 - unique names sort in send order, but a sender can publish a name a little after a later one was
-  published. A pass therefore re-examines the last ``GRACE`` seconds below ``scanned`` and skips
+  published, never more than the link bound (``layout.LINK_BOUND``, enforced by Spool.publish) after
+  its time. A pass therefore re-examines that many seconds below ``scanned`` (``GRACE``) and skips
   the names it already delivered there (``seen``), so a late record is still reported exactly once;
 - "nothing pending" is one small read per cursor and one stat per watched room: a room whose
   ``new/`` mtime equals the stamp of the last complete pass has nothing new. A stamp taken within
@@ -29,11 +30,11 @@ from dataclasses import asdict, dataclass, field
 from attend.domain import envelope, framing, rooms, sessions
 from attend.errors import UsageError
 from attend.identity import Identity
-from attend.layout import NAME_RE, SEEN, base_name, cutoff_name, iso, name_time
+from attend.layout import LINK_BOUND, NAME_RE, SEEN, base_name, cutoff_name, is_session_id, iso, name_time
 from attend.spool import Spool
 
 LIMIT = 50  # items per call, over all sources
-GRACE = 2.0  # seconds re-examined below a cursor, for records published out of name order
+GRACE = LINK_BOUND  # seconds re-examined below a cursor: no record lands later than this after its name
 RACY = 0.5  # seconds: a directory changed this recently may change again within the same mtime tick
 SEED_WINDOW = 120.0  # a new attention cursor starts this far back (the cold-start window), or at enrollment
 SUB_CAP = 32  # subscriptions per session
@@ -185,7 +186,8 @@ class Reader:
     def __init__(self, spool: Spool, me: str) -> None:
         self.spool = spool
         self.me = me
-        self._parents: dict[tuple[str, str], str | None] = {}
+        self._parents: dict[str, str | None] = {}  # parent name -> its From-Id (None: not found)
+        self._rooms: list[str] | None = None
 
     def head(self, room: str, name: str) -> tuple[dict[str, str], str] | None:
         try:
@@ -195,13 +197,26 @@ class Reader:
         return headers, body.decode("utf-8", "replace")
 
     def parent_is_mine(self, room: str, re: str | None) -> bool:
+        """Whether the message ``re`` names was sent by me (or by the id I had before a /clear). A reply
+        need not share its parent's room: a private answer lands in my own room, an answer to a
+        project or channel I do not hear in my room too, so the parent is looked for in the reply's
+        room first and then in every room."""
         if not re or not NAME_RE.fullmatch(re):
             return False
-        key = (room, re)
-        if key not in self._parents:
-            found = self.head(room, re)
-            self._parents[key] = found[0].get("From-Id") if found else None
-        return self._parents[key] == self.me
+        if re not in self._parents:
+            self._parents[re] = self._sender_of(room, re)
+        sender = self._parents[re]
+        if sender is None:
+            return False
+        return sender == self.me or (is_session_id(sender) and self.spool.moved_to(sender) == self.me)
+
+    def _sender_of(self, room: str, name: str) -> str | None:
+        found = self.head(room, name)
+        if found is None:
+            if self._rooms is None:
+                self._rooms = self.spool.rooms()  # listed once per pass, only when a parent is elsewhere
+            found = next((f for r in self._rooms if r != room and (f := self.head(r, name))), None)
+        return found[0].get("From-Id") if found else None
 
     def item(self, source: str, kind: str, name: str, headers: dict[str, str], body: str) -> Item:
         sender = envelope.sender_label(headers)
