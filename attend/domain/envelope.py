@@ -56,7 +56,8 @@ class Signal:
 
 
 def encode_value(value: str) -> str:
-    """Percent-encode what cannot stand in a one-line ASCII header (control, non-ASCII, '%')."""
+    """Percent-encode what cannot stand in a one-line ASCII header (control, non-ASCII, '%'). A path
+    that is not UTF-8 (``os.getcwd()`` holds its bytes as lone surrogates) keeps those bytes: lossless."""
     if value.isascii() and value.isprintable() and "%" not in value:
         return value
     out = []
@@ -64,11 +65,12 @@ def encode_value(value: str) -> str:
         if ch.isascii() and ch.isprintable() and ch != "%":
             out.append(ch)
         else:
-            out.extend(f"%{b:02X}" for b in ch.encode("utf-8"))
+            out.extend(f"%{b:02X}" for b in ch.encode("utf-8", "surrogateescape"))
     return "".join(out)
 
 
-def decode_value(value: str) -> str:
+def decode_value(value: str, errors: str = "replace") -> str:
+    """The value ``encode_value`` encoded; ``errors="surrogateescape"`` gives a path's bytes back exactly."""
     if "%" not in value:
         return value
     raw = bytearray()
@@ -80,7 +82,7 @@ def decode_value(value: str) -> str:
         else:
             raw.extend(value[i].encode("utf-8"))
             i += 1
-    return raw.decode("utf-8", "replace")
+    return raw.decode("utf-8", errors)
 
 
 def _is_hex(s: str) -> bool:
@@ -149,7 +151,7 @@ def parse(data: bytes, at: float | None = None) -> Signal:
         from_id=decode_value(headers["From-Id"]),
         to=decode_value(headers["To"]),
         room=headers["Room"],
-        origin=decode_value(headers["Origin"]),
+        origin=decode_value(headers["Origin"], "surrogateescape"),  # a path, as os.fsdecode gives it
         body=body.decode("utf-8", "replace"),
         at=at if at is not None else name_time(msg_id),
         re=headers.get("Re"),
