@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
+import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +23,7 @@ import pytest
 
 from attend.domain import envelope, rooms
 from attend.testing.standin import StandIn
-from tests.support import ATTEND, World, enroll, has, payload, tree
+from tests.support import ATTEND, World, enroll, has, payload, tree, wait_until
 
 NO_SPACE = "attend: no space left on "
 
@@ -31,6 +33,52 @@ def one_line(text: str) -> str:
     lines = text.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in text, text
     return lines[0]
+
+
+def ended(pid: int) -> bool:
+    """Whether a process (not necessarily our child) has exited: gone, or a zombie nobody reaped."""
+    try:
+        data = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return data[data.rfind(")") + 2 :].split()[0] in ("Z", "X")
+
+
+# ---------------------------------------------------------------------- the spool deleted under a loop
+
+
+def test_a_loop_whose_spool_is_deleted_recreates_it_reenrolls_and_goes_on_delivering(world: World, loops) -> None:
+    s = world.session("proj")
+    loop = loops(s)
+    shutil.rmtree(world.home / ".cache")  # what `rm -rf ~/.cache` does
+    loop.wait_for(has("was deleted; recreated it"), "the line about the recreated spool")
+    assert (world.spool_root / "sessions" / s.session_id / "enrolled").exists()
+    assert world.attend("send", "after the flood").returncode == 0
+    loop.wait_for(has("after the flood"), "the message sent after the spool came back")
+    assert loop.running()
+    assert sum("was deleted" in line for line in loop.lines()) == 1
+    assert "Traceback" not in loop.stderr(), loop.stderr()
+    assert loop.stop() == 0
+
+
+# ---------------------------------------------------------------------- an orphaned loop
+
+
+def test_a_loop_whose_claude_process_is_killed_ends_by_itself(world: World) -> None:
+    s = world.session("proj")
+    out = world.tmp / "orphan.out"
+    pid = s.spawn([ATTEND, "run"], out)
+    try:
+        wait_until(lambda: out.exists() and "[attend] watching" in out.read_text(), "the loop's banner")
+        os.kill(s.pid, signal.SIGKILL)
+        s.proc.wait()
+        wait_until(lambda: ended(pid), lambda: f"the orphaned loop to end; it printed {out.read_text()!r}")
+    finally:
+        if not ended(pid):
+            os.kill(pid, signal.SIGKILL)
+    text = out.read_text()
+    assert f"the Claude process of session {s.session_id} (pid {s.pid}) has ended; stopping" in text
+    assert "Traceback" not in text
 
 
 # ---------------------------------------------------------------------- a full disk
