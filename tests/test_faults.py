@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import errno
+import json
 import os
 import shutil
 import signal
@@ -20,10 +21,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from mcp import Client
 
 from attend.domain import envelope, rooms
 from attend.testing.standin import StandIn
-from tests.support import ATTEND, World, enroll, has, payload, tree, wait_until
+from tests.support import ATTEND, World, enroll, has, payload, server_as, structured, tree, wait_until
 
 NO_SPACE = "attend: no space left on "
 
@@ -174,7 +176,20 @@ def test_send_from_a_folder_whose_name_is_not_utf8_keeps_its_bytes_in_the_envelo
     assert "(caf\\udce9-latin1)" in line  # an unprintable byte is shown escaped, never a crash
     assert "Traceback" not in loop.stderr()
     listed = reader.attend("inbox", "--json")
-    assert listed.rc == 0 and "from a latin-1 folder" in listed.stdout, listed.stderr
+    assert listed.rc == 0, listed.stderr
+    assert json.loads(listed.stdout)["messages"][0]["origin"].endswith("/caf\\udce9-latin1")
+
+
+@pytest.mark.anyio
+async def test_the_mcp_inbox_lists_a_message_sent_from_a_folder_whose_name_is_not_utf8(world: World) -> None:
+    raw = os.fsencode(world.tmp) + b"/caf\xe9-latin1"
+    os.mkdir(raw)
+    reader = world.session("other")
+    enroll(world, reader)
+    assert world.attend("send", "from a latin-1 folder", cwd=Path(os.fsdecode(raw))).returncode == 0
+    async with Client(server_as(world, reader), mode="legacy") as client:
+        listed = structured(await client.call_tool("inbox", {}))
+    assert [m["origin"] for m in listed["messages"]] == [os.fsdecode(raw).encode("utf-8", "backslashreplace").decode()]
 
 
 # ---------------------------------------------------------------------- a refusal writes nothing

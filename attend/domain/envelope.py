@@ -85,6 +85,12 @@ def decode_value(value: str, errors: str = "replace") -> str:
     return raw.decode("utf-8", errors)
 
 
+def printable(path: str) -> str:
+    """A path as text any output can carry: a byte that is not UTF-8 (a lone surrogate in memory)
+    becomes the escape the console prints for it (``caf\\udce9``); valid text is unchanged."""
+    return path.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def _is_hex(s: str) -> bool:
     return len(s) == 2 and all(c in "0123456789abcdefABCDEF" for c in s)
 
