@@ -40,7 +40,11 @@ from attend.errors import SpoolError
 
 TYPE_CHECKING = False  # not typing's: its import would cost the drain's fast path a millisecond
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
+    from typing import Any, TypeVar
+
+    _M = TypeVar("_M", bound=Callable[..., Any])
 
 DIR_MODE = 0o700
 FILE_MODE = 0o600
@@ -69,6 +73,14 @@ class LateName(SpoolError):
     it is left in the spool, and the sender publishes it again under a fresh name."""
 
 
+class NoSpaceError(SpoolError, OSError):
+    """The spool's filesystem is full (or over quota). An OSError too, so a caller that skips one
+    failed recipient or step goes on as it did; a frontend reports the one line."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
 class RefusedEntry(SpoolError, OSError):
     """Something planted in the spool that attend will not follow or read: a symlink, a FIFO, a
     device, a file where a folder belongs. An OSError too, so a caller that skips unreadable
@@ -93,6 +105,24 @@ def check_same_device(rooms_dev: int, sessions_dev: int, rooms: str, sessions: s
         )
 
 
+def _writes(method: _M) -> _M:
+    """A gate method that writes: a full disk raises NoSpaceError, one line, instead of errno 28."""
+
+    def guarded(self: Spool, *args: object, **kwargs: object) -> object:
+        try:
+            return method(self, *args, **kwargs)
+        except NoSpaceError:
+            raise
+        except OSError as e:
+            error = self._write_error(e)
+            if error is e:
+                raise
+            raise error from None
+
+    guarded.__name__, guarded.__qualname__, guarded.__doc__ = method.__name__, method.__qualname__, method.__doc__
+    return guarded  # type: ignore[return-value]
+
+
 class Entry:
     """One entry of a scanned folder, as the listing gave it (no stat unless mtimes were asked)."""
 
@@ -113,6 +143,8 @@ class Spool:
         self._r = os.fspath(root)
         self._fd = -1
         self._top: dict[str, int] = {}  # handles on the top-level folders, never removed by attend
+        self._checked = False  # the root was checked (ours, private) on the handle held
+        self._lazy = False  # Spool.open found no root: check whatever root a later open finds
 
     def __del__(self) -> None:
         self.close()
@@ -137,25 +169,38 @@ class Spool:
     # ------------------------------------------------------------------ opening and checking
 
     @classmethod
-    def open(cls, root: str | os.PathLike[str] | None = None) -> Spool:
+    def open(cls, root: str | os.PathLike[str] | None = None, *, create: bool = True) -> Spool:
+        """Open and check the spool, making it when absent. With ``create=False`` an absent root is made
+        by the first write instead, so a command that only reads, or is refused, leaves the filesystem
+        as it found it (the frontends open it so)."""
         spool = cls(L.default_root() if root is None else root)
-        spool._create_root()
-        spool.check()
-        check_same_device(
-            os.fstat(spool._top_fd(L.ROOMS, True)).st_dev,
-            os.fstat(spool._top_fd(L.SESSIONS, True)).st_dev,
-            spool.path(L.ROOMS),
-            spool.path(L.SESSIONS),
-        )
+        if create or os.path.lexists(spool._r):
+            spool._ready()
+        else:
+            spool._lazy = True
         return spool
+
+    def _ready(self) -> None:
+        """Create the root if need be, check it, and make rooms/ and sessions/ (checked to share a device)."""
+        self._create_root()
+        self.check()
+        check_same_device(
+            os.fstat(self._top_fd(L.ROOMS, True)).st_dev,
+            os.fstat(self._top_fd(L.SESSIONS, True)).st_dev,
+            self.path(L.ROOMS),
+            self.path(L.SESSIONS),
+        )
 
     def _create_root(self) -> None:
         root = self._r
         if not os.path.lexists(root):
-            os.makedirs(os.path.dirname(root) or ".", exist_ok=True)
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(root, DIR_MODE)
-                os.chmod(root, DIR_MODE)
+            try:
+                os.makedirs(os.path.dirname(root) or ".", exist_ok=True)
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(root, DIR_MODE)
+                    os.chmod(root, DIR_MODE)
+            except OSError as e:
+                raise self._write_error(e) from None
 
     def check(self) -> None:
         """Refuse a root that is not a folder, not ours, or writable by group or others."""
@@ -166,6 +211,11 @@ class Spool:
             raise SpoolError(f"spool {root} is not a directory; remove it or set ATTEND_HOME elsewhere") from e
         except OSError as e:
             raise SpoolError(f"cannot use spool {root}: {e.strerror}; set ATTEND_HOME to a folder you own") from e
+        self._check_fd(fd)
+        self._checked = True
+
+    def _check_fd(self, fd: int) -> None:
+        root = self._r
         st = os.fstat(fd)  # on the handle itself: what we checked is what we use
         if st.st_uid != os.geteuid():
             raise SpoolError(
@@ -179,15 +229,55 @@ class Spool:
         if not os.access(root, os.R_OK | os.W_OK | os.X_OK):
             raise SpoolError(f"spool {root} is not readable and writable by you; run: chmod 700 {root}")
 
-    def _root_fd(self) -> int:
+    def _root_fd(self, create: bool = False) -> int:
+        if create and not self._checked:
+            self.close()  # handles opened to read may be on a root deleted since: start afresh
+            self._ready()  # about to write into a root nobody made or checked yet (Spool.open found none)
         if self._fd < 0:
-            self._fd = os.open(self._r, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)  # the root may be a link
+            fd = os.open(self._r, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)  # the root may be a link
+            if self._lazy and not self._checked:
+                try:
+                    self._check_fd(fd)  # made by another process since Spool.open: checked before any read
+                except BaseException:
+                    os.close(fd)
+                    raise
+            if self._fd < 0:
+                self._fd = fd
+            else:  # another thread won: keep one
+                os.close(fd)
         return self._fd
+
+    def replaced(self) -> bool:
+        """Whether the root, or a top-level folder, was removed (or removed and made again) since it was
+        opened: ``rm -rf ~/.cache`` under a running loop. If so, every handle is dropped, and the next
+        write makes the spool afresh (the caller recreates what it owns)."""
+        if self._fd < 0:
+            return False
+        stale = False
+        try:
+            now, held = os.stat(self._r), os.fstat(self._fd)
+            stale = (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino) or held.st_nlink == 0
+        except FileNotFoundError:
+            stale = True
+        stale = stale or any(os.fstat(fd).st_nlink == 0 for fd in self._top.values())
+        if stale:
+            self.close()
+            self._checked, self._lazy = False, True
+        return stale
+
+    def _write_error(self, e: OSError) -> OSError:
+        """A full disk (or quota) becomes one line naming the spool; any other error stays as it was."""
+        if e.errno in (errno.ENOSPC, errno.EDQUOT):
+            return NoSpaceError(
+                e.errno,
+                f"no space left on {self._r}; free some disk space (attend cleanup removes old messages) and try again",
+            )
+        return e
 
     def _top_fd(self, name: str, create: bool) -> int:
         fd = self._top.get(name)
         if fd is None:
-            fd = self._openat(self._root_fd(), name, (name,), create)
+            fd = self._openat(self._root_fd(create), name, (name,), create)
             if self._top.setdefault(name, fd) != fd:  # another thread won: keep one
                 os.close(fd)
                 fd = self._top[name]
@@ -233,7 +323,7 @@ class Spool:
     def _open_dir(self, parts: tuple[str, ...], create: bool = False) -> int:
         """A new handle on the folder root/parts…, each component opened from the last one's handle."""
         if not parts:
-            return os.dup(self._root_fd())
+            return os.dup(self._root_fd(create))
         fd = self._top_fd(parts[0], create)
         if len(parts) == 1:
             return os.dup(fd)
@@ -263,6 +353,7 @@ class Spool:
             return tuple(text[len(self._r) + 1 :].split("/"))
         return tuple(os.fspath(a) for a in args)
 
+    @_writes
     def make_dir(self, *parts: str) -> None:
         """Create root/parts… as real, private folders (those already there are checked)."""
         os.close(self._open_dir(parts, create=True))
@@ -394,6 +485,7 @@ class Spool:
 
     # ------------------------------------------------------------------ rooms
 
+    @_writes
     def publish(self, rooms: list[str], data: bytes, name: str | None = None, *, bounded: bool = False) -> str:
         """Deliver one signal into each room's new/ under one unique name; durable on return.
 
@@ -465,6 +557,7 @@ class Spool:
 
     # ------------------------------------------------------------------ session maildirs
 
+    @_writes
     def make_maildir(self, sid: str, top: str = L.SESSIONS) -> None:
         """A session's maildir, or with ``top=HUMANS`` a human's (the same folders)."""
         with self._at((top, sid), create=True) as d:
@@ -503,6 +596,7 @@ class Spool:
         finally:
             os.close(fd)  # closing releases the flock
 
+    @_writes
     def _lock_fd(self, parts: tuple[str, ...]) -> int:
         with self._at(parts[:-1], create=True) as d:
             return self._lock_in(d, parts)
@@ -520,6 +614,7 @@ class Spool:
             raise RefusedEntry(errno.EINVAL, f"lock file {self.path(*parts)} is not a regular file; remove it")
         return fd
 
+    @_writes
     def hold(self, *parts: str) -> int | None:
         """Take an exclusive lock for as long as the returned handle stays open (the duplicate-run
         lock); None when another process holds it."""
@@ -582,6 +677,7 @@ class Spool:
     def has_delivery(self, sid: str, name: str, top: str = L.SESSIONS) -> bool:
         return self.delivery_state(sid, name, top) is not None
 
+    @_writes
     def link_to_human(self, room: str, name: str, user: str) -> bool:
         """Link a room record into a human's mailbox (made on first use), unless the name is already
         anywhere in it: the same rule, and the same lock, as a session's delivery."""
@@ -623,6 +719,7 @@ class Spool:
         finally:
             os.close(src)
 
+    @_writes
     def _link_into(self, src: int, sid: str, room: str, name: str) -> bool:
         # Spelled out with plain os calls, not the helpers: this runs once per recipient of every send.
         # Every folder is still opened O_DIRECTORY|O_NOFOLLOW from its parent's handle.
@@ -699,6 +796,7 @@ class Spool:
         finally:
             os.close(d)
 
+    @_writes
     def claim_all(self, sid: str, names: list[str], top: str = L.SESSIONS) -> list[str]:
         """Claim deliveries (rename new/ -> claimed/) under one take of the delivery lock; returns the
         names this call won. Exactly one conduit wins each; anything not a plain file is set aside."""
@@ -722,6 +820,7 @@ class Spool:
             pause_point("claimed")
         return won
 
+    @_writes
     def mark_seen(self, sid: str, names: list[str], top: str = L.SESSIONS) -> None:
         """Move shown deliveries claimed/ -> cur/ with the Seen flag; one directory fsync for the batch."""
         if not names:
@@ -750,6 +849,7 @@ class Spool:
 
     # ------------------------------------------------------------------ small state files
 
+    @_writes
     def write_state(self, data: bytes, *parts: str, durable: bool = False) -> None:
         """Replace a small state file atomically (unique tmp + rename in the same folder). Whatever
         was planted under the name is replaced, never followed; a folder there is an error."""
@@ -766,6 +866,7 @@ class Spool:
             if durable:
                 os.fsync(d)
 
+    @_writes
     def create_exclusive(self, data: bytes, *parts: str) -> bool:
         """Create a file that must not exist yet; False when it does."""
         with self._at(parts[:-1], create=True) as d:
@@ -775,6 +876,7 @@ class Spool:
                 return False
         return True
 
+    @_writes
     def create_linked(self, data: bytes, *parts: str) -> bool:
         """Publish a small file whole under a name that must not exist yet (tmp + link); False when it
         does. Unlike ``create_exclusive``, a reader never sees the file half-written."""
@@ -791,6 +893,7 @@ class Spool:
                     os.unlink(tmp, dir_fd=d)
         return True
 
+    @_writes
     def touch(self, *parts: str) -> None:
         """Create or bump the mtime of a marker file (heartbeat); a symlink there is bumped itself."""
         with self._at(parts[:-1], create=True) as d:
@@ -839,6 +942,7 @@ class Spool:
             return False
         return True
 
+    @_writes
     def move_entry(self, src: tuple[str, ...], dest: tuple[str, ...]) -> bool:
         """Move one spool entry to a name that must not exist yet (link + unlink: never clobbers). When
         the destination exists, the source goes anyway: the destination's copy wins."""

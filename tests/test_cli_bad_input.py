@@ -113,10 +113,9 @@ def test_a_foreign_owned_spool_is_refused(world: World) -> None:
 
 
 def test_a_symlink_planted_in_the_spool_is_not_followed(world: World, tmp_path: Path) -> None:
-    world.attend("status")
+    world.spool.make_dir("rooms")  # a spool in use (a read-only command like status no longer makes one)
     target = tmp_path / "outside"
     target.mkdir()
-    (world.spool_root / "rooms").mkdir(exist_ok=True)
     os.symlink(target, world.spool_root / "rooms" / "open")
     out = world.attend("send", "hi")
     assert out.returncode == 1 and "symlink" in out.stderr

@@ -245,7 +245,9 @@ def test_the_loop_records_last_inbound_so_reply_threads_to_it(world: World, loop
     world.attend("send", "ask me")
     loop.wait_for(has("ask me"), "the message")
     newest = maildir(world, s.session_id, "cur")[-1].split(":")[0]
-    assert (world.spool_root / "sessions" / s.session_id / "last-inbound").read_text() == newest
+    last = world.spool_root / "sessions" / s.session_id / "last-inbound"
+    wait_until(last.exists, "last-inbound")  # written just after the line is printed
+    assert last.read_text() == newest
 
 
 def test_an_unreadable_or_newer_delivery_is_set_aside_with_one_warning(world: World, loops) -> None:

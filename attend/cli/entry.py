@@ -7,6 +7,13 @@ import sys
 
 
 def main() -> None:
+    # A path that is not UTF-8 (a folder name, a message's origin) is held as lone surrogates: print
+    # those as escapes rather than die on them. Valid text prints exactly as before.
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+
     from attend.conduits import fastdrain
 
     if fastdrain.wants_fast_path(sys.argv):

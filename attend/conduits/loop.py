@@ -25,7 +25,7 @@ from typing import IO, Any
 from attend import identity
 from attend.conduits import monitor
 from attend.conduits.watch import ARRIVALS, CHANGES, Watcher
-from attend.domain import delivery, mcp_markers, presence, rooms, sessions
+from attend.domain import delivery, liveness, mcp_markers, presence, rooms, sessions
 from attend.domain.context import Context
 from attend.domain.envelope import Signal
 from attend.errors import AttendError, IdentityError
@@ -38,6 +38,8 @@ SHOW_WAIT = 0.5  # seconds the loop waits for the show lock; a holder stuck long
 REPAIR_EVERY = 5.0
 HEARTBEAT_EVERY = 30.0  # the heartbeat is fresh for 90 s
 LIVENESS_EVERY = 60.0  # a peer pid that died without removing its record is noticed this late
+REVIVE_SETTLE = 1.0  # seconds between noticing the spool was deleted and making it again
+CLAUDE_EVERY = 5.0  # the loop's own Claude process is looked at this often: an orphaned loop ends soon
 BANNER = "banner"  # per session: the fingerprint of the last banner printed
 REPLY_HINT = "reply-hint"  # per session: present once the reply hint has been shown
 
@@ -81,6 +83,8 @@ class Sensor:
     refused: set[str] = field(default_factory=set)  # planted entries the sweep last left alone
     due: dict[str, float] = field(default_factory=dict)
     peers: presence.PeerWatch | None = None
+    reviving: bool = False  # the spool was deleted and is not yet made again (see _revive)
+    relock: bool = False  # the run lock held is on a deleted file
 
     @property
     def spool(self) -> Spool:
@@ -113,6 +117,8 @@ class Sensor:
             "repair": now + REPAIR_EVERY,
             "heartbeat": now + HEARTBEAT_EVERY,
             "liveness": now + LIVENESS_EVERY,
+            "claude": now + CLAUDE_EVERY,
+            "revive": float("inf"),
             "cleanup": now if self.cleanup_every else float("inf"),
         }
         if not self._safe(lambda: self.deliver(recover=True), "delivery"):
@@ -145,6 +151,9 @@ class Sensor:
             tags = self._sleep()
             if self.stopping:
                 return
+            self._safe(self._revive, "recreating the spool")
+            if self.stopping:
+                return
             self._safe(self.follow_clear, "the /clear move")
             if "records" in tags:
                 self._safe(self._scan_peers, "presence")
@@ -170,7 +179,13 @@ class Sensor:
             if pending:
                 return self.watcher.wait(0)
             timeout = min(self.due.values()) - now if self.due else HOUSEKEEPING
-            return self.watcher.wait(max(0.0, min(timeout, HOUSEKEEPING)))
+            tags = self.watcher.wait(max(0.0, min(timeout, HOUSEKEEPING)))
+            if self.watcher.lost:
+                # A watched folder was removed: whatever removes it (`rm -rf ~/.cache`, a /clear move)
+                # is likely still at work. Writing now would race it, so let it finish first.
+                self.watcher.lost.clear()
+                time.sleep(REVIVE_SETTLE)
+            return tags
         except _Stop:
             return set()
         finally:
@@ -266,8 +281,11 @@ class Sensor:
 
     def housekeeping(self) -> None:
         now = time.monotonic()
+        if now >= self.due["claude"]:
+            self._orphaned()
+            self.due["claude"] = now + CLAUDE_EVERY
         if now >= self.due["heartbeat"]:
-            sessions.touch_heartbeat(self.spool, self.sid)
+            self._safe(lambda: sessions.touch_heartbeat(self.spool, self.sid), "the heartbeat")
             self.due["heartbeat"] = now + HEARTBEAT_EVERY
         if now >= self.due["repair"]:
             self._safe(lambda: delivery.repair(self.spool, self.sid), "repair")
@@ -282,6 +300,46 @@ class Sensor:
         if now >= self.due["cleanup"]:
             self._safe(self._sweep, "cleanup")
             self.due["cleanup"] = now + self.cleanup_every
+
+    def _orphaned(self) -> None:
+        """The Claude process this loop serves has ended (killed, crashed): nobody is left to wake, so
+        stop rather than run on under pid 1. Its pid and start time are the ones identity resolved."""
+        pid = self.who.claude_pid
+        if pid is None or liveness.claude_running(pid, self.who.proc_start):
+            return
+        line = f"attend run: the Claude process of session {self.sid} (pid {pid}) has ended; stopping"
+        self.warn(line)
+        self.spool.log(line)
+        self.stopping = True
+
+    def _revive(self) -> None:
+        """The spool was deleted under the loop (``rm -rf ~/.cache``): make it again, take the run lock
+        afresh, re-enroll, and say so in one line; then delivery goes on as before."""
+        now = time.monotonic()
+        if self.spool.replaced():
+            if not self.reviving:  # let the deletion finish first: writing now would race `rm -rf`
+                self.due["revive"] = now + REVIVE_SETTLE
+            self.reviving = self.relock = True
+        if not self.reviving or now < self.due["revive"]:
+            return
+        self.due["revive"] = now + HOUSEKEEPING  # a revival that fails part-way (a full disk) is tried again
+        if self.relock:
+            lock = RunLock.take(self.spool, self.sid)  # this first write makes the spool again
+            if lock is None:  # a newer loop for this session started on the new spool: it serves it
+                self.write(f"[attend] the spool was recreated and another attend now serves session {self.sid}")
+                self.stopping = True
+                return
+            self.lock.release()
+            self.lock, self.relock = lock, False
+        sessions.enroll(self.spool, self.who, "run")
+        sessions.touch_heartbeat(self.spool, self.sid)
+        self._watch_own()
+        self._watch_presence()
+        self.reviving, self.due["revive"] = False, float("inf")
+        self.write(
+            f"[attend] the spool {self.spool.root} was deleted; recreated it and re-enrolled this session "
+            "(channels joined before are gone: attend join to rejoin them)"
+        )
 
     def _recover(self) -> None:
         """A conduit killed between claim and show left entries in claimed/: show them now, not at

@@ -24,6 +24,7 @@ IN_MOVED_FROM = 0x040
 IN_MOVED_TO = 0x080
 IN_CREATE = 0x100
 IN_DELETE = 0x200
+IN_IGNORED = 0x8000  # the kernel dropped a watch: its folder was removed
 ARRIVALS = IN_CREATE | IN_MOVED_TO
 CHANGES = ARRIVALS | IN_DELETE | IN_MOVED_FROM | IN_CLOSE_WRITE
 # Added to every watch: a folder only, and never through a symlink planted in its place.
@@ -41,6 +42,7 @@ class Watcher:
         self._wds: dict[str, int] = {}
         self._polled: set[str] = set()
         self.fallback_reason: str | None = None
+        self.lost: set[str] = set()  # tags whose folder was removed since the caller last cleared this
         if not use_inotify:
             self.fallback_reason = "inotify disabled"
             return
@@ -104,6 +106,7 @@ class Watcher:
             events = self._ino.read(timeout=0)
         if any(e.wd == -1 for e in events):  # the queue overflowed: anything may have changed
             return set(self._wds)
+        self.lost |= {self._tags[e.wd] for e in events if e.mask & IN_IGNORED and e.wd in self._tags}
         return {self._tags[e.wd] for e in events if e.wd in self._tags}
 
     def close(self, background: bool = False) -> None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from attend.domain import rooms
 from attend.errors import NotFoundError, UsageError
-from attend.spool import RefusedEntry, Spool
+from attend.spool import NoSpaceError, RefusedEntry, Spool
 
 # A member is a session id, or a human's user name (identity.human_id); an older spool may hold ``user@terminal``.
 MEMBER_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}(@[A-Za-z0-9._-]{1,64})?")
@@ -151,8 +151,16 @@ def check_description(text: str) -> str:
 def _ensure(spool: Spool, name: str, pinned: bool = False, description: str = "") -> bool:
     """Create the channel's folders and meta.json when missing; True when this call created it."""
     spool.make_dir("channels", name, "members")
+    if spool.exists("channels", name, "meta.json"):
+        return False
     record = {"pinned": pinned, "description": description, "created_at": time.time()}
-    return spool.create_linked(json.dumps(record).encode(), "channels", name, "meta.json")
+    try:
+        return spool.create_linked(json.dumps(record).encode(), "channels", name, "meta.json")
+    except NoSpaceError:
+        # A full disk: take back the folders if still empty, so no channel without meta.json is left.
+        if spool.remove_dir("channels", name, "members"):
+            spool.remove_dir("channels", name)
+        raise
 
 
 def create(spool: Spool, name: str, description: str = "", pinned: bool = True) -> bool:
@@ -205,6 +213,7 @@ def remove_if_empty(spool: Spool, name: str) -> bool:
 
 def dissolve(spool: Spool, name: str) -> list[str]:
     """Remove a channel whatever its members; returns the members released."""
+    require(spool, name)  # before the lock file is made: refusing a channel that is not there writes nothing
     with spool.named_lock(_lock(name)):
         require(spool, name)
         released = members(spool, name)

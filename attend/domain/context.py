@@ -40,8 +40,9 @@ class Context:
 
     @classmethod
     def default(cls, root: Path | None = None) -> Context:
-        """The process's own context, its spool opened now (a refused spool fails here)."""
-        return cls(spool=Spool.open(root))
+        """The process's own context, its spool opened now (a refused spool fails here); an absent one
+        is made by the first write, so a refused command writes nothing."""
+        return cls(spool=Spool.open(root, create=False))
 
     @classmethod
     def for_env(cls, env: Mapping[str, str] | None = None, root: Path | None = None, pid: int | None = None) -> Context:
@@ -52,7 +53,7 @@ class Context:
     def spool(self) -> Spool:
         """The spool, opened (and checked) on first use; a refusal raises here, each time it is asked."""
         if self._spool is None:
-            self._spool = Spool.open(self.spool_root)
+            self._spool = Spool.open(self.spool_root, create=False)
         return self._spool
 
     @property

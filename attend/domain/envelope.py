@@ -71,7 +71,8 @@ class Signal:
 
 
 def encode_value(value: str) -> str:
-    """Percent-encode what cannot stand in a one-line ASCII header (control, non-ASCII, '%')."""
+    """Percent-encode what cannot stand in a one-line ASCII header (control, non-ASCII, '%'). A path
+    that is not UTF-8 (``os.getcwd()`` holds its bytes as lone surrogates) keeps those bytes: lossless."""
     if value.isascii() and value.isprintable() and "%" not in value:
         return value
     out = []
@@ -79,11 +80,12 @@ def encode_value(value: str) -> str:
         if ch.isascii() and ch.isprintable() and ch != "%":
             out.append(ch)
         else:
-            out.extend(f"%{b:02X}" for b in ch.encode("utf-8"))
+            out.extend(f"%{b:02X}" for b in ch.encode("utf-8", "surrogateescape"))
     return "".join(out)
 
 
-def decode_value(value: str) -> str:
+def decode_value(value: str, errors: str = "replace") -> str:
+    """The value ``encode_value`` encoded; ``errors="surrogateescape"`` gives a path's bytes back exactly."""
     if "%" not in value:
         return value
     raw = bytearray()
@@ -95,7 +97,13 @@ def decode_value(value: str) -> str:
         else:
             raw.extend(value[i].encode("utf-8"))
             i += 1
-    return raw.decode("utf-8", "replace")
+    return raw.decode("utf-8", errors)
+
+
+def printable(path: str) -> str:
+    """A path as text any output can carry: a byte that is not UTF-8 (a lone surrogate in memory)
+    becomes the escape the console prints for it (``caf\\udce9``); valid text is unchanged."""
+    return path.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _is_hex(s: str) -> bool:
@@ -312,7 +320,7 @@ def parse(data: bytes, at: float | None = None) -> Signal:
         from_id=decode_value(headers["From-Id"]),
         to=decode_value(to),
         room=headers["Room"],
-        origin=decode_value(headers["Origin"]),
+        origin=decode_value(headers["Origin"], "surrogateescape"),  # a path, as os.fsdecode gives it
         body=body.decode("utf-8", "replace"),
         at=at if at is not None else name_time(msg_id),
         re=headers.get("Re"),

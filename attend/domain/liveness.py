@@ -18,6 +18,7 @@ from pathlib import Path
 
 from attend import identity
 from attend.domain import mcp_markers, sessions
+from attend.procfs import stat_fields
 from attend.spool import Spool
 
 HEARTBEAT_FRESH = 90.0  # seconds: the loop touches it every 30 s, the drain at every turn end
@@ -26,6 +27,15 @@ HEARTBEAT_FRESH = 90.0  # seconds: the loop touches it every 30 s, the drain at 
 def heartbeat_fresh(spool: Spool, sid: str, now: float | None = None) -> bool:
     mtime = spool.mtime("sessions", sid, "heartbeat")
     return mtime is not None and (time.time() if now is None else now) - mtime < HEARTBEAT_FRESH
+
+
+def claude_running(pid: int, start: str | None) -> bool:
+    """Whether the Claude process ``pid`` (started at ``start``, the record's ``procStart``) still runs:
+    not gone, not a zombie nobody has reaped yet, and not a later process that reused its pid."""
+    fields = stat_fields(pid)
+    if fields is None:
+        return identity.pid_alive(pid) if not os.path.isdir("/proc") else False
+    return fields[0] not in ("Z", "X") and (start is None or fields[19] == start)
 
 
 class Liveness:

@@ -117,7 +117,7 @@ def call_context(base: Context) -> CallContext:
 def default_context() -> CallContext:
     """A context for one call of the real server: its own environment, and its own pid to walk from."""
     # os.environ itself, not a copy (copying costs ~0.1 ms a call); nothing here writes to it.
-    return CallContext(spool=Spool.open(default_root(_ROOT_ENV)), env=os.environ)
+    return CallContext(spool=Spool.open(default_root(_ROOT_ENV), create=False), env=os.environ)
 
 
 # The spool root comes from ATTEND_HOME / XDG_CACHE_HOME / HOME, which a process cannot change

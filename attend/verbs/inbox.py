@@ -105,7 +105,7 @@ def to_message(sig: envelope.Signal, room: str) -> Message:
         re=sig.re,
         room=room,
         scope=rooms.scope(room),
-        origin=sig.origin,
+        origin=envelope.printable(sig.origin),  # JSON encoders (the MCP SDK's) refuse a lone surrogate
         body=sig.body,
     )
 
