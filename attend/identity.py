@@ -445,7 +445,7 @@ EnrollmentProbe = Callable[[str], "tuple[str | None, str] | None"]
 SANDBOX_FIX = "run attend from the session itself"
 
 
-def _sandbox(env_sid: str | None, env: Mapping[str, str], pid: int | None, probe: EnrollmentProbe) -> Identity:
+def _sandbox(env_sid: str | None, pid: int | None, probe: EnrollmentProbe) -> Identity:
     """The sandbox rule: no session in the ancestry, the environment names enrolled session B, and
     the caller is in another pid namespace than B's Claude. In B's own namespace B's Claude would be
     visible as an ancestor if it were one, so there the environment's id is refused."""
@@ -511,7 +511,7 @@ def resolve(
         return _agent(record, where, notes)
 
     if env_sid or env.get("CLAUDECODE") == "1":
-        who = _sandbox(env_sid, env, pid, enrollment or (lambda _sid: None))
+        who = _sandbox(env_sid, pid, enrollment or (lambda _sid: None))
         if payload_sid and payload_sid != who.id:
             note = f"the hook payload's session_id {payload_sid} disagrees with the sandbox's ({who.id}); ignored"
             return replace(who, notes=(note,))
