@@ -20,7 +20,6 @@ psutil is the portable fallback where /proc is absent.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
@@ -30,7 +29,7 @@ from pathlib import Path
 
 from attend.errors import IdentityError
 from attend.layout import is_session_id
-from attend.procfs import stat_fields
+from attend.procfs import claude_record, stat_fields
 
 MAX_HOPS = 15
 
@@ -111,12 +110,7 @@ def pid_alive(pid: int) -> bool:
 
 
 def read_record(sessions_dir: Path, pid: int) -> SessionRecord | None:
-    try:
-        with open(sessions_dir / f"{pid}.json", "rb") as f:
-            raw = json.loads(f.read())
-    except (OSError, ValueError):
-        return None
-    return record_from(raw)
+    return record_from(claude_record(str(sessions_dir), pid))
 
 
 def record_from(raw: object) -> SessionRecord | None:

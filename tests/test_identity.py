@@ -364,3 +364,13 @@ def test_a_record_whose_session_id_is_not_a_plain_id_is_no_session(world: World)
     assert world.context(s).who().kind == "human"
     s.write_record(session_id=plain)  # positive control: a plain id resolves
     assert world.context(s).who().id == plain
+
+
+def test_a_fifo_planted_as_a_session_record_never_hangs_the_walk(world: World) -> None:
+    s = world.session("proj")
+    s.record_path.unlink()
+    os.mkfifo(s.record_path)
+    for argv in (("whoami", "--json"), ("inbox", "--drain", "--format", "hook")):
+        out = s.run([ATTEND, *argv], stdin=payload(s.session_id), timeout=20)
+        assert out.rc == 0, out.stderr  # finished: the FIFO is no record, so the caller is the human
+    assert json.loads(s.attend("whoami", "--json").stdout)["kind"] == "human"

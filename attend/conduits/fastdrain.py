@@ -23,7 +23,7 @@ from collections.abc import Mapping
 
 from attend import layout as L
 from attend.errors import SpoolError
-from attend.procfs import stat_fields
+from attend.procfs import claude_record, stat_fields
 from attend.spool import Spool
 
 FAST_ARGS = (
@@ -81,14 +81,15 @@ def _is_ancestor(sid: str, env: Mapping[str, str]) -> bool:
         fields = stat_fields(pid)
         if pid <= 1 or fields is None:
             return False
-        try:
-            with open(os.path.join(folder, f"{pid}.json"), "rb") as f:
-                record = json.loads(f.read())
-        except (OSError, ValueError):
+        record = claude_record(folder, pid)
+        if record is None:
             pid = int(fields[1])
             continue
-        ok = isinstance(record, dict) and record.get("pid") == pid and record.get("sessionId") == sid
-        return ok and str(record.get("procStart")) == fields[19]
+        if not isinstance(record, dict):
+            return False
+        return (
+            record.get("pid") == pid and record.get("sessionId") == sid and str(record.get("procStart")) == fields[19]
+        )
     return False
 
 
