@@ -1,13 +1,18 @@
-"""Who is calling: hook payload, environment, ancestry walk, or a human at a terminal.
+"""Who is calling: the Claude session among the caller's ancestors, the sandbox rule, or the human.
 
-Resolved fresh on every call (docs/architecture/sessions.md, "Who is calling"), in order:
-1. a hook payload's ``session_id``, accepted when the ancestry record agrees, or when no record is
-   reachable and ``sessions/<id>`` is enrolled;
-2. ``CLAUDE_CODE_SESSION_ID``, cross-checked against the ancestry record (the record wins);
-3. a walk of at most 15 parents to a pid with ``<claude dir>/sessions/<pid>.json`` whose
-   ``procStart`` matches the live process (a mismatch is pid reuse, and the record is refused);
-4. otherwise the human, ``$USER`` whatever the terminal, but never inside Claude Code's Bash sandbox
-   (``CLAUDECODE=1`` or a session id in the environment, and no record reachable).
+Resolved fresh on every call (docs/architecture/sessions.md, "Who is calling"). The ancestry decides:
+1. a walk of at most 15 parents to a pid with ``<claude dir>/sessions/<pid>.json`` whose ``procStart``
+   is present and matches the live process (a record without one, or with another, is refused);
+   when the environment's claude dir finds nothing, each ancestor's own config dir is tried too, so
+   pointing ``CLAUDE_CONFIG_DIR`` elsewhere cannot hide the session a process belongs to;
+2. a hook payload's ``session_id`` or ``CLAUDE_CODE_SESSION_ID`` that disagrees with the ancestry is
+   ignored, with a note; neither makes an identity by itself;
+3. with no session in the ancestry, ``CLAUDE_CODE_SESSION_ID=B`` is accepted only under the sandbox
+   rule: B is enrolled, and the caller's pid namespace differs from the one B's Claude runs in (as
+   recorded when B enrolled through its ancestry): Claude Code's Bash sandbox, where the walk ends
+   at the namespace's pid 1;
+4. otherwise the human, ``$USER`` whatever the terminal, but never while ``CLAUDECODE=1`` or a
+   session id is in the environment.
 
 The walk reads /proc directly on Linux (~0.07 ms, and no psutil import on the hot paths);
 psutil is the portable fallback where /proc is absent.
@@ -15,17 +20,16 @@ psutil is the portable fallback where /proc is absent.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from attend.errors import IdentityError
 from attend.layout import is_session_id
-from attend.procfs import stat_fields
+from attend.procfs import claude_record, stat_fields
 
 MAX_HOPS = 15
 
@@ -35,12 +39,14 @@ class Identity:
     kind: str  # "agent" | "human"
     id: str  # Claude session id, or the human's user name
     origin: str  # project path (worktrees normalised)
-    resolved_by: str  # "payload" | "env" | "ancestry" | "sandbox-env" | "terminal"
+    resolved_by: str  # "ancestry" | "sandbox" | "terminal"
     resolved: bool  # an agent whose live session record was found
     claude_pid: int | None = None
     proc_start: str | None = None
     name: str | None = None  # the session's own name from its record, when set
-    notes: tuple[str, ...] = field(default=())
+    notes: tuple[str, ...] = field(default=())  # ids that were offered and ignored, one line each
+    evidence: str = ""  # what decided, in one line (``attend whoami`` shows it)
+    pid_ns: str | None = None  # the pid namespace the session's Claude runs in (ancestry only)
 
     @property
     def is_agent(self) -> bool:
@@ -104,12 +110,7 @@ def pid_alive(pid: int) -> bool:
 
 
 def read_record(sessions_dir: Path, pid: int) -> SessionRecord | None:
-    try:
-        with open(sessions_dir / f"{pid}.json", "rb") as f:
-            raw = json.loads(f.read())
-    except (OSError, ValueError):
-        return None
-    return record_from(raw)
+    return record_from(claude_record(str(sessions_dir), pid))
 
 
 def record_from(raw: object) -> SessionRecord | None:
@@ -132,31 +133,95 @@ def record_from(raw: object) -> SessionRecord | None:
 
 
 def record_is_live(record: SessionRecord) -> bool:
-    """Live: the pid exists and, when the record names a start time, it matches (no pid reuse)."""
-    if not pid_alive(record.pid):
+    """Live: the pid exists and the record's ``procStart`` is the live process's start time. A record
+    without a valid start time proves nothing about which process wrote it, so it is refused."""
+    if record.proc_start is None or not record.proc_start.isdigit() or not pid_alive(record.pid):
         return False
-    if record.proc_start is None:
-        return True
     live = proc_start(record.pid)
-    return live is None or live == record.proc_start
+    if live is None:
+        return not os.path.isdir("/proc")  # no /proc (not Linux): the start time cannot be checked
+    return live == record.proc_start
 
 
-def find_ancestor_record(
-    pid: int, sessions_dir: Path, parent: Callable[[int], int | None] = parent_pid
-) -> SessionRecord | None:
-    """Climb at most 15 parents from ``pid`` to one with a live session record."""
+def _walk(
+    pid: int, sessions_dir_of: Callable[[int], Path | None], parent: Callable[[int], int | None]
+) -> tuple[SessionRecord, Path] | None:
+    """Climb at most 15 parents from ``pid`` to one with a live record in ``sessions_dir_of(pid)``."""
     current: int | None = pid
     for _ in range(MAX_HOPS + 1):
         if current is None or current <= 1:
-            return None
-        record = read_record(sessions_dir, current)
-        if record is not None and record.pid == current and record_is_live(record):
-            return record
+            return None  # in a pid namespace the walk ends at its pid 1
+        folder = sessions_dir_of(current)
+        record = read_record(folder, current) if folder is not None else None
+        if record is not None and folder is not None and record.pid == current and record_is_live(record):
+            return record, folder / f"{current}.json"
         nxt = parent(current)
         if nxt == current:
             return None
         current = nxt
     return None
+
+
+def find_ancestor_record(
+    pid: int, sessions_dir: Path, parent: Callable[[int], int | None] = parent_pid
+) -> SessionRecord | None:
+    """Climb at most 15 parents from ``pid`` to one with a live session record in ``sessions_dir``."""
+    found = _walk(pid, lambda _pid: sessions_dir, parent)
+    return found[0] if found else None
+
+
+def environ_of(pid: int) -> dict[str, str] | None:
+    """The environment a process was started with, when this user may read it (Linux)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    pairs = (item.split(b"=", 1) for item in data.split(b"\0") if b"=" in item)
+    return {k.decode("utf-8", "replace"): v.decode("utf-8", "surrogateescape") for k, v in pairs}
+
+
+def own_claude_dir(pid: int) -> Path:
+    """Where process ``pid`` keeps Claude Code's records: its own ``CLAUDE_CONFIG_DIR``, else its own
+    ``~/.claude``, else (its environment unreadable) this user's ``~/.claude`` from the password file."""
+    env = environ_of(pid)
+    if env is not None and (env.get("CLAUDE_CONFIG_DIR") or env.get("HOME")):
+        return claude_dir(env)
+    import pwd
+
+    try:
+        return Path(pwd.getpwuid(os.getuid()).pw_dir) / ".claude"
+    except KeyError:
+        return Path(os.path.expanduser("~")) / ".claude"
+
+
+def find_session(
+    pid: int, env: Mapping[str, str], parent: Callable[[int], int | None] = parent_pid
+) -> tuple[SessionRecord, Path] | None:
+    """The session among ``pid``'s ancestors, and the record that proves it.
+
+    First through the environment's claude dir (the hot paths: one walk). Only when that finds
+    nothing, again through each ancestor's own config dir, so a caller cannot hide its session by
+    pointing ``CLAUDE_CONFIG_DIR`` (or ``HOME``) elsewhere. Without /proc there is no environment to
+    read, and the second walk is skipped."""
+    first = claude_dir(env) / "sessions"
+    found = _walk(pid, lambda _pid: first, parent)
+    if found is not None or not os.path.isdir("/proc"):
+        return found
+
+    def own(p: int) -> Path | None:
+        folder = own_claude_dir(p) / "sessions"
+        return None if folder == first else folder  # already looked there
+
+    return _walk(pid, own, parent)
+
+
+def pid_namespace(pid: int | None = None) -> str | None:
+    """The pid namespace of a process (``pid:[4026531836]``), or None where it cannot be read."""
+    try:
+        return os.readlink(f"/proc/{'self' if pid is None else pid}/ns/pid")
+    except OSError:
+        return None
 
 
 def live_records(sessions_dir: Path) -> list[SessionRecord]:
@@ -309,7 +374,7 @@ _NAMES = [
 
 def fnv1a64(text: str) -> int:
     h = 0xCBF29CE484222325
-    for b in text.encode("utf-8"):
+    for b in text.encode("utf-8", "surrogateescape"):  # a cwd that is not UTF-8 keeps its bytes
         h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
     return h
 
@@ -347,17 +412,71 @@ def human_id(env: Mapping[str, str]) -> str:
 # ---------------------------------------------------------------------- resolution
 
 
-def _agent(record: SessionRecord, how: str, notes: tuple[str, ...] = ()) -> Identity:
+def _agent(record: SessionRecord, where: Path, notes: tuple[str, ...]) -> Identity:
+    home = os.path.expanduser("~")
+    shown = str(where)
+    if shown.startswith(home + os.sep):
+        shown = "~" + shown[len(home) :]
     return Identity(
         kind="agent",
         id=record.session_id,
         origin=normalise_origin(record.cwd or os.getcwd()),
-        resolved_by=how,
+        resolved_by="ancestry",
         resolved=True,
         claude_pid=record.pid,
         proc_start=record.proc_start,
         name=record.name,
         notes=notes,
+        evidence=f"ancestry: claude pid {record.pid} (procStart {record.proc_start}) record {shown}",
+        pid_ns=pid_namespace(record.pid),
+    )
+
+
+# What the sandbox rule asks of an enrolled session: (the pid namespace its Claude runs in, as
+# recorded when it enrolled through its ancestry, or None; its origin). None: not enrolled.
+EnrollmentProbe = Callable[[str], "tuple[str | None, str] | None"]
+
+SANDBOX_FIX = "run attend from the session itself"
+
+
+def _sandbox(env_sid: str | None, pid: int | None, probe: EnrollmentProbe) -> Identity:
+    """The sandbox rule: no session in the ancestry, the environment names enrolled session B, and
+    the caller is in another pid namespace than B's Claude. In B's own namespace B's Claude would be
+    visible as an ancestor if it were one, so there the environment's id is refused."""
+    if not env_sid:
+        raise IdentityError(
+            "CLAUDECODE=1 is set but no Claude session is among this process's ancestors and "
+            f"CLAUDE_CODE_SESSION_ID is unset; {SANDBOX_FIX} (or unset CLAUDECODE to act as a human)"
+        )
+    rule = f"no Claude session is among this process's ancestors, so CLAUDE_CODE_SESSION_ID {env_sid} is refused"
+    enrolled = probe(env_sid) if is_session_id(env_sid) else None
+    if enrolled is None:
+        raise IdentityError(f"{rule}: the sandbox rule needs an enrolled session, and it is not one; {SANDBOX_FIX}")
+    theirs, origin = enrolled
+    mine = pid_namespace(pid)
+    if theirs is None or mine is None:
+        raise IdentityError(
+            f"{rule}: the sandbox rule needs the pid namespace {env_sid} enrolled from, and "
+            f"{'its enrollment records none' if theirs is None else 'this one is unreadable'}; {SANDBOX_FIX}"
+        )
+    if mine == theirs:
+        raise IdentityError(
+            f"{rule}: the sandbox rule needs another pid namespace than its Claude's ({theirs}), where that "
+            f"Claude would be visible if it were an ancestor; {SANDBOX_FIX}"
+        )
+    # Narrower where the evidence is there: the namespace's first process shows the id the sandbox
+    # was started with, which a command inside it cannot change for its parent.
+    first = environ_of(1) if pid is None else None
+    started = (first or {}).get("CLAUDE_CODE_SESSION_ID")
+    if started and started != env_sid:
+        raise IdentityError(f"{rule}: this pid namespace was started for session {started}; {SANDBOX_FIX}")
+    return Identity(
+        kind="agent",
+        id=env_sid,
+        origin=origin,
+        resolved_by="sandbox",
+        resolved=False,
+        evidence=f"sandbox: pid namespace {mine} differs from the enrollment's {theirs}",
     )
 
 
@@ -366,58 +485,43 @@ def resolve(
     payload_sid: str | None = None,
     env: Mapping[str, str] | None = None,
     pid: int | None = None,
-    is_enrolled: Callable[[str], bool] | None = None,
+    enrollment: EnrollmentProbe | None = None,
     cwd: str | None = None,
 ) -> Identity:
-    """Resolve the caller. ``is_enrolled`` answers for the sandbox and payload rules."""
+    """Resolve the caller; ``enrollment`` answers for the sandbox rule. The ancestry decides: an id
+    offered by a hook payload or the environment never makes an identity by itself."""
     env = os.environ if env is None else env
-    sessions_dir = claude_dir(env) / "sessions"
-    record = find_ancestor_record(os.getpid() if pid is None else pid, sessions_dir)
-    enrolled = is_enrolled or (lambda _sid: False)
-
-    if payload_sid:
-        if record is not None and record.session_id == payload_sid:
-            return _agent(record, "payload")
-        if record is None and is_session_id(payload_sid) and enrolled(payload_sid):
-            return Identity(
-                kind="agent",
-                id=payload_sid,
-                origin=normalise_origin(cwd or env.get("CLAUDE_PROJECT_DIR") or os.getcwd()),
-                resolved_by="payload",
-                resolved=False,
-            )
-
     env_sid = env.get("CLAUDE_CODE_SESSION_ID") or None
-    if record is not None:
-        if env_sid and env_sid != record.session_id:
-            note = (
-                f"CLAUDE_CODE_SESSION_ID {env_sid} disagrees with the session record "
-                f"({record.session_id}); using the record"
-            )
-            return _agent(record, "ancestry", (note,))
-        return _agent(record, "env" if env_sid else "ancestry")
+    found = find_session(os.getpid() if pid is None else pid, env)
+    offered = (("the hook payload's session_id", payload_sid), ("CLAUDE_CODE_SESSION_ID", env_sid))
+
+    if found is not None:
+        record, where = found
+        notes = tuple(
+            f"{what} {claimed} disagrees with the session in the ancestry ({record.session_id}); ignored"
+            for what, claimed in offered
+            if claimed and claimed != record.session_id
+        )
+        return _agent(record, where, notes)
 
     if env_sid or env.get("CLAUDECODE") == "1":
-        if env_sid and is_session_id(env_sid) and enrolled(env_sid):
-            return Identity(
-                kind="agent",
-                id=env_sid,
-                origin=normalise_origin(env.get("CLAUDE_PROJECT_DIR") or cwd or os.getcwd()),
-                resolved_by="sandbox-env",
-                resolved=False,
-            )
-        raise IdentityError(
-            "running inside Claude Code's Bash sandbox, where no session record is reachable and "
-            "this session is not enrolled; run attend from the session itself (or unset CLAUDECODE "
-            "to act as a human)"
-        )
+        who = _sandbox(env_sid, pid, enrollment or (lambda _sid: None))
+        if payload_sid and payload_sid != who.id:
+            note = f"the hook payload's session_id {payload_sid} disagrees with the sandbox's ({who.id}); ignored"
+            return replace(who, notes=(note,))
+        return who
 
+    notes = ()
+    if payload_sid:
+        notes = (f"the hook payload's session_id {payload_sid} has no session in the ancestry; ignored",)
     return Identity(
         kind="human",
         id=human_id(env),
         origin=normalise_origin(cwd or os.getcwd()),
         resolved_by="terminal",
         resolved=False,
+        notes=notes,
+        evidence="human: no session in the ancestry",
     )
 
 

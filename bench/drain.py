@@ -7,6 +7,7 @@ Run: .venv/bin/python bench/drain.py [runs]
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -17,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from attend.domain import delivery
 from attend.domain.envelope import Signal
+from attend.identity import proc_start
 from bench._common import ATTEND, enrolled, make_world
 
 
@@ -30,6 +32,10 @@ def main() -> None:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 40
     env, spool, home = make_world()
     sid = enrolled(spool, home)
+    # The drain acts only for the session among its ancestors: this process stands in for its Claude.
+    record = {"pid": os.getpid(), "sessionId": sid, "cwd": str(home / "proj"), "procStart": proc_start(os.getpid())}
+    (home / ".claude" / "sessions").mkdir(parents=True, exist_ok=True)
+    (home / ".claude" / "sessions" / f"{os.getpid()}.json").write_text(json.dumps(record))
     payload = json.dumps({"session_id": sid, "stop_hook_active": False, "background_tasks": []})
     hook = [ATTEND, "inbox", "--drain", "--format", "hook"]
 

@@ -291,8 +291,14 @@ def payload(sid: str, active: bool = False) -> str:
 
 
 def drain(world: World, sid: str, active: bool = False, *extra: str) -> subprocess.CompletedProcess[str]:
-    """The Stop-hook drain for ``sid``, run as the hook runs it."""
-    return world.attend("inbox", "--drain", "--format", "hook", *extra, stdin=payload(sid, active))
+    """The Stop-hook drain for ``sid``, run as the hook runs it: a child of the stand-in session that
+    is ``sid`` (its Claude among the drain's ancestors), or, when no stand-in is, as the human."""
+    args = ("inbox", "--drain", "--format", "hook", *extra)
+    owner = next((s for s in world.sessions if s.session_id == sid), None)
+    if owner is None:
+        return world.attend(*args, stdin=payload(sid, active))
+    r = owner.attend(*args, stdin=payload(sid, active))
+    return subprocess.CompletedProcess([ATTEND, *args], r.rc, r.stdout, r.stderr)
 
 
 def has(text: str) -> Callable[[list[str]], bool]:

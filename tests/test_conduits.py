@@ -48,23 +48,17 @@ def test_a_drain_killed_between_claim_and_show_leaves_the_message_for_the_next_d
     s = world.session("proj")
     enroll(world, s)
     world.attend("send", "survive the crash")
-    proc = subprocess.Popen(
-        [ATTEND, "inbox", "--drain", "--format", "hook"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**world.env, "ATTEND_PAUSE_AT": "claimed"},
-        text=True,
-    )
-    assert proc.stdin is not None
-    proc.stdin.write(payload(s.session_id))
-    proc.stdin.close()
-    wait_until(lambda: stopped(proc.pid), "the drain to stop after its claim")
+    stop = world.tmp / "stop.json"
+    stop.write_text(payload(s.session_id))
+    out = world.tmp / "drain.out"
+    # The session's own Stop hook (a child of its Claude), stopped by the seam after its claim.
+    hook = f'exec "{ATTEND}" inbox --drain --format hook < "{stop}"'
+    pid = s.spawn(["sh", "-c", hook], out, env={"ATTEND_PAUSE_AT": "claimed"})
+    wait_until(lambda: stopped(pid), "the drain to stop after its claim")
     assert len(maildir(world, s.session_id, "claimed")) == 1
-    proc.kill()
-    proc.wait()
-    assert proc.stdout is not None
-    assert proc.stdout.read() == ""  # killed before it showed anything
+    os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: not stopped(pid), "the drain to die")
+    assert out.read_text() == ""  # killed before it showed anything
 
     again = drain(world, s.session_id)
     assert "survive the crash" in json.loads(again.stdout)["reason"]
@@ -83,7 +77,8 @@ def test_a_loop_killed_between_claim_and_show_shows_the_message_when_it_restarts
 
     second = loops(s)
     second.wait_for(lambda lines: any("held in claimed" in line for line in lines), "the recovered message")
-    assert maildir(world, s.session_id, "claimed") == []
+    # Printed first, then marked seen: the rename out of claimed/ follows the line.
+    wait_until(lambda: maildir(world, s.session_id, "claimed") == [], "the shown message to leave claimed/")
 
 
 def test_a_drain_shows_what_a_killed_loop_left_in_claimed(world: World, loops) -> None:

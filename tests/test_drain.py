@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from attend.conduits import fastdrain
-from attend.testing.standin import Result
+from attend.testing.standin import Result, StandIn
 from tests.support import (
     ATTEND,
     World,
@@ -256,28 +256,35 @@ def test_a_refused_spool_gets_one_stderr_line_and_nothing_written(world: World) 
 # ---------------------------------------------------------------------- the fast path
 
 
-def _imports(world: World, stdin: str) -> set[str]:
-    r = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "attend", "inbox", "--drain", "--format", "hook"],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=world.env,
-    )
-    assert r.returncode == 0, r.stderr
-    return {line.split("|")[-1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
+def _imports(world: World, stdin: str, s: StandIn | None = None) -> set[str]:
+    """What the hook drain imported, run as a child of stand-in ``s`` (as its Stop hook is), or of
+    this test process."""
+    argv = [sys.executable, "-X", "importtime", "-m", "attend", "inbox", "--drain", "--format", "hook"]
+    if s is not None:
+        r = s.run(argv, stdin=stdin)
+        rc, err = r.rc, r.stderr
+    else:
+        p = subprocess.run(argv, input=stdin, capture_output=True, text=True, env=world.env)
+        rc, err = p.returncode, p.stderr
+    assert rc == 0, err
+    return {line.split("|")[-1].strip() for line in err.splitlines() if line.startswith("import time:")}
 
 
 def test_the_empty_drain_imports_no_click_psutil_portalocker_or_yaml(world: World) -> None:
     s = world.session("proj")
     enroll(world, s)
     heavy = {"click", "psutil", "portalocker", "yaml"}
-    for who in (s.session_id, str(uuid.uuid4())):  # enrolled with nothing pending; not enrolled
-        imported = _imports(world, payload(who))
+    # Enrolled with nothing pending, as its own hook; not enrolled, from outside any session (a child
+    # of s naming another id looks like a /clear, which the full path follows).
+    for who, parent in ((s.session_id, s), (str(uuid.uuid4()), None)):
+        imported = _imports(world, payload(who), parent)
         assert not heavy & imported
+        assert "attend.conduits.drain" not in imported  # decided on the fast path
         assert not [m for m in imported if m.startswith("attend.verbs")]  # the drain verb is for the full path
+    # A payload naming s from outside s's ancestry is not decided there: the full path resolves it.
+    assert "attend.conduits.drain" in _imports(world, payload(s.session_id))
     world.attend("send", "now something is pending")
-    assert "attend.spool" in _imports(world, payload(s.session_id))  # positive control: the full path
+    assert "attend.conduits.drain" in _imports(world, payload(s.session_id), s)  # positive control: the full path
 
 
 def test_an_empty_fast_drain_touches_the_heartbeat_and_ends_the_round_chain(world: World) -> None:

@@ -142,8 +142,8 @@ def as_session(s: StandIn, *args: str, stdin: str = "") -> Outcome:
 
 
 def drain_hook(world: World, s: StandIn) -> Outcome:
-    """The Stop-hook drain for ``s``, bounded by HANG."""
-    return human(world, "inbox", "--drain", "--format", "hook", stdin=payload(s.session_id))
+    """The Stop-hook drain for ``s``, run by ``s`` as its hook is, bounded by HANG."""
+    return as_session(s, "inbox", "--drain", "--format", "hook", stdin=payload(s.session_id))
 
 
 # ---------------------------------------------------------------------- 1. retention never follows a link

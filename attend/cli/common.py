@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import click
 
 from attend.domain import framing
-from attend.domain.context import Context
+from attend.domain.context import REPORTED, Context
 from attend.verbs import document
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -78,7 +78,8 @@ def emit(result: Any, as_json: bool, human: Callable[[Any], str], paged: bool = 
     elif text:
         click.echo(text)
     for warning in getattr(result, "warnings", []) or []:
-        click.echo(f"attend: warning: {warning}", err=True)
+        if warning not in REPORTED:  # an identity note, already said once when the caller was resolved
+            click.echo(f"attend: warning: {warning}", err=True)
 
 
 def table(rows: Sequence[Sequence[str]], header: Sequence[str] | None = None) -> str:

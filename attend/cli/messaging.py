@@ -254,6 +254,8 @@ def _whoami_text(w: whoami_verb.WhoAmI) -> str:
         ["session", w.session_id],
         ["origin", w.origin_path],
         ["resolved", f"{'yes' if w.resolved else 'no'} ({w.resolved_by})"],
+        ["evidence", w.evidence],
+        *(["ignored", note] for note in w.warnings),
         ["display", w.display],
         ["kind", w.kind],
         ["enrolled", "yes" if w.enrolled else "no"],

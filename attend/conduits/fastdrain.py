@@ -2,14 +2,16 @@
 
 The Stop hook runs at every turn end of every session, so its common case (nothing pending) must
 cost about a bare interpreter start: no click, psutil, portalocker or yaml. It reads the spool
-through the gate (``attend.spool``, standard library only) and takes identity from the payload's
-``session_id`` and the enrollment file (docs/architecture/conduits.md), with a few stat calls:
+through the gate (``attend.spool``, standard library only) and takes the session id from the
+payload's ``session_id`` and the enrollment file (docs/architecture/conduits.md), with a few stat calls:
 
 - not enrolled, and no sign of a /clear: exit 0 silently, writing nothing;
-- enrolled, nothing in ``new/`` or ``claimed/`` and no cold-start note: touch the heartbeat, end
-  the chain of drain rounds, exit 0 silently;
-- anything else (pending mail, an opt-out, a /clear, an odd payload, a spool the gate refuses):
-  hand the payload to the full path in ``attend.conduits.drain``, which reports.
+- enrolled, nothing in ``new/`` or ``claimed/``, no cold-start note, and the payload's session is
+  the one among this process's ancestors (its record's ``procStart`` matching, as the identity rule
+  asks): touch the heartbeat, end the chain of drain rounds, exit 0 silently;
+- anything else (pending mail, an opt-out, a /clear, an odd payload, a payload the ancestry does
+  not bear out, a spool the gate refuses): hand the payload to the full path in
+  ``attend.conduits.drain``, which resolves the caller by the identity rule and reports.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from collections.abc import Mapping
 
 from attend import layout as L
 from attend.errors import SpoolError
-from attend.procfs import stat_fields
+from attend.procfs import claude_record, stat_fields
 from attend.spool import Spool
 
 FAST_ARGS = (
@@ -69,6 +71,28 @@ def _cleared(spool: Spool, sid: str, env: Mapping[str, str]) -> bool:
     return False
 
 
+def _is_ancestor(sid: str, env: Mapping[str, str]) -> bool:
+    """Whether session ``sid``'s Claude is among our ancestors, by its record in the environment's
+    claude dir (as ``identity.find_session``'s first walk; anything else is for the full path)."""
+    custom = env.get("CLAUDE_CONFIG_DIR")
+    folder = os.path.join(custom or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".claude"), "sessions")
+    pid = os.getpid()
+    for _ in range(MAX_HOPS + 1):
+        fields = stat_fields(pid)
+        if pid <= 1 or fields is None:
+            return False
+        record = claude_record(folder, pid)
+        if record is None:
+            pid = int(fields[1])
+            continue
+        if not isinstance(record, dict):
+            return False
+        return (
+            record.get("pid") == pid and record.get("sessionId") == sid and str(record.get("procStart")) == fields[19]
+        )
+    return False
+
+
 def _pending(spool: Spool, sid: str, sub: str) -> bool:
     return any(not n.startswith(".") for n in spool.entries(L.SESSIONS, sid, sub))
 
@@ -93,6 +117,8 @@ def decide(data: bytes, env: Mapping[str, str]) -> int | None:
             return None
         if _pending(spool, sid, L.NEW) or _pending(spool, sid, L.CLAIMED):
             return None
+        if not _is_ancestor(sid, env):
+            return None  # the full path resolves the caller, and writes nothing for another session
         spool.check()  # ours, and not open to others, before writing anything
         spool.touch(L.SESSIONS, sid, L.HEARTBEAT)
         with contextlib.suppress(OSError):  # an empty drain ends the chain of rounds

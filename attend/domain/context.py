@@ -8,6 +8,7 @@ diagnoses a broken one, and permissions never needs one, so those verbs read ``c
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -19,6 +20,29 @@ from attend.spool import Spool, default_root
 
 MESSAGE_LIMIT = 64 * 1024  # bytes; a larger message is refused
 MESSAGE_BUDGET = 400  # characters agents are told to stay under; above it is a warning only
+
+# Identity notes (an offered id that was ignored) this process has written to stderr: each once,
+# however often it resolves (the MCP server resolves on every call); the CLI skips them in warnings.
+REPORTED: set[str] = set()
+
+
+def enrollment_probe(spool: Spool | None) -> identity.EnrollmentProbe:
+    """What the sandbox rule asks of an enrolled session: its Claude's pid namespace and its origin."""
+
+    def probe(sid: str) -> tuple[str | None, str] | None:
+        if spool is None or not sessions.is_enrolled(spool, sid):
+            return None
+        enrollment = sessions.read_enrollment(spool, sid)
+        return None if enrollment is None else (enrollment.pid_ns, enrollment.origin)
+
+    return probe
+
+
+def report_notes(who: Identity) -> None:
+    for note in who.notes:
+        if note not in REPORTED:
+            REPORTED.add(note)
+            sys.stderr.write(f"attend: warning: {note}\n")
 
 
 class Context:
@@ -67,14 +91,17 @@ class Context:
         return f"{type(self).__name__}(root={str(self.spool_root)!r}, cwd={self.cwd!r}, pid={self.pid!r})"
 
     def who(self) -> Identity:
-        """The caller, resolved now (nothing is memoised across calls)."""
-        return identity.resolve(
+        """The caller, resolved now (nothing is memoised across calls); an id offered and ignored
+        is one stderr line."""
+        who = identity.resolve(
             payload_sid=self.payload_sid,
             env=self.env,
             pid=self.pid,
             cwd=self.cwd,
-            is_enrolled=lambda sid: sessions.is_enrolled(self.spool, sid),
+            enrollment=lambda sid: enrollment_probe(self.spool)(sid),
         )
+        report_notes(who)
+        return who
 
     @property
     def sessions_dir(self) -> Path:

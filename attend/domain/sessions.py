@@ -76,14 +76,19 @@ class Enrollment:
     proc_start: str | None
     name: str | None
     enrolled_at: float
+    # The pid namespace the session's Claude runs in, recorded only by a process that found that
+    # Claude among its ancestors: the evidence the sandbox rule compares against (sessions.md).
+    pid_ns: str | None = None
 
     @property
     def project(self) -> str:
         return rooms.project_key(self.origin)
 
     @classmethod
-    def of(cls, who: Identity, ways: tuple[str, ...], enrolled_at: float) -> Enrollment:
-        return cls(who.id, ways, who.origin, who.claude_pid, who.proc_start, who.name, enrolled_at)
+    def of(cls, who: Identity, ways: tuple[str, ...], enrolled_at: float, pid_ns: str | None = None) -> Enrollment:
+        """``pid_ns``: the one already recorded, kept unless ``who`` came through its ancestry."""
+        ns = who.pid_ns if who.resolved_by == "ancestry" and who.pid_ns else pid_ns
+        return cls(who.id, ways, who.origin, who.claude_pid, who.proc_start, who.name, enrolled_at, ns)
 
     def document(self) -> bytes:
         """The enrollment document, ``sessions/<sid>/enrolled``: the one place its fields are written."""
@@ -94,6 +99,7 @@ class Enrollment:
             "proc_start": self.proc_start,
             "name": self.name,
             "enrolled_at": self.enrolled_at,
+            "pid_ns": self.pid_ns,
         }
         return json.dumps(record, indent=1).encode()
 
@@ -115,6 +121,7 @@ def read_enrollment(spool: Spool, sid: str) -> Enrollment | None:
             proc_start=raw.get("proc_start"),
             name=raw.get("name"),
             enrolled_at=float(raw.get("enrolled_at", 0)),
+            pid_ns=raw.get("pid_ns") if isinstance(raw.get("pid_ns"), str) else None,
         )
     except (ValueError, KeyError, TypeError):
         spool.log(f"enrollment record of {sid} is malformed; treating the session as not enrolled")
@@ -275,7 +282,7 @@ def enroll(spool: Spool, who: Identity, way: str, now: float | None = None) -> E
         was_receiving = current is not None and is_enrolled(spool, sid)
         ways = tuple(sorted({*(current.ways if current else ()), way}))
         enrolled_at = current.enrolled_at if current and was_receiving else now
-        write_enrollment(spool, Enrollment.of(who, ways, enrolled_at))
+        write_enrollment(spool, Enrollment.of(who, ways, enrolled_at, current.pid_ns if current else None))
         spool.remove("sessions", sid, "optout")
     spool.create_exclusive(b"", "projects", rooms.project_key(who.origin), sid)
     if who.claude_pid is not None and who.proc_start is not None:
@@ -538,7 +545,7 @@ def _carry_enrollment(spool: Spool, src: Enrollment, new: Identity) -> None:
     current = read_enrollment(spool, sid)
     ways = tuple(sorted({*src.ways, *(current.ways if current else ())}))
     enrolled_at = min(src.enrolled_at, current.enrolled_at) if current else src.enrolled_at
-    write_enrollment(spool, Enrollment.of(new, ways, enrolled_at))
+    write_enrollment(spool, Enrollment.of(new, ways, enrolled_at, (current.pid_ns if current else None) or src.pid_ns))
     spool.create_exclusive(b"", "projects", rooms.project_key(new.origin), sid)
     spool.remove("projects", key, src.sid)
 

@@ -2,30 +2,45 @@
 children, so identity resolves by the same ancestry walk a real session's tools go through.
 
 ``attend demo`` uses it for its two simulated sessions, and the tests use it for theirs. The host
-reads one JSON request per line on stdin (``{"argv": [...], "env": {...}, "stdin": "..."}``) and
-answers one JSON line (``{"rc": 0, "stdout": "...", "stderr": "..."}``).
+reads one JSON request per line on stdin (``{"id": 1, "argv": [...], "env": {...}, "stdin": "..."}``)
+and answers one JSON line per request, tagged with its id (``{"id": 1, "rc": 0, "stdout": "...",
+"stderr": "..."}``). Requests run concurrently, as a real session's tools do: its Stop hook drains
+while its Monitor loop is still running.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import queue
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from attend import identity
 
 
 def _host() -> None:
     children: list[subprocess.Popen[bytes]] = []
+    running: list[threading.Thread] = []
+    answering = threading.Lock()
+
+    def answer(rid: object, reply: dict[str, object]) -> None:
+        with answering:
+            sys.stdout.write(json.dumps({"id": rid, **reply}) + "\n")
+            sys.stdout.flush()
+
     for line in sys.stdin:
         children = [c for c in children if c.poll() is None]  # reap finished background children
+        running = [t for t in running if t.is_alive()]
         request = json.loads(line)
         if request.get("argv") is None:
             break
@@ -33,6 +48,7 @@ def _host() -> None:
         env.update(request.get("env") or {})
         for key in request.get("unset") or []:
             env.pop(key, None)
+        rid = request.get("id")
         if request.get("background"):
             # A long-running child (e.g. `attend run` under a stand-in Monitor): output to a file.
             with open(request["stdout_path"], "wb") as out:
@@ -45,27 +61,35 @@ def _host() -> None:
                     cwd=request.get("cwd"),
                 )
             children.append(child)
-            sys.stdout.write(json.dumps({"rc": 0, "stdout": str(child.pid), "stderr": ""}) + "\n")
-            sys.stdout.flush()
+            answer(rid, {"rc": 0, "stdout": str(child.pid), "stderr": ""})
             continue
-        try:
-            proc = subprocess.run(
-                request["argv"],
-                input=(request.get("stdin") or "").encode(),
-                capture_output=True,
-                env=env,
-                cwd=request.get("cwd"),
-                timeout=request.get("timeout", 120),
-            )
-            answer = {
+        thread = threading.Thread(target=_serve, args=(request, env, lambda reply, rid=rid: answer(rid, reply)))
+        thread.start()
+        running.append(thread)
+    for thread in running:  # the host lives until what it runs has finished, as before
+        thread.join()
+
+
+def _serve(request: dict[str, Any], env: dict[str, str], reply: Callable[[dict[str, object]], None]) -> None:
+    """Run one foreground request to its end and answer it."""
+    try:
+        proc = subprocess.run(
+            request["argv"],
+            input=(request.get("stdin") or "").encode(),
+            capture_output=True,
+            env=env,
+            cwd=request.get("cwd"),
+            timeout=request.get("timeout", 120),
+        )
+        reply(
+            {
                 "rc": proc.returncode,
                 "stdout": proc.stdout.decode("utf-8", "replace"),
                 "stderr": proc.stderr.decode("utf-8", "replace"),
             }
-        except (OSError, subprocess.SubprocessError) as e:
-            answer = {"rc": 127, "stdout": "", "stderr": str(e)}
-        sys.stdout.write(json.dumps(answer) + "\n")
-        sys.stdout.flush()
+        )
+    except (OSError, subprocess.SubprocessError) as e:
+        reply({"rc": 127, "stdout": "", "stderr": str(e)})
 
 
 @dataclass
@@ -100,6 +124,12 @@ class StandIn:
             text=True,
         )
         self.pid = self.proc.pid
+        # Requests run concurrently in the host; answers come back tagged and are handed out here.
+        self._ids = itertools.count(1)
+        self._write = threading.Lock()
+        self._waiting: dict[int, queue.SimpleQueue[dict[str, Any]]] = {}
+        self._reader = threading.Thread(target=self._read_answers, daemon=True)
+        self._reader.start()
         self.name = name
         self.status = status
         self.write_record()
@@ -135,6 +165,28 @@ class StandIn:
         tmp.write_text(json.dumps(record))
         tmp.replace(self.record_path)
 
+    def _read_answers(self) -> None:
+        assert self.proc.stdout
+        for line in self.proc.stdout:
+            answer = json.loads(line)
+            box = self._waiting.pop(answer.pop("id"), None)
+            if box is not None:
+                box.put(answer)
+        for box in list(self._waiting.values()):  # the host is gone: nobody will answer
+            box.put({"rc": 127, "stdout": "", "stderr": "the stand-in session exited"})
+
+    def _request(self, request: dict[str, object]) -> dict[str, Any]:
+        assert self.proc.stdin
+        rid = next(self._ids)
+        box: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
+        self._waiting[rid] = box
+        with self._write:
+            self.proc.stdin.write(json.dumps({"id": rid, **request}) + "\n")
+            self.proc.stdin.flush()
+        if not self._reader.is_alive() and rid in self._waiting:
+            return {"rc": 127, "stdout": "", "stderr": "the stand-in session exited"}
+        return box.get()
+
     def run(
         self,
         argv: Sequence[str],
@@ -144,8 +196,7 @@ class StandIn:
         cwd: Path | None = None,
         timeout: float = 120,
     ) -> Result:
-        assert self.proc.stdin and self.proc.stdout
-        request = {
+        request: dict[str, object] = {
             "argv": list(argv),
             "stdin": stdin,
             "env": dict(env or {}),
@@ -153,24 +204,19 @@ class StandIn:
             "cwd": str(cwd or self.cwd),
             "timeout": timeout,
         }
-        self.proc.stdin.write(json.dumps(request) + "\n")
-        self.proc.stdin.flush()
-        answer = json.loads(self.proc.stdout.readline())
+        answer = self._request(request)
         return Result(answer["rc"], answer["stdout"], answer["stderr"])
 
     def spawn(self, argv: Sequence[str], stdout_path: Path, env: Mapping[str, str] | None = None) -> int:
         """Start a long-running child of this session, its output going to ``stdout_path``; returns its pid."""
-        assert self.proc.stdin and self.proc.stdout
-        request = {
+        request: dict[str, object] = {
             "argv": list(argv),
             "env": dict(env or {}),
             "cwd": str(self.cwd),
             "background": True,
             "stdout_path": str(stdout_path),
         }
-        self.proc.stdin.write(json.dumps(request) + "\n")
-        self.proc.stdin.flush()
-        return int(json.loads(self.proc.stdout.readline())["stdout"])
+        return int(self._request(request)["stdout"])
 
     def attend(self, *args: str, stdin: str = "", env: Mapping[str, str] | None = None) -> Result:
         exe = shutil.which("attend", path=self.env.get("PATH")) or "attend"
@@ -180,12 +226,14 @@ class StandIn:
         if self.proc.poll() is None:
             try:
                 assert self.proc.stdin
-                self.proc.stdin.write(json.dumps({"argv": None}) + "\n")
-                self.proc.stdin.close()
+                with self._write:
+                    self.proc.stdin.write(json.dumps({"argv": None}) + "\n")
+                    self.proc.stdin.close()
                 self.proc.wait(timeout=5)
             except (OSError, subprocess.TimeoutExpired):
                 self.proc.kill()
                 self.proc.wait()
+        self._reader.join(5)  # it ends at the host's end of file
         if self.proc.stdout:
             self.proc.stdout.close()
         self.record_path.unlink(missing_ok=True)

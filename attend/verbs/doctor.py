@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from attend import identity
 from attend.domain import delivery, mcp_markers, sessions
-from attend.domain.context import Context
+from attend.domain.context import Context, enrollment_probe
 from attend.errors import AttendError
 from attend.identity import Identity
 from attend.setup import install
@@ -155,9 +155,8 @@ def run(ctx: Context, req: DoctorRequest) -> Doctor:
         checks.append(Check("spool", "ok", str(spool.root)))
     except AttendError as e:
         checks.append(Check("spool", "fail", str(e), "fix the spool folder as the message says"))
-    enrolled = (lambda sid: sessions.is_enrolled(spool, sid)) if spool else None
     try:
-        who: Identity | None = identity.resolve(env=env, pid=pid, is_enrolled=enrolled)
+        who: Identity | None = identity.resolve(env=env, pid=pid, enrollment=enrollment_probe(spool))
     except AttendError as e:
         who = None
         checks.append(Check("identity", "fail", str(e)))

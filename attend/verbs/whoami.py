@@ -8,7 +8,10 @@ from attend import identity
 from attend.domain import sessions
 from attend.domain.context import Context
 
-DESCRIPTION = "Show who attend resolves the caller to: session id, project, display name, and how it was resolved."
+DESCRIPTION = (
+    "Show who attend resolves the caller to: session id, project, display name, the evidence that "
+    "decided, and any offered id that was ignored."
+)
 EXAMPLES = (  # the end of `attend whoami --help` (CLI only)
     ("attend whoami", "who attend thinks you are, and how it knows"),
     ("attend whoami --machine", "three key=value lines"),
@@ -28,10 +31,11 @@ class WhoAmI:
     origin_path: str
     resolved: bool
     resolved_by: str
+    evidence: str  # e.g. "ancestry: claude pid 1234 (procStart 5678) record ~/.claude/sessions/1234.json"
     display: str
     enrolled: bool
     spool: str
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # the identity notes: ids offered and ignored
 
 
 def run(ctx: Context, req: WhoAmIRequest) -> WhoAmI:
@@ -42,6 +46,7 @@ def run(ctx: Context, req: WhoAmIRequest) -> WhoAmI:
         origin_path=who.origin,
         resolved=who.resolved,
         resolved_by=who.resolved_by,
+        evidence=who.evidence,
         display=sessions.display_name(ctx.spool, who) if who.is_agent else identity.persona(who),
         enrolled=who.is_agent and sessions.is_enrolled(ctx.spool, who.id),
         spool=str(ctx.spool.root),

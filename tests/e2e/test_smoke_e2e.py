@@ -45,7 +45,11 @@ def test_a_session_id_in_the_environment_that_disagrees_with_the_record_loses_to
     assert run.rc == 0, run.explain()
     [result] = run.tool_results("Bash")
     assert not result.is_error, run.explain()
-    who = json.loads(result.text)
+    # The Bash tool shows stdout and stderr together: the JSON document, and the one stderr line
+    # saying the environment's id was ignored.
+    lines = result.text.splitlines()
+    who = json.loads(next(line for line in lines if line.startswith("{")))
     assert who["session_id"] == run.session_id != bogus
     assert who["resolved"] is True
     assert any(bogus in w for w in who["warnings"]), run.explain()
+    assert [line for line in lines if line.startswith("attend: warning:") and bogus in line], run.explain()
