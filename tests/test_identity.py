@@ -19,6 +19,13 @@ from attend.testing.standin import StandIn
 from tests.support import ATTEND, World, drain, enroll, maildir, payload
 
 
+def said(r: subprocess.CompletedProcess[str]) -> str:
+    """What a refusal said: its stderr line, or with --json the message of the error document."""
+    if r.stdout.startswith('{"error"'):
+        return str(json.loads(r.stdout)["error"]["message"])
+    return r.stderr
+
+
 def test_the_ancestry_walk_finds_the_session_record_of_a_parent(world: World) -> None:
     s = world.session("proj", name="Hana")
     who = world.context(s).who()
@@ -103,7 +110,7 @@ def test_an_environment_id_without_ancestry_is_refused_in_its_sessions_own_pid_n
     assert sorted(os.listdir(world.spool_root / "rooms")) == before  # nothing was sent
     # The variable alone, without CLAUDECODE, is refused the same way: it is never the human either.
     alone = world.attend("whoami", "--json", env={"CLAUDE_CODE_SESSION_ID": b.session_id})
-    assert alone.returncode == 1 and "is refused" in alone.stderr
+    assert alone.returncode == 1 and "is refused" in said(alone)
 
 
 def test_inside_the_bash_sandbox_a_caller_is_never_human(world: World) -> None:
@@ -250,7 +257,7 @@ def test_in_another_pid_namespace_an_enrolled_sessions_environment_id_is_accepte
     assert json.loads(sent.stdout)["from_id"] == b.session_id
     # The same command with the same environment, in the caller's own namespace: refused.
     here = world.attend("whoami", "--json", env=box)
-    assert here.returncode == 1 and "another pid namespace" in here.stderr
+    assert here.returncode == 1 and "another pid namespace" in said(here)
 
 
 @needs_pid_namespace
@@ -264,7 +271,7 @@ def test_a_sandboxed_command_cannot_switch_to_another_enrolled_session(world: Wo
         world, ["sh", "-c", script], {"CLAUDECODE": "1", "CLAUDE_CODE_SESSION_ID": a.session_id}
     )
     assert out.returncode == 1, out.stdout
-    assert f"this pid namespace was started for session {a.session_id}" in out.stderr
+    assert f"this pid namespace was started for session {a.session_id}" in said(out)
     # Positive control: claiming the session it was started for is accepted.
     script = f'"{ATTEND}" whoami --json; exit $?'
     ok = _in_new_pid_namespace(world, ["sh", "-c", script], {"CLAUDECODE": "1", "CLAUDE_CODE_SESSION_ID": a.session_id})
