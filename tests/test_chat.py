@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from attend.chat.app import ChatApp, MessageItem
+from attend.chat.app import ChatApp
 from attend.domain import envelope, rooms, sessions
 from attend.testing.standin import StandIn
 from attend.verbs import chat as chat_verb
@@ -27,6 +27,12 @@ from attend.verbs import send as send_verb
 from tests.support import ATTEND, DEADLINE, Loop, World, has, maildir, payload, wait_until
 
 pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(autouse=True)
+def colour(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The app reads NO_COLOR when it is built: the snapshots are in colour, whatever the caller's shell."""
+    monkeypatch.delenv("NO_COLOR", raising=False)
 
 
 def pinned(_at: float) -> str:
@@ -56,11 +62,7 @@ async def settle(pilot: Any, check: Callable[[], object], what: str) -> None:
 
 def screen_text(app: ChatApp) -> str:
     """What the conversation pane holds, as plain text."""
-    out = []
-    for item in app.query(MessageItem):
-        for static in item.children:
-            out.append(str(static.render()))
-    return "\n".join(out)
+    return app.conversation_text()
 
 
 def enrolled(world: World, project: str, name: str) -> StandIn:
@@ -128,7 +130,7 @@ async def test_r_replies_to_the_chosen_message_and_it_shows_under_it(world: Worl
         await settle(pilot, lambda: len(app.shown) == 3, "the reply on screen")
         reply = envelope.parse(world.spool.read_record("open", world.spool.room_names("open")[-1]))
         assert reply.re == first.id and reply.body == "on it"
-        rows = [item.row for item in app.query(MessageItem)]
+        rows = app.rows
         assert [r.msg.body for r in rows] == ["first topic", "on it", "second topic"]  # threaded under it
         assert rows[1].depth == 1 and "↳ re Hana-alpha: first topic" in screen_text(app)
 
@@ -233,12 +235,12 @@ async def test_folding_a_thread_hides_its_replies_and_unfolding_shows_them(world
     app = app_for(world)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("tab", "up")  # choose the answer
-        assert [i.row.msg.body for i in app.query(MessageItem)] == ["root", "answer", "later"]
+        assert [r.msg.body for r in app.rows] == ["root", "answer", "later"]
         await pilot.press("f")
-        assert [i.row.msg.body for i in app.query(MessageItem)] == ["root", "later"]
+        assert [r.msg.body for r in app.rows] == ["root", "later"]
         assert "▸ 1 reply" in screen_text(app)
         await pilot.press("f")
-        assert [i.row.msg.body for i in app.query(MessageItem)] == ["root", "answer", "later"]
+        assert [r.msg.body for r in app.rows] == ["root", "answer", "later"]
         assert "▾ 1 reply" in screen_text(app)
 
 
@@ -266,6 +268,14 @@ async def test_the_peers_pane_shows_a_session_that_starts_while_the_app_runs(
         assert "Zed" not in str(app.query_one("#peers").render())
         world.session("web", name="Zed")
         await settle(pilot, lambda: "Zed" in str(app.query_one("#peers").render()), "Zed in the pane")
+
+
+async def test_no_color_in_the_environment_turns_colour_off(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert not app_for(world, live=False).no_color  # positive control
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = app_for(world, live=False)
+    async with app.run_test(size=(80, 24)):
+        assert app.no_color
 
 
 # ---------------------------------------------------------------------- the same record as attend send

@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable
 from typing import ClassVar
 
+from rich.console import Group, RenderableType
+from rich.padding import Padding
 from rich.text import Text
 from textual import events
 from textual.app import App, ComposeResult
@@ -20,7 +22,8 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message as TMessage
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Label, ListItem, ListView, Static, TextArea
+from textual.widgets import Footer, Label, ListItem, ListView, OptionList, Static, TextArea
+from textual.widgets.option_list import Option
 
 from attend.chat import threads
 from attend.chat.live import Feed
@@ -121,21 +124,6 @@ class Compose(TextArea):
         return line[start:], (row, start)
 
 
-class MessageItem(ListItem):
-    """One message: its header line, what it answers (one line, cut), its body; indented by depth."""
-
-    def __init__(self, row: threads.Row, parts: tuple[Text, Text | None, Text]) -> None:
-        head, re_line, body = parts
-        children = [
-            Static(head),
-            *([Static(re_line, classes="re")] if re_line is not None else []),
-            Static(body, classes="body"),
-        ]
-        super().__init__(*children)
-        self.row = row
-        self.styles.padding = (0, 1, 0, 1 + 2 * row.depth)
-
-
 class RoomItem(ListItem):
     def __init__(self, room: chat_verb.Room) -> None:
         self.label = Label(self.text(room))
@@ -165,8 +153,7 @@ class ChatApp(App[None]):
     #main { width: 1fr; }
     #room-title { text-style: bold; padding: 0 1; background: $boost; width: 100%; }
     #conversation { height: 1fr; }
-    #conversation > ListItem > .re { text-wrap: nowrap; text-overflow: ellipsis; padding-left: 2; }
-    #conversation > ListItem > .body { padding-left: 2; }
+    #conversation { border: none; padding: 0 0 0 1; }
     #status { height: 1; padding: 0 1; color: $text-muted; text-wrap: nowrap; text-overflow: ellipsis; }
     #status.error { color: $error; text-style: bold; }
     #compose { height: auto; min-height: 1; max-height: 6; border: none; padding: 0 1; background: $boost; }
@@ -203,7 +190,8 @@ class ChatApp(App[None]):
         self.channel_names: list[str] = [r.label[1:] for r in seat.rooms if r.kind == "channel"]
         self.feed: Feed | None = None
         self.live = live
-        self.drawn = 0  # messages drawn into the conversation so far (the benchmark and tests read it)
+        self.rows: list[threads.Row] = []  # the conversation as drawn, one option per row
+        self.parts: list[tuple[Text, Text | None, Text]] = []  # each row's text (tests read it)
 
     # ------------------------------------------------------------------ layout
 
@@ -217,7 +205,9 @@ class ChatApp(App[None]):
                     yield Static(id="peers")
             with Vertical(id="main"):
                 yield Label(id="room-title")
-                yield ListView(id="conversation")
+                # One widget for the whole conversation: it draws only the lines in view, and a new
+                # message does not re-lay-out a widget per message (that cost ~100 ms a message).
+                yield OptionList(id="conversation")
                 yield Static(id="status")
                 yield Compose(id="compose", soft_wrap=True, show_line_numbers=False, placeholder=PLACEHOLDER)
         yield Footer()
@@ -253,8 +243,9 @@ class ChatApp(App[None]):
     def on_list_view_selected(self, event: ListView.Selected) -> None:
         if event.list_view.id == "rooms":
             self.action_write()
-        elif event.list_view.id == "conversation":
-            self.action_reply()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.action_reply()
 
     def show_room(self, room: chat_verb.Room) -> None:
         self.current = room
@@ -290,18 +281,31 @@ class ChatApp(App[None]):
 
     # ------------------------------------------------------------------ the conversation
 
+    def conversation(self) -> OptionList:
+        return self.query_one("#conversation", OptionList)
+
+    def option(self, row: threads.Row) -> Option:
+        parts = self.render_row(row)
+        self.parts.append(parts)
+        head, re_line, body = parts
+        lines: list[RenderableType] = [head]
+        if re_line is not None:
+            lines.append(Padding(re_line, (0, 0, 0, 2)))
+        lines.append(Padding(body, (0, 0, 0, 2)))
+        return Option(Padding(Group(*lines), (0, 0, 0, 2 * row.depth)))
+
     def redraw(self, follow: bool = False) -> None:
-        view = self.query_one("#conversation", ListView)
+        view = self.conversation()
         keep = self.selected()
-        view.clear()
         rows = threads.thread_order(self.shown, self.folded)
-        view.extend(MessageItem(row, self.render_row(row)) for row in rows)
-        self.drawn = len(self.shown)
+        self.rows, self.parts = rows, []
+        view.clear_options()
+        view.add_options([self.option(row) for row in rows])
         ids = [row.msg.id for row in rows]
         if keep is not None and keep.id in ids and not follow:
-            view.index = ids.index(keep.id)
+            view.highlighted = ids.index(keep.id)
         elif ids:
-            view.index = len(ids) - 1
+            view.highlighted = len(ids) - 1
         self.query_one("#room-title", Label).update(self.title_text())
         if follow:
             view.scroll_end(animate=False)
@@ -326,7 +330,7 @@ class ChatApp(App[None]):
         if m.re is not None:
             parent = self.parent_of(m.re)
             what = f"{framing.label(parent.sender)}: {framing.inline(parent.body)}" if parent is not None else m.re
-            re_line = Text("↳ re " + what, style="italic dim")
+            re_line = Text("↳ re " + what, style="italic dim", no_wrap=True, overflow="ellipsis")
         # framing's lines: every break a newline, every control escaped; the indent is the widget's padding.
         body = Text("\n".join(line.replace("\t", " ") for line in framing.trimmed(m.body)))
         return head, re_line, body
@@ -340,8 +344,12 @@ class ChatApp(App[None]):
         return self.parents[msg_id]
 
     def selected(self) -> Message | None:
-        item = self.query_one("#conversation", ListView).highlighted_child
-        return item.row.msg if isinstance(item, MessageItem) else None
+        index = self.conversation().highlighted
+        return self.rows[index].msg if index is not None and 0 <= index < len(self.rows) else None
+
+    def conversation_text(self) -> str:
+        """The conversation pane's text, as plain text."""
+        return "\n".join(t.plain for parts in self.parts for t in parts if t is not None)
 
     def arrived(self, batch: list[Message]) -> None:
         """New records from the feed: drawn when they belong to the room on screen, counted otherwise."""
@@ -367,17 +375,19 @@ class ChatApp(App[None]):
         self.update_room_labels()
 
     def redraw_after(self, add: list[Message]) -> None:
-        view = self.query_one("#conversation", ListView)
-        at_end = view.index is None or view.index >= len(view.children) - 1
+        view = self.conversation()
+        at_end = view.highlighted is None or view.highlighted >= len(self.rows) - 1
         rows = threads.thread_order(self.shown, self.folded)
-        drawn = [item.row.msg.id for item in view.query(MessageItem)]
-        if [r.msg.id for r in rows[: len(drawn)]] == drawn and all(r.replies == 0 for r in rows[len(drawn) :]):
+        drawn = [(r.msg.id, r.replies) for r in self.rows]
+        if [(r.msg.id, r.replies) for r in rows[: len(drawn)]] == drawn and all(
+            r.replies == 0 for r in rows[len(drawn) :]
+        ):
             # The common case, a new message at the end: append it, nothing else is redrawn.
-            view.extend(MessageItem(row, self.render_row(row)) for row in rows[len(drawn) :])
-            self.drawn = len(self.shown)
+            view.add_options([self.option(row) for row in rows[len(drawn) :]])
+            self.rows = rows
             self.query_one("#room-title", Label).update(self.title_text())
             if at_end:
-                view.index = len(rows) - 1
+                view.highlighted = len(rows) - 1
                 view.scroll_end(animate=False)
             return
         self.redraw(follow=at_end)
@@ -422,7 +432,7 @@ class ChatApp(App[None]):
             self.replying = None
             self.say(self.addressed_to())
             return
-        self.query_one("#conversation", ListView).focus()
+        self.conversation().focus()
 
     def action_reply(self) -> None:
         msg = self.selected()
@@ -439,11 +449,10 @@ class ChatApp(App[None]):
             return
         root = threads.root_of(self.shown, msg.id)
         self.folded.symmetric_difference_update({root})
-        view = self.query_one("#conversation", ListView)
         self.redraw()
-        ids = [item.row.msg.id for item in view.query(MessageItem)]
+        ids = [r.msg.id for r in self.rows]
         if root in ids:
-            view.index = ids.index(root)
+            self.conversation().highlighted = ids.index(root)
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
