@@ -217,21 +217,22 @@ class ChatApp(App[None]):
         rooms_view.index = list(self.rooms).index(self.current.room)
         rooms_view.focus()
         self.query_one("#peers-box").can_focus = False  # Tab goes rooms -> conversation -> compose
-        self.show_room(self.current)
-        self.refresh_peers()
-        self.set_interval(PEERS_SECONDS, self.refresh_peers)
-        if self.live:
+        if self.live:  # its baseline first, then the listing: nothing lands unseen between the two
             self.feed = Feed(
                 self.ctx.spool,
                 on_messages=lambda batch: self.call_from_thread(self.arrived, batch),
                 on_presence=lambda: self.call_from_thread(self.refresh_peers),
                 on_rooms=lambda: self.call_from_thread(self.refresh_rooms),
             )
-            self.feed.start()
+        self.show_room(self.current)
+        self.refresh_peers()
+        self.set_interval(PEERS_SECONDS, self.refresh_peers)
+        if self.feed is not None:
+            self.call_after_refresh(self.feed.start)  # the watches go up once the first screen is out
 
     def on_unmount(self) -> None:
         if self.feed is not None:
-            self.feed.stop()
+            self.feed.stop()  # wakes the thread by its pipe: quitting waits for no timeout
 
     # ------------------------------------------------------------------ rooms
 

@@ -33,7 +33,12 @@ class Feed:
         self.on_messages = on_messages
         self.on_presence = on_presence
         self.on_rooms = on_rooms
-        self.seen: dict[str, set[str]] = {}  # room -> names present (or handed over)
+        # room -> names present (or handed over). Taken now, before the app lists what it shows, so a
+        # record landing in between is handed over as well (the app drops what it already has) rather
+        # than lost between the two looks.
+        self.seen: dict[str, set[str]] = {
+            room: set(spool.room_names(room)) for room in [*chat_verb.watched_rooms(spool), PRESENCE_ROOM]
+        }
         self._stop = threading.Event()
         self._wake_r, self._wake_w = os.pipe()
         self._thread: threading.Thread | None = None
@@ -49,14 +54,14 @@ class Feed:
         os.write(self._wake_w, b"x")
         if self._thread is not None:
             self._thread.join(5)
+        self._thread = None
         os.close(self._wake_r)
         os.close(self._wake_w)
 
     def _follow(self, watcher: Watcher, room: str) -> None:
         if not watcher.watching(f"new:{room}"):
             watcher.add(f"new:{room}", self.spool.path("rooms", room, "new"), ARRIVALS)
-        if room not in self.seen:
-            self.seen[room] = set(self.spool.room_names(room))  # what is there now is history, not news
+        self.seen.setdefault(room, set())  # a room that appeared after the start: news from its first record
 
     def _run(self) -> None:
         watcher = Watcher()
@@ -65,6 +70,7 @@ class Feed:
             watcher.add("top", self.spool.path("rooms"), ARRIVALS)
             for room in [*chat_verb.watched_rooms(self.spool), PRESENCE_ROOM]:
                 self._follow(watcher, room)
+            self._wake(watcher, set())  # what landed before the watches were set
             self.ready.set()
             while not self._stop.is_set():
                 tags = watcher.wait(RESCAN_SECONDS, wake=self._wake_r)
@@ -80,7 +86,6 @@ class Feed:
         if rescan:
             fresh = [r for r in chat_verb.watched_rooms(self.spool) if r not in self.seen]
             for room in fresh:
-                self.seen[room] = set()  # a room that appeared while chat runs is news from its first record
                 self._follow(watcher, room)
             changed |= set(self.seen)
             if fresh:
