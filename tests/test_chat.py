@@ -168,6 +168,29 @@ async def test_a_message_to_another_room_counts_as_unread_there(world: World) ->
         assert "psst" not in screen_text(app)
 
 
+async def test_a_direct_conversation_is_what_the_human_and_that_session_wrote_each_other(world: World) -> None:
+    hana, tao = enrolled(world, "api", "Hana"), enrolled(world, "web", "Tao")
+    app = app_for(world)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert app.feed is not None
+        await settle(pilot, app.feed.ready.is_set, "the watches")
+        await settle(pilot, lambda: "Hana-alpha" in app.peer_names, "the peers pane")
+        await pilot.press("i", *"@Hana-alpha review please", "enter")
+        direct = rooms.direct_room(hana.session_id)
+        await settle(pilot, lambda: direct in app.rooms, "the conversation in the rooms pane")
+        assert app.rooms[direct].label == "@Hana-alpha"
+        asked = world.spool.room_names(direct)[-1]
+        reply_verb.run(world.context(hana), reply_verb.ReplyRequest("done, one nit", re=asked))
+        other = send_verb.run(world.context(tao), send_verb.SendRequest("tao to hana, not yours", to=hana.session_id))
+        feed = app.feed
+        await settle(pilot, lambda: other.id in feed.seen[direct] and app.rooms[direct].unread, "both handed over")
+        await pilot.pause()
+        assert app.rooms[direct].unread == 1  # the reply; Tao's mail to Hana is not this conversation
+        app.show_room(app.rooms[direct])
+        await pilot.pause()
+        assert [r.msg.body for r in app.rows] == ["review please", "done, one nit"]
+
+
 async def test_an_empty_line_sends_nothing(world: World) -> None:
     enrolled(world, "api", "Hana")
     app = app_for(world)

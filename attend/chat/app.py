@@ -360,17 +360,20 @@ class ChatApp(App[None]):
             for room in chat_verb.rooms_for(m, self.user):
                 r = self.rooms.get(room)
                 if r is None:
-                    fresh_rooms = fresh_rooms or room.startswith(("d-", "p-", "@"))
-                elif r is not self.current and m.from_id != self.user:
-                    r.unread += 1
+                    # A direct room is a conversation of the human's only once it wrote there or was written to.
+                    direct = room.startswith("d-") and (m.from_id == self.user or m.room != room)
+                    fresh_rooms = fresh_rooms or direct or room.startswith(("p-", "@"))
+                elif r is not self.current and m.from_id != self.user and not (r.kind == "direct" and m.room == room):
+                    r.unread += 1  # (a session's direct room holds others' mail to it too: not this conversation)
         if self.current.kind == "direct":
             mine = [m for m in mine if m.from_id in (self.user, self.current.room[2:])]
         if mine:
             known = {m.id for m in self.shown}
-            add = [m for m in mine if m.id not in known]
-            self.shown = sorted(self.shown + add, key=lambda m: m.id)[-chat_verb.HISTORY :]
-            self.redraw_after(add)
-            self.mark_shown()
+            add = [m for m in mine if m.id not in known]  # the feed's first rescan may repeat what is shown
+            if add:
+                self.shown = sorted(self.shown + add, key=lambda m: m.id)[-chat_verb.HISTORY :]
+                self.redraw_after(add)
+                self.mark_shown()
         if fresh_rooms:
             self.refresh_rooms()
         self.update_room_labels()
