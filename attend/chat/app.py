@@ -79,7 +79,7 @@ class HelpScreen(ModalScreen[None]):
     """
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(HELP), id="help")
+        yield Static(Text(HELP.rstrip()), id="help")
 
     def action_dismiss(self) -> None:  # type: ignore[override]
         self.dismiss(None)
