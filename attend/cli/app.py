@@ -45,6 +45,7 @@ COMMANDS: dict[str, str] = {
     "config": "attend.cli.admin:config",
     "cleanup": "attend.cli.admin:cleanup",
     "tail": "attend.cli.admin:tail",
+    "chat": "attend.cli.chat:chat",
     "run": "attend.cli.conduits:run",
     "log": "attend.cli.conduits:log",
     "demo": "attend.cli.demo:demo",

@@ -1,0 +1,524 @@
+"""The chat screen: rooms and peers on the left, the conversation and the compose line on the right.
+
+Everything from the spool reaches the screen as plain ``rich.text.Text`` built from
+attend.domain.framing (never as markup), so a body or a name cannot style, move or fake the screen.
+Sends and replies go through the send and reply verbs, as `attend send` does; reads go through
+attend.verbs.chat, which never claims a session's delivery and marks the human's own mailbox read
+only for what was shown.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import ClassVar
+
+from rich.console import Group, RenderableType
+from rich.padding import Padding
+from rich.text import Text
+from textual import events
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message as TMessage
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Label, ListItem, ListView, OptionList, Static, TextArea
+from textual.widgets.option_list import Option
+
+from attend.chat import threads
+from attend.chat.live import Feed
+from attend.domain import framing, humans, rooms
+from attend.domain.context import Context
+from attend.errors import AttendError
+from attend.layout import name_time
+from attend.verbs import chat as chat_verb
+from attend.verbs import peers as peers_verb
+from attend.verbs import reply as reply_verb
+from attend.verbs import send as send_verb
+from attend.verbs.inbox import Message
+
+PEERS_SECONDS = 5.0  # the peers pane is also re-read this often: a session can end with no loop to say so
+PLACEHOLDER = "i: write · Enter: send · ?: keys"
+SNIPPET = 40  # characters of a parent shown beside a reply
+
+HELP = """\
+attend chat: keys
+
+  Tab / Shift+Tab   move between rooms, conversation, compose
+  Up / Down         choose a room, or a message
+  i                 write (the compose line)
+  Enter             in compose: send; on a message: reply to it
+  Ctrl+J, Alt+Enter in compose: a new line (a multi-line body)
+  Tab in compose    complete @name or #channel
+  r                 reply to the chosen message (threads under it)
+  f                 fold or unfold the chosen message's thread
+  Esc               leave compose; cancel a reply
+  ?  F1             this help
+  q  Ctrl+C         quit
+
+A line that starts with @name (or several) or #channel goes there;
+any other line goes to the room on screen. Your mailbox (@you) takes
+replies: choose a message and press r, or start the line with @name.
+Reading marks only your own mailbox read, as far as it was on screen.
+"""
+
+
+def local_time(at: float) -> str:
+    """A message's time as the screen shows it: HH:MM today, else the date too (local time)."""
+    t = time.localtime(at)
+    return time.strftime("%H:%M" if time.localtime()[:3] == t[:3] else "%b %d %H:%M", t)
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q,question_mark,f1", "dismiss", "close"),
+    ]
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > Static { width: auto; max-width: 78; height: auto; border: round $accent; padding: 0 1; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text(HELP.rstrip()), id="help")
+
+    def action_dismiss(self) -> None:  # type: ignore[override]
+        self.dismiss(None)
+
+
+class Compose(TextArea):
+    """The compose line: Enter sends, Ctrl+J or Alt+Enter starts a new line, Tab completes."""
+
+    class Submitted(TMessage):
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.Submitted(self.text))
+            return
+        if event.key in ("ctrl+j", "alt+enter"):
+            event.stop()
+            event.prevent_default()
+            self.insert("\n")
+            return
+        if event.key == "tab" and isinstance(self.app, ChatApp) and self.app.complete():
+            event.stop()
+            event.prevent_default()
+            return
+        if event.key == "escape":
+            event.stop()
+            event.prevent_default()
+            if isinstance(self.app, ChatApp):
+                self.app.leave_compose()
+            return
+        await super()._on_key(event)
+
+    def word_at_cursor(self) -> tuple[str, tuple[int, int]]:
+        """The word the cursor ends, and where it starts."""
+        row, col = self.cursor_location
+        line = self.document.get_line(row)[:col]
+        start = len(line) - len(line.split(" ")[-1].split("\t")[-1])
+        return line[start:], (row, start)
+
+
+class RoomItem(ListItem):
+    def __init__(self, room: chat_verb.Room) -> None:
+        self.label = Label(self.text(room))
+        super().__init__(self.label)
+        self.room = room
+
+    @staticmethod
+    def text(room: chat_verb.Room) -> Text:
+        out = Text(framing.inline(room.label)[:18])
+        if room.unread:
+            out.append(f" {room.unread}", style="bold")
+        return out
+
+    def refresh_label(self) -> None:
+        self.label.update(self.text(self.room))
+
+
+class ChatApp(App[None]):
+    TITLE = "attend chat"
+    ENABLE_COMMAND_PALETTE = False
+    CSS = """
+    #side { width: 26; border-right: solid $primary-darken-2; }
+    #side > .title { text-style: bold; padding: 0 1; background: $boost; width: 100%; }
+    #rooms { height: 1fr; max-height: 50%; }
+    #peers-box { height: 1fr; }
+    #peers { padding: 0 1; }
+    #main { width: 1fr; }
+    #room-title { text-style: bold; padding: 0 1; background: $boost; width: 100%; }
+    #conversation { height: 1fr; }
+    #conversation { border: none; padding: 0 0 0 1; }
+    #status { height: 1; padding: 0 1; color: $text-muted; text-wrap: nowrap; text-overflow: ellipsis; }
+    #status.error { color: $error; text-style: bold; }
+    #compose { height: auto; min-height: 1; max-height: 6; border: none; padding: 0 1; background: $boost; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+c", "quit", "quit", priority=True, show=False),
+        Binding("q", "quit", "quit"),
+        Binding("question_mark,f1", "help", "help", key_display="?"),
+        Binding("i", "write", "write"),
+        Binding("r", "reply", "reply"),
+        Binding("f", "fold", "fold"),
+    ]
+
+    def __init__(
+        self,
+        ctx: Context,
+        seat: chat_verb.Seat,
+        *,
+        clock: Callable[[float], str] = local_time,
+        live: bool = True,
+    ) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.seat = seat
+        self.user = seat.user
+        self.clock = clock  # tests pin it: a snapshot must not depend on the hour
+        self.rooms = {r.room: r for r in seat.rooms}
+        self.current = self.rooms[seat.room]
+        self.shown: list[Message] = []
+        self.folded: set[str] = set()
+        self.replying: Message | None = None
+        self.parents: dict[str, Message | None] = {}
+        self.peer_names: list[str] = []
+        self.channel_names: list[str] = [r.label[1:] for r in seat.rooms if r.kind == "channel"]
+        self.feed: Feed | None = None
+        self.live = live
+        self.rows: list[threads.Row] = []  # the conversation as drawn, one option per row
+        self.parts: list[tuple[Text, Text | None, Text]] = []  # each row's text (tests read it)
+
+    # ------------------------------------------------------------------ layout
+
+    def compose(self) -> ComposeResult:
+        with Horizontal():
+            with Vertical(id="side"):
+                yield Label("Rooms", classes="title")
+                yield ListView(*(RoomItem(r) for r in self.seat.rooms), id="rooms")
+                yield Label("Peers", classes="title")
+                with VerticalScroll(id="peers-box"):
+                    yield Static(id="peers")
+            with Vertical(id="main"):
+                yield Label(id="room-title")
+                # One widget for the whole conversation: it draws only the lines in view, and a new
+                # message does not re-lay-out a widget per message (that cost ~100 ms a message).
+                yield OptionList(id="conversation")
+                yield Static(id="status")
+                yield Compose(id="compose", soft_wrap=True, show_line_numbers=False, placeholder=PLACEHOLDER)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        rooms_view = self.query_one("#rooms", ListView)
+        rooms_view.index = list(self.rooms).index(self.current.room)
+        rooms_view.focus()
+        self.query_one("#peers-box").can_focus = False  # Tab goes rooms -> conversation -> compose
+        if self.live:  # its baseline first, then the listing: nothing lands unseen between the two
+            self.feed = Feed(
+                self.ctx.spool,
+                on_messages=lambda batch: self.call_from_thread(self.arrived, batch),
+                on_presence=lambda: self.call_from_thread(self.refresh_peers),
+                on_rooms=lambda: self.call_from_thread(self.refresh_rooms),
+            )
+        self.show_room(self.current)
+        self.refresh_peers()
+        self.set_interval(PEERS_SECONDS, self.refresh_peers)
+        if self.feed is not None:
+            self.call_after_refresh(self.feed.start)  # the watches go up once the first screen is out
+
+    def on_unmount(self) -> None:
+        if self.feed is not None:
+            self.feed.stop()  # wakes the thread by its pipe: quitting waits for no timeout
+
+    # ------------------------------------------------------------------ rooms
+
+    def on_list_view_highlighted(self, event: ListView.Highlighted) -> None:
+        item = event.item
+        if event.list_view.id == "rooms" and isinstance(item, RoomItem) and item.room.room != self.current.room:
+            self.show_room(item.room)
+
+    def on_list_view_selected(self, event: ListView.Selected) -> None:
+        if event.list_view.id == "rooms":
+            self.action_write()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.action_reply()
+
+    def show_room(self, room: chat_verb.Room) -> None:
+        self.current = room
+        self.replying = None
+        room.unread = 0
+        self.shown = chat_verb.messages(self.ctx.spool, room, self.user)
+        self.redraw(follow=True)
+        self.mark_shown()
+        self.update_room_labels()
+        self.say(self.addressed_to())
+
+    def refresh_rooms(self) -> None:
+        fresh = chat_verb.rooms_of(self.ctx.spool, self.user)
+        for r in fresh:
+            if r.room in self.rooms:
+                r.unread = self.rooms[r.room].unread if r.kind != "mailbox" else r.unread
+        self.rooms = {r.room: r for r in fresh}
+        self.current = self.rooms.get(self.current.room, self.current)
+        self.channel_names = [r.label[1:] for r in fresh if r.kind == "channel"]
+        view = self.query_one("#rooms", ListView)
+        view.clear()
+        view.extend(RoomItem(r) for r in fresh)
+        if self.current.room in self.rooms:
+            view.index = list(self.rooms).index(self.current.room)
+
+    def update_room_labels(self) -> None:
+        mailbox = self.rooms.get(rooms.human_room(self.user))
+        if mailbox is not None:
+            mailbox.unread = len(chat_verb.mailbox_unread(self.ctx.spool, self.user))
+        for item in self.query_one("#rooms", ListView).query(RoomItem):
+            item.room = self.rooms.get(item.room.room, item.room)
+            item.refresh_label()
+
+    # ------------------------------------------------------------------ the conversation
+
+    def conversation(self) -> OptionList:
+        return self.query_one("#conversation", OptionList)
+
+    def option(self, row: threads.Row) -> Option:
+        parts = self.render_row(row)
+        self.parts.append(parts)
+        head, re_line, body = parts
+        lines: list[RenderableType] = [head]
+        if re_line is not None:
+            lines.append(Padding(re_line, (0, 0, 0, 2)))
+        lines.append(Padding(body, (0, 0, 0, 2)))
+        return Option(Padding(Group(*lines), (0, 0, 0, 2 * row.depth)))
+
+    def redraw(self, follow: bool = False) -> None:
+        view = self.conversation()
+        keep = self.selected()
+        rows = threads.thread_order(self.shown, self.folded)
+        self.rows, self.parts = rows, []
+        view.clear_options()
+        view.add_options([self.option(row) for row in rows])
+        ids = [row.msg.id for row in rows]
+        if keep is not None and keep.id in ids and not follow:
+            view.highlighted = ids.index(keep.id)
+        elif ids:
+            view.highlighted = len(ids) - 1
+        self.query_one("#room-title", Label).update(self.title_text())
+        if follow:
+            view.scroll_end(animate=False)
+
+    def title_text(self) -> Text:
+        out = Text(framing.inline(self.current.label))
+        n = len(self.shown)
+        out.append(f"  {n} message{'s' if n != 1 else ''}", style="dim")
+        return out
+
+    def render_row(self, row: threads.Row) -> tuple[Text, Text | None, Text]:
+        m = row.msg
+        head = Text()
+        head.append(self.clock(name_time(m.id)), style="dim")
+        head.append(" ")
+        head.append(framing.label(m.sender), style="bold")
+        head.append(f" {m.from_kind}", style="dim")
+        if row.replies:
+            mark = "▸" if row.folded else "▾"
+            head.append(f"  {mark} {row.replies} repl{'ies' if row.replies != 1 else 'y'}", style="cyan")
+        re_line = None
+        if m.re is not None:
+            parent = self.parent_of(m.re)
+            what = f"{framing.label(parent.sender)}: {framing.inline(parent.body)}" if parent is not None else m.re
+            re_line = Text("↳ re " + what, style="italic dim", no_wrap=True, overflow="ellipsis")
+        # framing's lines: every break a newline, every control escaped; the indent is the widget's padding.
+        body = Text("\n".join(line.replace("\t", " ") for line in framing.trimmed(m.body)))
+        return head, re_line, body
+
+    def parent_of(self, msg_id: str) -> Message | None:
+        for m in self.shown:
+            if m.id == msg_id:
+                return m
+        if msg_id not in self.parents:
+            self.parents[msg_id] = chat_verb.find(self.ctx.spool, msg_id)
+        return self.parents[msg_id]
+
+    def selected(self) -> Message | None:
+        index = self.conversation().highlighted
+        return self.rows[index].msg if index is not None and 0 <= index < len(self.rows) else None
+
+    def conversation_text(self) -> str:
+        """The conversation pane's text, as plain text."""
+        return "\n".join(t.plain for parts in self.parts for t in parts if t is not None)
+
+    def arrived(self, batch: list[Message]) -> None:
+        """New records from the feed: drawn when they belong to the room on screen, counted otherwise."""
+        mine = [m for m in batch if self.current.room in chat_verb.rooms_for(m, self.user)]
+        fresh_rooms = False
+        for m in batch:
+            for room in chat_verb.rooms_for(m, self.user):
+                r = self.rooms.get(room)
+                if r is None:
+                    # A direct room is a conversation of the human's only once it wrote there or was written to.
+                    direct = room.startswith("d-") and (m.from_id == self.user or m.room != room)
+                    fresh_rooms = fresh_rooms or direct or room.startswith(("p-", "@"))
+                elif r is not self.current and m.from_id != self.user and not (r.kind == "direct" and m.room == room):
+                    r.unread += 1  # (a session's direct room holds others' mail to it too: not this conversation)
+        if self.current.kind == "direct":
+            mine = [m for m in mine if m.from_id in (self.user, self.current.room[2:])]
+        if mine:
+            known = {m.id for m in self.shown}
+            add = [m for m in mine if m.id not in known]  # the feed's first rescan may repeat what is shown
+            if add:
+                self.shown = sorted(self.shown + add, key=lambda m: m.id)[-chat_verb.HISTORY :]
+                self.redraw_after(add)
+                self.mark_shown()
+        if fresh_rooms:
+            self.refresh_rooms()
+        self.update_room_labels()
+
+    def redraw_after(self, add: list[Message]) -> None:
+        view = self.conversation()
+        at_end = view.highlighted is None or view.highlighted >= len(self.rows) - 1
+        rows = threads.thread_order(self.shown, self.folded)
+        drawn = [(r.msg.id, r.replies) for r in self.rows]
+        if [(r.msg.id, r.replies) for r in rows[: len(drawn)]] == drawn and all(
+            r.replies == 0 for r in rows[len(drawn) :]
+        ):
+            # The common case, a new message at the end: append it, nothing else is redrawn.
+            view.add_options([self.option(row) for row in rows[len(drawn) :]])
+            self.rows = rows
+            self.query_one("#room-title", Label).update(self.title_text())
+            if at_end:
+                view.highlighted = len(rows) - 1
+                view.scroll_end(animate=False)
+            return
+        self.redraw(follow=at_end)
+
+    def mark_shown(self) -> None:
+        if self.current.kind == "mailbox":
+            chat_verb.mark_read(self.ctx.spool, self.user, {m.id for m in self.shown})
+
+    # ------------------------------------------------------------------ peers
+
+    def refresh_peers(self) -> None:
+        try:
+            found = peers_verb.run(self.ctx, peers_verb.PeersRequest())
+        except AttendError as e:
+            self.query_one("#peers", Static).update(Text(f"peers: {e}"))
+            return
+        out = Text()
+        for p in found.peers:
+            if out:
+                out.append("\n")
+            out.append(framing.label(p.display), style="bold")
+            out.append(f" {p.status}", style="green" if p.status == "working" else "dim")
+            project = p.project.rstrip("/").rsplit("/", 1)[-1] or "/"
+            out.append("\n  " + framing.label(project), style="dim")
+            if p.channels:
+                out.append(" " + " ".join(framing.inline(c) for c in p.channels), style="dim")
+        people = [h.user for h in found.humans if not h.self]
+        if people:
+            out.append(("\n" if out else "") + "humans: " + ", ".join(people), style="dim")
+        if not out:
+            out = Text("no live sessions", style="dim")
+        self.query_one("#peers", Static).update(out)
+        self.peer_names = sorted({p.display for p in found.peers} | set(humans.known(self.ctx.spool)) - {self.user})
+
+    # ------------------------------------------------------------------ compose
+
+    def action_write(self) -> None:
+        self.query_one("#compose", Compose).focus()
+
+    def leave_compose(self) -> None:
+        if self.replying is not None:
+            self.replying = None
+            self.say(self.addressed_to())
+            return
+        self.conversation().focus()
+
+    def action_reply(self) -> None:
+        msg = self.selected()
+        if msg is None:
+            self.say("no message chosen: Tab to the conversation, Up/Down to choose one", error=True)
+            return
+        self.replying = msg
+        self.say(self.addressed_to())
+        self.action_write()
+
+    def action_fold(self) -> None:
+        msg = self.selected()
+        if msg is None:
+            return
+        root = threads.root_of(self.shown, msg.id)
+        self.folded.symmetric_difference_update({root})
+        self.redraw()
+        ids = [r.msg.id for r in self.rows]
+        if root in ids:
+            self.conversation().highlighted = ids.index(root)
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def addressed_to(self) -> str:
+        if self.replying is not None:
+            m = self.replying
+            return f"reply to {framing.label(m.sender)}: {framing.inline(m.body)[:SNIPPET]}  (Esc cancels)"
+        if self.current.kind == "mailbox":
+            return "your mailbox: r replies to the chosen message; or start with @name"
+        return f"to {framing.inline(self.current.label)} · @name or #channel first: elsewhere"
+
+    def say(self, text: str, error: bool = False) -> None:
+        status = self.query_one("#status", Static)
+        status.update(Text(text))
+        status.set_class(error, "error")
+
+    def complete(self) -> bool:
+        """Complete the @name or #channel the cursor ends; False when there is none to complete."""
+        compose = self.query_one("#compose", Compose)
+        word, start = compose.word_at_cursor()
+        options = threads.completions(word, self.peer_names, self.channel_names)
+        if word[:1] not in ("@", "#"):
+            return False
+        if not options:
+            self.say(f"no peer or channel starts with {word}", error=True)
+            return True
+        prefix = threads.common_prefix(options)
+        done = options[0] + " " if len(options) == 1 else prefix
+        if len(done.rstrip()) >= len(word):
+            compose.replace(done, start, compose.cursor_location)
+        self.say("  ".join(options) if len(options) > 1 else self.addressed_to())
+        return True
+
+    def on_compose_submitted(self, event: Compose.Submitted) -> None:
+        text = event.text
+        if not text.strip():
+            return  # an empty line sends nothing
+        try:
+            sent = self.send(text)
+        except AttendError as e:
+            self.say(str(e), error=True)  # nothing was sent; the line stays for fixing
+            return
+        if sent is None:
+            return
+        self.query_one("#compose", Compose).clear()
+        self.replying = None
+        where = framing.inline(sent.scope if sent.scope != "direct" else sent.to)
+        self.say(f"sent to {where}: {sent.delivered} recipient{'s' if sent.delivered != 1 else ''} ({sent.live} live)")
+
+    def send(self, text: str) -> send_verb.Sent | None:
+        line = threads.address(text)
+        if not line.body.strip():
+            self.say("nothing to send after the address", error=True)
+            return None
+        to = ",".join(line.names) if line.names else None
+        if self.replying is not None:
+            req = reply_verb.ReplyRequest(line.body, re=self.replying.id, to=to, channel=line.channel)
+            return reply_verb.run(self.ctx, req)
+        if to is None and line.channel is None:
+            if self.current.to is None:
+                self.say(self.addressed_to(), error=True)
+                return None
+            to = self.current.to
+        return send_verb.run(self.ctx, send_verb.SendRequest(line.body, to=to, channel=line.channel))

@@ -1,0 +1,109 @@
+"""The chat app's live feed: a thread that sleeps on the same inotify watches the sensor loop and tail
+use (attend.conduits.watch), and hands each new record, and each presence event, to the app.
+
+It watches rooms/ (a room that appears), every room's new/, and the presence room. An event is only
+a hint: each wake lists the room again and hands over the names not seen before. A pipe wakes it to
+stop, so quitting never waits for a timeout. No TUI framework here: the app passes callbacks.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+
+from attend.conduits.watch import ARRIVALS, Watcher
+from attend.layout import PRESENCE_ROOM
+from attend.spool import Spool
+from attend.verbs import chat as chat_verb
+from attend.verbs.inbox import Message
+
+RESCAN_SECONDS = 5.0  # a missed event (or the polling fallback) costs at most this long
+
+
+class Feed:
+    def __init__(
+        self,
+        spool: Spool,
+        on_messages: Callable[[list[Message]], None],
+        on_presence: Callable[[], None],
+        on_rooms: Callable[[], None],
+    ) -> None:
+        self.spool = spool
+        self.on_messages = on_messages
+        self.on_presence = on_presence
+        self.on_rooms = on_rooms
+        # room -> names present (or handed over). Taken now, before the app lists what it shows, so a
+        # record landing in between is handed over as well (the app drops what it already has) rather
+        # than lost between the two looks.
+        self.seen: dict[str, set[str]] = {
+            room: set(spool.room_names(room)) for room in [*chat_verb.watched_rooms(spool), PRESENCE_ROOM]
+        }
+        self._stop = threading.Event()
+        self._wake_r, self._wake_w = os.pipe()
+        self._thread: threading.Thread | None = None
+        self.ready = threading.Event()  # set once the watches are in place (tests and the benchmark wait on it)
+        self.mode = ""
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="attend-chat-feed", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        os.write(self._wake_w, b"x")
+        if self._thread is not None:
+            self._thread.join(5)
+        self._thread = None
+        os.close(self._wake_r)
+        os.close(self._wake_w)
+
+    def _follow(self, watcher: Watcher, room: str) -> None:
+        if not watcher.watching(f"new:{room}"):
+            watcher.add(f"new:{room}", self.spool.path("rooms", room, "new"), ARRIVALS)
+        self.seen.setdefault(room, set())  # a room that appeared after the start: news from its first record
+
+    def _run(self) -> None:
+        watcher = Watcher()
+        self.mode = "polling" if watcher.fallback_reason else "inotify"
+        try:
+            watcher.add("top", self.spool.path("rooms"), ARRIVALS)
+            for room in [*chat_verb.watched_rooms(self.spool), PRESENCE_ROOM]:
+                self._follow(watcher, room)
+            self._wake(watcher, set())  # what landed before the watches were set
+            self.ready.set()
+            while not self._stop.is_set():
+                tags = watcher.wait(RESCAN_SECONDS, wake=self._wake_r)
+                if self._stop.is_set():
+                    break
+                self._wake(watcher, tags)
+        finally:
+            watcher.close()
+
+    def _wake(self, watcher: Watcher, tags: set[str]) -> None:
+        rescan = not tags or "top" in tags or bool(watcher.fallback_reason)
+        changed = {t.partition(":")[2] for t in tags if t.startswith("new:")}
+        if rescan:
+            fresh = [r for r in chat_verb.watched_rooms(self.spool) if r not in self.seen]
+            for room in fresh:
+                self._follow(watcher, room)
+            changed |= set(self.seen)
+            if fresh:
+                self.on_rooms()
+        arrived: list[Message] = []
+        for room in sorted(changed):
+            names = self.spool.room_names(room)
+            known = self.seen.setdefault(room, set())
+            new = [n for n in names if n not in known]
+            known.update(new)
+            if room == PRESENCE_ROOM:
+                if new:
+                    self.on_presence()
+                continue
+            for name in new:
+                msg = chat_verb.read(self.spool, room, name)
+                if msg is not None:
+                    arrived.append(msg)
+        if arrived:
+            arrived.sort(key=lambda m: m.id)
+            self.on_messages(arrived)

@@ -1,0 +1,505 @@
+"""`attend chat`, the human's seat: driven in-process by Textual's own harness (App.run_test and Pilot),
+pinned by snapshots at 80x24 and 120x40, and run once as the real binary under tmux.
+
+Invariants: what chat sends goes through the send and reply verbs (the same record `attend send`
+writes); chat never claims a session's delivery and marks the human's mailbox read only for what
+was on screen; bad input sends nothing; textual is imported only when `chat` runs.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from attend.chat.app import ChatApp
+from attend.domain import envelope, rooms, sessions
+from attend.testing.standin import StandIn
+from attend.verbs import chat as chat_verb
+from attend.verbs import join as join_verb
+from attend.verbs import reply as reply_verb
+from attend.verbs import send as send_verb
+from tests.support import ATTEND, DEADLINE, Loop, World, has, maildir, payload, wait_until
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(autouse=True)
+def colour(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The app reads NO_COLOR when it is built: the snapshots are in colour, whatever the caller's shell."""
+    monkeypatch.delenv("NO_COLOR", raising=False)
+
+
+def pinned(_at: float) -> str:
+    return "09:30"  # a snapshot must not depend on the hour
+
+
+def seat(world: World, room: str | None = None) -> tuple[Any, chat_verb.Seat]:
+    ctx = world.context()
+    return ctx, chat_verb.run(ctx, chat_verb.ChatRequest(room))
+
+
+def app_for(world: World, room: str | None = None, live: bool = True) -> ChatApp:
+    ctx, s = seat(world, room)
+    return ChatApp(ctx, s, clock=pinned, live=live)
+
+
+async def settle(pilot: Any, check: Callable[[], object], what: str) -> None:
+    """wait_until for the app's own event loop: poll ``check`` between pauses; the deadline catches a hang."""
+    import time
+
+    end = time.monotonic() + DEADLINE
+    while not check():
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.02)
+
+
+def screen_text(app: ChatApp) -> str:
+    """What the conversation pane holds, as plain text."""
+    return app.conversation_text()
+
+
+def enrolled(world: World, project: str, name: str) -> StandIn:
+    s = world.session(project, name=name)
+    sessions.enroll(world.spool, world.context(s).who(), "run")
+    return s
+
+
+def crew(world: World) -> tuple[StandIn, StandIn]:
+    """Hana and Tao, enrolled, both in #crew (a channel needs a member besides the sender)."""
+    hana, tao = enrolled(world, "api", "Hana"), enrolled(world, "web", "Tao")
+    for s in (hana, tao):
+        join_verb.run(world.context(s), join_verb.JoinRequest("crew"))
+    return hana, tao
+
+
+def bodies(world: World, room: str) -> list[str]:
+    spool = world.spool
+    return [envelope.parse(spool.read_record(room, n)).body for n in spool.room_names(room)]
+
+
+# ---------------------------------------------------------------------- the harness drives it
+
+
+async def test_arrow_keys_switch_rooms_and_show_that_rooms_messages(world: World) -> None:
+    hana, _ = crew(world)
+    send_verb.run(world.context(hana), send_verb.SendRequest("open news"))
+    send_verb.run(world.context(hana), send_verb.SendRequest("crew news", channel="crew"))
+    app = app_for(world)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert app.current.label == "#open" and "open news" in screen_text(app)
+        assert "crew news" not in screen_text(app)
+        labels = [r.label for r in app.rooms.values()]
+        assert labels[:3] == ["#open", "@fixture-human", "#crew"]
+        await pilot.press("down", "down")
+        await settle(pilot, lambda: app.current.label == "#crew", "the #crew room")
+        assert "crew news" in screen_text(app) and "open news" not in screen_text(app)
+
+
+async def test_tab_completes_a_live_peer_and_the_name_addresses_the_message(world: World) -> None:
+    hana = enrolled(world, "api", "Hana")
+    app = app_for(world)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, lambda: "Hana-alpha" in app.peer_names, "the peers pane")
+        await pilot.press("i", "@", "H", "a", "tab")
+        compose = app.query_one("#compose")
+        assert compose.text == "@Hana-alpha "  # type: ignore[attr-defined]
+        await pilot.press(*"a word?", "enter")
+        direct = rooms.direct_room(hana.session_id)
+        await settle(pilot, lambda: world.spool.room_names(direct), "the direct record")
+        assert bodies(world, direct) == ["a word?"]
+        assert len(maildir(world, hana.session_id, "new")) == 1  # fanned out as send does
+        assert compose.text == ""  # type: ignore[attr-defined]
+
+
+async def test_r_replies_to_the_chosen_message_and_it_shows_under_it(world: World) -> None:
+    hana = enrolled(world, "api", "Hana")
+    first = send_verb.run(world.context(hana), send_verb.SendRequest("first topic"))
+    send_verb.run(world.context(hana), send_verb.SendRequest("second topic"))
+    app = app_for(world)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("tab", "up")  # to the conversation; the newest is chosen, up is the first
+        assert app.selected() is not None and app.selected().body == "first topic"  # type: ignore[union-attr]
+        await pilot.press("r", *"on it", "enter")
+        await settle(pilot, lambda: len(app.shown) == 3, "the reply on screen")
+        reply = envelope.parse(world.spool.read_record("open", world.spool.room_names("open")[-1]))
+        assert reply.re == first.id and reply.body == "on it"
+        rows = app.rows
+        assert [r.msg.body for r in rows] == ["first topic", "on it", "second topic"]  # threaded under it
+        assert rows[1].depth == 1 and "↳ re Hana-alpha: first topic" in screen_text(app)
+
+
+async def test_a_message_sent_by_another_process_shows_while_the_app_runs(world: World) -> None:
+    hana = enrolled(world, "api", "Hana")
+    app = app_for(world)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert app.feed is not None
+        await settle(pilot, app.feed.ready.is_set, "the watches")
+        assert "from elsewhere" not in screen_text(app)  # positive control for the wait below
+        r = hana.attend("send", "from elsewhere")
+        assert r.rc == 0, r.stderr
+        await settle(pilot, lambda: "from elsewhere" in screen_text(app), "the message on screen")
+
+
+async def test_a_hostile_body_and_name_reach_the_screen_escaped_never_as_styles_or_escapes(world: World) -> None:
+    hana = enrolled(world, "api", "Hana")
+    send_verb.run(world.context(hana), send_verb.SendRequest("\x1b[2Jwiped [bold red]fake[/] \u202egnp.exe"))
+    app = app_for(world)
+    async with app.run_test(size=(80, 24)):
+        shown = screen_text(app)
+        assert "\\x1b[2Jwiped" in shown and "[bold red]fake[/]" in shown and "\\u202egnp.exe" in shown
+        assert "\x1b" not in shown and "\u202e" not in shown
+
+
+async def test_a_message_to_another_room_counts_as_unread_there(world: World) -> None:
+    hana, _ = crew(world)
+    app = app_for(world)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert app.feed is not None
+        await settle(pilot, app.feed.ready.is_set, "the watches")
+        send_verb.run(world.context(hana), send_verb.SendRequest("psst", channel="crew"))
+        await settle(pilot, lambda: app.rooms["@crew"].unread == 1, "the unread count")
+        assert "psst" not in screen_text(app)
+
+
+async def test_a_direct_conversation_is_what_the_human_and_that_session_wrote_each_other(world: World) -> None:
+    hana, tao = enrolled(world, "api", "Hana"), enrolled(world, "web", "Tao")
+    app = app_for(world)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert app.feed is not None
+        await settle(pilot, app.feed.ready.is_set, "the watches")
+        await settle(pilot, lambda: "Hana-alpha" in app.peer_names, "the peers pane")
+        await pilot.press("i", *"@Hana-alpha review please", "enter")
+        direct = rooms.direct_room(hana.session_id)
+        await settle(pilot, lambda: direct in app.rooms, "the conversation in the rooms pane")
+        assert app.rooms[direct].label == "@Hana-alpha"
+        asked = world.spool.room_names(direct)[-1]
+        reply_verb.run(world.context(hana), reply_verb.ReplyRequest("done, one nit", re=asked))
+        other = send_verb.run(world.context(tao), send_verb.SendRequest("tao to hana, not yours", to=hana.session_id))
+        feed = app.feed
+        await settle(pilot, lambda: other.id in feed.seen[direct] and app.rooms[direct].unread, "both handed over")
+        await pilot.pause()
+        assert app.rooms[direct].unread == 1  # the reply; Tao's mail to Hana is not this conversation
+        app.show_room(app.rooms[direct])
+        await pilot.pause()
+        assert [r.msg.body for r in app.rows] == ["review please", "done, one nit"]
+
+
+async def test_an_empty_line_sends_nothing(world: World) -> None:
+    enrolled(world, "api", "Hana")
+    app = app_for(world)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("i", "enter", "space", "space", "enter")
+        await pilot.press("@", "H", "a", "tab", "enter")  # an address and no body
+        await pilot.pause()
+        assert world.spool.room_names("open") == []
+        assert all(not world.spool.room_names(r) for r in world.spool.rooms())
+
+
+async def test_an_unknown_name_is_an_error_inline_and_nothing_is_sent(world: World) -> None:
+    enrolled(world, "api", "Hana")
+    app = app_for(world)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("i", *"@Nobody hello", "enter")
+        await pilot.pause()
+        status = app.query_one("#status")
+        assert "no session or human named 'Nobody'" in str(status.render())
+        assert status.has_class("error")
+        assert all(not world.spool.room_names(r) for r in world.spool.rooms())
+        assert app.query_one("#compose").text == "@Nobody hello"  # type: ignore[attr-defined]  # kept for fixing
+
+
+async def test_a_multi_line_body_is_sent_whole(world: World) -> None:
+    enrolled(world, "api", "Hana")
+    app = app_for(world)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("i", *"line one", "ctrl+j", *"line two", "enter")
+        await settle(pilot, lambda: world.spool.room_names("open"), "the record")
+        assert bodies(world, "open") == ["line one\nline two"]
+
+
+async def test_chat_marks_the_mailbox_read_only_as_far_as_it_was_on_screen_and_claims_no_delivery(
+    world: World,
+) -> None:
+    hana = enrolled(world, "api", "Hana")
+    tao = enrolled(world, "web", "Tao")
+    send_verb.run(world.context(hana), send_verb.SendRequest("for the human", to="fixture-human"))
+    send_verb.run(world.context(hana), send_verb.SendRequest("for Tao", to=tao.session_id))
+    mailbox = world.spool_root / "humans" / "fixture-human"
+    app = app_for(world)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert len(os.listdir(mailbox / "new")) == 1  # on #open: the mailbox was not on screen
+        assert app.rooms[rooms.human_room("fixture-human")].unread == 1
+        await pilot.press("down")
+        await settle(pilot, lambda: app.current.kind == "mailbox", "the mailbox")
+        assert "for the human" in screen_text(app)
+        assert os.listdir(mailbox / "new") == [] and len(os.listdir(mailbox / "cur")) == 1
+        assert app.rooms[rooms.human_room("fixture-human")].unread == 0
+        for label in [r.room for r in app.seat.rooms]:  # every room shown once
+            app.show_room(app.rooms[label])
+        await pilot.pause()
+    # Tao's delivery was never claimed: still new, for Tao's own conduits.
+    assert len(maildir(world, tao.session_id, "new")) == 1
+    assert maildir(world, tao.session_id, "claimed") == [] and maildir(world, tao.session_id, "cur") == []
+
+
+async def test_folding_a_thread_hides_its_replies_and_unfolding_shows_them(world: World) -> None:
+    hana = enrolled(world, "api", "Hana")
+    root = send_verb.run(world.context(hana), send_verb.SendRequest("root"))
+    reply_verb.run(world.context(), reply_verb.ReplyRequest("answer", re=root.id))
+    send_verb.run(world.context(hana), send_verb.SendRequest("later"))
+    app = app_for(world)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("tab", "up")  # choose the answer
+        assert [r.msg.body for r in app.rows] == ["root", "answer", "later"]
+        await pilot.press("f")
+        assert [r.msg.body for r in app.rows] == ["root", "later"]
+        assert "▸ 1 reply" in screen_text(app)
+        await pilot.press("f")
+        assert [r.msg.body for r in app.rows] == ["root", "answer", "later"]
+        assert "▾ 1 reply" in screen_text(app)
+
+
+async def test_question_mark_opens_the_help_and_q_quits(world: World) -> None:
+    app = app_for(world)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("question_mark")
+        assert type(app.screen).__name__ == "HelpScreen"
+        await pilot.press("escape")
+        assert type(app.screen).__name__ != "HelpScreen"
+        await pilot.press("i", "q")  # in compose, q is a letter
+        assert app.query_one("#compose").text == "q"  # type: ignore[attr-defined]
+        await pilot.press("escape", "q")
+        await settle(pilot, lambda: not app.is_running, "the app to quit")
+
+
+async def test_the_peers_pane_shows_a_session_that_starts_while_the_app_runs(
+    world: World, loops: Callable[..., Loop]
+) -> None:
+    hana = world.session("api", name="Hana")
+    loops(hana)  # its loop writes the presence records
+    app = app_for(world)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, lambda: "Hana" in str(app.query_one("#peers").render()), "Hana in the pane")
+        assert "Zed" not in str(app.query_one("#peers").render())
+        world.session("web", name="Zed")
+        await settle(pilot, lambda: "Zed" in str(app.query_one("#peers").render()), "Zed in the pane")
+
+
+async def test_no_color_in_the_environment_turns_colour_off(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert not app_for(world, live=False).no_color  # positive control
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = app_for(world, live=False)
+    async with app.run_test(size=(80, 24)):
+        assert app.no_color
+
+
+# ---------------------------------------------------------------------- the same record as attend send
+
+
+async def test_a_line_sent_from_chat_is_the_record_attend_send_writes(world: World) -> None:
+    hana = enrolled(world, "api", "Hana")
+    app = app_for(world)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("i", *"same words", "enter")
+        await settle(pilot, lambda: world.spool.room_names("open"), "chat's record")
+    r = world.attend("send", "same words")
+    assert r.returncode == 0, r.stderr
+    names = world.spool.room_names("open")
+    assert len(names) == 2
+    heads = []
+    for name in names:
+        headers, body = envelope.parse_headers(world.spool.read_record("open", name))
+        heads.append(({k: v for k, v in headers.items() if k.lower() not in ("message-id", "date")}, body))
+    assert heads[0] == heads[1]
+    assert sorted(maildir(world, hana.session_id, "new")) == names  # fanned out to the same recipient
+
+
+# ---------------------------------------------------------------------- refusals, before any screen
+
+
+def test_a_refused_spool_is_one_line_before_any_screen(world: World) -> None:
+    assert world.spool.root == world.spool_root  # the spool exists, then is made group-writable
+    os.chmod(world.spool_root, 0o770)
+    r = world.attend("chat")
+    assert r.returncode == 1
+    assert r.stdout == "" and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "group" in r.stderr and "\x1b" not in r.stderr
+
+
+def test_without_a_terminal_chat_says_so_in_one_line(world: World) -> None:
+    r = world.attend("chat")
+    assert r.returncode == 2 and "needs a terminal" in r.stderr and r.stdout == ""
+
+
+def test_a_claude_session_is_refused_a_seat(world: World) -> None:
+    hana = enrolled(world, "api", "Hana")
+    with pytest.raises(chat_verb.UsageError, match="human's seat"):
+        chat_verb.run(world.context(hana), chat_verb.ChatRequest())
+
+
+def test_an_unknown_room_is_refused_and_writes_nothing(world: World) -> None:
+    with pytest.raises(chat_verb.UsageError, match="no room"):
+        chat_verb.run(world.context(), chat_verb.ChatRequest("#nowhere"))
+    assert not (world.spool_root / "humans").exists()
+
+
+# ---------------------------------------------------------------------- the import is paid only by chat
+
+PROBE = """\
+import runpy, sys
+sys.argv = {argv!r}
+try:
+    runpy.run_path({attend!r}, run_name="__main__")
+except SystemExit:
+    pass
+sys.stdout.flush()
+print("textual" in sys.modules, file=sys.stderr)
+"""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["attend", "--help"],
+        ["attend", "send", "hi"],
+        ["attend", "send", "--json", "hi"],
+        ["attend", "inbox", "--drain", "--format", "hook"],
+        ["attend", "chat", "--help"],
+    ],
+    ids=["help", "send", "send-click", "drain", "chat-help"],
+)
+def test_attend_help_send_and_the_drain_never_import_textual(world: World, argv: list[str]) -> None:
+    s = enrolled(world, "api", "Hana")
+    code = PROBE.format(argv=argv, attend=ATTEND)
+    r = s.run([sys.executable, "-c", code], stdin=payload(s.session_id))
+    assert r.stderr.strip().splitlines()[-1] == "False", r.stderr
+
+
+def test_the_import_probe_sees_textual_when_the_app_is_imported(world: World) -> None:
+    r = subprocess.run(
+        [sys.executable, "-c", "import sys, attend.chat.app; print('textual' in sys.modules)"],
+        capture_output=True,
+        text=True,
+        env=world.env,
+    )
+    assert r.stdout.strip() == "True", r.stderr  # the positive control for the probe above
+
+
+# ---------------------------------------------------------------------- snapshots
+
+
+def scene(world: World) -> None:
+    """Two named sessions in a channel, a thread in #open, a word for the human."""
+    hana, tao = crew(world)
+    ask = send_verb.run(world.context(), send_verb.SendRequest("Deploy window tonight?\nThe API migration needs one."))
+    yes = reply_verb.run(world.context(hana), reply_verb.ReplyRequest("22:00 works for the api side", re=ask.id))
+    reply_verb.run(world.context(), reply_verb.ReplyRequest("Take 22:00; smoke tests first", re=yes.id))
+    send_verb.run(world.context(tao), send_verb.SendRequest("Frontend frozen at 21:30", channel="crew"))
+    send_verb.run(world.context(hana), send_verb.SendRequest("Can you approve the migration PR?", to="fixture-human"))
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+def test_the_main_screen(world: World, snap_compare: Any, size: tuple[int, int]) -> None:
+    scene(world)
+    assert snap_compare(app_for(world, live=False), terminal_size=size)
+
+
+def test_the_help_screen(world: World, snap_compare: Any) -> None:
+    scene(world)
+    assert snap_compare(app_for(world, live=False), terminal_size=(80, 24), press=["question_mark"])
+
+
+# ---------------------------------------------------------------------- the real binary, under tmux
+
+
+class Tmux:
+    """One private tmux server (its own socket) running `attend chat` as the human."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.socket = str(world.tmp / "tmux.sock")
+        self.env = {**world.env, "TERM": "xterm-256color", "LANG": "C.UTF-8"}
+
+    def tmux(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["tmux", "-S", self.socket, "-f", "/dev/null", *args], capture_output=True, text=True, env=self.env
+        )
+
+    def start(self) -> None:
+        cwd = self.world.project("proj")
+        r = self.tmux("new-session", "-d", "-s", "chat", "-x", "80", "-y", "24", "-c", str(cwd), f"{ATTEND} chat")
+        assert r.returncode == 0, r.stderr
+        self.tmux("set-option", "-t", "chat", "remain-on-exit", "on")
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "chat").stdout
+
+    def keys(self, *keys: str) -> None:
+        assert self.tmux("send-keys", "-t", "chat", *keys).returncode == 0
+
+    def write(self) -> None:
+        """Press i until the compose line has the focus (the footer then hides the letter keys): a key
+        typed while the terminal is still answering textual's start-up queries can be lost."""
+        wait_until(lambda: "q quit" in self.screen(), lambda: f"the footer: {self.screen()}")
+        last = [0.0]
+
+        def focused() -> bool:
+            import time
+
+            if "q quit" not in self.screen():
+                return True
+            if time.monotonic() - last[0] > 2:
+                last[0] = time.monotonic()
+                self.keys("i")
+            return False
+
+        wait_until(focused, lambda: f"the compose line: {self.screen()}")
+
+    def close(self) -> None:
+        self.tmux("kill-server")
+
+
+@pytest.fixture
+def tmux(world: World) -> Iterator[Tmux]:
+    if shutil.which("tmux") is None:
+        message = "tmux not installed (apt-get install tmux; .ci/run installs it)"
+        if os.environ.get("ATTEND_REQUIRE_MUTT"):  # CI: installed with mutt, so it must run
+            pytest.fail(message)
+        pytest.skip(message)
+    t = Tmux(world)
+    try:
+        yield t
+    finally:
+        t.close()
+
+
+def test_the_real_binary_sends_to_a_sessions_loop_and_shows_its_reply(
+    world: World, tmux: Tmux, loops: Callable[..., Loop]
+) -> None:
+    hana = world.session("api", name="Hana")
+    loop = loops(hana)
+    tmux.start()
+    wait_until(lambda: "Peers" in tmux.screen() and "Hana" in tmux.screen(), lambda: f"the screen: {tmux.screen()}")
+    tmux.write()
+    tmux.keys("-l", "hello from the seat")
+    tmux.keys("Enter")
+    wait_until(lambda: "sent to #open" in tmux.screen(), lambda: f"the send: {tmux.screen()}")
+    loop.wait_for(has("hello from the seat"), "the loop to print the message")
+    # The session answers the newest message its loop showed (its host is busy running the loop, so
+    # the reply is the library call its own tools would make, resolved from its pid).
+    reply_verb.run(world.context(hana), reply_verb.ReplyRequest("ack from Hana"))
+    wait_until(lambda: "ack from Hana" in tmux.screen(), lambda: f"the reply on screen: {tmux.screen()}")
+    tmux.keys("Escape")  # out of compose; then q (sent together, a terminal reads them as Alt+q)
+    wait_until(lambda: "q quit" in tmux.screen(), lambda: f"the footer: {tmux.screen()}")
+    tmux.keys("q")
+    # remain-on-exit: tmux keeps the pane and says how the command ended.
+    wait_until(lambda: "Pane is dead (status 0" in tmux.screen(), lambda: f"chat to exit 0: {tmux.screen()}")
+    assert "Peers" not in tmux.screen()  # the alternate screen is gone: the terminal is as it was
