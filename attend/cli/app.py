@@ -44,6 +44,8 @@ COMMANDS: dict[str, str] = {
     "scenes": "attend.cli.channels:scenes",
     "config": "attend.cli.admin:config",
     "cleanup": "attend.cli.admin:cleanup",
+    "sensors": "attend.cli.admin:sensors",
+    "keepwarm": "attend.cli.admin:keepwarm",
     "tail": "attend.cli.admin:tail",
     "run": "attend.cli.conduits:run",
     "log": "attend.cli.conduits:log",

@@ -24,6 +24,7 @@ from typing import IO, Any
 
 from attend import identity
 from attend.conduits import monitor
+from attend.conduits.sensors import host as sensor_host
 from attend.conduits.watch import ARRIVALS, CHANGES, Watcher
 from attend.domain import delivery, mcp_markers, presence, rooms, sessions
 from attend.domain.context import Context
@@ -81,6 +82,7 @@ class Sensor:
     refused: set[str] = field(default_factory=set)  # planted entries the sweep last left alone
     due: dict[str, float] = field(default_factory=dict)
     peers: presence.PeerWatch | None = None
+    senses: sensor_host.Host | None = None  # the other sensors (attend/conduits/sensors): context, keepwarm, scripts
 
     @property
     def spool(self) -> Spool:
@@ -115,6 +117,7 @@ class Sensor:
             "liveness": now + LIVENESS_EVERY,
             "cleanup": now if self.cleanup_every else float("inf"),
         }
+        self._start_senses()
         if not self._safe(lambda: self.deliver(recover=True), "delivery"):
             self._back_off()
 
@@ -248,6 +251,8 @@ class Sensor:
         others = [s.id for s in shown if s.from_id != self.sid]
         if others:
             sessions.set_last_inbound(self.spool, self.sid, max(others))
+            if (senses := self.senses) is not None:
+                self._safe(lambda: senses.observe("message"), "sensors")
 
     # ---------------------------------------------------------------- presence
 
@@ -282,6 +287,9 @@ class Sensor:
         if now >= self.due["cleanup"]:
             self._safe(self._sweep, "cleanup")
             self.due["cleanup"] = now + self.cleanup_every
+        if self.senses is not None and now >= self.due["sensors"]:
+            self._safe(self.senses.tick, "sensors")
+            self.due["sensors"] = self.senses.next_due()
 
     def _recover(self) -> None:
         """A conduit killed between claim and show left entries in claimed/: show them now, not at
@@ -296,6 +304,16 @@ class Sensor:
         for warning in self.config.warnings():
             self.warn(f"attend: {warning}")
         self.cleanup_every = float(self.config.get("sensor.cleanup_interval"))
+
+    def _start_senses(self) -> None:
+        """The one integration point of the sensor host: built from config, ticked by housekeeping
+        whenever its next poll or held line is due, told when a message was shown."""
+
+        def session() -> sensor_host.Session:
+            return sensor_host.Session(self.spool, self.who, self.ctx.env, self.config)
+
+        self.senses = sensor_host.for_loop(self.config, self.ctx.env, session, self.write, self.warn)
+        self.due["sensors"] = self.senses.next_due()
 
     def _sweep(self) -> None:
         """The bounded retention pass (the same policy as `attend cleanup`), so a spool stays bounded."""
@@ -397,6 +415,8 @@ def run(ctx: Context, write: Callable[[str], None], warn: Callable[[str], None])
         for s, handler in previous.items():
             signal.signal(s, handler)
         sensor.watcher.close()
+        if sensor.senses is not None:
+            sensor.senses.close()  # a script sensor still running is killed with the loop
         sensor.lock.release()
     return 0
 
