@@ -433,8 +433,8 @@ def transcript_path(env: Mapping[str, str], session_id: str, cwd: str | None) ->
 WORKING_WINDOW = 30.0  # seconds: a transcript written this recently means the session is working
 
 
-def transcript_status(env: Mapping[str, str], record: SessionRecord) -> str:
-    """ "working" when the session's transcript was written in the last WORKING_WINDOW seconds, else "waiting"."""
+def transcript_status(env: Mapping[str, str], record: SessionRecord, window: float = WORKING_WINDOW) -> str:
+    """ "working" when the session's transcript was written in the last ``window`` seconds, else "waiting"."""
     path = transcript_path(env, record.session_id, record.cwd)
     if path is None:
         return "unknown"
@@ -442,4 +442,4 @@ def transcript_status(env: Mapping[str, str], record: SessionRecord) -> str:
         age = time.time() - os.stat(path).st_mtime
     except OSError:
         return "unknown"
-    return "working" if age < WORKING_WINDOW else "waiting"
+    return "working" if age < window else "waiting"

@@ -430,3 +430,77 @@ def test_an_armed_loop_prints_the_keepwarm_line_once_per_idle_stretch(world: Wor
     write_transcript(world, s, 121_000)  # the turn that answered it: a new stretch
     loop.wait_for(lambda ls: len(sensor_lines(loop, "keepwarm")) == 2, "the next stretch's line")
     loop.stop()
+
+
+# ---------------------------------------------------------------------- tune and config init
+
+
+def cadence(world: World, gaps: list[float]) -> None:
+    """A transcript with the user typing ``gap`` seconds after each answer (tool results between don't count)."""
+    from datetime import UTC, datetime
+
+    path = world.home / ".claude" / "projects" / "-tmp-somewhere" / "s1.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    t = 1_790_000_000.0
+
+    def at(x: float) -> str:
+        return datetime.fromtimestamp(x, UTC).isoformat().replace("+00:00", "Z")
+
+    entries = []
+    for gap in gaps:
+        entries.append({"type": "assistant", "timestamp": at(t), "message": {"model": "m", "usage": {}}})
+        tool = {"role": "user", "content": [{"type": "tool_result", "content": "ok"}]}
+        entries.append({"type": "user", "timestamp": at(t + 1), "message": tool})
+        entries.append({"type": "assistant", "timestamp": at(t + 2), "message": {"model": "m", "usage": {}}})
+        t += 2 + gap
+        entries.append({"type": "user", "timestamp": at(t), "message": {"role": "user", "content": "next"}})
+        t += 5
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries))
+
+
+def test_tune_with_no_transcripts_says_so_and_changes_nothing(world: World) -> None:
+    out = world.attend("tune", "--apply")
+    assert out.returncode == 0 and "no transcripts under" in out.stdout and "nothing to tune" in out.stdout
+    assert not (world.home / ".config" / "attend").exists()
+
+
+def test_tune_proposes_from_the_turn_cadence_with_its_evidence(world: World) -> None:
+    cadence(world, [20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 7200])  # the 2 h gap is the user away
+    got = json.loads(world.attend("tune", "--json").stdout)
+    assert got["turns"] == 11 and got["applied"] is False
+    values = {p["key"]: p["value"] for p in got["proposals"]}
+    assert values == {"governor.event.cooldown": 65, "governor.message.cooldown": 13, "peers.activity_window": 101}
+    assert "p50 65s, p90 101s" in got["proposals"][0]["evidence"] and "over 10 turns" in got["proposals"][0]["evidence"]
+    assert not (world.home / ".config" / "attend").exists()
+
+
+def test_tune_apply_changes_only_its_keys_and_keeps_comments_and_order(world: World) -> None:
+    cadence(world, [20, 30, 40, 50, 60, 70, 80, 90, 100, 110])
+    path = user_config(
+        world,
+        "# my settings\nretention:\n  max_age_days: 7  # a week is plenty\n"
+        "governor:\n  event:\n    cooldown: 15  # default\n    window: 200\n",
+    )
+    out = world.attend("tune", "--apply")
+    assert out.returncode == 0, out.stderr
+    assert path.read_text() == (
+        "# my settings\nretention:\n  max_age_days: 7  # a week is plenty\n"
+        "governor:\n  event:\n    cooldown: 65  # default\n    window: 200\n  message:\n    cooldown: 13\n"
+        "peers:\n  activity_window: 101\n"
+    )
+    assert sorted(p.name for p in path.parent.iterdir()) == ["config.yaml"]  # no temporary or lock file
+    assert world.attend("config", "lint").returncode == 0
+
+
+def test_config_init_writes_the_commented_defaults_once_and_never_overwrites(world: World) -> None:
+    out = world.attend("config", "init")
+    path = world.home / ".config" / "attend" / "config.yaml"
+    assert out.returncode == 0 and out.stdout.strip() == f"wrote default config to {path}"
+    text = path.read_text()
+    assert "  cooldown: 15  # seconds between two event-lane lines" in text
+    assert config.parse(text, str(path)).values == config.defaults().values
+    path.write_text("retention:\n  max_age_days: 3\n")
+    again = world.attend("config", "init")
+    assert again.returncode == 1 and "already exists; config init never overwrites it" in again.stderr
+    assert path.read_text() == "retention:\n  max_age_days: 3\n"
+    assert sorted(p.name for p in path.parent.iterdir()) == ["config.yaml"]

@@ -16,8 +16,6 @@ from attend.errors import AttendError
 from attend.verbs import cleanup as cleanup_verb
 from attend.verbs import config as config_verb
 from attend.verbs import document
-from attend.verbs import keepwarm as keepwarm_verb
-from attend.verbs import sensors as sensors_verb
 from attend.verbs import tail as tail_verb
 
 
@@ -34,6 +32,8 @@ def _config_text(r: config_verb.ConfigResult) -> str:
     if r.action == "path":
         mark = {True: "", False: " (absent)"}
         return f"{r.user_path}{mark[r.user_path in r.files]}\n{r.project_path}{mark[r.project_path in r.files]}"
+    if r.action == "init":
+        return f"wrote default config to {r.user_path}"
     if r.action == "lint":
         return "\n".join(r.problems) if r.problems else f"ok: {', '.join(r.files) or 'no config files; defaults'}"
     rows = [[s.key, f"{s.value:g}", "" if s.source == "default" else s.source] for s in r.settings]
@@ -51,62 +51,6 @@ def config(action: str, as_json: bool) -> None:
             raise SystemExit(3)  # the document above lists the problems; a second one would break --json
         n = len(result.problems)
         raise LintProblems(f"config lint: {n} problem{'s' if n != 1 else ''}; fix the lines above")
-
-
-def _sensors_text(r: sensors_verb.SensorsResult) -> str:
-    rows = [
-        [
-            s.name,
-            s.kind,
-            s.lane,
-            s.state + (f" ({s.why})" if s.why else ""),
-            f"{s.interval:g}s / {s.min_interval:g}s",
-            s.description,
-            s.source,
-        ]
-        for s in r.sensors
-    ]
-    text = table(rows, ["Sensor", "Kind", "Lane", "State", "Interval", "Description", "Source"])
-    if r.trusted:
-        text = f"trusted {r.trusted} as it is now; its script sensors run from the next loop start\n" + text
-    return text
-
-
-@click.command(help=sensors_verb.DESCRIPTION, epilog=epilog(sensors_verb.EXAMPLES))
-@click.argument("action", required=False, default="list", type=click.Choice(sensors_verb.ACTIONS))
-@json_option
-def sensors(action: str, as_json: bool) -> None:
-    emit(sensors_verb.run(context(), sensors_verb.SensorsRequest(action)), as_json, _sensors_text)
-
-
-def _keepwarm_text(r: keepwarm_verb.KeepwarmResult) -> str:
-    from attend.domain.keepwarm import duration
-
-    c = r.card
-    if c is None:
-        return r.message
-    if c.last_request_ago is None:
-        cache = "no request yet this session"
-    elif c.warm:
-        cache = f"warm, {duration(c.left)} left (last request {duration(c.last_request_ago)} ago)"
-    else:
-        cache = f"cold, last request {duration(c.last_request_ago)} ago"
-    rows = [
-        ["model", c.model or "unknown (no usage in the transcript yet)"],
-        ["cache", cache],
-        ["context", f"{c.tokens:,} tokens"],
-        ["cold cost", f"${c.cold_cost:.2f} to re-write it (warm turn ${c.warm_cost:.2f})"],
-        ["keepwarm", c.keepwarm],
-    ]
-    return table(rows)
-
-
-@click.command(help=keepwarm_verb.DESCRIPTION, epilog=epilog(keepwarm_verb.EXAMPLES))
-@click.argument("action", required=False, default="status", type=click.Choice(keepwarm_verb.ACTIONS))
-@click.argument("window", required=False)
-@json_option
-def keepwarm(action: str, window: str | None, as_json: bool) -> None:
-    emit(keepwarm_verb.run(context(), keepwarm_verb.KeepwarmRequest(action, window)), as_json, _keepwarm_text)
 
 
 def _size(n: int) -> str:

@@ -49,6 +49,7 @@ KEYS: dict[str, Key] = {
     "governor.event.cooldown": Key(15, float, 0, "seconds between two event-lane lines (context, script sensors)"),
     "governor.event.max_per_window": Key(3, int, 1, "event-lane lines at most per governor.event.window"),
     "governor.event.window": Key(120, float, 1, "seconds over which governor.event.max_per_window counts"),
+    "peers.activity_window": Key(30, float, 1, "seconds: a peer whose transcript was written this recently is working"),
     "context.threshold": Key(
         80, float, 1, "percent of the model's window at which the context sensor speaks", project=True
     ),
@@ -359,6 +360,21 @@ def _argv(node: Any) -> tuple[str, ...] | str:
     return argv
 
 
+def read_user_text(env: Mapping[str, str] | None) -> str | None:
+    """The user file's text, None when there is none (an unreadable one raises OSError)."""
+    try:
+        return user_path(env).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+
+
+def parse(text: str, where: str) -> Config:
+    """The defaults overlaid by ``text`` alone, as a user file: to check an edit reads back."""
+    cfg = defaults()
+    _apply(cfg, text, where, False)
+    return cfg
+
+
 def project_of(cwd: str | None) -> str:
     from attend import identity
 
@@ -370,9 +386,10 @@ def project_of(cwd: str | None) -> str:
 TRUST_FILE = "trusted.json"  # {project file: sha256 of the text approved}, beside config.yaml
 
 
-def write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str, overwrite: bool = True) -> None:
     """Replace ``path`` whole (a new inode, fsynced), under an exclusive lock on its folder, so two
-    writers never interleave and a crash leaves the old file or the new one, and no temporary file."""
+    writers never interleave and a crash leaves the old file or the new one, and no temporary file.
+    With ``overwrite`` false the file is published by link(), which fails on an existing name."""
     import fcntl
 
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -386,7 +403,11 @@ def write_atomically(path: Path, text: str) -> None:
                 f.write(text)
                 f.flush()
                 os.fsync(f.fileno())
-            os.replace(tmp, path)
+            if overwrite:
+                os.replace(tmp, path)
+            else:
+                os.link(tmp, path)  # FileExistsError: never overwrite (config init)
+                os.unlink(tmp)
             os.fsync(folder)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
@@ -421,3 +442,32 @@ def trust(env: Mapping[str, str] | None, file: str, sha: str) -> None:
     approved = _trusted(env)
     approved[file] = sha
     write_atomically(trust_path(env), json.dumps(approved, indent=1, sort_keys=True) + "\n")
+
+
+def default_text() -> str:
+    """The default config file, every key at its default with its meaning beside it (``attend config
+    init``); comments and order survive ``attend tune --apply``."""
+    lines = [
+        "# attend settings: every key at its default; docs/architecture/config.md describes them.",
+        "# `attend config lint` checks this file; `attend tune --apply` edits the timing keys in place.",
+    ]
+    opened: list[str] = []
+    for key, spec in KEYS.items():
+        *parents, name = key.split(".")
+        common = 0
+        while common < min(len(opened), len(parents)) and opened[common] == parents[common]:
+            common += 1
+        if common == 0:
+            lines.append("")
+        for depth in range(common, len(parents)):
+            lines.append(f"{'  ' * depth}{parents[depth]}:")
+        opened = parents
+        lines.append(f"{'  ' * len(parents)}{name}: {spec.default:g}  # {spec.help}")
+    lines += [
+        "",
+        "# sensors:  (docs/architecture/sensors.md)",
+        "#   +ci: {script: ./tools/ci-status, interval: 60}  # a script sensor: each stdout line is one observation",
+        "#   -keepwarm:  # turn a sensor off",
+        "",
+    ]
+    return "\n".join(lines)

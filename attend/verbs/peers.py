@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from attend import identity
-from attend.domain import channels, humans, mcp_markers, rooms, sessions, transcript
+from attend.domain import channels, config, humans, mcp_markers, rooms, sessions, transcript
 from attend.domain.context import Context
 from attend.errors import AttendError
 from attend.layout import iso
@@ -72,6 +72,7 @@ def run(ctx: Context, req: PeersRequest) -> Peers:
         for member in channels.members(spool, name):
             member_of.setdefault(member, []).append("#" + name)
     registries: dict[str, dict[str, dict[str, object]]] = {}
+    window = float(config.load(ctx.env).get("peers.activity_window"))  # the user's file: yaml only if it exists
     out = []
     for record in identity.live_records(ctx.sessions_dir):
         sid = record.session_id
@@ -86,7 +87,7 @@ def run(ctx: Context, req: PeersRequest) -> Peers:
                 session_id=sid,
                 display=sessions.display(identity.persona(who), entry),
                 project=origin,
-                status=record.status or identity.transcript_status(ctx.env, record),
+                status=record.status or identity.transcript_status(ctx.env, record, window),
                 enrolled=sessions.is_enrolled(spool, sid),
                 channels=member_of.get(sid, []),
                 sensor=sessions.run_is_live(spool, sid),
