@@ -26,7 +26,7 @@ def test_an_armed_session_receives_one_keepwarm_line_per_idle_stretch_and_the_ca
 ) -> None:
     config = e2e.home / ".config" / "attend" / "config.yaml"
     config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text("keepwarm:\n  idle_seconds: 3\n  min_tokens: 1\nsensors:\n  keepwarm: {interval: 1}\n")
+    config.write_text("keepwarm:\n  idle_seconds: 5\n  min_tokens: 1\nsensors:\n  keepwarm: {interval: 1}\n")
     e2e.settings({"permissions": {"allow": ["Bash(attend:*)"]}})
     state: dict[str, Any] = {"stretches": 0}
 
