@@ -262,7 +262,8 @@ def test_config_lint_checks_the_governors_and_the_sensors(world: World) -> None:
     path = user_config(
         world,
         "governor:\n  event:\n    cooldown: -1\n    max_per_window: 0\n"
-        "sensors:\n  +ci: {interval: 30}\n  +fast: {script: ls, interval: 1}\n  gti: {}\n  -nothing:\n",
+        "sensors:\n  +ci: {interval: 30}\n  +fast: {script: ls, interval: 1}\n  gti: {}\n  -nothing:\n"
+        "  context: {interval: 5}\n",
     )
     out = world.attend("config", "lint")
     assert out.returncode == 3
@@ -272,6 +273,7 @@ def test_config_lint_checks_the_governors_and_the_sensors(world: World) -> None:
     assert f"{path}:7: sensors.+fast.interval: must be at least 5, not 1" in out.stdout
     assert f"{path}:8: sensors.gti: not a built-in sensor" in out.stdout
     assert f"{path}:9: sensors.-nothing: no sensor 'nothing' to turn off" in out.stdout
+    assert f"{path}:10: sensors.context.interval: must be at least 20, not 5" in out.stdout
     ok = user_config(world, "governor:\n  event:\n    cooldown: 20\nsensors:\n  +ci: {script: ls}\n")
     clean = world.attend("config", "lint")
     assert clean.returncode == 0 and str(ok) in clean.stdout

@@ -79,6 +79,7 @@ class Problem:
 
 
 BUILT_IN_SENSORS = ("peers", "context", "keepwarm")  # the names a `name:` entry (no sign) may configure
+MIN_INTERVAL = {"peers": 5.0, "context": 20.0, "keepwarm": 1.0}  # seconds: the least interval config may set
 SENSOR_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
 SCRIPT_KEYS = ("script", "interval", "timeout", "description")
 BUILT_IN_KEYS = ("enabled", "interval")
@@ -302,7 +303,7 @@ def _sensor_entry(
             return Problem(where, line, f"{key}.{k.value}", f"unknown key; known: {', '.join(allowed)}")
         fields[k.value] = (v, line)
     setting = SensorSetting(name, where, at, is_project, base=base)
-    floor = MIN_SCRIPT_INTERVAL if script else MIN_BUILT_IN_INTERVAL
+    floor = MIN_SCRIPT_INTERVAL if script else MIN_INTERVAL.get(name, MIN_BUILT_IN_INTERVAL)
     for k, (v, line) in fields.items():
         where_key = f"{key}.{k}"
         if k in ("interval", "timeout"):

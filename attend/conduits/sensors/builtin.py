@@ -7,6 +7,7 @@ from pathlib import Path
 from attend.conduits.sensors.base import MESSAGE, Observation, Probe, Sensor
 from attend.domain import keepwarm as warm
 from attend.domain import transcript
+from attend.domain.config import MIN_INTERVAL
 
 
 class Peers(Sensor):
@@ -16,7 +17,7 @@ class Peers(Sensor):
     name = "peers"
     lane = MESSAGE
     interval = 5.0  # the loop's housekeeping; messages themselves arrive by inotify at once
-    min_interval = 5.0
+    min_interval = MIN_INTERVAL["peers"]
     description = "messages to this session, and peers starting and ending"
     passive = True
 
@@ -31,7 +32,7 @@ class Context(Sensor):
 
     name = "context"
     interval = 60.0
-    min_interval = 20.0
+    min_interval = MIN_INTERVAL["context"]
     description = "the session's context nearing its window (compaction ahead)"
 
     def poll(self, probe: Probe) -> list[Observation]:
@@ -54,7 +55,7 @@ class Keepwarm(Sensor):
     name = "keepwarm"
     lane = MESSAGE
     interval = 60.0
-    min_interval = 1.0
+    min_interval = MIN_INTERVAL["keepwarm"]
     description = "one wake before the prompt cache lapses, while armed (attend keepwarm on)"
 
     def poll(self, probe: Probe) -> list[Observation]:
