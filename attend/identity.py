@@ -525,17 +525,25 @@ def resolve(
     )
 
 
+def transcript_path(env: Mapping[str, str], session_id: str, cwd: str | None) -> Path | None:
+    """Where the client writes a session's transcript: ``<claude dir>/projects/<slug>/<id>.jsonl``, the
+    slug being the session's own working directory (not the normalised origin) with every character
+    but letters and digits turned into ``-``."""
+    if not cwd or not is_session_id(session_id):
+        return None
+    return claude_dir(env) / "projects" / re.sub(r"[^A-Za-z0-9]", "-", cwd) / f"{session_id}.jsonl"
+
+
 WORKING_WINDOW = 30.0  # seconds: a transcript written this recently means the session is working
 
 
-def transcript_status(env: Mapping[str, str], record: SessionRecord) -> str:
-    """ "working" when the session's transcript was written in the last WORKING_WINDOW seconds, else "waiting"."""
-    if not record.cwd:
+def transcript_status(env: Mapping[str, str], record: SessionRecord, window: float = WORKING_WINDOW) -> str:
+    """ "working" when the session's transcript was written in the last ``window`` seconds, else "waiting"."""
+    path = transcript_path(env, record.session_id, record.cwd)
+    if path is None:
         return "unknown"
-    slug = re.sub(r"[^A-Za-z0-9]", "-", record.cwd)
-    path = claude_dir(env) / "projects" / slug / f"{record.session_id}.jsonl"
     try:
         age = time.time() - os.stat(path).st_mtime
     except OSError:
         return "unknown"
-    return "working" if age < WORKING_WINDOW else "waiting"
+    return "working" if age < window else "waiting"

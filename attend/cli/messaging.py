@@ -199,6 +199,7 @@ def _peers_text(result: peers_verb.Peers) -> str:
             p.display + (" (you)" if p.self else ""),
             p.project,
             p.status,
+            "-" if p.ctx is None else f"{p.ctx}%",
             ", ".join(p.channels) or "-",
             ("sensor " if p.sensor else "") + ("mcp" if p.mcp else "") or "-",
         ]
@@ -209,12 +210,13 @@ def _peers_text(result: peers_verb.Peers) -> str:
             h.user + " (human" + (", you)" if h.self else ")"),
             "-",
             f"active {h.active_at}",
+            "-",
             ", ".join(h.channels) or "-",
             "-",
         ]
         for h in result.humans
     ]
-    return table(rows, ["Peer", "Project", "Status", "Channels", "Conduits"])
+    return table(rows, ["Peer", "Project", "Status", "Ctx", "Channels", "Conduits"])
 
 
 @click.command(help=peers_verb.DESCRIPTION, epilog=epilog(peers_verb.EXAMPLES))

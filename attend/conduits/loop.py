@@ -24,6 +24,7 @@ from typing import IO, Any
 
 from attend import identity
 from attend.conduits import monitor
+from attend.conduits.sensors import host as sensor_host
 from attend.conduits.watch import ARRIVALS, CHANGES, Watcher
 from attend.domain import delivery, liveness, mcp_markers, presence, rooms, sessions
 from attend.domain.context import Context
@@ -85,6 +86,7 @@ class Sensor:
     peers: presence.PeerWatch | None = None
     reviving: bool = False  # the spool was deleted and is not yet made again (see _revive)
     relock: bool = False  # the run lock held is on a deleted file
+    senses: sensor_host.Host | None = None  # the other sensors (attend/conduits/sensors): context, keepwarm, scripts
 
     @property
     def spool(self) -> Spool:
@@ -121,6 +123,7 @@ class Sensor:
             "revive": float("inf"),
             "cleanup": now if self.cleanup_every else float("inf"),
         }
+        self._start_senses()
         if not self._safe(lambda: self.deliver(recover=True), "delivery"):
             self._back_off()
 
@@ -263,6 +266,8 @@ class Sensor:
         others = [s.id for s in shown if s.from_id != self.sid]
         if others:
             sessions.set_last_inbound(self.spool, self.sid, max(others))
+            if (senses := self.senses) is not None:
+                self._safe(lambda: senses.observe("message"), "sensors")
 
     # ---------------------------------------------------------------- presence
 
@@ -300,6 +305,9 @@ class Sensor:
         if now >= self.due["cleanup"]:
             self._safe(self._sweep, "cleanup")
             self.due["cleanup"] = now + self.cleanup_every
+        if self.senses is not None and now >= self.due["sensors"]:
+            self._safe(self.senses.tick, "sensors")
+            self.due["sensors"] = self.senses.next_due()
 
     def _orphaned(self) -> None:
         """The Claude process this loop serves has ended (killed, crashed): nobody is left to wake, so
@@ -354,6 +362,16 @@ class Sensor:
         for warning in self.config.warnings():
             self.warn(f"attend: {warning}")
         self.cleanup_every = float(self.config.get("sensor.cleanup_interval"))
+
+    def _start_senses(self) -> None:
+        """The one integration point of the sensor host: built from config, ticked by housekeeping
+        whenever its next poll or held line is due, told when a message was shown."""
+
+        def session() -> sensor_host.Session:
+            return sensor_host.Session(self.spool, self.who, self.ctx.env, self.config)
+
+        self.senses = sensor_host.for_loop(self.config, self.ctx.env, session, self.write, self.warn)
+        self.due["sensors"] = self.senses.next_due()
 
     def _sweep(self) -> None:
         """The bounded retention pass (the same policy as `attend cleanup`), so a spool stays bounded."""
@@ -455,6 +473,8 @@ def run(ctx: Context, write: Callable[[str], None], warn: Callable[[str], None])
         for s, handler in previous.items():
             signal.signal(s, handler)
         sensor.watcher.close()
+        if sensor.senses is not None:
+            sensor.senses.close()  # a script sensor still running is killed with the loop
         sensor.lock.release()
     return 0
 

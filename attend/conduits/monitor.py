@@ -24,8 +24,14 @@ MCP_REPLY = "mcp__attend__reply"
 MCP_SEND = "mcp__attend__send"
 
 
-def prefix(priority: str) -> str:
-    return f"[attend sensor=peers priority={priority}]"
+def prefix(priority: str, sensor: str = "peers") -> str:
+    return f"[attend sensor={sensor} priority={priority}]"
+
+
+def sensor_line(sensor: str, priority: str, text: str) -> str:
+    """A sensor's observation as one Monitor line: whatever the text holds (a script's output is
+    untrusted), it stays one line after attend's own prefix, so it cannot pass for another line."""
+    return f"{prefix(priority, sensor)} {one_line(text)}"
 
 
 def one_line(text: str) -> str:

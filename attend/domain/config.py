@@ -9,7 +9,11 @@ exists, never on a hot path.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
+import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +42,29 @@ KEYS: dict[str, Key] = {
         600, float, 0, "seconds between the sensor loop's bounded cleanup sweeps; 0 turns them off", project=True
     ),
     "sensor.cleanup_budget": Key(5000, int, 100, "spool entries one in-loop sweep may examine", project=True),
+    # The two lanes' governors (docs/architecture/sensors.md): messages pass freely, events are held.
+    "governor.message.cooldown": Key(3, float, 0, "seconds between two message-lane lines (peers, keepwarm)"),
+    "governor.message.max_per_window": Key(30, int, 1, "message-lane lines at most per governor.message.window"),
+    "governor.message.window": Key(60, float, 1, "seconds over which governor.message.max_per_window counts"),
+    "governor.event.cooldown": Key(15, float, 0, "seconds between two event-lane lines (context, script sensors)"),
+    "governor.event.max_per_window": Key(3, int, 1, "event-lane lines at most per governor.event.window"),
+    "governor.event.window": Key(120, float, 1, "seconds over which governor.event.max_per_window counts"),
+    "peers.activity_window": Key(30, float, 1, "seconds: a peer whose transcript was written this recently is working"),
+    "context.threshold": Key(
+        80, float, 1, "percent of the model's window at which the context sensor speaks", project=True
+    ),
+    "keepwarm.idle_seconds": Key(3000, float, 1, "idle seconds after which an armed keepwarm prints its line"),
+    "keepwarm.cache_ttl": Key(3600, float, 1, "seconds of idleness after which the prompt cache has lapsed"),
+    "keepwarm.min_tokens": Key(50000, int, 0, "a context smaller than this is not worth keeping warm"),
+    # USD per million tokens, for the keepwarm card; edit them when the price list changes.
+    "prices.opus.cache_write": Key(6.25, float, 0, "USD per million tokens written to the cache, Opus models"),
+    "prices.opus.cache_read": Key(0.5, float, 0, "USD per million tokens read from the cache, Opus models"),
+    "prices.sonnet.cache_write": Key(3.75, float, 0, "USD per million tokens written to the cache, Sonnet models"),
+    "prices.sonnet.cache_read": Key(0.3, float, 0, "USD per million tokens read from the cache, Sonnet models"),
+    "prices.haiku.cache_write": Key(1.25, float, 0, "USD per million tokens written to the cache, Haiku models"),
+    "prices.haiku.cache_read": Key(0.1, float, 0, "USD per million tokens read from the cache, Haiku models"),
 }
+SENSORS = "sensors"  # the one section that is not a key: sensors: {+name: {script: …}, -name:, name: {…}}
 
 
 @dataclass(frozen=True)
@@ -52,12 +78,41 @@ class Problem:
         return f"{self.file}:{self.line}: {self.key}: {self.message}"
 
 
+BUILT_IN_SENSORS = ("peers", "context", "keepwarm")  # the names a `name:` entry (no sign) may configure
+MIN_INTERVAL = {"peers": 5.0, "context": 20.0, "keepwarm": 1.0}  # seconds: the least interval config may set
+SENSOR_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
+SCRIPT_KEYS = ("script", "interval", "timeout", "description")
+BUILT_IN_KEYS = ("enabled", "interval")
+SCRIPT_INTERVAL = 30.0  # seconds, when a script sensor names none
+SCRIPT_TIMEOUT = 10.0
+MIN_SCRIPT_INTERVAL = 5.0  # a script is a process: no faster than this
+MIN_BUILT_IN_INTERVAL = 1.0
+
+
+@dataclass(frozen=True)
+class SensorSetting:
+    """One entry of the ``sensors:`` section, as one file states it."""
+
+    name: str
+    source: str  # the file
+    line: int
+    project: bool  # stated by a project overlay: a script runs only once that file is trusted
+    enabled: bool = True
+    script: tuple[str, ...] | None = None  # a script sensor's argv (never a shell line)
+    interval: float | None = None
+    timeout: float = SCRIPT_TIMEOUT
+    description: str = ""
+    base: str = ""  # the folder a relative script path is found from (the project, or the config folder)
+
+
 @dataclass
 class Config:
     values: dict[str, float | int]
     sources: dict[str, str]  # key -> "default" or the file it came from
     problems: list[Problem] = field(default_factory=list)
     files: list[str] = field(default_factory=list)  # the files that exist and were read
+    sensors: dict[str, SensorSetting] = field(default_factory=dict)  # the last file's word on each name
+    digests: dict[str, str] = field(default_factory=dict)  # file -> sha256 of the text read (trust)
 
     def get(self, key: str) -> float | int:
         return self.values[key]
@@ -92,6 +147,7 @@ def load(env: Mapping[str, str] | None = None, project: str | None = None) -> Co
             cfg.problems.append(Problem(str(file), 1, "-", f"cannot read: {e}"))
             continue
         cfg.files.append(str(file))
+        cfg.digests[str(file)] = digest(text)
         _apply(cfg, text, str(file), is_project)
     return cfg
 
@@ -108,6 +164,14 @@ def _apply(cfg: Config, text: str, where: str, is_project: bool) -> None:
         return
     if root is None:
         return
+    if isinstance(root, yaml.MappingNode):
+        kept = []
+        for key_node, value_node in root.value:
+            if key_node.value == SENSORS:
+                _sensors(cfg, value_node, where, is_project)
+            else:
+                kept.append((key_node, value_node))
+        root.value = kept
     for key, node, line in _leaves(root, "", cfg, where):
         spec = KEYS.get(key)
         if spec is None:
@@ -166,7 +230,245 @@ def _value(node: Any, spec: Key) -> float | int | str:
     return value
 
 
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _sensors(cfg: Config, node: Any, where: str, is_project: bool) -> None:
+    """``sensors:``: ``+name: {script: …}`` adds a script sensor, ``-name:`` turns a sensor off, and
+    ``name: {enabled:, interval:}`` configures a built-in one."""
+    import yaml
+
+    line = node.start_mark.line + 1
+    if isinstance(node, yaml.ScalarNode) and node.value in ("", "~", "null"):
+        return
+    if not isinstance(node, yaml.MappingNode):
+        cfg.problems.append(Problem(where, line, SENSORS, "must be a mapping, e.g. `sensors: {+ci: {script: …}}`"))
+        return
+    base = os.path.dirname(os.path.dirname(where)) if is_project else os.path.dirname(where)
+    for key_node, value_node in node.value:
+        raw = str(key_node.value)
+        at = key_node.start_mark.line + 1
+        sign, name = (raw[0], raw[1:]) if raw[:1] in "+-" else ("", raw)
+        key = f"{SENSORS}.{raw}"
+        if not SENSOR_NAME.fullmatch(name):
+            cfg.problems.append(Problem(where, at, key, "a sensor name is lower-case letters, digits, - and _"))
+            continue
+        known = name in BUILT_IN_SENSORS or name in cfg.sensors
+        if name == "peers" and sign != "+":
+            cfg.problems.append(
+                Problem(where, at, key, "peers is how messages arrive and takes no settings; leave channels instead")
+            )
+            continue
+        if sign == "-":
+            if not known:
+                cfg.problems.append(Problem(where, at, key, f"no sensor {name!r} to turn off; {_names(cfg)}"))
+                continue
+            prev = cfg.sensors.get(name)
+            off = SensorSetting(name, where, at, is_project, enabled=False)
+            cfg.sensors[name] = _replace(prev, enabled=False, source=where, line=at) if prev else off
+            continue
+        if sign == "" and name not in BUILT_IN_SENSORS:
+            hint = f"; a script sensor is `+{name}:`" if name not in cfg.sensors else ""
+            cfg.problems.append(Problem(where, at, key, f"not a built-in sensor ({', '.join(BUILT_IN_SENSORS)}){hint}"))
+            continue
+        if sign == "+" and name in BUILT_IN_SENSORS:
+            cfg.problems.append(Problem(where, at, key, f"{name!r} is a built-in sensor; configure it as `{name}:`"))
+            continue
+        entry = _sensor_entry(value_node, name, where, at, is_project, sign == "+", base)
+        if isinstance(entry, Problem):
+            cfg.problems.append(entry)
+        else:
+            cfg.sensors[name] = entry
+
+
+def _names(cfg: Config) -> str:
+    return "known: " + ", ".join([*BUILT_IN_SENSORS, *(n for n in cfg.sensors if n not in BUILT_IN_SENSORS)])
+
+
+def _sensor_entry(
+    node: Any, name: str, where: str, at: int, is_project: bool, script: bool, base: str
+) -> SensorSetting | Problem:
+    import yaml
+
+    allowed = SCRIPT_KEYS if script else BUILT_IN_KEYS
+    key = f"{SENSORS}.{'+' if script else ''}{name}"
+    if not isinstance(node, yaml.MappingNode):
+        want = "{script: …, interval: 30}" if script else "{enabled: false}"
+        return Problem(where, at, key, f"must be a mapping, e.g. {want}")
+    fields: dict[str, Any] = {}
+    for k, v in node.value:
+        line = k.start_mark.line + 1
+        if k.value not in allowed:
+            return Problem(where, line, f"{key}.{k.value}", f"unknown key; known: {', '.join(allowed)}")
+        fields[k.value] = (v, line)
+    setting = SensorSetting(name, where, at, is_project, base=base)
+    floor = MIN_SCRIPT_INTERVAL if script else MIN_INTERVAL.get(name, MIN_BUILT_IN_INTERVAL)
+    for k, (v, line) in fields.items():
+        where_key = f"{key}.{k}"
+        if k in ("interval", "timeout"):
+            value = _value(v, Key(0, float, floor if k == "interval" else 0.1, ""))
+            if isinstance(value, str):
+                return Problem(where, line, where_key, value)
+            setting = _replace(setting, **{k: float(value)})
+        elif k == "enabled":
+            if not (isinstance(v, yaml.ScalarNode) and v.tag.endswith(":bool")):
+                return Problem(where, line, where_key, f"must be true or false, not {getattr(v, 'value', v)!r}")
+            setting = _replace(setting, enabled=v.value.lower() in ("true", "yes", "on"))
+        elif k == "description":
+            if not isinstance(v, yaml.ScalarNode):
+                return Problem(where, line, where_key, "must be one line of text")
+            setting = _replace(setting, description=" ".join(str(v.value).split()))
+        elif k == "script":
+            argv = _argv(v)
+            if isinstance(argv, str):
+                return Problem(where, line, where_key, argv)
+            setting = _replace(setting, script=argv)
+    if script and setting.script is None:
+        return Problem(where, at, key, "a script sensor needs `script:` (a command line or a list of words)")
+    if script and setting.interval is None:
+        setting = _replace(setting, interval=SCRIPT_INTERVAL)
+    return setting
+
+
+def _replace(setting: SensorSetting, **changes: Any) -> SensorSetting:
+    import dataclasses
+
+    return dataclasses.replace(setting, **changes)
+
+
+def _argv(node: Any) -> tuple[str, ...] | str:
+    """The command as an argv: a list of words, or one line split the way a shell splits words
+    (shlex), but never given to a shell, so nothing in it is expanded or run but the command."""
+    import yaml
+
+    if isinstance(node, yaml.SequenceNode):
+        words = [w.value for w in node.value if isinstance(w, yaml.ScalarNode)]
+        if len(words) != len(node.value) or not words:
+            return "must be a command line or a non-empty list of words"
+        argv = tuple(str(w) for w in words)
+    elif isinstance(node, yaml.ScalarNode):
+        try:
+            argv = tuple(shlex.split(str(node.value)))
+        except ValueError as e:
+            return f"cannot split into words: {e}"
+        if not argv:
+            return "must name a command"
+    else:
+        return "must be a command line or a list of words"
+    if any("\0" in w or "\n" in w for w in argv):
+        return "a word holds a line break or NUL"
+    return argv
+
+
+def read_user_text(env: Mapping[str, str] | None) -> str | None:
+    """The user file's text, None when there is none (an unreadable one raises OSError)."""
+    try:
+        return user_path(env).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+
+
+def parse(text: str, where: str) -> Config:
+    """The defaults overlaid by ``text`` alone, as a user file: to check an edit reads back."""
+    cfg = defaults()
+    _apply(cfg, text, where, False)
+    return cfg
+
+
 def project_of(cwd: str | None) -> str:
     from attend import identity
 
     return identity.normalise_origin(cwd or os.getcwd())
+
+
+# ---------------------------------------------------------------------- writing, and trust
+
+TRUST_FILE = "trusted.json"  # {project file: sha256 of the text approved}, beside config.yaml
+
+
+def write_atomically(path: Path, text: str, overwrite: bool = True) -> None:
+    """Replace ``path`` whole (a new inode, fsynced), under an exclusive lock on its folder, so two
+    writers never interleave and a crash leaves the old file or the new one, and no temporary file.
+    With ``overwrite`` false the file is published by link(), which fails on an existing name."""
+    import fcntl
+
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(folder, fcntl.LOCK_EX)  # a lock on the folder itself: no lock file to leave behind
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+            if overwrite:
+                os.replace(tmp, path)
+            else:
+                os.link(tmp, path)  # FileExistsError: never overwrite (config init)
+                os.unlink(tmp)
+            os.fsync(folder)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
+    finally:
+        os.close(folder)  # closing releases the lock
+
+
+def trust_path(env: Mapping[str, str] | None = None) -> Path:
+    return Path(layout.config_root(env)) / TRUST_FILE
+
+
+def _trusted(env: Mapping[str, str] | None) -> dict[str, str]:
+    import json
+
+    try:
+        data = json.loads(trust_path(env).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+
+def is_trusted(env: Mapping[str, str] | None, file: str, sha: str) -> bool:
+    """Whether the user approved exactly this text of ``file`` (a changed file needs approval again)."""
+    return _trusted(env).get(file) == sha
+
+
+def trust(env: Mapping[str, str] | None, file: str, sha: str) -> None:
+    import json
+
+    approved = _trusted(env)
+    approved[file] = sha
+    write_atomically(trust_path(env), json.dumps(approved, indent=1, sort_keys=True) + "\n")
+
+
+def default_text() -> str:
+    """The default config file, every key at its default with its meaning beside it (``attend config
+    init``); comments and order survive ``attend tune --apply``."""
+    lines = [
+        "# attend settings: every key at its default; docs/architecture/config.md describes them.",
+        "# `attend config lint` checks this file; `attend tune --apply` edits the timing keys in place.",
+    ]
+    opened: list[str] = []
+    for key, spec in KEYS.items():
+        *parents, name = key.split(".")
+        common = 0
+        while common < min(len(opened), len(parents)) and opened[common] == parents[common]:
+            common += 1
+        if common == 0:
+            lines.append("")
+        for depth in range(common, len(parents)):
+            lines.append(f"{'  ' * depth}{parents[depth]}:")
+        opened = parents
+        lines.append(f"{'  ' * len(parents)}{name}: {spec.default:g}  # {spec.help}")
+    lines += [
+        "",
+        "# sensors:  (docs/architecture/sensors.md)",
+        "#   +ci: {script: ./tools/ci-status, interval: 60}  # a script sensor: each stdout line is one observation",
+        "#   -keepwarm:  # turn a sensor off",
+        "",
+    ]
+    return "\n".join(lines)

@@ -6,19 +6,20 @@ from dataclasses import dataclass, field
 
 from attend.domain import config
 from attend.domain.context import Context
-from attend.errors import UsageError
+from attend.errors import AttendError, UsageError
 
 DESCRIPTION = (
     "Show the effective settings (user config.yaml overlaid by the project's .claude/attend.yaml), "
-    "print their paths, or lint them: lint prints file:line: key: problem and exits 3 on errors."
+    "print their paths, lint them (file:line: key: problem, exit 3 on errors), or init: write the default "
+    "user config.yaml, every key commented, never over an existing file."
 )
-PARAMS = {"action": "show (default), path or lint."}
+PARAMS = {"action": "show (default), path, lint or init."}
 EXAMPLES = (  # the end of `attend config --help` (CLI only)
     ("attend config", "every setting, its value and where it is set"),
     ("attend config path", "the two config files"),
     ("attend config lint", "check them (exit 3 on problems)"),
 )
-ACTIONS = ("show", "path", "lint")
+ACTIONS = ("show", "path", "lint", "init")
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,8 @@ def run(ctx: Context, req: ConfigRequest) -> ConfigResult:
     if req.action not in ACTIONS:
         raise UsageError(f"unknown action {req.action!r}; use one of: {', '.join(ACTIONS)}")
     project = config.project_of(ctx.cwd)
+    if req.action == "init":
+        _init(ctx)
     cfg = config.load(ctx.env, project)
     settings = [Setting(k, cfg.values[k], spec.default, cfg.sources[k], spec.help) for k, spec in config.KEYS.items()]
     problems = cfg.warnings()
@@ -63,3 +66,11 @@ def run(ctx: Context, req: ConfigRequest) -> ConfigResult:
         # lint reports problems on stdout; the other actions say them once on stderr
         warnings=[] if req.action == "lint" else problems,
     )
+
+
+def _init(ctx: Context) -> None:
+    path = config.user_path(ctx.env)
+    try:
+        config.write_atomically(path, config.default_text(), overwrite=False)
+    except FileExistsError:
+        raise AttendError(f"{path} already exists; config init never overwrites it (attend config shows it)") from None

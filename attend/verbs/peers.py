@@ -6,14 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from attend import identity
-from attend.domain import channels, humans, mcp_markers, rooms, sessions
+from attend.domain import channels, config, humans, mcp_markers, rooms, sessions, transcript
 from attend.domain.context import Context
 from attend.errors import AttendError
 from attend.layout import iso
 
 DESCRIPTION = (
-    "List live Claude Code sessions on this machine (display name, project, status, channels, conduits), "
-    "and beside them the humans who sent or read in the last 12 hours (their user name addresses them)."
+    "List live Claude Code sessions on this machine (display name, project, status, context, channels, "
+    "conduits), and beside them the humans who sent or read in the last 12 hours "
+    "(their user name addresses them)."
 )
 EXAMPLES = (  # the end of `attend peers --help` (CLI only)
     ("attend peers", "the live sessions, and the humans who used the bus today"),
@@ -40,6 +41,7 @@ class Peer:
     self: bool
     pid: int
     ordinal: str | None  # alpha, beta, … once registered (display only, never a key)
+    ctx: int | None = None  # percent of its model's window the context fills, from its transcript
 
 
 @dataclass
@@ -70,6 +72,7 @@ def run(ctx: Context, req: PeersRequest) -> Peers:
         for member in channels.members(spool, name):
             member_of.setdefault(member, []).append("#" + name)
     registries: dict[str, dict[str, dict[str, object]]] = {}
+    window = float(config.load(ctx.env).get("peers.activity_window"))  # the user's file: yaml only if it exists
     out = []
     for record in identity.live_records(ctx.sessions_dir):
         sid = record.session_id
@@ -84,7 +87,7 @@ def run(ctx: Context, req: PeersRequest) -> Peers:
                 session_id=sid,
                 display=sessions.display(identity.persona(who), entry),
                 project=origin,
-                status=record.status or identity.transcript_status(ctx.env, record),
+                status=record.status or identity.transcript_status(ctx.env, record, window),
                 enrolled=sessions.is_enrolled(spool, sid),
                 channels=member_of.get(sid, []),
                 sensor=sessions.run_is_live(spool, sid),
@@ -92,6 +95,7 @@ def run(ctx: Context, req: PeersRequest) -> Peers:
                 self=sid == me,
                 pid=record.pid,
                 ordinal=sessions.ordinal_of(entry),
+                ctx=_context(ctx, record),
             )
         )
     out.sort(key=lambda p: (p.project, p.display))
@@ -99,3 +103,8 @@ def run(ctx: Context, req: PeersRequest) -> Peers:
         HumanPeer(h.user, iso(h.active_at), member_of.get(h.user, []), h.user == me) for h in humans.recent(spool)
     ]
     return Peers(out, people)
+
+
+def _context(ctx: Context, record: identity.SessionRecord) -> int | None:
+    usage = transcript.last_usage(transcript.path_for(ctx.env, record.session_id, record.cwd))
+    return usage.percent if usage else None

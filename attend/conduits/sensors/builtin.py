@@ -1,0 +1,63 @@
+"""The built-in senses: ``peers`` (served by the loop itself), ``context`` and ``keepwarm``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from attend.conduits.sensors.base import MESSAGE, Observation, Probe, Sensor
+from attend.domain import keepwarm as warm
+from attend.domain import transcript
+from attend.domain.config import MIN_INTERVAL
+
+
+class Peers(Sensor):
+    """Messages and presence: the loop's own inotify path (paced, digests over 8); listed here so
+    ``attend sensors`` shows every sense, never polled by the host."""
+
+    name = "peers"
+    lane = MESSAGE
+    interval = 5.0  # the loop's housekeeping; messages themselves arrive by inotify at once
+    min_interval = MIN_INTERVAL["peers"]
+    description = "messages to this session, and peers starting and ending"
+    passive = True
+
+
+def session_transcript(probe: Probe) -> Path | None:
+    return transcript.of_session(probe.env, probe.who)
+
+
+class Context(Sensor):
+    """One line when the session's context crosses ``context.threshold`` percent of its window, once per
+    crossing: it speaks again only after the context fell below (a compaction) and rose again."""
+
+    name = "context"
+    interval = 60.0
+    min_interval = MIN_INTERVAL["context"]
+    description = "the session's context nearing its window (compaction ahead)"
+
+    def poll(self, probe: Probe) -> list[Observation]:
+        usage = transcript.last_usage(session_transcript(probe))
+        if usage is None:
+            return []
+        threshold = float(probe.config.get("context.threshold"))
+        above = usage.percent >= threshold
+        said = probe.state.get("said_for") == probe.sid and probe.state.get("above", False)
+        probe.state.update(above=above, said_for=probe.sid, percent=usage.percent)
+        if above and not said:
+            return [Observation(f"context at {usage.percent}% — approaching compaction", "high")]
+        return []
+
+
+class Keepwarm(Sensor):
+    """While armed (``attend keepwarm on``), one line ``keepwarm.idle_seconds`` into each idle stretch,
+    before the prompt cache lapses (attend/domain/keepwarm.py holds the rules)."""
+
+    name = "keepwarm"
+    lane = MESSAGE
+    interval = 60.0
+    min_interval = MIN_INTERVAL["keepwarm"]
+    description = "one wake before the prompt cache lapses, while armed (attend keepwarm on)"
+
+    def poll(self, probe: Probe) -> list[Observation]:
+        line = warm.check(probe.spool, probe.sid, session_transcript(probe), probe.config, probe.now)
+        return [Observation(line, "medium")] if line else []
