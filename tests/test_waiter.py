@@ -214,3 +214,26 @@ def test_the_waiter_leaves_before_the_hook_timeout_the_settings_give_it() -> Non
     assert entry["command"].endswith("attend-wait-stop.sh")
     assert entry["timeout"] == waiter.HOOK_TIMEOUT
     assert waiter.HOOK_TIMEOUT - waiter.MARGIN >= 8 * 3600  # a working day after the last turn
+
+
+def test_status_and_doctor_show_whether_the_waiter_is_wired_and_waiting(world: World, waits) -> None:
+    s = world.session("proj")
+    enroll(world, s)
+
+    def conduits() -> dict[str, bool]:
+        r = s.attend("status", "--json")
+        assert r.rc == 0, r.stderr
+        return json.loads(r.stdout)["conduits"]
+
+    def doctor_says(name: str) -> dict[str, str]:
+        r = s.attend("doctor", "--json")
+        return next(c for c in json.loads(r.stdout)["checks"] if c["name"] == name)
+
+    assert (conduits()["waiter"], conduits()["waiter_wired"]) == (False, False)
+    assert "waiting Stop hook" in doctor_says("wiring")["detail"]
+    assert world.attend("install", "--target", str(world.home / ".claude")).returncode == 0
+    w = waits(s)
+    assert (conduits()["waiter"], conduits()["waiter_wired"]) == (True, True)
+    assert doctor_says("waiter")["status"] == "ok" and doctor_says("wiring")["status"] == "ok"
+    s.proc.kill()
+    assert w.done()[0] == 0
