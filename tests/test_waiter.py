@@ -58,9 +58,14 @@ class Wait:
 def waits(world: World) -> Iterator[Callable[..., Wait]]:
     started: list[Wait] = []
 
-    def start(s: StandIn, active: bool = False, env: dict[str, str] | None = None, ready: bool = True) -> Wait:
+    def start(
+        s: StandIn, active: bool = False, env: dict[str, str] | None = None, ready: bool = True, drained: bool = True
+    ) -> Wait:
+        """A waiter and, as at a real turn end, the drain with the same payload (whose verdict it awaits)."""
         w = Wait(world, s, active, env)
         started.append(w)
+        if drained:
+            drain(world, s.session_id, active)
         if ready:
             wait_until(lambda: w.waiting() or w.exited(), "the waiter to be set up")
         return w
@@ -105,6 +110,28 @@ def test_three_messages_that_land_together_arrive_in_one_wake(world: World, wait
     assert all(f"  burst {i}" in err.splitlines() for i in range(3))
 
 
+def test_when_the_drain_of_the_same_turn_end_blocks_the_waiter_leaves_at_once(world: World, waits) -> None:
+    """The client holds a block's continuation until every asyncRewake hook of that turn end has
+    exited: a waiter that stayed would hang the session until the next message."""
+    s = world.session("proj")
+    enroll(world, s)
+    world.attend("send", "pending at the turn end")
+    w = waits(s, ready=False, drained=False)
+    blocked = drain(world, s.session_id)
+    assert "pending at the turn end" in json.loads(blocked.stdout)["reason"]
+    assert w.done() == (0, "", "")
+
+
+def test_a_waiter_claims_nothing_before_the_drain_of_its_turn_end_has_decided(world: World, waits) -> None:
+    s = world.session("proj")
+    enroll(world, s)
+    w = waits(s, drained=False)
+    world.attend("send", "for the drain")
+    blocked = drain(world, s.session_id)  # a slow drain: the message is there before it runs
+    assert "for the drain" in json.loads(blocked.stdout)["reason"]
+    assert w.done() == (0, "", "")
+
+
 def test_a_newer_waiter_replaces_an_older_one_which_leaves_without_output(world: World, waits) -> None:
     s = world.session("proj")
     enroll(world, s)
@@ -116,11 +143,12 @@ def test_a_newer_waiter_replaces_an_older_one_which_leaves_without_output(world:
     assert rc == 2 and "  for the newest waiter" in err.splitlines()
 
 
-def test_waiters_started_together_show_a_pending_message_once(world: World, waits) -> None:
+def test_waiters_started_together_show_a_message_once(world: World, waits) -> None:
     s = world.session("proj")
     enroll(world, s)
+    many = [waits(s, ready=False, drained=False) for _ in range(4)]
+    drain(world, s.session_id)  # the turn end's drain: nothing pending, so the waiters may claim
     world.attend("send", "only once")
-    many = [waits(s, ready=False) for _ in range(4)]
     wait_until(lambda: maildir(world, s.session_id, "cur"), "a waiter to show it")
     s.proc.kill()  # the newest waiter would wait on for the next message; the client's end ends it
     results = [w.done() for w in many]

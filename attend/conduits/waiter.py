@@ -40,8 +40,9 @@ from attend.spool import Spool
 
 HOOK_TIMEOUT = 86400  # seconds: the entry's "timeout" in settings/hooks.json (tests/test_waiter.py checks)
 MARGIN = 120.0  # the waiter leaves this long before the client would kill it mid-show
-QUIET = 0.15  # after an arrival, more of a burst is gathered until this long passes with none
-GATHER_MAX = 1.0  # ...but never longer than this after the first
+QUIET = 0.05  # after an arrival, more of a burst is gathered until this long passes with none
+GATHER_MAX = 0.5  # ...but never longer than this after the first
+DRAIN_GRACE = 35.0  # the drain's own timeout is 30 s: past this, its verdict is not coming
 LOOK_EVERY = 600.0  # seconds between looks without an event (the loop's lock, the deadline)
 LOOP_WINDOW = 30.0  # a wake this soon after the turn it follows continues a chain of wakes
 MAX_WAKES = 5  # as drain.MAX_ROUNDS: consecutive quick wakes before the waiter leaves them to a turn end
@@ -78,7 +79,11 @@ def wake_mode(env: Mapping[str, str]) -> str:
 
 
 class Waiter:
-    def __init__(self, spool: Spool, sid: str, claude_pid: int | None, stop_active: bool, err: IO[str]) -> None:
+    def __init__(
+        self, spool: Spool, sid: str, claude_pid: int | None, stop_active: bool, err: IO[str], tag: str = ""
+    ) -> None:
+        self.tag = tag  # this turn end's event tag, to find the drain's verdict on it
+        self.cleared = not tag  # the drain of this turn end did not block (or is not coming)
         self.spool = spool
         self.sid = sid
         self.claude_pid = claude_pid
@@ -149,10 +154,31 @@ class Waiter:
                 with contextlib.suppress(OSError):
                     self.spool.remove(L.SESSIONS, self.sid, WAITER)
 
+    def drain_blocked(self) -> bool:
+        """Whether the drain run by this same turn end blocked. The client holds the block's
+        continuation until every asyncRewake hook of the event has exited (measured: a 6 s hook held
+        it 6 s), so then this waiter leaves at once; a new one starts at the next turn end. Until the
+        drain's verdict is in (at most DRAIN_GRACE), nothing is claimed here: the drain shows it."""
+        if self.cleared:
+            return False
+        try:
+            text = self.spool.read_text(L.SESSIONS, self.sid, L.DRAINED) or ""
+        except OSError:
+            text = ""
+        tag, _, verdict = text.strip().partition(" ")
+        if tag == self.tag:
+            self.cleared = verdict != "block"
+            return verdict == "block"
+        self.cleared = time.monotonic() - self.started > DRAIN_GRACE
+        return False
+
     def wait(self) -> int:
         while True:
-            if self.claude_gone() or not self.mine() or self.loop_live():
+            if self.claude_gone() or not self.mine() or self.loop_live() or self.drain_blocked():
                 return QUIET_EXIT
+            if not self.cleared:
+                self.watcher.wait(max(0.0, DRAIN_GRACE - (time.monotonic() - self.started)) + 0.01, wake=self.pidfd)
+                continue
             if self.claude_pid is not None and self.pidfd is None and stat_fields(self.claude_pid) is None:
                 return QUIET_EXIT
             left = self.deadline - time.monotonic()
@@ -244,7 +270,7 @@ def hook_main(data: bytes, env: Mapping[str, str], err: IO[str]) -> int:
         if wake_mode(env) == "off":
             return QUIET_EXIT
         stop_active = payload.get("stop_hook_active") is True
-        return Waiter(spool, sid, _claude_pid(env), stop_active, err).run()
+        return Waiter(spool, sid, _claude_pid(env), stop_active, err, L.event_tag(data)).run()
     except Exception as e:  # never wake the session with an error of our own
         line = f"attend wait: the waiter failed ({type(e).__name__}: {e}); messages stay pending for the next conduit"
         with contextlib.suppress(Exception):
