@@ -2,12 +2,11 @@
 benchmark: what docs/architecture/conduits.md records about the waiting conduit comes from here).
 
     .venv/bin/python bench/wake_probe.py timeout   # which `timeout` values the client honours
-    .venv/bin/python bench/wake_probe.py busy      # an exit 2 while the session is mid-turn
+    .venv/bin/python bench/wake_probe.py block 6   # a Stop block beside an asyncRewake hook that sleeps 6 s
 """
 
 from __future__ import annotations
 
-import json
 import sys
 import tempfile
 import time
@@ -15,8 +14,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.e2e.fake_api import Request, bash, call, done, tool_search
-from tests.e2e.harness import E2EWorld, latest_user_texts, user_texts
+from tests.e2e.fake_api import Request, done
+from tests.e2e.harness import E2EWorld
 
 HOOK = """#!/bin/sh
 # Wake once: wait for the go file, print a line, exit 2; later runs exit 0 at once.
@@ -58,62 +57,46 @@ def probe_timeout(timeout: float) -> str:
     return f"timeout={timeout}: turns={len(run.turns)} woke={len(hit)} rc={run.rc} timed_out={run.timed_out}"
 
 
-def probe_busy() -> None:
-    """Monitor wakes the session; during that turn the hook exits 2. Where does its text land?"""
+def probe_block(sleep: float) -> None:
+    """A blocking Stop hook and an asyncRewake one that sleeps, at one turn end: when does the block's
+    continuation reach the model? (Measured: after the sleep, so the waiter must leave on a block.)"""
     tmp = Path(tempfile.mkdtemp(prefix="wake-probe-"))
-    e2e, d = world(tmp, 600)
-    g = d / "g"
-    seen: list[str] = []
-
-    def busy(req: Request) -> object:
-        seen.append("busy turn began: " + " | ".join(t[:80] for t in latest_user_texts(req)))
-        (d / "go").touch()
-        deadline = time.monotonic() + 10
-        while not (d / "woke").exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(1.5)  # the hook has exited 2 while this turn is still open
-        return bash("echo still-busy")
-
-    def record(label: str):
-        def step(req: Request) -> str:
-            seen.append(label + ": " + " | ".join(t[:120] for t in latest_user_texts(req)))
-            return done(label)
-
-        return step
-
-    monitor = f"while [ ! -e {g} ]; do sleep 0.1; done; echo EVENT"
-    script = [
-        tool_search("Monitor"),
-        call("Monitor", {"command": monitor, "description": "probe", "timeout_ms": 60000}),
-        record("turn ends"),
-        busy,
-        record("after tool in busy turn"),
-        record("next"),
-        record("next2"),
-        record("next3"),
+    e2e = E2EWorld(tmp)
+    d = tmp / "probe"
+    d.mkdir()
+    block, slow = d / "block.sh", d / "slow.sh"
+    block.write_text(
+        f"#!/bin/sh\ncat >/dev/null\n[ -e {d}/blocked ] && exit 0\n: > {d}/blocked\n"
+        """echo '{"decision":"block","reason":"BLOCKED"}'\n"""
+    )
+    slow.write_text(f"#!/bin/sh\ncat >/dev/null\nsleep {sleep}\nexit 0\n")
+    for f in (block, slow):
+        f.chmod(0o755)
+    hooks = [
+        {"hooks": [{"type": "command", "command": str(block), "timeout": 30}]},
+        {"hooks": [{"type": "command", "command": str(slow), "asyncRewake": True, "timeout": 600}]},
     ]
-    c = e2e.start(script, timeout=60)
-    time.sleep(6)
-    g.touch()
-    run = c.wait()
+    e2e.settings({"hooks": {"Stop": hooks}})
+    at: dict[str, float] = {}
+
+    def first(req: Request) -> str:
+        at["end"] = time.monotonic()
+        return "first"
+
+    def second(req: Request) -> str:
+        at["continued"] = time.monotonic()
+        return "second"
+
+    run = e2e.claude([first, second, done("x")], timeout=60)
     e2e.close()
-    for s in seen:
-        print(s)
-    hits = [t for t in user_texts(run.turns) if "WOKEN-BY-HOOK" in t]
-    print(f"feedback texts: {len(hits)}; turns {len(run.turns)}; rc {run.rc}")
-    payloads = sorted(d.glob("payload.*"))
-    for p in payloads:
-        try:
-            doc = json.loads(p.read_text())
-            print("stop payload stop_hook_active:", doc.get("stop_hook_active"))
-        except ValueError:
-            pass
+    print(f"async hook sleeps {sleep:g} s: the block's continuation came {at['continued'] - at['end']:.2f} s after")
+    print(f"the turn ended (rc {run.rc})")
 
 
 if __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else "timeout"
-    if what == "timeout":
+    if what == "block":
+        probe_block(float(sys.argv[2]) if len(sys.argv) > 2 else 6)
+    elif what == "timeout":
         for t in [float(a) for a in sys.argv[2:]] or [86400, 2147483, 2147484]:
             print(probe_timeout(t), flush=True)
-    else:
-        probe_busy()
