@@ -51,6 +51,9 @@ REPAIR = "repair.json"  # the repair pass's cursor per room
 NOTICE = "notice"  # "N earlier messages not shown", for the next conduit to announce once
 REPLY_HINT = "reply-hint"  # present once a conduit has shown the reply forms
 DRAIN_ROUNDS = "drain-rounds"  # consecutive blocking drains (the loop guard)
+DRAINED = "drained"  # "<event tag> block|none": the drain's verdict at the last turn end (for the waiter)
+WAITER = "waiter"  # "<pid> <procStart>" of the session's newest waiter (`attend wait --hook`)
+WAKE_ROUNDS = "wake-rounds"  # consecutive quick wakes by the waiter (its loop guard)
 BANNER = "banner"  # the fingerprint of the last banner the loop printed
 PRESENCE_CURSOR = "presence-cursor"  # the newest peer event the loop has printed
 REAPING = "reaping"  # retention is removing this ended session
@@ -175,3 +178,11 @@ def default_root(env: Mapping[str, str] | None = None) -> str:
     if xdg and os.path.isabs(xdg):
         return os.path.join(xdg, "attend")
     return os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache", "attend")
+
+
+def event_tag(payload: bytes) -> str:
+    """A tag for one Stop event: Claude Code hands every hook of the event the same payload bytes, so
+    the drain and the waiter started by one turn end compute the same tag (zlib: no hashlib import)."""
+    import zlib
+
+    return f"{zlib.crc32(payload):08x}{len(payload):x}"

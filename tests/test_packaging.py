@@ -55,10 +55,15 @@ def test_a_wheel_in_a_fresh_venv_installs_settings_hooks_and_skill(tmp_path: Pat
     run([str(env_dir / "bin" / "attend"), "install", "--target", str(home / ".claude")], env=env, cwd=outside)
     settings = json.loads((home / ".claude" / "settings.json").read_text())
     assert "mcp__attend__inbox_wait" in settings["permissions"]["allow"]
-    assert settings["hooks"]["Stop"][-1]["hooks"][0]["command"] == "~/.claude/hooks/ways/attend-drain-stop.sh"
+    stop = [h for g in settings["hooks"]["Stop"] for h in g["hooks"]]
+    assert [h["command"] for h in stop] == [
+        "~/.claude/hooks/ways/attend-drain-stop.sh",
+        "~/.claude/hooks/ways/attend-wait-stop.sh",
+    ]
+    assert stop[1]["asyncRewake"] is True
     server = json.loads((home / ".claude.json").read_text())["mcpServers"]["attend"]
     assert server == {"type": "stdio", "command": str(env_dir / "bin" / "attend"), "args": ["mcp"]}
-    for script in ("attend-drain-stop.sh", "attend-guard-pre.sh"):
+    for script in ("attend-drain-stop.sh", "attend-wait-stop.sh", "attend-guard-pre.sh"):
         assert os.access(home / ".claude" / "hooks" / "ways" / script, os.X_OK)
     # The hook runs the venv's attend by its path, whatever PATH the client has.
     drain = (home / ".claude" / "hooks" / "ways" / "attend-drain-stop.sh").read_text()

@@ -36,7 +36,10 @@ def _config_text(r: config_verb.ConfigResult) -> str:
         return f"wrote default config to {r.user_path}"
     if r.action == "lint":
         return "\n".join(r.problems) if r.problems else f"ok: {', '.join(r.files) or 'no config files; defaults'}"
-    rows = [[s.key, f"{s.value:g}", "" if s.source == "default" else s.source] for s in r.settings]
+    rows = [
+        [s.key, s.value if isinstance(s.value, str) else f"{s.value:g}", "" if s.source == "default" else s.source]
+        for s in r.settings
+    ]
     return table(rows, ["Key", "Value", "Set in"])
 
 

@@ -1,5 +1,6 @@
-"""The ``attend`` console entry: route the Stop-hook drain and plain `send` command lines to their
-fast paths before click (or anything heavy) is imported; everything else goes to the click frontend."""
+"""The ``attend`` console entry: route the Stop-hook drain, the waiter (``attend wait --hook``) and
+plain `send` command lines to their fast paths before click (or anything heavy) is imported;
+everything else goes to the click frontend."""
 
 from __future__ import annotations
 
@@ -29,6 +30,13 @@ def main() -> None:
         from attend.conduits import drain
 
         sys.exit(drain.hook_main(data, sys.stdout, sys.stderr))
+
+    if sys.argv[1:2] == ["wait"]:
+        import os
+
+        from attend.conduits import waiter  # the asyncRewake Stop hook: it waits for hours, so stays small
+
+        sys.exit(waiter.main(sys.argv[2:], os.environ, sys.stderr))
 
     if sys.argv[1:2] == ["send"]:
         from attend.cli import fastsend  # the hot outbound path, parsed without click

@@ -227,6 +227,7 @@ def peers(as_json: bool) -> None:
 
 def _status_text(s: status_verb.Status) -> str:
     yes = {True: "yes", False: "no"}
+    wired = s.conduits.waiter_wired
     rows = [
         ["spool", s.spool],
         ["session", s.session_id],
@@ -238,6 +239,7 @@ def _status_text(s: status_verb.Status) -> str:
         ["pending", str(s.pending)],
         ["sensor loop", yes[s.conduits.sensor]],
         ["drain", yes[s.conduits.drain]],
+        ["waiter", ("waiting" if s.conduits.waiter else "not waiting") + (" (wired)" if wired else " (not wired)")],
         ["mcp", yes[s.conduits.mcp]],
         ["channels", ", ".join(s.channels) or "-"],
         ["spool size", f"{s.spool_bytes} bytes in {s.spool_files} files"],

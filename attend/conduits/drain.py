@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from attend.conduits import monitor
+from attend.conduits import fastdrain, monitor
 from attend.domain import delivery, framing, mcp_markers, rooms, sessions
 from attend.domain.context import Context
 from attend.domain.envelope import Signal
@@ -190,29 +190,35 @@ def _payload(data: bytes) -> dict[str, Any]:
     return raw if isinstance(raw, dict) else {}
 
 
-def hook(ctx: Context, payload: dict[str, Any], out: IO[str], err: IO[str]) -> None:
-    """The hook form: one block line when something is pending, nothing otherwise."""
+def hook(ctx: Context, payload: dict[str, Any], out: IO[str], err: IO[str], data: bytes = b"") -> None:
+    """The hook form: one block line when something is pending, nothing otherwise. Either way the
+    verdict is left for the waiter this turn end started (``fastdrain.verdict``)."""
     stop_active = payload.get("stop_hook_active") is True
     who = served(ctx)
     if who is None:
         return
     spool, sid = ctx.spool, who.id
-    sessions.touch_heartbeat(spool, sid)
-    if not _pending(spool, sid):
-        end_chain(spool, sid)
-        return
-    _, refusal = next_round(spool, sid, stop_active)
-    if refusal:
-        report(spool, err, f"({refusal})")
-        return
-    with claimed(spool, sid) as batch:
-        for warning in batch.warnings:
-            report(spool, err, f"attend: {warning}")
-        if not batch.signals and not batch.note:
+    blocked = False
+    try:
+        sessions.touch_heartbeat(spool, sid)
+        if not _pending(spool, sid):
             end_chain(spool, sid)
             return
-        out.write(json.dumps({"decision": "block", "reason": render_reason(batch)}, ensure_ascii=False) + "\n")
-        out.flush()
+        _, refusal = next_round(spool, sid, stop_active)
+        if refusal:
+            report(spool, err, f"({refusal})")
+            return
+        with claimed(spool, sid) as batch:
+            for warning in batch.warnings:
+                report(spool, err, f"attend: {warning}")
+            if not batch.signals and not batch.note:
+                end_chain(spool, sid)
+                return
+            out.write(json.dumps({"decision": "block", "reason": render_reason(batch)}, ensure_ascii=False) + "\n")
+            out.flush()
+            blocked = True
+    finally:
+        fastdrain.verdict(spool, sid, data, blocked)
 
 
 def plain(ctx: Context, out: IO[str], err: IO[str]) -> None:
@@ -248,7 +254,7 @@ def hook_main(data: bytes, out: IO[str], err: IO[str]) -> int:
         sid = payload.get("session_id")
         spool = Spool.open(create=False)  # made by the first write, if a drain ever writes
         ctx = Context(spool=spool, payload_sid=sid if isinstance(sid, str) and sid else None)
-        hook(ctx, payload, out, err)
+        hook(ctx, payload, out, err, data)
     except BrokenPipeError:
         pass
     except Exception as e:  # never break the agent's turn end

@@ -97,6 +97,14 @@ def _pending(spool: Spool, sid: str, sub: str) -> bool:
     return any(not n.startswith(".") for n in spool.entries(L.SESSIONS, sid, sub))
 
 
+def verdict(spool: Spool, sid: str, data: bytes, blocked: bool) -> None:
+    """Tell the waiter started by this same turn end whether the drain blocked: the client holds a
+    block's continuation until every asyncRewake hook of the event has exited (measured), so the
+    waiter must leave at once when the drain blocks (docs/architecture/conduits.md, "The waiter")."""
+    with contextlib.suppress(OSError):
+        spool.write_state(f"{L.event_tag(data)} {'block' if blocked else 'none'}".encode(), L.SESSIONS, sid, L.DRAINED)
+
+
 def decide(data: bytes, env: Mapping[str, str]) -> int | None:
     """0 when the drain is decided here (nothing printed); None to take the full path."""
     try:
@@ -123,6 +131,7 @@ def decide(data: bytes, env: Mapping[str, str]) -> int | None:
         spool.touch(L.SESSIONS, sid, L.HEARTBEAT)
         with contextlib.suppress(OSError):  # an empty drain ends the chain of rounds
             spool.remove(L.SESSIONS, sid, L.DRAIN_ROUNDS)
+        verdict(spool, sid, data, blocked=False)
     except (OSError, SpoolError):
         return None  # the full path says what is wrong (a planted entry, a refused spool)
     return 0

@@ -24,11 +24,12 @@ from attend import layout
 
 @dataclass(frozen=True)
 class Key:
-    default: float | int
-    kind: type  # int or float
+    default: float | int | str
+    kind: type  # int, float, or str (one of ``choices``)
     minimum: float
     help: str
     project: bool = False  # a project overlay may set it
+    choices: tuple[str, ...] = ()
 
 
 KEYS: dict[str, Key] = {
@@ -63,6 +64,13 @@ KEYS: dict[str, Key] = {
     "prices.sonnet.cache_read": Key(0.3, float, 0, "USD per million tokens read from the cache, Sonnet models"),
     "prices.haiku.cache_write": Key(1.25, float, 0, "USD per million tokens written to the cache, Haiku models"),
     "prices.haiku.cache_read": Key(0.1, float, 0, "USD per million tokens read from the cache, Haiku models"),
+    "conduits.wake": Key(
+        "joined",
+        str,
+        0,
+        "which sessions the waiting conduit wakes when idle: joined (every session enrolled by run or join) or off",
+        choices=("joined", "off"),
+    ),
 }
 SENSORS = "sensors"  # the one section that is not a key: sensors: {+name: {script: …}, -name:, name: {…}}
 
@@ -107,14 +115,14 @@ class SensorSetting:
 
 @dataclass
 class Config:
-    values: dict[str, float | int]
+    values: dict[str, float | int | str]
     sources: dict[str, str]  # key -> "default" or the file it came from
     problems: list[Problem] = field(default_factory=list)
     files: list[str] = field(default_factory=list)  # the files that exist and were read
     sensors: dict[str, SensorSetting] = field(default_factory=dict)  # the last file's word on each name
     digests: dict[str, str] = field(default_factory=dict)  # file -> sha256 of the text read (trust)
 
-    def get(self, key: str) -> float | int:
+    def get(self, key: str) -> float | int | str:
         return self.values[key]
 
     def warnings(self) -> list[str]:
@@ -185,7 +193,7 @@ def _apply(cfg: Config, text: str, where: str, is_project: bool) -> None:
             )
             continue
         value = _value(node, spec)
-        if isinstance(value, str):
+        if isinstance(value, Bad):
             cfg.problems.append(Problem(where, line, key, value))
             continue
         cfg.values[key] = value
@@ -211,22 +219,26 @@ def _leaves(node: Any, prefix: str, cfg: Config, where: str) -> list[tuple[str, 
     return out
 
 
-def _value(node: Any, spec: Key) -> float | int | str:
-    """The parsed value, or a string saying what is wrong with it."""
+def _value(node: Any, spec: Key) -> float | int | str | Bad:
+    """The parsed value, or what is wrong with it."""
     import yaml
 
+    if spec.choices:
+        if isinstance(node, yaml.ScalarNode) and str(node.value) in spec.choices:
+            return str(node.value)
+        return Bad(f"must be one of {', '.join(spec.choices)}, not {getattr(node, 'value', node)!r}")
     want = "a whole number" if spec.kind is int else "a number"
     if not isinstance(node, yaml.ScalarNode):
-        return f"must be {want}, not a list or mapping"
+        return Bad(f"must be {want}, not a list or mapping")
     if node.style in ("'", '"'):
-        return f"must be {want}, not the string {node.value!r}"
+        return Bad(f"must be {want}, not the string {node.value!r}")
     raw = str(node.value).replace("_", "")
     try:
         value: float | int = int(raw) if spec.kind is int else float(raw)
     except ValueError:
-        return f"must be {want}, not {node.value!r}"
+        return Bad(f"must be {want}, not {node.value!r}")
     if value < spec.minimum:
-        return f"must be at least {spec.minimum:g}, not {node.value}"
+        return Bad(f"must be at least {spec.minimum:g}, not {node.value}")
     return value
 
 
@@ -376,6 +388,10 @@ def parse(text: str, where: str) -> Config:
     return cfg
 
 
+class Bad(str):
+    """What is wrong with a value (a plain str is a valid value of a choice key)."""
+
+
 def project_of(cwd: str | None) -> str:
     from attend import identity
 
@@ -463,7 +479,8 @@ def default_text() -> str:
         for depth in range(common, len(parents)):
             lines.append(f"{'  ' * depth}{parents[depth]}:")
         opened = parents
-        lines.append(f"{'  ' * len(parents)}{name}: {spec.default:g}  # {spec.help}")
+        value = spec.default if isinstance(spec.default, str) else f"{spec.default:g}"
+        lines.append(f"{'  ' * len(parents)}{name}: {value}  # {spec.help}")
     lines += [
         "",
         "# sensors:  (docs/architecture/sensors.md)",

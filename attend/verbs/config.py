@@ -30,8 +30,8 @@ class ConfigRequest:
 @dataclass
 class Setting:
     key: str
-    value: float | int
-    default: float | int
+    value: float | int | str
+    default: float | int | str
     source: str  # "default" or the file that set it
     help: str
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from attend import identity
+from attend.conduits import waiter
 from attend.domain import delivery, mcp_markers, sessions
 from attend.domain.context import Context, enrollment_probe
 from attend.errors import AttendError
@@ -134,14 +135,34 @@ def _wiring(ctx: Context, target: str | None) -> Check:
     if unreadable:
         fix = f"repair that file (it must be a JSON object), then run {_install_command(ctx.env, target)}"
         return Check("wiring", "fail", unreadable[0], fix)
-    gaps = [name for name, ok in (("Stop-hook drain", p.stop_hook), ("MCP server", p.mcp_server)) if not ok]
+    wired = (("Stop-hook drain", p.stop_hook), ("waiting Stop hook", p.waiter), ("MCP server", p.mcp_server))
+    gaps = [name for name, ok in wired if not ok]
     if p.missing:
         gaps.append("allow entries " + ", ".join(p.missing))
     if gaps:
         return Check("wiring", "fail", f"{p.target}: missing " + "; ".join(gaps), _install_command(ctx.env, target))
     guard = "guard wired" if p.guard else "guard not wired"
     return Check(
-        "wiring", "ok", f"{p.target}: drain, MCP server {p.mcp_command}, allow entries; {guard}; gate {p.gate}"
+        "wiring",
+        "ok",
+        f"{p.target}: drain, waiter, MCP server {p.mcp_command}, allow entries; {guard}; gate {p.gate}",
+    )
+
+
+def _waiter_check(spool: Spool, sid: str, sensor: bool, env: Mapping[str, str]) -> Check:
+    name = "waiter"
+    if waiter.waiter_live(spool, sid):
+        return Check(name, "ok", "attend wait --hook is waiting: an idle session is woken without Monitor")
+    if waiter.wake_mode(env) == "off":
+        return Check(name, "skip", "conduits.wake is off in the config", "attend config show (conduits.wake)")
+    if sensor:
+        return Check(name, "ok", "not waiting: the sensor loop is live and delivers")
+    return Check(
+        name,
+        "warn",
+        "no waiter for this session now (it starts at each turn end, where `attend install` wired it; "
+        "doctor itself runs mid-turn, so this is expected inside a turn)",
+        "see the wiring check",
     )
 
 
@@ -163,7 +184,7 @@ def run(ctx: Context, req: DoctorRequest) -> Doctor:
     repaired = 0
     if who is None or not who.is_agent or spool is None:
         why = "not inside a Claude Code session" if who is not None else "identity unresolved"
-        for name in ("MCP marker", "sensor loop", "enrollment", "repair"):
+        for name in ("MCP marker", "waiter", "sensor loop", "enrollment", "repair"):
             checks.append(Check(name, "skip", why))
     else:
         sid = who.id
@@ -179,13 +200,15 @@ def run(ctx: Context, req: DoctorRequest) -> Doctor:
             )
         )
         sensor = sessions.run_is_live(spool, sid)
+        checks.append(_waiter_check(spool, sid, sensor, env))
         checks.append(
             Check("sensor loop", "ok", "attend run is live")
             if sensor
             else Check(
                 "sensor loop",
                 "warn",
-                "no `attend run`: an idle session is not woken (the Stop-hook drain still delivers at turn end)",
+                "no `attend run`: an idle session is woken by the waiter only, where it is wired "
+                "(the Stop-hook drain still delivers at turn end)",
                 "arm it with the Monitor tool: command `attend run`, timeout_ms 600000",
             )
         )

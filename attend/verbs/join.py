@@ -14,7 +14,8 @@ from attend.spool import Spool
 DESCRIPTION = (
     "Join a channel (#name), creating it if needed; this session then receives the channel's messages. "
     "Joining enrolls the session, so it can send; messages older than two minutes are not delivered "
-    "(attend inbox lists them)."
+    "(attend inbox lists them). Where attend install wired the waiter, an idle session is then woken "
+    "without Monitor."
 )
 PARAMS = {
     "name": "The channel to join, e.g. 'deploy' or '#deploy'.",

@@ -44,6 +44,7 @@ class Permissions:
     allow: dict[str, bool]  # each baseline allow entry: effective (allowed and not denied)
     missing: list[str]  # required and not effective
     stop_hook: bool
+    waiter: bool  # the waiting conduit: an asyncRewake Stop hook running attend-wait-stop.sh
     mcp_server: bool
     mcp_command: str | None
     guard: bool
@@ -80,10 +81,14 @@ def _hook_groups(settings: dict[str, Any], event: str) -> list[dict[str, Any]]:
     return [g for g in groups if isinstance(g, dict)] if isinstance(groups, list) else []
 
 
-def _wired(target: core.Target, settings: dict[str, Any], event: str, script: str) -> tuple[bool, str | None]:
+def _wired(
+    target: core.Target, settings: dict[str, Any], event: str, script: str, rewake: bool = False
+) -> tuple[bool, str | None]:
     for group in _hook_groups(settings, event):
         for hook in group.get("hooks") or []:
             command = hook.get("command") if isinstance(hook, dict) else None
+            if rewake and not (isinstance(hook, dict) and hook.get("asyncRewake") is True):
+                continue  # without asyncRewake the client would wait for it at every turn end
             if isinstance(command, str) and target.owns(command) and command.rstrip("'\"").endswith(script):
                 matcher = group.get("matcher")
                 return True, matcher if isinstance(matcher, str) else None
@@ -106,6 +111,7 @@ def run(ctx: Context, req: PermissionsRequest) -> Permissions:
     missing = [e for e, present in allow.items() if not present and not (hard and e in OUTBOUND_TOOLS)]
 
     stop_hook, _ = _wired(where, settings, "Stop", core.DRAIN_SCRIPT)
+    waiter, _ = _wired(where, settings, "Stop", core.WAIT_SCRIPT, rewake=True)
     guard, matcher = _wired(where, settings, "PreToolUse", core.GUARD_SCRIPT)
     if guard and matcher not in ("*", None, ""):
         warnings.append(
@@ -126,6 +132,7 @@ def run(ctx: Context, req: PermissionsRequest) -> Permissions:
         allow=allow,
         missing=missing,
         stop_hook=stop_hook,
+        waiter=waiter,
         mcp_server=mcp_server,
         mcp_command=mcp_command if isinstance(mcp_command, str) else None,
         guard=guard,

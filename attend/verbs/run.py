@@ -15,7 +15,8 @@ from attend.verbs import FRONTEND
 
 DESCRIPTION = (
     "Run the sensor loop for this Claude session: one line per incoming message or peer event. "
-    "Launch it only with the Monitor tool (never Bash); re-arm it when Monitor's deadline ends it."
+    "Launch it only with the Monitor tool (never Bash); re-arm it when Monitor's deadline ends it. "
+    "Optional where attend install wired the waiter, which wakes an idle session without Monitor."
 )
 EXAMPLES = (  # the end of `attend run --help` (CLI only)
     ("attend run", "the sensor loop; a session arms it under the Monitor tool"),

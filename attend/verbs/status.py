@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from attend.conduits import waiter
 from attend.domain import mcp_markers, sessions
 from attend.domain.context import Context
+from attend.errors import AttendError
+from attend.verbs import permissions
 
 DESCRIPTION = (
     "Show this session's state: identity and how it was resolved, enrollment, registration, pending "
-    "deliveries, conduits (sensor loop, drain, MCP), channels, and the spool."
+    "deliveries, conduits (sensor loop, drain, waiter, MCP), channels, and the spool."
 )
 EXAMPLES = (  # the end of `attend status --help` (CLI only)
     ("attend status", "this session's state: enrolled, pending, conduits"),
@@ -28,6 +31,8 @@ class Conduits:
     sensor: bool  # `attend run` holds the duplicate-run lock
     drain: bool  # enrolled, so the Stop-hook drain serves it
     mcp: bool  # a live `attend mcp` presence marker
+    waiter: bool  # an `attend wait --hook` is waiting to wake this session
+    waiter_wired: bool  # the client's settings run the waiter as an asyncRewake Stop hook
 
 
 @dataclass
@@ -74,6 +79,8 @@ def run(ctx: Context, req: StatusRequest) -> Status:
             sensor=who.is_agent and sessions.run_is_live(spool, who.id),
             drain=enrolled,
             mcp=who.is_agent and mcp_markers.mcp_live(spool, who.id),
+            waiter=who.is_agent and waiter.waiter_live(spool, who.id),
+            waiter_wired=_waiter_wired(ctx),
         ),
         # A human may join channels too (its member file is named by its id).
         channels=["#" + c for c in sessions.channels_of(spool, who.id)],
@@ -81,3 +88,11 @@ def run(ctx: Context, req: StatusRequest) -> Status:
         spool_files=files,
         warnings=list(who.notes),
     )
+
+
+def _waiter_wired(ctx: Context) -> bool:
+    """Whether the default target's settings wire the waiter (what `attend install` writes)."""
+    try:
+        return permissions.run(ctx, permissions.PermissionsRequest()).waiter
+    except AttendError:
+        return False

@@ -1,0 +1,294 @@
+"""The waiting conduit, ``attend wait --hook``: an ``asyncRewake`` Stop hook that waits, costing no
+model turn, and wakes the idle session when a message arrives (docs/architecture/conduits.md).
+
+Claude Code runs it in the background at every turn end. It sleeps in an inotify read on the
+session's ``new/`` (no polling) until a delivery lands, claims everything pending under the show
+lock with the drain's own claim (``drain.claimed``), writes the drain's hook reason on stderr and
+exits 2: the client starts a new turn with that text. Otherwise it exits 0, silently:
+
+- when the sensor loop is live (the loop delivers), or ``conduits.wake`` is ``off``, or the
+  session is not enrolled;
+- when a newer waiter of the same session takes over (``sessions/<sid>/waiter`` names the newest;
+  an older one sees it change and leaves), so two waiters never both wake the model for one message;
+- when its Claude process ends (a pidfd wakes it), or its own deadline, ``MARGIN`` before the
+  hook's ``timeout``, comes;
+- on any failure of its own (one stderr line, one diagnostic-log line): it never wakes a session
+  with an error of its own making.
+
+It never wakes in a loop: consecutive wakes that each come soon after the turn they follow are
+counted (``wake-rounds``), and past the drain's ceiling the messages wait for the next turn end.
+
+While it waits it holds only the standard library, the gate and inotify-simple: the drain (and the
+domain it imports) is imported when there is something to show.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import time
+from collections.abc import Mapping
+from typing import IO, Any
+
+from attend import layout as L
+from attend.conduits.watch import ARRIVALS, IN_CLOSE_WRITE, IN_CREATE, IN_DELETE, IN_MOVED_TO, Watcher
+from attend.errors import SpoolError
+from attend.procfs import stat_fields
+from attend.spool import Spool
+
+HOOK_TIMEOUT = 86400  # seconds: the entry's "timeout" in settings/hooks.json (tests/test_waiter.py checks)
+MARGIN = 120.0  # the waiter leaves this long before the client would kill it mid-show
+QUIET = 0.05  # after an arrival, more of a burst is gathered until this long passes with none
+GATHER_MAX = 0.5  # ...but never longer than this after the first
+DRAIN_GRACE = 35.0  # the drain's own timeout is 30 s: past this, its verdict is not coming
+LOOK_EVERY = 600.0  # seconds between looks without an event (the loop's lock, the deadline)
+LOOP_WINDOW = 30.0  # a wake this soon after the turn it follows continues a chain of wakes
+MAX_WAKES = 5  # as drain.MAX_ROUNDS: consecutive quick wakes before the waiter leaves them to a turn end
+WAITER = L.WAITER  # sessions/<sid>/waiter: "<pid> <procStart>" of the newest waiter
+WAKE_ROUNDS = L.WAKE_ROUNDS  # sessions/<sid>/wake-rounds: the chain of quick wakes
+STATE_EVENTS = IN_MOVED_TO | IN_CREATE | IN_CLOSE_WRITE | IN_DELETE
+WAKE = 2  # the exit code that makes the client start a turn with our stderr
+QUIET_EXIT = 0
+
+
+def me() -> str:
+    """This process as the waiter file names it: pid and start time, so a reused pid is not us."""
+    fields = stat_fields(os.getpid())
+    return f"{os.getpid()} {fields[19] if fields else '?'}"
+
+
+def waiter_live(spool: Spool, sid: str) -> bool:
+    """Whether the newest waiter of ``sid`` is running (for status and doctor)."""
+    try:
+        text = spool.read_text(L.SESSIONS, sid, WAITER)
+    except OSError:
+        return False
+    pid, _, start = (text or "").strip().partition(" ")
+    if not pid.isdigit():
+        return False
+    fields = stat_fields(int(pid))
+    return fields is not None and fields[0] != "Z" and fields[19] == start
+
+
+def wake_mode(env: Mapping[str, str]) -> str:
+    from attend.domain import config  # yaml is imported only when a config file exists
+
+    return str(config.load(env).get("conduits.wake"))
+
+
+class Waiter:
+    def __init__(
+        self, spool: Spool, sid: str, claude_pid: int | None, stop_active: bool, err: IO[str], tag: str = ""
+    ) -> None:
+        self.tag = tag  # this turn end's event tag, to find the drain's verdict on it
+        self.cleared = not tag  # the drain of this turn end did not block (or is not coming)
+        self.spool = spool
+        self.sid = sid
+        self.claude_pid = claude_pid
+        self.stop_active = stop_active
+        self.err = err
+        self.me = me()
+        self.started = time.monotonic()
+        self.deadline = self.started + HOOK_TIMEOUT - MARGIN
+        self.watcher = Watcher()
+        self.pidfd: int | None = None
+
+    def report(self, line: str) -> None:
+        self.err.write(line + "\n")
+        self.err.flush()
+        with contextlib.suppress(Exception):
+            self.spool.log(line)
+
+    def mine(self) -> bool:
+        try:
+            return (self.spool.read_text(L.SESSIONS, self.sid, WAITER) or "").strip() == self.me
+        except OSError:
+            return False
+
+    def loop_live(self) -> bool:
+        return self.spool.is_held(L.SESSIONS, self.sid, L.RUN_LOCK)
+
+    def pending(self) -> bool:
+        return bool(self.spool.listing(self.sid, L.NEW) or self.spool.listing(self.sid, L.CLAIMED))
+
+    def claude_gone(self) -> bool:
+        if self.pidfd is None:
+            return False
+        ready, _, _ = select.select([self.pidfd], [], [], 0)
+        return bool(ready)
+
+    def start(self) -> bool:
+        """Take over from any older waiter and set up the watches. False: step aside now."""
+        if self.watcher.fallback_reason:  # polling would cost a wake-up a second for hours
+            self.report(f"attend wait: {self.watcher.fallback_reason}; not waiting (the drain delivers at turn end)")
+            return False
+        self.spool.check()
+        self.spool.make_maildir(self.sid)
+        # The newest waiter is named before anything else, so an older one leaves even if this one
+        # then steps aside for the loop.
+        self.spool.write_state(self.me.encode(), L.SESSIONS, self.sid, WAITER)
+        if not self.watcher.add("new", self.spool.path(L.SESSIONS, self.sid, L.NEW), ARRIVALS):
+            return False
+        self.watcher.add("state", self.spool.path(L.SESSIONS, self.sid), STATE_EVENTS)
+        if self.claude_pid is not None:
+            try:
+                self.pidfd = os.pidfd_open(self.claude_pid)
+            except ProcessLookupError:
+                return False  # the client is already gone
+            except (OSError, AttributeError):
+                self.pidfd = None  # no pidfd here: the client's end is seen at the next look
+        return True
+
+    def run(self) -> int:
+        try:
+            if not self.start():
+                return QUIET_EXIT
+            return self.wait()
+        finally:
+            self.watcher.close()
+            if self.pidfd is not None:
+                os.close(self.pidfd)
+            if self.mine():  # status shows no waiter once the newest has gone
+                with contextlib.suppress(OSError):
+                    self.spool.remove(L.SESSIONS, self.sid, WAITER)
+
+    def drain_blocked(self) -> bool:
+        """Whether the drain run by this same turn end blocked. The client holds the block's
+        continuation until every asyncRewake hook of the event has exited (measured: a 6 s hook held
+        it 6 s), so then this waiter leaves at once; a new one starts at the next turn end. Until the
+        drain's verdict is in (at most DRAIN_GRACE), nothing is claimed here: the drain shows it."""
+        if self.cleared:
+            return False
+        try:
+            text = self.spool.read_text(L.SESSIONS, self.sid, L.DRAINED) or ""
+        except OSError:
+            text = ""
+        tag, _, verdict = text.strip().partition(" ")
+        if tag == self.tag:
+            self.cleared = verdict != "block"
+            return verdict == "block"
+        self.cleared = time.monotonic() - self.started > DRAIN_GRACE
+        return False
+
+    def wait(self) -> int:
+        while True:
+            if self.claude_gone() or not self.mine() or self.loop_live() or self.drain_blocked():
+                return QUIET_EXIT
+            if not self.cleared:
+                self.watcher.wait(max(0.0, DRAIN_GRACE - (time.monotonic() - self.started)) + 0.01, wake=self.pidfd)
+                continue
+            if self.claude_pid is not None and self.pidfd is None and stat_fields(self.claude_pid) is None:
+                return QUIET_EXIT
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                return QUIET_EXIT
+            if self.pending():
+                self.gather()
+                if self.claude_gone() or not self.mine() or self.loop_live():
+                    return QUIET_EXIT
+                code = self.deliver()
+                if code is not None:
+                    return code
+                # Another conduit was mid-show and shows them: wait for the next arrival, not in a spin.
+                self.watcher.wait(min(left, LOOK_EVERY), wake=self.pidfd)
+                continue
+            self.watcher.wait(min(left, LOOK_EVERY), wake=self.pidfd)
+
+    def gather(self) -> None:
+        """A burst (three sends in a row) is one wake: wait until QUIET passes with no new arrival."""
+        end = time.monotonic() + GATHER_MAX
+        while (left := end - time.monotonic()) > 0:
+            if "new" not in self.watcher.wait(min(QUIET, left), wake=self.pidfd):
+                return
+
+    def next_wake(self) -> str | None:
+        """None when this wake may go ahead; else why not (a chain of quick wakes is a loop)."""
+        previous = 0
+        if self.stop_active and time.monotonic() - self.started < LOOP_WINDOW:
+            try:
+                text = self.spool.read_text(L.SESSIONS, self.sid, WAKE_ROUNDS)
+            except OSError:
+                text = None
+            previous = int(text) if text and text.strip().isdigit() else 0
+        rounds = previous + 1
+        try:
+            self.spool.write_state(str(rounds).encode(), L.SESSIONS, self.sid, WAKE_ROUNDS)
+        except (OSError, SpoolError):
+            if previous:
+                return "cannot record the wake round"
+        if rounds > MAX_WAKES:
+            return f"wake round {rounds} > {MAX_WAKES} in a row, each within {LOOP_WINDOW:g} s of the last turn"
+        return None
+
+    def deliver(self) -> int | None:
+        """Claim and show what is pending: WAKE once shown, QUIET_EXIT to leave it, None to wait on."""
+        from attend.conduits import drain  # the heavy part, only with something to show
+
+        refusal = self.next_wake()
+        if refusal:
+            self.report(f"attend wait: {refusal}; the messages wait for the next turn end")
+            return QUIET_EXIT
+        with drain.claimed(self.spool, self.sid) as batch:
+            if batch.busy:
+                return None
+            for warning in batch.warnings:
+                self.spool.log(f"attend wait: {warning}")
+            if not batch.signals:
+                return None if not batch.note else QUIET_EXIT  # nothing to wake for; a note waits for the drain
+            self.err.write(drain.render_reason(batch) + "\n")
+            self.err.flush()
+        return WAKE
+
+
+def _payload(data: bytes) -> dict[str, Any]:
+    try:
+        raw = json.loads(data or b"{}")
+    except ValueError:
+        return {}
+    return raw if isinstance(raw, dict) else {}
+
+
+def _claude_pid(env: Mapping[str, str]) -> int | None:
+    pid = env.get("CLAUDE_PID", "")
+    return int(pid) if pid.isdigit() and int(pid) > 1 else None
+
+
+def hook_main(data: bytes, env: Mapping[str, str], err: IO[str]) -> int:
+    """Entry for the hook form, the Stop payload already read. 2 only when it showed messages."""
+    spool: Spool | None = None
+    try:
+        payload = _payload(data)
+        sid = payload.get("session_id")
+        if not isinstance(sid, str) or not L.is_session_id(sid):
+            return QUIET_EXIT
+        spool = Spool(L.default_root(env))
+        enrolled, optout = spool.present((L.SESSIONS, sid), (L.ENROLLED, L.OPTOUT))
+        if not enrolled or optout:
+            return QUIET_EXIT
+        if wake_mode(env) == "off":
+            return QUIET_EXIT
+        stop_active = payload.get("stop_hook_active") is True
+        return Waiter(spool, sid, _claude_pid(env), stop_active, err, L.event_tag(data)).run()
+    except Exception as e:  # never wake the session with an error of our own
+        line = f"attend wait: the waiter failed ({type(e).__name__}: {e}); messages stay pending for the next conduit"
+        with contextlib.suppress(Exception):
+            err.write(line + "\n")
+            if spool is not None:
+                spool.log(line)
+        return QUIET_EXIT
+
+
+USAGE = "attend wait runs as Claude Code's asyncRewake Stop hook only: attend wait --hook (attend install wires it)"
+
+
+def main(argv: list[str], env: Mapping[str, str], err: IO[str]) -> int:
+    """``attend wait …`` from the console entry, before click is imported."""
+    if argv != ["--hook"]:
+        err.write(f"attend: {USAGE}\n")
+        # Exit 2 is a wake to the client: under a Claude process a misuse is a plain failure.
+        return 1 if env.get("CLAUDECODE") or env.get("CLAUDE_PID") else 2
+    from attend.conduits import fastdrain
+
+    return hook_main(fastdrain.read_payload(), env, err)

@@ -1,0 +1,267 @@
+"""The waiting conduit, `attend wait --hook` (an asyncRewake Stop hook): it waits on the session's
+maildir, shows what arrives once (exit 2, the drain's framing on stderr), steps aside for the sensor
+loop and for a newer waiter, leaves when its Claude process ends, and fails open."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from attend import layout
+from attend.conduits import waiter
+from attend.setup.data import data_file
+from attend.testing.standin import StandIn
+from tests.support import ATTEND, Loop, World, drain, enroll, maildir, payload, post, wait_until
+
+
+class Wait:
+    """One `attend wait --hook` for a stand-in session, started as Claude Code starts the hook."""
+
+    def __init__(self, world: World, s: StandIn, active: bool = False, env: dict[str, str] | None = None) -> None:
+        self.proc = subprocess.Popen(
+            [ATTEND, "wait", "--hook"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**world.env, "CLAUDE_PID": str(s.pid), "CLAUDECODE": "1", **(env or {})},
+            cwd=str(s.cwd),
+        )
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(payload(s.session_id, active))
+        self.proc.stdin.close()
+        self.proc.stdin = None  # written whole; communicate() must not flush it again
+        self.world, self.sid = world, s.session_id
+
+    def waiting(self) -> bool:
+        """This waiter has named itself the session's newest (it is set up and sleeping)."""
+        try:
+            text = (self.world.spool_root / "sessions" / self.sid / waiter.WAITER).read_text()
+        except OSError:
+            return False
+        return text.split(" ")[0] == str(self.proc.pid)
+
+    def done(self) -> tuple[int, str, str]:
+        out, err = self.proc.communicate(timeout=60)
+        return self.proc.returncode, out, err
+
+    def exited(self) -> bool:
+        return self.proc.poll() is not None
+
+
+@pytest.fixture
+def waits(world: World) -> Iterator[Callable[..., Wait]]:
+    started: list[Wait] = []
+
+    def start(
+        s: StandIn, active: bool = False, env: dict[str, str] | None = None, ready: bool = True, drained: bool = True
+    ) -> Wait:
+        """A waiter and, as at a real turn end, the drain with the same payload (whose verdict it awaits)."""
+        w = Wait(world, s, active, env)
+        started.append(w)
+        if drained:
+            drain(world, s.session_id, active)
+        if ready:
+            wait_until(lambda: w.waiting() or w.exited(), "the waiter to be set up")
+        return w
+
+    yield start
+    for w in started:
+        if w.proc.poll() is None:
+            w.proc.kill()
+            w.proc.communicate(timeout=10)
+
+
+def reason_lines(err: str) -> list[str]:
+    return err.splitlines()
+
+
+def test_a_message_that_arrives_while_the_waiter_waits_is_shown_once_with_exit_2(world: World, waits) -> None:
+    s = world.session("proj")
+    enroll(world, s)
+    w = waits(s)
+    assert not w.exited()
+    world.attend("send", "the build is green")
+    rc, out, err = w.done()
+    assert rc == 2, err
+    assert out == ""
+    lines = reason_lines(err)
+    assert lines[0] == "[attend] 1 peer message(s) delivered at the turn boundary:"
+    assert "  the build is green" in lines
+    assert len(maildir(world, s.session_id, "cur")) == 1 and not maildir(world, s.session_id, "new")
+    assert drain(world, s.session_id).stdout == ""  # the drain does not show it again
+
+
+def test_three_messages_that_land_together_arrive_in_one_wake(world: World, waits) -> None:
+    s = world.session("proj")
+    enroll(world, s)
+    w = waits(s)
+    spool = world.spool
+    for i in range(3):  # in one process, microseconds apart: a burst
+        post(spool, "open", f"burst {i}")
+    rc, _, err = w.done()
+    assert rc == 2, err
+    assert err.splitlines()[0] == "[attend] 3 peer message(s) delivered at the turn boundary:"
+    assert all(f"  burst {i}" in err.splitlines() for i in range(3))
+
+
+def test_when_the_drain_of_the_same_turn_end_blocks_the_waiter_leaves_at_once(world: World, waits) -> None:
+    """The client holds a block's continuation until every asyncRewake hook of that turn end has
+    exited: a waiter that stayed would hang the session until the next message."""
+    s = world.session("proj")
+    enroll(world, s)
+    world.attend("send", "pending at the turn end")
+    w = waits(s, ready=False, drained=False)
+    blocked = drain(world, s.session_id)
+    assert "pending at the turn end" in json.loads(blocked.stdout)["reason"]
+    assert w.done() == (0, "", "")
+
+
+def test_a_waiter_claims_nothing_before_the_drain_of_its_turn_end_has_decided(world: World, waits) -> None:
+    s = world.session("proj")
+    enroll(world, s)
+    w = waits(s, drained=False)
+    world.attend("send", "for the drain")
+    blocked = drain(world, s.session_id)  # a slow drain: the message is there before it runs
+    assert "for the drain" in json.loads(blocked.stdout)["reason"]
+    assert w.done() == (0, "", "")
+
+
+def test_a_newer_waiter_replaces_an_older_one_which_leaves_without_output(world: World, waits) -> None:
+    s = world.session("proj")
+    enroll(world, s)
+    old = waits(s)
+    new = waits(s)
+    assert old.done() == (0, "", "")
+    world.attend("send", "for the newest waiter")
+    rc, _, err = new.done()
+    assert rc == 2 and "  for the newest waiter" in err.splitlines()
+
+
+def test_waiters_started_together_show_a_message_once(world: World, waits) -> None:
+    s = world.session("proj")
+    enroll(world, s)
+    many = [waits(s, ready=False, drained=False) for _ in range(4)]
+    drain(world, s.session_id)  # the turn end's drain: nothing pending, so the waiters may claim
+    world.attend("send", "only once")
+    wait_until(lambda: maildir(world, s.session_id, "cur"), "a waiter to show it")
+    s.proc.kill()  # the newest waiter would wait on for the next message; the client's end ends it
+    results = [w.done() for w in many]
+    shown = [r for r in results if r[0] == 2]
+    assert len(shown) == 1, results
+    assert all(r == (0, "", "") for r in results if r[0] != 2), results
+    assert sum(e.count("  only once") for _, _, e in results) == 1
+
+
+def test_the_waiter_steps_aside_while_the_sensor_loop_is_live(world: World, waits) -> None:
+    s = world.session("proj")
+    loop = Loop(world, s)
+    try:
+        loop.wait_for(lambda lines: lines, "the loop's banner")
+        w = waits(s)
+        assert w.done() == (0, "", "")
+        world.attend("send", "through the loop")
+        loop.wait_for(lambda lines: any("through the loop" in line for line in lines), "the loop to show it")
+    finally:
+        loop.stop()
+
+
+def test_the_waiter_leaves_silently_when_its_claude_process_ends(world: World, waits) -> None:
+    s = world.session("proj")
+    enroll(world, s)
+    w = waits(s)
+    s.proc.kill()
+    s.proc.wait()
+    assert w.done() == (0, "", "")
+    assert not (world.spool_root / "sessions" / s.session_id / waiter.WAITER).exists()
+
+
+def test_an_unenrolled_session_or_wake_off_gets_no_waiter_and_nothing_is_written(world: World, waits) -> None:
+    s = world.session("proj")
+    assert waits(s).done() == (0, "", "")
+    assert not (world.spool_root / "sessions" / s.session_id).exists()
+    enroll(world, s)
+    config = Path(layout.config_root(world.env)) / "config.yaml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("conduits:\n  wake: off\n")
+    assert waits(s).done() == (0, "", "")
+    assert not (world.spool_root / "sessions" / s.session_id / waiter.WAITER).exists()
+
+
+def test_a_spool_the_gate_refuses_fails_open_with_one_line(world: World, waits) -> None:
+    s = world.session("proj")
+    enroll(world, s)
+    os.chmod(world.spool_root, 0o777)  # open to others: the gate refuses it
+    try:
+        rc, out, err = waits(s).done()
+    finally:
+        os.chmod(world.spool_root, 0o700)
+    assert (rc, out) == (0, "")
+    assert len(err.splitlines()) == 1 and err.startswith("attend wait: the waiter failed"), err
+
+
+def test_past_the_ceiling_of_quick_wakes_the_message_waits_for_the_turn_end(world: World, waits) -> None:
+    s = world.session("proj")
+    enroll(world, s)
+    rounds = world.spool_root / "sessions" / s.session_id / waiter.WAKE_ROUNDS
+    rounds.write_text(str(waiter.MAX_WAKES))
+    w = waits(s, active=True)  # this turn was itself started by a wake
+    world.attend("send", "not now")
+    rc, out, err = w.done()
+    assert (rc, out) == (0, "")
+    assert "wake round 6 > 5" in err and len(err.splitlines()) == 1
+    assert len(maildir(world, s.session_id, "new")) == 1
+    assert "not now" in json.loads(drain(world, s.session_id, True).stdout)["reason"]
+
+
+def test_a_wake_after_a_turn_a_human_started_begins_a_new_chain(world: World, waits) -> None:
+    s = world.session("proj")
+    enroll(world, s)
+    (world.spool_root / "sessions" / s.session_id / waiter.WAKE_ROUNDS).write_text("9")
+    w = waits(s, active=False)
+    world.attend("send", "a human typed in between")
+    assert w.done()[0] == 2
+    assert (world.spool_root / "sessions" / s.session_id / waiter.WAKE_ROUNDS).read_text() == "1"
+
+
+def test_attend_wait_without_hook_is_a_usage_error_that_never_exits_2_under_claude(world: World) -> None:
+    bare = world.attend("wait")
+    assert bare.returncode == 2 and bare.stderr.count("\n") == 1 and "attend wait --hook" in bare.stderr
+    under = world.attend("wait", "--now", env={"CLAUDECODE": "1"})
+    assert under.returncode == 1 and "attend wait --hook" in under.stderr
+
+
+def test_the_waiter_leaves_before_the_hook_timeout_the_settings_give_it() -> None:
+    doc = json.loads(data_file("settings", "hooks.json").read_text())
+    [entry] = [h for g in doc["hooks"]["Stop"] for h in g["hooks"] if h.get("asyncRewake")]
+    assert entry["command"].endswith("attend-wait-stop.sh")
+    assert entry["timeout"] == waiter.HOOK_TIMEOUT
+    assert waiter.HOOK_TIMEOUT - waiter.MARGIN >= 8 * 3600  # a working day after the last turn
+
+
+def test_status_and_doctor_show_whether_the_waiter_is_wired_and_waiting(world: World, waits) -> None:
+    s = world.session("proj")
+    enroll(world, s)
+
+    def conduits() -> dict[str, bool]:
+        r = s.attend("status", "--json")
+        assert r.rc == 0, r.stderr
+        return json.loads(r.stdout)["conduits"]
+
+    def doctor_says(name: str) -> dict[str, str]:
+        r = s.attend("doctor", "--json")
+        return next(c for c in json.loads(r.stdout)["checks"] if c["name"] == name)
+
+    assert (conduits()["waiter"], conduits()["waiter_wired"]) == (False, False)
+    assert "waiting Stop hook" in doctor_says("wiring")["detail"]
+    assert world.attend("install", "--target", str(world.home / ".claude")).returncode == 0
+    w = waits(s)
+    assert (conduits()["waiter"], conduits()["waiter_wired"]) == (True, True)
+    assert doctor_says("waiter")["status"] == "ok" and doctor_says("wiring")["status"] == "ok"
+    s.proc.kill()
+    assert w.done()[0] == 0
