@@ -367,32 +367,6 @@ class Spool:
         except FileNotFoundError:
             return []
 
-    def usage(self) -> tuple[int, int]:
-        """(bytes, files) below the root, each inode counted once; never through a symlink."""
-        seen: set[int] = set()
-        size = 0
-        stack: list[tuple[str, ...]] = [()]  # parts, not handles: a wide tree must not hold a handle per folder
-        while stack:
-            parts = stack.pop()
-            try:
-                fd = self._open_dir(parts)
-            except OSError:
-                continue  # gone, or planted: not counted
-            try:
-                with os.scandir(fd) as it:
-                    for e in it:
-                        if e.is_dir(follow_symlinks=False):
-                            stack.append((*parts, e.name))
-                            continue
-                        with contextlib.suppress(OSError):
-                            st = e.stat(follow_symlinks=False)
-                            if st.st_ino not in seen:
-                                seen.add(st.st_ino)
-                                size += st.st_size
-            finally:
-                os.close(fd)
-        return size, len(seen)
-
     # ------------------------------------------------------------------ rooms
 
     def publish(self, rooms: list[str], data: bytes, name: str | None = None, *, bounded: bool = False) -> str:

@@ -238,7 +238,6 @@ def _status_text(s: status_verb.Status) -> str:
         ["drain", yes[s.conduits.drain]],
         ["mcp", yes[s.conduits.mcp]],
         ["channels", ", ".join(s.channels) or "-"],
-        ["spool size", f"{s.spool_bytes} bytes in {s.spool_files} files"],
     ]
     return table(rows)
 
