@@ -150,6 +150,24 @@ def test_a_bounded_sweep_stops_at_its_budget_and_the_next_pass_goes_on(world: Wo
     assert passes >= 2
 
 
+def test_loops_share_one_sweep_per_interval_unless_the_last_round_was_cut_short(world: World) -> None:
+    spool = world.spool
+    for i in range(5):
+        post(spool, "a-room", f"old {i}", age=20 * DAY + i)
+    assert not retention.sweep(spool, budget=100, is_live=never_live, pace=600).skipped  # a whole round
+    post(spool, "a-room", "old again", age=20 * DAY)
+    assert retention.sweep(spool, is_live=never_live, pace=600).skipped  # another loop, within the interval
+    assert spool.room_names("a-room")
+    for i in range(5):
+        post(spool, "b-room", f"old {i}", age=20 * DAY + i)
+    assert not retention.sweep(spool, is_live=never_live).skipped  # no pace: as before
+    post(spool, "c-room", "old", age=20 * DAY)
+    for i in range(5):
+        post(spool, "d-room", f"old {i}", age=20 * DAY + i)
+    assert not retention.sweep(spool, budget=1, is_live=never_live).complete  # a round cut short
+    assert not retention.sweep(spool, budget=100, is_live=never_live, pace=600).skipped  # goes on at once
+
+
 def test_a_sweep_skips_while_another_cleanup_holds_the_lock(world: World) -> None:
     spool = world.spool
     post(spool, "open", "old", age=20 * DAY)

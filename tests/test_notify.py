@@ -396,14 +396,14 @@ async def test_inbox_wait_polls_instead_of_failing_when_inotify_is_used_up(
 ) -> None:
     import errno
 
-    import inotify_simple
+    from attend.conduits import watch
 
     def used_up(*_args: object, **_kw: object) -> None:
         raise OSError(errno.EMFILE, "Too many open files")
 
     a, b, server = pair(world)
     sent = direct(world, b, a, "found by polling")
-    monkeypatch.setattr(inotify_simple.INotify, "add_watch", used_up)
+    monkeypatch.setattr(watch.INotify, "add_watch", used_up)
     baseline = inotify_handles()
     async with Client(server, mode="legacy") as client:
         waited = structured(await client.call_tool("inbox_wait", {"seconds": 0.3}))

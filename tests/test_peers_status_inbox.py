@@ -26,16 +26,16 @@ def test_peers_lists_live_sessions_with_display_project_channels_and_conduits(wo
     assert [p["session_id"] for p in after["peers"]] == [a.session_id]
 
 
-def test_status_reports_the_spool_size_counting_hard_links_once(world: World) -> None:
+def test_status_answers_without_walking_the_spool_for_its_size(world: World) -> None:
+    # A walk of every file made status as slow as the spool is large (issue 15); the size figure it
+    # fed is gone: du, or `attend cleanup --dry-run`, measure the spool.
     s = world.session("proj")
-    other = world.session("proj")
-    assert s.attend("join", "ops").rc == 0
-    assert other.attend("join", "ops").rc == 0
-    before = json.loads(s.attend("status", "--json").stdout)
-    post(world.spool, "@ops", "x" * 1000)  # one record, linked into two maildirs
-    after = json.loads(s.attend("status", "--json").stdout)
-    assert after["spool_files"] == before["spool_files"] + 1
-    assert 1000 < after["spool_bytes"] - before["spool_bytes"] < 1600
+    post(world.spool, "open", "x" * 1000)
+    out = s.attend("status", "--json")
+    assert out.rc == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["spool"] == str(world.spool_root)
+    assert "spool_bytes" not in doc and "spool_files" not in doc
 
 
 def test_the_receipt_shows_each_recipient_delivered_claimed_or_seen(world: World) -> None:

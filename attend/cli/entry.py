@@ -1,5 +1,5 @@
-"""The ``attend`` console entry: route the Stop-hook drain, the waiter (``attend wait --hook``) and
-plain `send` command lines to their fast paths before click (or anything heavy) is imported;
+"""The ``attend`` console entry: route the Stop-hook drain, the waiter (``attend wait --hook``), plain
+`send` and bare `run` command lines to their fast paths before click (or anything heavy) is imported;
 everything else goes to the click frontend."""
 
 from __future__ import annotations
@@ -44,6 +44,28 @@ def main() -> None:
         code = fastsend.run(sys.argv[2:])
         if code is not None:
             sys.exit(code)
+
+    if sys.argv[1:] == ["run"]:
+        # The sensor loop without click: a hundred idle loops on one machine each keep only what the
+        # loop uses (click is ~3 MB of every loop's memory). `run --help` and the rest go to click.
+        import importlib
+
+        from attend.domain.context import Context
+        from attend.errors import AttendError
+
+        # By name, as app.py loads every command: the loop reads config.yaml, and the hot paths'
+        # contract (no yaml on send or the drain) follows static imports of this module.
+        run_verb = importlib.import_module("attend.verbs.run")
+        try:
+            code = run_verb.run(Context.default(), run_verb.RunRequest())
+        except AttendError as e:
+            from attend.cli import failure  # only a refusal pays for it
+
+            failure.report(e.code, f"attend: {e}", False, sys.stdout, sys.stderr)
+            code = e.exit_code
+        except BrokenPipeError:
+            code = 1
+        sys.exit(code)
 
     from attend.cli.app import main as cli_main
 

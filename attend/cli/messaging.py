@@ -242,7 +242,6 @@ def _status_text(s: status_verb.Status) -> str:
         ["waiter", ("waiting" if s.conduits.waiter else "not waiting") + (" (wired)" if wired else " (not wired)")],
         ["mcp", yes[s.conduits.mcp]],
         ["channels", ", ".join(s.channels) or "-"],
-        ["spool size", f"{s.spool_bytes} bytes in {s.spool_files} files"],
     ]
     return table(rows)
 

@@ -8,7 +8,7 @@ anything a killed conduit left in ``claimed/``.
 Each delivery is claimed by rename (new/ -> claimed/), printed and flushed, then renamed into cur/
 as seen, all under the session's show lock, so the loop and the drain never both show a message
 and whoever holds the lock may show what a dead conduit abandoned in ``claimed/``. The loop sleeps
-in an inotify read (a few seconds' timeout for housekeeping), never in a busy poll.
+in an inotify read until an event or its next timer (idle: one wake per 30 s), never in a busy poll.
 """
 
 from __future__ import annotations
@@ -31,16 +31,24 @@ from attend.domain.context import Context
 from attend.domain.envelope import Signal
 from attend.errors import AttendError, IdentityError
 from attend.identity import Identity
+from attend.layout import LINK_BOUND
 from attend.spool import Spool
 
 PACE = 0.2  # seconds between message lines: Claude Code suppresses a flood of Monitor events
-HOUSEKEEPING = 5.0  # the longest the loop sleeps without looking around
+HOUSEKEEPING = 5.0  # how soon pending mail that could not be shown is looked at again
 SHOW_WAIT = 0.5  # seconds the loop waits for the show lock; a holder stuck longer is left until a later look
-REPAIR_EVERY = 5.0
+# An idle loop wakes only for its timers, and they share one wake: a hundred loops on a box must
+# cost next to nothing. Repair is incremental (a stat per unchanged room), and comes sooner while
+# a room has records the cursor has not yet passed (younger than the link bound) or mail came in.
+REPAIR_EVERY = 30.0
+REPAIR_SOON = 5.0  # the longest a pass waits while a room has records its cursor has not passed
 HEARTBEAT_EVERY = 30.0  # the heartbeat is fresh for 90 s
 LIVENESS_EVERY = 60.0  # a peer pid that died without removing its record is noticed this late
 REVIVE_SETTLE = 1.0  # seconds between noticing the spool was deleted and making it again
-CLAUDE_EVERY = 5.0  # the loop's own Claude process is looked at this often: an orphaned loop ends soon
+# The loop's own Claude process is looked at with the heartbeat: an orphaned loop (its Claude killed,
+# so no record removal to wake it) ends within this, well inside the 90 s a heartbeat stays fresh.
+CLAUDE_EVERY = HEARTBEAT_EVERY
+SLACK = 2.0  # a timer due this soon runs with the one due now: one wake, not several
 BANNER = "banner"  # per session: the fingerprint of the last banner printed
 REPLY_HINT = "reply-hint"  # per session: present once the reply hint has been shown
 
@@ -87,6 +95,7 @@ class Sensor:
     reviving: bool = False  # the spool was deleted and is not yet made again (see _revive)
     relock: bool = False  # the run lock held is on a deleted file
     senses: sensor_host.Host | None = None  # the other sensors (attend/conduits/sensors): context, keepwarm, scripts
+    memo: delivery.RepairMemo = field(default_factory=delivery.RepairMemo)
 
     @property
     def spool(self) -> Spool:
@@ -106,7 +115,7 @@ class Sensor:
         self.peers.baseline()
         self._watch_presence()
         list(presence.read_new(self.spool, self.sid))  # first run: start the cursor at now
-        self._safe(lambda: delivery.repair(self.spool, self.sid), "repair")
+        self._safe(self._repair, "repair")
         self._banner(enrolled.ordinal)
         note = sessions.take_notice(self.spool, self.sid)
         if note:
@@ -116,7 +125,7 @@ class Sensor:
         self._load_config()
         now = time.monotonic()
         self.due = {
-            "repair": now + REPAIR_EVERY,
+            "repair": now + self._repair_next(),
             "heartbeat": now + HEARTBEAT_EVERY,
             "liveness": now + LIVENESS_EVERY,
             "claude": now + CLAUDE_EVERY,
@@ -160,6 +169,9 @@ class Sensor:
             self._safe(self.follow_clear, "the /clear move")
             if "records" in tags:
                 self._safe(self._scan_peers, "presence")
+            if "new" in tags:  # mail came in: a sender's fan-out may have left others short; one
+                # pass once its record is past the link bound examines it and settles the room
+                self.due["repair"] = min(self.due["repair"], time.monotonic() + LINK_BOUND + SLACK)
             if not self._safe(self.deliver, "delivery"):
                 self._back_off()
             self.housekeeping()
@@ -182,7 +194,9 @@ class Sensor:
             if pending:
                 return self.watcher.wait(0)
             timeout = min(self.due.values()) - now if self.due else HOUSEKEEPING
-            tags = self.watcher.wait(max(0.0, min(timeout, HOUSEKEEPING)))
+            if self.retry_at > now:  # mail that could not be shown is looked at again then
+                timeout = min(timeout, self.retry_at - now)
+            tags = self.watcher.wait(max(0.0, timeout))
             if self.watcher.lost:
                 # A watched folder was removed: whatever removes it (`rm -rf ~/.cache`, a /clear move)
                 # is likely still at work. Writing now would race it, so let it finish first.
@@ -286,6 +300,9 @@ class Sensor:
 
     def housekeeping(self) -> None:
         now = time.monotonic()
+        if now + SLACK < min(self.due.values()):
+            return
+        now += SLACK
         if now >= self.due["claude"]:
             self._orphaned()
             self.due["claude"] = now + CLAUDE_EVERY
@@ -293,9 +310,9 @@ class Sensor:
             self._safe(lambda: sessions.touch_heartbeat(self.spool, self.sid), "the heartbeat")
             self.due["heartbeat"] = now + HEARTBEAT_EVERY
         if now >= self.due["repair"]:
-            self._safe(lambda: delivery.repair(self.spool, self.sid), "repair")
+            self._safe(self._repair, "repair")
             self._safe(self._recover, "recovery")
-            self.due["repair"] = now + REPAIR_EVERY
+            self.due["repair"] = now + self._repair_next()
         if now >= self.due["liveness"]:
             if not self.watcher.watching("records"):
                 self.watcher.add("records", self.ctx.sessions_dir, CHANGES)
@@ -349,6 +366,15 @@ class Sensor:
             "(channels joined before are gone: attend join to rejoin them)"
         )
 
+    def _repair(self) -> None:
+        delivery.repair(self.spool, self.sid, memo=self.memo)
+
+    def _repair_next(self) -> float:
+        """Seconds to the next repair pass: soon while a room is not settled, else the idle period."""
+        if self.memo.settled:
+            return REPAIR_EVERY
+        return min(max(self.memo.retry_in, 0.5), REPAIR_SOON)
+
     def _recover(self) -> None:
         """A conduit killed between claim and show left entries in claimed/: show them now, not at
         the next restart or turn end, which for an idle session may be far off."""
@@ -381,6 +407,7 @@ class Sensor:
             self.spool,
             budget=int(self.config.get("sensor.cleanup_budget")),
             policy=retention.Policy.from_config(self.config),
+            pace=self.cleanup_every,  # one sweep per interval for all the loops of the machine
         )
         if report.files:
             self.spool.log(f"cleanup: removed {report.files} file(s), {report.bytes} bytes")
@@ -433,6 +460,7 @@ class Sensor:
             self.stopping = True
             return
         sessions.move_session(self.spool, old, new)
+        self.memo = delivery.RepairMemo()  # the stamps vouch for the old id's deliveries
         self.lock.release()
         self.lock = lock
         self.who = new

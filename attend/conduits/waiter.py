@@ -18,8 +18,8 @@ exits 2: the client starts a new turn with that text. Otherwise it exits 0, sile
 It never wakes in a loop: consecutive wakes that each come soon after the turn they follow are
 counted (``wake-rounds``), and past the drain's ceiling the messages wait for the next turn end.
 
-While it waits it holds only the standard library, the gate and inotify-simple: the drain (and the
-domain it imports) is imported when there is something to show.
+While it waits it holds only the standard library, the gate and inotify (attend.conduits.watch):
+the drain (and the domain it imports) is imported when there is something to show.
 """
 
 from __future__ import annotations

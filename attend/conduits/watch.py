@@ -1,4 +1,4 @@
-"""Filesystem wake-ups (the sensor loop, inbox_wait): inotify (inotify-simple) on Linux, polling elsewhere.
+"""Filesystem wake-ups (the sensor loop, inbox_wait): inotify on Linux, polling elsewhere.
 
 An event is only a hint: the loop always lists the folder again, so a missed, merged or overflowed
 event costs nothing but a later look. Where inotify is unavailable (another platform, or the
@@ -11,9 +11,10 @@ import contextlib
 import errno
 import os
 import select
+import struct
 import threading
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 POLL_SECONDS = 1.0  # the fallback's cadence; only used where no event source exists
 
@@ -32,6 +33,79 @@ IN_ONLYDIR = 0x01000000
 IN_DONT_FOLLOW = 0x02000000
 
 
+class Event(NamedTuple):
+    wd: int
+    mask: int
+    cookie: int
+    name: str
+
+
+_EVENT = struct.Struct("iIII")  # struct inotify_event, before its name
+IN_CLOEXEC = os.O_CLOEXEC
+IN_NONBLOCK = os.O_NONBLOCK
+
+
+class INotify:
+    """An inotify instance through libc's own symbols (ctypes on the running process, so no library
+    search: that would import shutil, subprocess and tempfile into every idle loop)."""
+
+    def __init__(self) -> None:
+        import ctypes
+
+        self._libc = ctypes.CDLL(None, use_errno=True)
+        self._get_errno = ctypes.get_errno
+        self._fd = self._call(self._libc.inotify_init1, IN_CLOEXEC | IN_NONBLOCK)
+        self._poll = select.poll()
+        self._poll.register(self._fd, select.POLLIN)
+
+    def _call(self, function: Any, *args: object) -> int:
+        rv = int(function(*args))
+        if rv == -1:
+            code = self._get_errno()
+            raise OSError(code, os.strerror(code))
+        return rv
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def add_watch(self, path: str, mask: int) -> int:
+        return self._call(self._libc.inotify_add_watch, self._fd, os.fsencode(path), mask)
+
+    def rm_watch(self, wd: int) -> None:
+        self._call(self._libc.inotify_rm_watch, self._fd, wd)
+
+    def read(self, timeout: int | None = None) -> list[Event]:
+        """The events queued, waiting up to ``timeout`` ms (None: for ever) for the first."""
+        data = self._drain()
+        if not data and timeout != 0 and self._poll.poll(timeout):
+            data = self._drain()
+        events, at = [], 0
+        while at + _EVENT.size <= len(data):
+            wd, mask, cookie, size = _EVENT.unpack_from(data, at)
+            at += _EVENT.size
+            name = os.fsdecode(data[at : at + size].rstrip(b"\0"))
+            at += size
+            events.append(Event(wd, mask, cookie, name))
+        return events
+
+    def _drain(self) -> bytes:
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(self._fd, 65536)
+            except BlockingIOError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def close(self) -> None:
+        fd, self._fd = self._fd, -1
+        if fd >= 0:
+            os.close(fd)
+
+
 class Watcher:
     """Watch a few folders, each under a tag; ``wait`` returns the tags that saw something."""
 
@@ -47,10 +121,8 @@ class Watcher:
             self.fallback_reason = "inotify disabled"
             return
         try:
-            from inotify_simple import INotify
-
             self._ino = INotify()
-        except (ImportError, OSError) as e:
+        except (ImportError, OSError, AttributeError) as e:
             self.fallback_reason = f"inotify unavailable ({e}); polling every {poll_seconds:g} s"
 
     def add(self, tag: str, path: os.PathLike[str] | str, mask: int = ARRIVALS) -> bool:

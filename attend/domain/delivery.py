@@ -20,6 +20,7 @@ from attend.layout import LINK_BOUND, cutoff_name, name_time, unique_name
 from attend.spool import LateName, Spool, pause_point
 
 REPAIR_BUDGET = 2000  # records examined per room per pass, so a huge backlog never stalls a loop
+QUIET_NS = 1_000_000_000  # a room's new/ unchanged this long before it is read: any later change moves its mtime
 PUBLISH_TRIES = 3  # fresh names a send takes before it reports the spool too slow
 
 
@@ -100,17 +101,39 @@ def thread_above(spool: Spool, parent: str, near: list[str]) -> tuple[str, ...]:
     return ()
 
 
-def repair(spool: Spool, sid: str, budget: int = REPAIR_BUDGET) -> int:
+@dataclass
+class RepairMemo:
+    """What one process's repair passes remember between passes, so a pass costs in proportion to
+    what changed: each room whose new/ was last read whole, every record in it examined and passed by
+    the cursor, with that folder's mtime then. A room whose mtime is still that one is skipped."""
+
+    stamps: dict[str, int] = field(default_factory=dict)
+    settled: bool = True  # after the last pass: every room was skipped or stamped
+    retry_in: float = 0.0  # when not settled: seconds until a pass could stamp every room
+
+
+def repair(spool: Spool, sid: str, budget: int = REPAIR_BUDGET, memo: RepairMemo | None = None) -> int:
     """Link records newer than this session's per-room cursor that it should have and lacks.
 
     The cursor trails the clock by the link bound: a name older than ``LINK_BOUND`` when the room was
     listed was either in that listing or will never appear (Spool.publish withdraws a later link), so
-    only such names are passed; younger ones are looked at again on the next pass."""
+    only such names are passed; younger ones are looked at again on the next pass.
+
+    With a ``memo``, a room is skipped on one ``stat`` while its new/ has not changed since a pass
+    read it whole and passed all of it. Its mtime is trusted only when it was already ``QUIET_NS``
+    old at that reading: a link in the same clock tick as the listing would not move it, a later one
+    must (the clock reading comes first, so such a link is stamped after it)."""
     cursors = sessions.read_cursors(spool, sid)
     linked = 0
     changed = False
+    if memo is not None:
+        memo.settled, memo.retry_in = True, 0.0
     for room in sessions.repair_rooms(spool, sid):
-        settled = cutoff_name(time.time() - LINK_BOUND)  # read before the listing it vouches for
+        now_ns = time.time_ns()
+        settled = cutoff_name(now_ns / 1e9 - LINK_BOUND)  # read before the listing it vouches for
+        stamp = spool.mtime_ns("rooms", room, "new") if memo is not None else None
+        if memo is not None and stamp is not None and memo.stamps.get(room) == stamp:
+            continue
         names = spool.room_names(room)
         if not names:
             continue
@@ -120,8 +143,13 @@ def repair(spool: Spool, sid: str, budget: int = REPAIR_BUDGET) -> int:
             # the bound, so a record still being linked under an earlier name is not passed over.
             cursors[room] = min(names[-1], settled)
             changed = True
+            if memo is not None:
+                memo.settled = False
+                memo.retry_in = max(memo.retry_in, name_time(names[-1]) + LINK_BOUND - now_ns / 1e9)
             continue
         start = bisect.bisect_right(names, cursor)
+        if memo is not None:
+            memo.stamps.pop(room, None)  # until the names below are examined (a step may raise)
         for name in names[start : start + budget]:
             if name < settled:
                 cursors[room] = name
@@ -135,6 +163,15 @@ def repair(spool: Spool, sid: str, budget: int = REPAIR_BUDGET) -> int:
             if headers.get("From-Id") == sid:
                 continue
             linked += spool.link_delivery(sid, room, name)
+        if memo is not None:
+            whole = start + budget >= len(names) and names[-1] < settled
+            if stamp is not None and whole and stamp < now_ns - QUIET_NS:
+                memo.stamps[room] = stamp
+            else:
+                memo.settled = False
+                # The newest record passes the bound then, and the folder's mtime is a second old.
+                wait = 0.0 if start + budget < len(names) else name_time(names[-1]) + LINK_BOUND - now_ns / 1e9
+                memo.retry_in = max(memo.retry_in, wait, QUIET_NS / 1e9)
     if changed:
         sessions.write_cursors(spool, sid, cursors)
     return linked

@@ -86,7 +86,7 @@ class Report:
     items: list[Item] = field(default_factory=list)  # the first ITEM_LIMIT things removed (or to remove)
     complete: bool = True  # a bounded sweep stopped before the end of its round
     refused: list[str] = field(default_factory=list)  # planted entries left alone, one line each
-    skipped: bool = False  # another cleanup held the lock
+    skipped: bool = False  # another cleanup held the lock, or a whole round ran within the pace
 
 
 class Cleaner:
@@ -400,9 +400,12 @@ def sweep(
     policy: Policy | None = None,
     now: float | None = None,
     is_live: Callable[[str], bool] | None = None,
+    pace: float = 0.0,
 ) -> Report:
     """One bounded pass for the sensor loop: picks up after the unit the last pass reached, stops
     once ``budget`` entries were examined, and skips (returns at once) while another cleanup runs.
+    With ``pace``, it also skips when any loop finished a whole round within the last ``pace``
+    seconds: the loops of a machine share one sweep per interval, not one each.
 
     A room larger than the budget is trimmed only in part by a pass (what it examined); a full
     ``attend cleanup`` handles any size.
@@ -422,12 +425,16 @@ def sweep(
             cleaner.report.skipped = True
             cleaner.report.complete = False
             return cleaner.report
-        units = sorted(cleaner.units())
         text = spool.read_text("state", "sweep.json")
         try:
             start_after = str(json.loads(text).get("after", "")) if text else ""
         except (ValueError, AttributeError):
             start_after = ""
+        swept = spool.mtime("state", "sweep.json")
+        if pace and text and not start_after and swept is not None and 0 <= cleaner.now - swept < pace:
+            cleaner.report.skipped = True
+            return cleaner.report
+        units = sorted(cleaner.units())
         ordered = [u for u in units if u > start_after] + [u for u in units if u <= start_after]
         last = ""
         for unit in ordered:

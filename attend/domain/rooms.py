@@ -38,9 +38,12 @@ def channel_room(name: str) -> str:
 def project_key(origin: str) -> str:
     """A folder-safe key for a project path: a readable slug plus a hash of the exact path."""
     slug = re.sub(r"[^A-Za-z0-9]+", "-", origin).strip("-")[-60:].strip("-") or "root"
-    import hashlib  # only project addressing needs it; keep it off the import path of every verb
+    try:  # CPython's own SHA-1: hashlib would load OpenSSL, ~4 MB in every sensor loop
+        from _sha1 import sha1  # type: ignore[import-not-found]
+    except ImportError:
+        from hashlib import sha1
 
-    digest = hashlib.sha1(origin.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    digest = sha1(origin.encode("utf-8", "surrogateescape")).hexdigest()[:8]
     return f"{slug}-{digest}"
 
 

@@ -12,7 +12,7 @@ from attend.verbs import permissions
 
 DESCRIPTION = (
     "Show this session's state: identity and how it was resolved, enrollment, registration, pending "
-    "deliveries, conduits (sensor loop, drain, waiter, MCP), channels, and the spool."
+    "deliveries, conduits (sensor loop, drain, waiter, MCP), channels, and the spool's folder."
 )
 EXAMPLES = (  # the end of `attend status --help` (CLI only)
     ("attend status", "this session's state: enrolled, pending, conduits"),
@@ -50,8 +50,6 @@ class Status:
     pending: int
     conduits: Conduits
     channels: list[str]
-    spool_bytes: int  # distinct files only: a record linked into rooms and sessions counts once
-    spool_files: int
     warnings: list[str] = field(default_factory=list)
 
 
@@ -61,7 +59,6 @@ def run(ctx: Context, req: StatusRequest) -> Status:
     enrollment = sessions.read_enrollment(spool, who.id) if who.is_agent else None
     enrolled = who.is_agent and sessions.is_enrolled(spool, who.id)
     entry = sessions.registration(spool, who.id, who.origin) if who.is_agent else None
-    size, files = spool.usage()
     pending = len(spool.listing(who.id, "new")) + len(spool.listing(who.id, "claimed")) if who.is_agent else 0
     return Status(
         spool=str(spool.root),
@@ -84,8 +81,6 @@ def run(ctx: Context, req: StatusRequest) -> Status:
         ),
         # A human may join channels too (its member file is named by its id).
         channels=["#" + c for c in sessions.channels_of(spool, who.id)],
-        spool_bytes=size,
-        spool_files=files,
         warnings=list(who.notes),
     )
 
