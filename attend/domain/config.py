@@ -38,6 +38,11 @@ KEYS: dict[str, Key] = {
         600, float, 0, "seconds between the sensor loop's bounded cleanup sweeps; 0 turns them off", project=True
     ),
     "sensor.cleanup_budget": Key(5000, int, 100, "spool entries one in-loop sweep may examine", project=True),
+    "governor.burst": Key(
+        5, int, 1, "lines a minute per sender that a conduit shows as they come; after that, the cooldown"
+    ),
+    "governor.cooldown": Key(3.0, float, 0, "seconds between a fast sender's lines; what it sends between folds"),
+    "governor.max_per_minute": Key(30, int, 1, "lines a minute per sender that a conduit shows, at most"),
 }
 
 
