@@ -300,12 +300,10 @@ def hook(ctx: Context, payload: dict[str, Any], out: IO[str], err: IO[str]) -> N
 def govern(ctx: Context, who: Identity, batch: Batch) -> Arranged:
     """The batch as the model sees it: mutes dropped, party threads first, loud senders folded; each
     line counted against its sender in the session's governor (docs/architecture/conduits.md)."""
-    from attend.domain import config  # yaml only when a config file exists
-
     spool = ctx.spool
     mute = attention.muted(attention.mutes(spool, batch.sid))
     visible = [s for s in batch.signals if not mute(s)]
-    governor = attention.Governor.load(spool, batch.sid, attention.Rules.of(config.load(ctx.env, who.origin)))
+    governor = attention.Governor.load(spool, batch.sid)  # with the rules the loop last saved
     arranged = arrange(visible, attention.party_of(spool, batch.sid, who.origin), governor)
     arranged.muted = len(batch.signals) - len(visible)
     for sig in arranged.full:

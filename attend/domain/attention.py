@@ -22,7 +22,7 @@ import contextlib
 import json
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from attend.domain import rooms
 from attend.domain.envelope import Signal
@@ -38,7 +38,7 @@ LIMIT_KEPT = 1000  # line times kept per sender: more than any limit a config ma
 GOVERNOR = "governor"  # sessions/<sid>/governor: per sender, the times of its recent lines
 FOLDED_BY = "folded-by"  # sessions/<sender>/folded-by/<receiver>: bumped by each fold
 FOLD_FRESH = WINDOW  # a fold older than this no longer counts against the sender
-MUTES = "mutes"  # sessions/<sid>/mutes: {"peer:<id>" | "room:<room>" | "project:<path>": until or null}
+MUTES = "mutes"  # sessions/<sid>/mutes: {"peer:<id>" | "room:<room>" | "project:<path>": {until, label}}
 
 Party = Callable[[Signal], bool]
 
@@ -118,19 +118,28 @@ class Governor:
 
     @classmethod
     def load(cls, spool: Spool, sid: str, rules: Rules | None = None, now: float | None = None) -> Governor:
+        """The session's governor; ``rules`` from the loop's config, else those it last saved (the
+        drain reads no config: yaml stays off its import path), else the defaults."""
         now = time.time() if now is None else now
         lines: dict[str, list[float]] = {}
         try:
             raw = json.loads(spool.read_text("sessions", sid, GOVERNOR) or "{}")
         except (OSError, ValueError, AttendError):
             raw = {}  # a lost or torn governor forgets a minute of history; nothing else depends on it
-        if isinstance(raw, dict):
-            for sender, times in raw.items():
-                if isinstance(sender, str) and isinstance(times, list):
-                    kept = [float(t) for t in times if isinstance(t, int | float) and now - WINDOW < t <= now + 1]
-                    if kept:
-                        lines[sender] = kept[-LIMIT_KEPT:]
-        return cls(spool, sid, lines, now, rules or Rules())
+        raw = raw if isinstance(raw, dict) else {}
+        times = raw.get("lines")
+        for sender, at in (times if isinstance(times, dict) else {}).items():
+            if isinstance(sender, str) and isinstance(at, list):
+                kept = [float(t) for t in at if isinstance(t, int | float) and now - WINDOW < t <= now + 1]
+                if kept:
+                    lines[sender] = kept[-LIMIT_KEPT:]
+        if rules is None:
+            saved = raw.get("rules")
+            try:
+                rules = Rules(**saved) if isinstance(saved, dict) else Rules()
+            except TypeError:
+                rules = Rules()
+        return cls(spool, sid, lines, now, rules)
 
     def recent(self, sender: str) -> list[float]:
         return [t for t in self.lines.get(sender, []) if self.now - t < WINDOW]
@@ -156,7 +165,8 @@ class Governor:
         self.lines.setdefault(sender, []).append(self.now)
 
     def save(self) -> None:
-        data = {s: t[-self.rules.limit :] for s in self.lines if (t := self.recent(s))}
+        lines = {s: t[-self.rules.limit :] for s in self.lines if (t := self.recent(s))}
+        data = {"rules": asdict(self.rules), "lines": lines}
         self.spool.write_state(json.dumps(data).encode(), "sessions", self.sid, GOVERNOR)
 
     def note_fold(self, sender: str) -> None:
@@ -193,16 +203,11 @@ def backpressure(spool: Spool, sid: str, recipients: int) -> str | None:
 class Mute:
     key: str  # "peer:<id>", "room:<room>" or "project:<path>"
     until: float | None  # epoch seconds; None: until unmuted
-
-    @property
-    def label(self) -> str:
-        kind, _, value = self.key.partition(":")
-        if kind == "room":
-            return rooms.scope(value)
-        return value
+    label: str = ""  # as the caller named it (a display name, #channel, a path)
 
 
 def mutes(spool: Spool, sid: str, now: float | None = None) -> list[Mute]:
+    """The mutes in force (expired ones are dropped as they are read)."""
     now = time.time() if now is None else now
     try:
         raw = json.loads(spool.read_text("sessions", sid, MUTES) or "{}")
@@ -211,14 +216,17 @@ def mutes(spool: Spool, sid: str, now: float | None = None) -> list[Mute]:
     if not isinstance(raw, dict):
         return []
     out = []
-    for key, until in raw.items():
-        if isinstance(key, str) and (until is None or (isinstance(until, int | float) and until > now)):
-            out.append(Mute(key, None if until is None else float(until)))
+    for key, entry in raw.items():
+        if not isinstance(key, str) or not isinstance(entry, dict):
+            continue
+        until, label = entry.get("until"), entry.get("label")
+        if until is None or (isinstance(until, int | float) and until > now):
+            out.append(Mute(key, None if until is None else float(until), label if isinstance(label, str) else key))
     return sorted(out, key=lambda m: m.key)
 
 
 def save_mutes(spool: Spool, sid: str, items: list[Mute]) -> None:
-    data = {m.key: m.until for m in items}
+    data = {m.key: {"until": m.until, "label": m.label} for m in items}
     spool.write_state(json.dumps(data, sort_keys=True).encode(), "sessions", sid, MUTES)
 
 

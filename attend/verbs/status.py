@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attend.domain import mcp_markers, sessions
+from attend.domain import attention, mcp_markers, sessions
 from attend.domain.context import Context
+from attend.verbs import mute
 
 DESCRIPTION = (
     "Show this session's state: identity and how it was resolved, enrollment, registration, pending "
-    "deliveries, conduits (sensor loop, drain, MCP), channels, and the spool."
+    "deliveries, conduits (sensor loop, drain, MCP), channels, mutes, and the spool."
 )
 EXAMPLES = (  # the end of `attend status --help` (CLI only)
     ("attend status", "this session's state: enrolled, pending, conduits"),
@@ -45,6 +46,7 @@ class Status:
     pending: int
     conduits: Conduits
     channels: list[str]
+    mutes: list[str]  # peers, channels and projects muted (their messages reach inbox only)
     spool_bytes: int  # distinct files only: a record linked into rooms and sessions counts once
     spool_files: int
     warnings: list[str] = field(default_factory=list)
@@ -77,6 +79,7 @@ def run(ctx: Context, req: StatusRequest) -> Status:
         ),
         # A human may join channels too (its member file is named by its id).
         channels=["#" + c for c in sessions.channels_of(spool, who.id)],
+        mutes=mute.shown(attention.mutes(spool, who.id)) if who.is_agent else [],
         spool_bytes=size,
         spool_files=files,
         warnings=list(who.notes),
