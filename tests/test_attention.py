@@ -6,7 +6,9 @@ muted source stays in the inbox and never reaches a conduit."""
 from __future__ import annotations
 
 import json
+import math
 import re
+import time
 from collections.abc import Callable
 
 from attend.domain import attention, sessions
@@ -117,13 +119,17 @@ def test_a_flood_of_500_on_open_reaches_three_live_loops_as_at_most_the_governor
     running = [loops(s) for s in group]
     loud = world.session("loud")
     enroll(world, loud)
+    start = time.monotonic()
     flood = [say(world, loud, f"tick {i}") for i in range(500)]  # as fast as the verb goes: a few seconds
     for s in group:
         wait_until(lambda s=s: len(maildir(world, s.session_id, "cur")) == 500, f"every tick seen by {s.session_id}")
+    # The governor's share over the span the loops could have shown anything in (measured here, so a
+    # slow machine only loosens it): the burst, then one line per cooldown, never above the limit.
+    share = min(attention.LIMIT, attention.BURST + math.ceil((time.monotonic() - start) / attention.COOLDOWN) + 1)
     for loop, s in zip(running, group, strict=True):
         assert loop.stop() == 0
         lines = [line for line in loop.lines() if "tick" in line or " folded " in line or "new messages" in line]
-        assert len(lines) <= attention.LIMIT, lines  # the governor's share, whatever the sender does
+        assert len(lines) <= share, (share, lines)  # whatever the sender does
         counted = sum(
             int(m[1]) if (m := re.search(r"\] (\d+) (?:messages from|new messages)", ln)) else 1 for ln in lines
         )
