@@ -180,3 +180,16 @@ def test_bad_mute_input_exits_2_and_writes_nothing(world: World) -> None:
         assert out.rc in (1, 2) and len(out.stderr.strip().splitlines()) == 1, (args, out)
         assert not (world.spool_root / "sessions" / me.session_id / attention.MUTES).exists()
     assert me.attend("unmute", "#open").rc == 1  # nothing muted: a failure, not a usage error
+
+
+def test_the_trailer_ranks_what_the_session_takes_part_in_before_open_traffic(world: World) -> None:
+    from attend.domain import trailer
+
+    me, peer = world.session("proj"), world.session("peer")
+    enroll(world, me)
+    who = world.context(me).who()
+    trailer.subscribe(world.spool, who, ["open"], None)
+    chatter = say(world, peer, "anyone around?")
+    direct = say(world, peer, "a word?", to=me.session_id)
+    items = trailer.pending(world.spool, who)
+    assert [(i.kind, i.id) for i in items] == [("direct", direct), ("open", chatter)]
