@@ -57,12 +57,11 @@ def test_a_drain_blocks_once_with_pending_messages_then_prints_nothing(world: Wo
     world.attend("send", "look at the build")
     text = reason(drain(world, s.session_id))
     header, item, body, *rest = text.split("\n")
-    assert header == "[attend] 1 message(s) at the turn end:"
+    assert header == "[attend] 1 message(s):"
     assert item.startswith("[") and "] fixture-human (#open, id " in item and ", from fixture-human):" in item
     assert body == "  look at the build"  # indented: no body line starts at the margin
     assert rest[-1] == (
-        'attend reply "..." answers the newest; attend send "..." starts a thread; or carry on — '
-        "silence is a valid reply."
+        'attend reply "..." answers the newest; attend send "..." starts a thread; silence is a valid reply.'
     )
     assert maildir(world, s.session_id, "new") == [] and len(maildir(world, s.session_id, "cur")) == 1
     again = drain(world, s.session_id, True)
@@ -87,8 +86,7 @@ def test_the_drain_names_the_mcp_tools_when_an_mcp_server_is_live(world: World) 
     world.attend("send", "hi")
     text = reason(drain(world, s.session_id))
     assert text.endswith(
-        "mcp__attend__reply answers the newest; mcp__attend__send starts a thread; or carry on — "
-        "silence is a valid reply."
+        "mcp__attend__reply answers the newest; mcp__attend__send starts a thread; silence is a valid reply."
     )
 
 

@@ -141,7 +141,7 @@ def render_one(sig: Signal) -> str:
 def closing(mcp: bool) -> str:
     reply = monitor.MCP_REPLY if mcp else 'attend reply "..."'
     send = monitor.MCP_SEND if mcp else 'attend send "..."'
-    return f"{reply} answers the newest; {send} starts a thread; or carry on — silence is a valid reply."
+    return f"{reply} answers the newest; {send} starts a thread; silence is a valid reply."
 
 
 def ids_named(signals: list[Signal]) -> str:
@@ -229,7 +229,7 @@ def render_reason(batch: Batch, arranged: Arranged | None = None) -> str:
     n = shown.count
     if n == 0:
         return f"[attend] {batch.note}"
-    lines = [f"[attend] {n} message(s) at the turn end:"]
+    lines = [f"[attend] {n} message(s):"]
     if batch.note:
         lines.append(f"({batch.note})")
     lines.extend(render_one(s) for s in shown.full)
