@@ -26,15 +26,15 @@ def drained_count(stdout: str) -> int:
     if not stdout.strip():
         return 0
     reason = json.loads(stdout)["reason"]
-    m = re.match(r"\[attend\] (\d+) peer message", reason)
+    m = re.match(r"\[attend\] (\d+) message\(s\):", reason)
     return int(m.group(1)) if m else 0
 
 
 def shown_count(lines: list[str]) -> int:
-    """Messages a loop showed: one per message (its first chunk), or N per digest line."""
+    """Messages a loop showed: one per message (its first chunk), or N per digest or fold line."""
     n = 0
     for line in lines:
-        if (m := re.search(r"\] (\d+) new messages: ", line)) is not None:
+        if (m := re.search(r"\] (\d+) (?:new messages: |messages from .* folded \(sending fast\))", line)) is not None:
             n += int(m.group(1))
         elif "] message from " in line and not re.search(r"\] message from .*? \((?:[2-9])/\d\): ", line):
             n += 1

@@ -56,29 +56,27 @@ def test_a_drain_blocks_once_with_pending_messages_then_prints_nothing(world: Wo
     enroll(world, s)
     world.attend("send", "look at the build")
     text = reason(drain(world, s.session_id))
-    header, blank, item, body, *rest = text.split("\n")
-    assert header == "[attend] 1 peer message(s) delivered at the turn boundary:"
-    assert blank == ""
+    header, item, body, *rest = text.split("\n")
+    assert header == "[attend] 1 message(s):"
     assert item.startswith("[") and "] fixture-human (#open, id " in item and ", from fixture-human):" in item
     assert body == "  look at the build"  # indented: no body line starts at the margin
     assert rest[-1] == (
-        'You may reply (attend reply "..." auto-threads to the newest), start a new thread '
-        '(attend send "..."), or continue your work — silence is a valid reply.'
+        'attend reply "..." answers the newest; attend send "..." starts a thread; silence is a valid reply.'
     )
     assert maildir(world, s.session_id, "new") == [] and len(maildir(world, s.session_id, "cur")) == 1
     again = drain(world, s.session_id, True)
     assert again.returncode == 0 and again.stdout == ""
 
 
-def test_the_reason_renders_ten_messages_and_counts_the_rest(world: World) -> None:
+def test_the_reason_renders_ten_messages_and_names_the_rest_by_id(world: World) -> None:
     s = world.session("proj")
     enroll(world, s)
-    for i in range(14):
-        world.attend("send", f"body {i}")
+    sends = [world.attend("send", "--json", "--to", s.session_id, f"body {i}") for i in range(14)]
+    ids = [json.loads(r.stdout)["id"] for r in sends]
     text = reason(drain(world, s.session_id))
-    assert text.startswith("[attend] 14 peer message(s)")
+    assert text.startswith("[attend] 14 message(s)")
     assert [f"  body {i}" in text.split("\n") for i in range(14)] == [True] * 10 + [False] * 4
-    assert "(+4 more — attend inbox for the rest)" in text
+    assert f"(+4 more for you: ids {ids[10]} … {ids[13]})" in text
 
 
 def test_the_drain_names_the_mcp_tools_when_an_mcp_server_is_live(world: World) -> None:
@@ -88,8 +86,7 @@ def test_the_drain_names_the_mcp_tools_when_an_mcp_server_is_live(world: World) 
     world.attend("send", "hi")
     text = reason(drain(world, s.session_id))
     assert text.endswith(
-        "You may reply (mcp__attend__reply auto-threads to the newest), start a new thread "
-        "(mcp__attend__send), or continue your work — silence is a valid reply."
+        "mcp__attend__reply answers the newest; mcp__attend__send starts a thread; silence is a valid reply."
     )
 
 
@@ -97,7 +94,7 @@ def test_reply_after_a_drain_threads_to_the_drained_message(world: World) -> Non
     s = world.session("proj")
     enroll(world, s)
     world.attend("send", "question?")
-    item = reason(drain(world, s.session_id)).split("\n")[2]
+    item = reason(drain(world, s.session_id)).split("\n")[1]
     msg_id = item.split(", id ")[1].split(",")[0]
     r = s.attend("reply", "--json", "answer")
     assert r.rc == 0, r.stderr

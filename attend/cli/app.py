@@ -36,6 +36,8 @@ COMMANDS: dict[str, str] = {
     "peers": "attend.cli.messaging:peers",
     "status": "attend.cli.messaging:status",
     "whoami": "attend.cli.messaging:whoami",
+    "mute": "attend.cli.messaging:mute",
+    "unmute": "attend.cli.messaging:unmute",
     "join": "attend.cli.channels:join",
     "leave": "attend.cli.channels:leave",
     "channels": "attend.cli.channels:channels",

@@ -1,4 +1,4 @@
-"""CLI handlers for the message verbs: send, reply, inbox, peers, status, whoami."""
+"""CLI handlers for the message verbs: send, reply, inbox, peers, status, whoami, mute, unmute."""
 
 from __future__ import annotations
 
@@ -14,10 +14,12 @@ from attend.cli.render import sent_line
 from attend.domain import framing
 from attend.verbs import drain as drain_verb
 from attend.verbs import inbox as inbox_verb
+from attend.verbs import mute as mute_verb
 from attend.verbs import peers as peers_verb
 from attend.verbs import reply as reply_verb
 from attend.verbs import send as send_verb
 from attend.verbs import status as status_verb
+from attend.verbs import unmute as unmute_verb
 from attend.verbs import whoami as whoami_verb
 
 
@@ -242,6 +244,7 @@ def _status_text(s: status_verb.Status) -> str:
         ["waiter", ("waiting" if s.conduits.waiter else "not waiting") + (" (wired)" if wired else " (not wired)")],
         ["mcp", yes[s.conduits.mcp]],
         ["channels", ", ".join(s.channels) or "-"],
+        ["muted", ", ".join(s.mutes) or "-"],
     ]
     return table(rows)
 
@@ -280,3 +283,29 @@ def whoami(machine: bool, as_json: bool) -> None:
         )
         return
     emit(result, as_json, _whoami_text)
+
+
+def _mutes_tail(items: list[str]) -> str:
+    return f" (muted now: {', '.join(items)})" if items else " (nothing muted now)"
+
+
+@click.command(help=mute_verb.DESCRIPTION, epilog=epilog(mute_verb.EXAMPLES))
+@click.argument("target")
+@click.option("--for", "duration", metavar="DURATION", help=mute_verb.PARAMS["duration"])
+@json_option
+def mute(target: str, duration: str | None, as_json: bool) -> None:
+    def text(r: mute_verb.Muted) -> str:
+        until = f" until {r.until}" if r.until else " until unmuted"
+        return f"muted {r.target}{until}: its messages stay in attend inbox, and never wake you"
+
+    emit(mute_verb.run(context(), mute_verb.MuteRequest(target, duration)), as_json, text)
+
+
+@click.command(help=unmute_verb.DESCRIPTION, epilog=epilog(unmute_verb.EXAMPLES))
+@click.argument("target")
+@json_option
+def unmute(target: str, as_json: bool) -> None:
+    def text(r: unmute_verb.Unmuted) -> str:
+        return f"unmuted {r.target}" + _mutes_tail(r.mutes)
+
+    emit(unmute_verb.run(context(), unmute_verb.UnmuteRequest(target)), as_json, text)

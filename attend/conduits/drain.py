@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from attend.conduits import fastdrain, monitor
-from attend.domain import delivery, framing, mcp_markers, rooms, sessions
+from attend.domain import attention, delivery, framing, mcp_markers, rooms, sessions
 from attend.domain.context import Context
 from attend.domain.envelope import Signal
 from attend.errors import AttendError
@@ -36,6 +36,8 @@ MAX_ROUNDS = 5  # consecutive blocking drains before the drain defers to the Mon
 SHOW_WAIT = 2.0  # seconds the drain waits for another conduit mid-show before leaving it the messages
 RENDER_MAX = 10  # messages rendered in one reason; the rest are counted
 BODY_MAX = 2000  # characters of one body in a reason; the inbox has the rest
+IDS_LISTED = 3  # ids named one by one on a collapsed line; a longer run by its first and last
+FIRST_LINE = 80  # characters of a first line on a collapsed or folded line
 
 
 @dataclass
@@ -137,26 +139,104 @@ def render_one(sig: Signal) -> str:
 
 
 def closing(mcp: bool) -> str:
-    reply = f"{monitor.MCP_REPLY}" if mcp else 'attend reply "..."'
-    send = f"{monitor.MCP_SEND}" if mcp else 'attend send "..."'
+    reply = monitor.MCP_REPLY if mcp else 'attend reply "..."'
+    send = monitor.MCP_SEND if mcp else 'attend send "..."'
+    return f"{reply} answers the newest; {send} starts a thread; silence is a valid reply."
+
+
+def ids_named(signals: list[Signal]) -> str:
+    """Every message not shown in full is named by id, so ``attend inbox <id>`` fetches it; a long
+    run (ids sort in send order) by its first and last, with ``attend inbox --from`` for the rest."""
+    ids = [s.id for s in signals]
+    if len(ids) <= IDS_LISTED:
+        return "id " + ids[0] if len(ids) == 1 else "ids " + ", ".join(ids)
+    return f"ids {ids[0]} … {ids[-1]}"
+
+
+def collapsed_line(thread: attention.Thread) -> str:
+    """One margin line for a thread not shown in full: scope, senders, count, ids, first line."""
+    first = thread.signals[0]
+    senders = ", ".join(framing.label(s) for s in thread.senders[:3]) + (" …" if len(thread.senders) > 3 else "")
+    n = len(thread.signals)
+    count = f"{n} messages, " if n > 1 else ""
+    scope = framing.label(rooms.scope(first.room))
+    return f"[{scope}] {senders} ({count}{ids_named(thread.signals)}): {monitor.one_line(first.body)[:FIRST_LINE]}"
+
+
+def folded_line(sender: str, signals: list[Signal]) -> str:
+    """One margin line for a sender the governor folds."""
+    first = signals[0]
+    who = monitor.label(first)
     return (
-        f"You may reply ({reply} auto-threads to the newest), start a new thread ({send}), "
-        "or continue your work — silence is a valid reply."
+        f"[folded] {who} sent {len(signals)} fast ({ids_named(signals)}; attend inbox --from "
+        f"{framing.label(first.sender)}): {monitor.one_line(first.body)[:FIRST_LINE]}"
     )
 
 
-def render_reason(batch: Batch) -> str:
-    n = len(batch.signals)
+@dataclass
+class Arranged:
+    """What a drain shows of a batch: full messages (party threads first), one line per collapsed
+    thread or folded sender, and the party messages past the cap, named by id."""
+
+    full: list[Signal] = field(default_factory=list)
+    collapsed: list[attention.Thread] = field(default_factory=list)
+    folded: dict[str, list[Signal]] = field(default_factory=dict)
+    overflow: list[Signal] = field(default_factory=list)
+    muted: int = 0
+
+    @property
+    def count(self) -> int:
+        shown = len(self.full) + len(self.overflow) + sum(len(t.signals) for t in self.collapsed)
+        return shown + sum(map(len, self.folded.values()))
+
+
+def arrange(signals: list[Signal], party: attention.Party, governor: attention.Governor | None = None) -> Arranged:
+    """Party threads in full up to the cap; other traffic in full when it fits, else one line per
+    thread; a sender past its burst (the governor) folded into one line, unless it writes to us."""
+    out = Arranged()
+    groups = attention.threads(signals, party)
+    loud: dict[str, int] = {}
+    for sig in signals:
+        loud[sig.from_id] = loud.get(sig.from_id, 0) + 1
+    rest: list[attention.Thread] = []
+    for t in groups:
+        if t.party:
+            for sig in t.signals:
+                (out.full if len(out.full) < RENDER_MAX else out.overflow).append(sig)
+            continue
+        kept = []
+        for sig in t.signals:
+            burst = governor.rules.burst if governor is not None else attention.BURST
+            folding = loud[sig.from_id] > burst or (governor is not None and governor.folding(sig.from_id))
+            if folding:
+                out.folded.setdefault(sig.from_id, []).append(sig)
+            else:
+                kept.append(sig)
+        if kept:
+            rest.append(attention.Thread(t.root, False, kept))
+    room = RENDER_MAX - len(out.full)
+    if sum(len(t.signals) for t in rest) <= room:
+        out.full.extend(sig for t in rest for sig in t.signals)
+    else:
+        out.collapsed = rest
+    return out
+
+
+def render_reason(batch: Batch, arranged: Arranged | None = None) -> str:
+    shown = arranged if arranged is not None else Arranged(full=batch.signals[:RENDER_MAX])
+    if arranged is None:
+        shown.overflow = batch.signals[RENDER_MAX:]
+    n = shown.count
     if n == 0:
         return f"[attend] {batch.note}"
-    lines = [f"[attend] {n} peer message(s) delivered at the turn boundary:"]
+    lines = [f"[attend] {n} message(s):"]
     if batch.note:
         lines.append(f"({batch.note})")
-    lines.append("")
-    lines.extend(render_one(s) for s in batch.signals[:RENDER_MAX])
-    if n > RENDER_MAX:
-        lines.append(f"(+{n - RENDER_MAX} more — attend inbox for the rest)")
-    lines.append("")
+    lines.extend(render_one(s) for s in shown.full)
+    lines.extend(collapsed_line(t) for t in shown.collapsed)
+    lines.extend(folded_line(sender, sigs) for sender, sigs in shown.folded.items())
+    if shown.overflow:
+        lines.append(f"(+{len(shown.overflow)} more for you: {ids_named(shown.overflow)})")
     lines.append(closing(batch.mcp))
     return "\n".join(lines)
 
@@ -211,14 +291,38 @@ def hook(ctx: Context, payload: dict[str, Any], out: IO[str], err: IO[str], data
         with claimed(spool, sid) as batch:
             for warning in batch.warnings:
                 report(spool, err, f"attend: {warning}")
-            if not batch.signals and not batch.note:
-                end_chain(spool, sid)
+            arranged = govern(spool, who.origin, batch)
+            if not arranged.count and not batch.note:
+                end_chain(spool, sid)  # nothing, or only muted mail: marked seen, never shown
                 return
-            out.write(json.dumps({"decision": "block", "reason": render_reason(batch)}, ensure_ascii=False) + "\n")
+            reason = render_reason(batch, arranged)
+            out.write(json.dumps({"decision": "block", "reason": reason}, ensure_ascii=False) + "\n")
             out.flush()
             blocked = True
     finally:
         fastdrain.verdict(spool, sid, data, blocked)
+
+
+def govern(spool: Spool, origin: str, batch: Batch) -> Arranged:
+    """The batch as the model sees it: mutes dropped, party threads first, loud senders folded; each
+    line counted against its sender in the session's governor (docs/architecture/conduits.md). The
+    drain and the waiter both show through it, so they fold and mute alike."""
+    mute = attention.muted(attention.mutes(spool, batch.sid))
+    visible = [s for s in batch.signals if not mute(s)]
+    governor = attention.Governor.load(spool, batch.sid)  # with the rules the loop last saved
+    arranged = arrange(visible, attention.party_of(spool, batch.sid, origin), governor)
+    arranged.muted = len(batch.signals) - len(visible)
+    for sig in arranged.full:
+        governor.record(sig.from_id)
+    for t in arranged.collapsed:
+        for sender in dict.fromkeys(s.from_id for s in t.signals):
+            governor.record(sender)
+    for sender in arranged.folded:
+        governor.record(sender)
+        governor.note_fold(sender)
+    with contextlib.suppress(OSError, AttendError):  # a governor that cannot be saved forgets, no more
+        governor.save()
+    return arranged
 
 
 def plain(ctx: Context, out: IO[str], err: IO[str]) -> None:

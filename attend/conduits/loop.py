@@ -26,7 +26,7 @@ from attend import identity
 from attend.conduits import monitor
 from attend.conduits.sensors import host as sensor_host
 from attend.conduits.watch import ARRIVALS, CHANGES, Watcher
-from attend.domain import delivery, liveness, mcp_markers, presence, rooms, sessions
+from attend.domain import attention, delivery, liveness, mcp_markers, presence, rooms, sessions
 from attend.domain.context import Context
 from attend.domain.envelope import Signal
 from attend.errors import AttendError, IdentityError
@@ -96,6 +96,7 @@ class Sensor:
     relock: bool = False  # the run lock held is on a deleted file
     senses: sensor_host.Host | None = None  # the other sensors (attend/conduits/sensors): context, keepwarm, scripts
     memo: delivery.RepairMemo = field(default_factory=delivery.RepairMemo)
+    rules: attention.Rules = field(default_factory=attention.Rules)
 
     @property
     def spool(self) -> Spool:
@@ -194,7 +195,7 @@ class Sensor:
             if pending:
                 return self.watcher.wait(0)
             timeout = min(self.due.values()) - now if self.due else HOUSEKEEPING
-            if self.retry_at > now:  # mail that could not be shown is looked at again then
+            if self.retry_at > now:  # the governor holds a sender, or mail could not be shown, until then
                 timeout = min(timeout, self.retry_at - now)
             tags = self.watcher.wait(max(0.0, timeout))
             if self.watcher.lost:
@@ -209,49 +210,86 @@ class Sensor:
             self.waiting = False
 
     def deliver(self, recover: bool = False) -> bool:
-        """Show what is pending: one message per pace slot, or one digest line for a burst. False
-        when it did not try (nothing pending, pacing, another conduit mid-show): not a success that
+        """Show what is pending: one line per pace slot (a message, or a folding sender's digest), or
+        one digest line for a burst from many senders. False when it did not try (nothing pending,
+        pacing, the governor holding every sender, another conduit mid-show): not a success that
         clears a reported failure."""
         pending = self.spool.listing(self.sid, "new")
         if not pending and not recover:
             return False
-        if not recover and time.monotonic() - self.last_line < PACE:
-            return False  # the next wake (at most PACE away) shows it, or folds it into a digest
+        now = time.monotonic()
+        if not recover and (now - self.last_line < PACE or now < self.retry_at):
+            return False  # the next wake shows it, or folds it into a digest
         with self.spool.show_lock(self.sid, timeout=SHOW_WAIT) as held:
             if not held:
                 # Another conduit is mid-show, or stopped there: it shows these. Waiting for it without
                 # bound would hang the loop, deaf even to SIGTERM; look again later instead.
                 self._back_off()
                 return False
-            names = self.spool.listing(self.sid, "claimed") if recover else []
+            abandoned = self.spool.listing(self.sid, "claimed") if recover else []
             pending = self.spool.listing(self.sid, "new")
-            digest = len(names) + len(pending) > monitor.DIGEST_OVER
-            names += self._claim(pending if digest else None, pending)
+            plan, take = self._plan(pending, len(abandoned) + len(pending) > monitor.DIGEST_OVER)
+            won = self._claim(take, pending) if take else []
+            names = abandoned + won
             if not names:
-                if pending:
-                    self._stuck()
+                if take:
+                    self._stuck()  # there was something to claim and none of it could be
                 return not pending
             self.retry_at = 0.0
             shown = self._read(names)
-            if digest:
-                self.write(monitor.digest_line([s for _, s in shown]))
-            else:
-                for _, sig in shown:
-                    self.write_message(sig)
+            self._show(shown, plan, set(abandoned), set(won))
             self.spool.mark_seen(self.sid, names)
         if shown:
             self.last_line = time.monotonic()
         self._record_inbound([s for _, s in shown])
         return True
 
-    def _claim(self, batch: list[str] | None, pending: list[str]) -> list[str]:
-        """Claim ``batch`` whole, or (None) the oldest pending entry this loop can win."""
-        if batch is not None:
-            return self.spool.claim_all(self.sid, batch)
-        for name in pending:
-            if won := self.spool.claim_all(self.sid, [name]):
-                return won
-        return []
+    def _plan(self, pending: list[str], burst: bool) -> tuple[attention.Plan, list[str]]:
+        """What the governor lets this pass show of ``pending`` (docs/architecture/conduits.md,
+        "Attention"), and the names to claim for it: the lines' messages and the muted ones."""
+        signals, unreadable = delivery.peek(self.spool, self.sid, pending)
+        governor = attention.Governor.load(self.spool, self.sid, self.rules)
+        party = attention.party_of(self.spool, self.sid, self.who.origin)
+        mute = attention.muted(attention.mutes(self.spool, self.sid))
+        plan = attention.plan(signals, party, governor, mute, burst)
+        lines = plan.lines if burst else plan.lines[:1]
+        for line in lines:
+            governor.record(line.sender)
+            if line.fold:
+                governor.note_fold(line.sender)
+        if lines:
+            governor.save()
+        if plan.wake_at is not None and not lines:
+            # Every sender pending is cooling down: nothing to wake for before the first may speak.
+            self.retry_at = time.monotonic() + max(0.0, plan.wake_at - governor.now)
+        plan.lines = lines
+        take = [s.id for line in lines for s in line.signals] + plan.silent + unreadable
+        return plan, sorted(set(take) & set(pending))
+
+    def _show(self, shown: list[tuple[str, Signal]], plan: attention.Plan, abandoned: set[str], won: set[str]) -> None:
+        """The lines for what was claimed: a digest for a burst, else each line of the plan, then
+        whatever a dead conduit abandoned (already counted by the governor when it was claimed)."""
+        by_id = {name: sig for name, sig in shown}
+        silent = set(plan.silent)
+        if plan.burst:
+            visible = [sig for name, sig in shown if name not in silent]
+            party = {s.id for line in plan.lines if line.party for s in line.signals}
+            if visible:
+                self.write(monitor.digest_line(visible, party))
+            return
+        for line in plan.lines:
+            sigs = [by_id[s.id] for s in line.signals if s.id in by_id and s.id in won]
+            if line.fold and len(sigs) > 1:
+                self.write(monitor.fold_line(sigs))
+            elif sigs:
+                self.write_message(sigs[0])
+        for name, sig in shown:
+            if name in abandoned and name not in silent:
+                self.write_message(sig)
+
+    def _claim(self, batch: list[str], pending: list[str]) -> list[str]:
+        """Claim ``batch``: what this pass shows, no more (the rest stays pending for later lines)."""
+        return self.spool.claim_all(self.sid, batch)
 
     def _stuck(self) -> None:
         """Entries sit in new/ and none could be claimed (claimed/ gone, say): remake the maildir and
@@ -388,6 +426,7 @@ class Sensor:
         for warning in self.config.warnings():
             self.warn(f"attend: {warning}")
         self.cleanup_every = float(self.config.get("sensor.cleanup_interval"))
+        self.rules = attention.Rules.of(self.config)
 
     def _start_senses(self) -> None:
         """The one integration point of the sensor host: built from config, ticked by housekeeping

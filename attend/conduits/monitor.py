@@ -93,17 +93,30 @@ def message_lines(sig: Signal, hint: str = "") -> list[str]:
     return [f"{head} message from {who} ({i}/{n}): {p}{hint if i == 1 else ''}" for i, p in enumerate(parts, 1)]
 
 
-def digest_line(signals: list[Signal]) -> str:
-    """One line for a burst: how many, split by where they were addressed."""
-    direct = sum(1 for s in signals if s.room.startswith(("d-", "p-")))
-    open_ = sum(1 for s in signals if s.room == rooms.OPEN)
-    channel = sum(1 for s in signals if s.room.startswith("@"))
-    parts = [f"{n} {what}" for n, what in ((direct, "to you"), (open_, "on #open"), (channel, "in channels")) if n]
-    other = len(signals) - direct - open_ - channel
+def digest_line(signals: list[Signal], party: set[str] | frozenset[str] = frozenset()) -> str:
+    """One line for a burst: how many, split by where they were addressed, what the session takes
+    part in (``party``: ids addressed to it or answering it) first."""
+    mine = sum(1 for s in signals if s.id in party or s.room.startswith(("d-", "p-")))
+    rest = [s for s in signals if not (s.id in party or s.room.startswith(("d-", "p-")))]
+    open_ = sum(1 for s in rest if s.room == rooms.OPEN)
+    channel = sum(1 for s in rest if s.room.startswith("@"))
+    parts = [f"{n} {what}" for n, what in ((mine, "for you"), (open_, "on #open"), (channel, "in channels")) if n]
+    other = len(rest) - open_ - channel
     if other:
         parts.append(f"{other} elsewhere")
-    priority = "high" if direct else "medium" if channel else "low"
+    priority = "high" if mine else "medium" if channel else "low"
     return f"{prefix(priority)} {len(signals)} new messages: {', '.join(parts)} — attend inbox for detail"
+
+
+def fold_line(signals: list[Signal]) -> str:
+    """One line for a sender the governor folds: who, how many, the ids they run between."""
+    first, last = signals[0], signals[-1]
+    head = prefix(rooms.priority(first.room))
+    who = framing.label(first.sender)
+    return (
+        f"{head} {len(signals)} messages from {label(first)} folded (sending fast), ids {first.id} … {last.id}"
+        f" — attend inbox --from {who}"
+    )
 
 
 def note_line(note: str) -> str:

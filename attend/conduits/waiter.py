@@ -225,6 +225,7 @@ class Waiter:
     def deliver(self) -> int | None:
         """Claim and show what is pending: WAKE once shown, QUIET_EXIT to leave it, None to wait on."""
         from attend.conduits import drain  # the heavy part, only with something to show
+        from attend.domain import sessions
 
         refusal = self.next_wake()
         if refusal:
@@ -237,7 +238,11 @@ class Waiter:
                 self.spool.log(f"attend wait: {warning}")
             if not batch.signals:
                 return None if not batch.note else QUIET_EXIT  # nothing to wake for; a note waits for the drain
-            self.err.write(drain.render_reason(batch) + "\n")
+            enrolled = sessions.read_enrollment(self.spool, self.sid)
+            arranged = drain.govern(self.spool, enrolled.origin if enrolled else "", batch)
+            if not arranged.count:
+                return None  # only muted mail, now marked seen: a muted source never wakes the session
+            self.err.write(drain.render_reason(batch, arranged) + "\n")
             self.err.flush()
         return WAKE
 

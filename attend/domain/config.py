@@ -71,6 +71,13 @@ KEYS: dict[str, Key] = {
         "which sessions the waiting conduit wakes when idle: joined (every session enrolled by run or join) or off",
         choices=("joined", "off"),
     ),
+    "governor.sender.burst": Key(
+        5, int, 1, "lines a minute per sender that a conduit shows as they come; after that, the cooldown"
+    ),
+    "governor.sender.cooldown": Key(
+        3.0, float, 0, "seconds between a fast sender's lines; what it sends between folds"
+    ),
+    "governor.sender.max_per_minute": Key(30, int, 1, "lines a minute per sender that a conduit shows, at most"),
 }
 SENSORS = "sensors"  # the one section that is not a key: sensors: {+name: {script: …}, -name:, name: {…}}
 

@@ -197,3 +197,22 @@ def read_claimed(
                 warnings.append(f"set aside unreadable delivery {name}: {e}")
                 folder.set_aside(name)
     return shown, warnings
+
+
+def peek(spool: Spool, sid: str, names: list[str], limit: int = 1 << 17) -> tuple[list[Signal], list[str]]:
+    """The pending deliveries ``names`` in new/, parsed without claiming them (a conduit that must
+    decide what to take first, under the show lock); and the names that could not be read, which
+    the claim path then sets aside."""
+    signals: list[Signal] = []
+    bad: list[str] = []
+    if not names:
+        return signals, bad
+    with spool.folder("sessions", sid, "new") as folder:
+        for name in names:
+            try:
+                signals.append(envelope.parse(folder.read(name, limit)))
+            except FileNotFoundError:
+                continue
+            except (OSError, EnvelopeError):
+                bad.append(name)
+    return signals, bad

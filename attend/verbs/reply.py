@@ -10,7 +10,7 @@ from attend.domain.context import Context
 from attend.errors import AttendError, NotFoundError
 from attend.layout import NAME_RE
 from attend.spool import RefusedEntry, Spool
-from attend.verbs.send import Sent, check_id, check_message, check_on_behalf_of, deliver
+from attend.verbs.send import Sent, check_id, check_message, check_on_behalf_of, deliver, slow_down
 
 DESCRIPTION = (
     "Reply to a peer message; threads to the most recent peer message; errors when the inbox is empty. "
@@ -117,5 +117,5 @@ def run(ctx: Context, req: ReplyRequest) -> Sent:
     else:
         address = addressing.Address(reply_rooms(ctx.spool, room, parent), parent.from_id)
     sent = deliver(ctx, sender, req.message, address, parent_id, obo)
-    sent.warnings = warnings + list(sender.notes)
+    sent.warnings = warnings + list(sender.notes) + slow_down(ctx, sender, sent)
     return sent

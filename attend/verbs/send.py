@@ -129,5 +129,15 @@ def run(ctx: Context, req: SendRequest) -> Sent:
     sender = ctx.sender()
     address = addressing.resolve(ctx.spool, to, sender, ctx.sessions_dir, identity.human_id(ctx.env))
     sent = deliver(ctx, sender, req.message, address, re, obo)
-    sent.warnings = warnings + list(sender.notes)
+    sent.warnings = warnings + list(sender.notes) + slow_down(ctx, sender, sent)
     return sent
+
+
+def slow_down(ctx: Context, sender: Identity, sent: Sent) -> list[str]:
+    """Backpressure: the sender's warning when most of the sessions it reaches fold its messages."""
+    if not sender.is_agent:
+        return []
+    from attend.domain import attention
+
+    warning = attention.backpressure(ctx.spool, sender.id, sent.live)
+    return [warning] if warning else []

@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from attend.conduits import waiter
-from attend.domain import mcp_markers, sessions
+from attend.domain import attention, mcp_markers, sessions
 from attend.domain.context import Context
 from attend.errors import AttendError
-from attend.verbs import permissions
+from attend.verbs import mute, permissions
 
 DESCRIPTION = (
     "Show this session's state: identity and how it was resolved, enrollment, registration, pending "
-    "deliveries, conduits (sensor loop, drain, waiter, MCP), channels, and the spool's folder."
+    "deliveries, conduits (sensor loop, drain, waiter, MCP), channels, mutes, and the spool's folder."
 )
 EXAMPLES = (  # the end of `attend status --help` (CLI only)
     ("attend status", "this session's state: enrolled, pending, conduits"),
@@ -50,6 +50,7 @@ class Status:
     pending: int
     conduits: Conduits
     channels: list[str]
+    mutes: list[str]  # peers, channels and projects muted (their messages reach inbox only)
     warnings: list[str] = field(default_factory=list)
 
 
@@ -81,6 +82,7 @@ def run(ctx: Context, req: StatusRequest) -> Status:
         ),
         # A human may join channels too (its member file is named by its id).
         channels=["#" + c for c in sessions.channels_of(spool, who.id)],
+        mutes=mute.shown(attention.mutes(spool, who.id)) if who.is_agent else [],
         warnings=list(who.notes),
     )
 

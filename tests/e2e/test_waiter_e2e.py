@@ -165,7 +165,7 @@ def test_three_messages_that_land_while_the_waiter_sleeps_arrive_in_one_wake(e2e
     for b in bodies:
         assert turns_with(run.turns, b) == [2], run.explain()
     [text] = [t for t in latest_user_texts(run.turns[2]) if bodies[0] in t]
-    assert "[attend] 3 peer message(s)" in text, text
+    assert "[attend] 3 message(s)" in text, text
 
 
 def _waiters_of(claude_pid: int) -> list[int]:
