@@ -265,3 +265,82 @@ def test_status_and_doctor_show_whether_the_waiter_is_wired_and_waiting(world: W
     assert doctor_says("waiter")["status"] == "ok" and doctor_says("wiring")["status"] == "ok"
     s.proc.kill()
     assert w.done()[0] == 0
+
+
+# ---------------------------------------------------------------------- keepwarm through the waiter
+
+KEEPWARM_TAIL = "the prompt cache lapses in 59m on 120000 tokens. Reply with one word and no tools."
+
+
+def keepwarm_config(world: World) -> None:
+    config = Path(layout.config_root(world.env)) / "config.yaml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("keepwarm:\n  idle_seconds: 2\n  min_tokens: 1000\n")
+
+
+def a_turn(world: World, s: StandIn, age: float = 0.0) -> Path:
+    """One turn in the session's transcript as the real client writes it (120,000 tokens), ``age`` s ago."""
+    import re
+    import time
+
+    path = world.home / ".claude" / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(s.cwd)) / f"{s.session_id}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    usage = {"input_tokens": 10, "cache_read_input_tokens": 119_000, "cache_creation_input_tokens": 990}
+    entry = {"type": "assistant", "message": {"model": "claude-opus-4-5", "role": "assistant", "usage": usage}}
+    with path.open("a") as f:
+        f.write(json.dumps(entry) + "\n")
+    at = time.time() - age
+    os.utime(path, (at, at))
+    return path
+
+
+def test_an_armed_keepwarm_wakes_the_idle_session_once_with_the_loops_line(world: World, waits) -> None:
+    from attend.domain import keepwarm
+
+    keepwarm_config(world)
+    s = world.session("proj")
+    enroll(world, s)
+    assert s.attend("keepwarm", "on").rc == 0
+    path = a_turn(world, s)  # the turn that just ended: the waiter sleeps until 2 s after it
+    rc, out, err = waits(s).done()
+    assert (rc, out) == (2, ""), err
+    [line] = err.splitlines()
+    assert line.startswith("[attend sensor=keepwarm priority=medium] keepwarm: ") and line.endswith(KEEPWARM_TAIL)
+    arm = keepwarm.read(world.spool, s.session_id)
+    assert arm is not None and arm.warmed_for == os.stat(path).st_mtime  # the loop's own once-per-stretch mark
+
+
+def test_a_second_keepwarm_wake_comes_only_after_a_turn_end(world: World, waits) -> None:
+    keepwarm_config(world)
+    s = world.session("proj")
+    enroll(world, s)
+    assert s.attend("keepwarm", "on").rc == 0
+    a_turn(world, s, age=3)
+    assert waits(s).done()[0] == 2
+    again = waits(s)  # no turn since: this stretch was warmed, so only a message wakes it
+    world.attend("send", "no keepwarm twice")
+    rc, _, err = again.done()
+    assert rc == 2 and "sensor=keepwarm" not in err and "  no keepwarm twice" in err.splitlines()
+    a_turn(world, s, age=3)  # the one-word answer: a new stretch
+    rc, _, err = waits(s).done()
+    assert rc == 2 and err.endswith(KEEPWARM_TAIL + "\n"), err
+
+
+@pytest.mark.parametrize("state", ["never armed", "off", "window ended"])
+def test_a_disarmed_keepwarm_never_wakes_the_waiting_session(world: World, waits, state: str) -> None:
+    import time
+
+    from attend.domain import keepwarm
+
+    keepwarm_config(world)
+    s = world.session("proj")
+    enroll(world, s)
+    if state == "off":
+        assert s.attend("keepwarm", "on").rc == 0 and s.attend("keepwarm", "off").rc == 0
+    if state == "window ended":
+        keepwarm.turn_on(world.spool, s.session_id, 60, time.time() - 120)
+    a_turn(world, s, age=3)  # long idle already: an armed waiter would wake at once
+    w = waits(s)
+    world.attend("send", "only the message")
+    rc, _, err = w.done()
+    assert rc == 2 and "sensor=keepwarm" not in err and "  only the message" in err.splitlines()

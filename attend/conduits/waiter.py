@@ -18,6 +18,11 @@ exits 2: the client starts a new turn with that text. Otherwise it exits 0, sile
 It never wakes in a loop: consecutive wakes that each come soon after the turn they follow are
 counted (``wake-rounds``), and past the drain's ceiling the messages wait for the next turn end.
 
+While keepwarm is armed (``attend keepwarm on``) and no loop is live, the same wait is timed to
+``keepwarm.idle_seconds`` after the transcript's last write: then it wakes the session once with the
+keepwarm sensor's own line (its once-per-stretch state in ``sessions/<sid>/keepwarm``, shared with the
+loop), exit 2.
+
 While it waits it holds only the standard library, the gate and inotify (attend.conduits.watch):
 the drain (and the domain it imports) is imported when there is something to show.
 """
@@ -30,13 +35,18 @@ import os
 import select
 import time
 from collections.abc import Mapping
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from attend import layout as L
 from attend.conduits.watch import ARRIVALS, IN_CLOSE_WRITE, IN_CREATE, IN_DELETE, IN_MOVED_TO, Watcher
 from attend.errors import SpoolError
 from attend.procfs import stat_fields
 from attend.spool import Spool
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from attend.domain.config import Config
 
 HOOK_TIMEOUT = 86400  # seconds: the entry's "timeout" in settings/hooks.json (tests/test_waiter.py checks)
 MARGIN = 120.0  # the waiter leaves this long before the client would kill it mid-show
@@ -72,15 +82,27 @@ def waiter_live(spool: Spool, sid: str) -> bool:
     return fields is not None and fields[0] != "Z" and fields[19] == start
 
 
-def wake_mode(env: Mapping[str, str]) -> str:
+def load_config(env: Mapping[str, str]) -> Config:
     from attend.domain import config  # yaml is imported only when a config file exists
 
-    return str(config.load(env).get("conduits.wake"))
+    return config.load(env)
+
+
+def wake_mode(env: Mapping[str, str]) -> str:
+    return str(load_config(env).get("conduits.wake"))
 
 
 class Waiter:
     def __init__(
-        self, spool: Spool, sid: str, claude_pid: int | None, stop_active: bool, err: IO[str], tag: str = ""
+        self,
+        spool: Spool,
+        sid: str,
+        claude_pid: int | None,
+        stop_active: bool,
+        err: IO[str],
+        tag: str = "",
+        cfg: Config | None = None,
+        transcript: Path | None = None,
     ) -> None:
         self.tag = tag  # this turn end's event tag, to find the drain's verdict on it
         self.cleared = not tag  # the drain of this turn end did not block (or is not coming)
@@ -94,6 +116,9 @@ class Waiter:
         self.deadline = self.started + HOOK_TIMEOUT - MARGIN
         self.watcher = Watcher()
         self.pidfd: int | None = None
+        self.cfg = cfg  # None: no keepwarm from this waiter
+        self.transcript = transcript
+        self.warm_at: float | None = None  # epoch seconds: when keepwarm wants a look
 
     def report(self, line: str) -> None:
         self.err.write(line + "\n")
@@ -139,7 +164,40 @@ class Waiter:
                 return False  # the client is already gone
             except (OSError, AttributeError):
                 self.pidfd = None  # no pidfd here: the client's end is seen at the next look
+        self.warm_at = self.keepwarm_due()
         return True
+
+    def keepwarm_due(self) -> float | None:
+        if self.cfg is None or not self.spool.present((L.SESSIONS, self.sid), (L.KEEPWARM,))[0]:
+            return None  # not armed: nothing more is imported than without keepwarm
+        from attend.domain import keepwarm
+
+        return keepwarm.due_at(self.spool, self.sid, self.transcript, self.cfg, time.time())
+
+    def timeout(self, left: float) -> float:
+        """How long the next wait may sleep: to the deadline, the next look, or keepwarm's time."""
+        wait = min(left, LOOK_EVERY)
+        if self.warm_at is not None:
+            wait = min(wait, max(0.0, self.warm_at - time.time()) + 0.01)
+        return wait
+
+    def keepwarm(self) -> int | None:
+        """Keepwarm's time has come: WAKE with its line, QUIET_EXIT when refused, None to wait on."""
+        from attend.conduits.sensors.builtin import keepwarm_line
+
+        assert self.cfg is not None  # warm_at is only ever set with a config
+        line = keepwarm_line(self.spool, self.sid, self.transcript, self.cfg, time.time())
+        if line is None:  # a turn since, too small a context, or disarmed: look again only if later
+            due = self.keepwarm_due()
+            self.warm_at = due if due is not None and due > time.time() else None
+            return None
+        refusal = self.next_wake()
+        if refusal:
+            self.report(f"attend wait: {refusal}; no keepwarm wake this stretch")
+            return QUIET_EXIT
+        self.err.write(line + "\n")
+        self.err.flush()
+        return WAKE
 
     def run(self) -> int:
         try:
@@ -192,9 +250,14 @@ class Waiter:
                 if code is not None:
                     return code
                 # Another conduit was mid-show and shows them: wait for the next arrival, not in a spin.
-                self.watcher.wait(min(left, LOOK_EVERY), wake=self.pidfd)
+                self.watcher.wait(self.timeout(left), wake=self.pidfd)
                 continue
-            self.watcher.wait(min(left, LOOK_EVERY), wake=self.pidfd)
+            if self.warm_at is not None and time.time() >= self.warm_at:
+                code = self.keepwarm()
+                if code is not None:
+                    return code
+                continue
+            self.watcher.wait(self.timeout(left), wake=self.pidfd)
 
     def gather(self) -> None:
         """A burst (three sends in a row) is one wake: wait until QUIET passes with no new arrival."""
@@ -272,10 +335,18 @@ def hook_main(data: bytes, env: Mapping[str, str], err: IO[str]) -> int:
         enrolled, optout = spool.present((L.SESSIONS, sid), (L.ENROLLED, L.OPTOUT))
         if not enrolled or optout:
             return QUIET_EXIT
-        if wake_mode(env) == "off":
+        cfg = load_config(env)
+        if str(cfg.get("conduits.wake")) == "off":
             return QUIET_EXIT
         stop_active = payload.get("stop_hook_active") is True
-        return Waiter(spool, sid, _claude_pid(env), stop_active, err, L.event_tag(data)).run()
+        claude_pid = _claude_pid(env)
+        path = None
+        if spool.present((L.SESSIONS, sid), (L.KEEPWARM,))[0]:  # armed (or was): the loop's transcript
+            from attend.domain import transcript
+
+            cwd = payload.get("cwd")
+            path = transcript.of_claude(env, sid, claude_pid, cwd if isinstance(cwd, str) else os.getcwd())
+        return Waiter(spool, sid, claude_pid, stop_active, err, L.event_tag(data), cfg, path).run()
     except Exception as e:  # never wake the session with an error of our own
         line = f"attend wait: the waiter failed ({type(e).__name__}: {e}); messages stay pending for the next conduit"
         with contextlib.suppress(Exception):

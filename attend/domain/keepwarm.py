@@ -1,11 +1,11 @@
 """Keepwarm: Claude Code's prompt cache lapses after an idle hour, and the next turn re-writes the whole
-context at the cache-write price. While armed, the loop prints one line ``keepwarm.idle_seconds`` into
-each idle stretch, so the turn that follows reads the cache instead.
+context at the cache-write price. While armed, the loop (or, with no loop live, the idle waiter) prints
+one line ``keepwarm.idle_seconds`` into each idle stretch, so the turn that follows reads the cache instead.
 
 The arming is ``sessions/<sid>/keepwarm`` (JSON), written by ``attend keepwarm on|off`` and by the loop
-(the stretch it warmed, or why it stopped). The idle stretch is read from the transcript's mtime: any
-turn writes it. It disarms when the window ends, after a cold wake (a turn after the cache lapsed),
-or when the cache has already lapsed when the loop looks.
+and the idle waiter (the stretch warmed, or why it stopped). The idle stretch is read from the
+transcript's mtime: any turn writes it. It disarms when the window ends, after a cold wake (a turn
+after the cache lapsed), or when the cache has already lapsed when the loop looks.
 """
 
 from __future__ import annotations
@@ -125,6 +125,16 @@ def check(spool: Spool, sid: str, path: Path | None, cfg: Config, now: float) ->
         if current is not None and current.armed_at == arm.armed_at:
             write(spool, sid, arm)
     return line
+
+
+def due_at(spool: Spool, sid: str, path: Path | None, cfg: Config, now: float) -> float | None:
+    """When ``check`` may next have a line (epoch seconds), for a conduit that sleeps until then instead
+    of looking every minute (the idle waiter); None when it has none to come for this stretch."""
+    arm = read(spool, sid)
+    last = transcript.mtime(path)
+    if not is_on(arm, now) or last is None or arm is None or arm.warmed_for == last:
+        return None
+    return last + float(cfg.get("keepwarm.idle_seconds"))
 
 
 # ---------------------------------------------------------------------- the status card

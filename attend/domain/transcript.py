@@ -49,12 +49,16 @@ def path_for(env: Mapping[str, str], session_id: str, cwd: str | None) -> Path |
 def of_session(env: Mapping[str, str], who: identity.Identity) -> Path | None:
     """A resolved session's transcript: named by the session's own working directory (its record's
     ``cwd``), which the normalised origin may not be (a worktree, a subfolder)."""
-    cwd: str | None = who.origin
-    if who.claude_pid is not None:
-        record = identity.read_record(identity.claude_dir(env) / "sessions", who.claude_pid)
+    return of_claude(env, who.id, who.claude_pid, who.origin)
+
+
+def of_claude(env: Mapping[str, str], session_id: str, claude_pid: int | None, cwd: str | None) -> Path | None:
+    """As ``of_session``, from the parts a hook has (its session id, ``CLAUDE_PID``, its cwd)."""
+    if claude_pid is not None:
+        record = identity.read_record(identity.claude_dir(env) / "sessions", claude_pid)
         if record is not None and record.cwd:
             cwd = record.cwd
-    return path_for(env, who.id, cwd)
+    return path_for(env, session_id, cwd)
 
 
 def _lines_from_end(path: Path) -> Iterator[bytes]:

@@ -1,6 +1,7 @@
 """keepwarm: keep this session's prompt cache warm while it idles (``on [WINDOW]``, ``off``), or show
 the card (``status``): model, warm or cold, context, what a cold re-write costs against a warm turn,
-and the keepwarm state. The loop prints the line; this verb only arms it (sessions/<sid>/keepwarm)."""
+and the keepwarm state. The loop (or the idle waiter) prints the line; this verb only arms it
+(sessions/<sid>/keepwarm)."""
 
 from __future__ import annotations
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from attend.conduits import monitor
 from attend.conduits.sensors.base import MESSAGE, Observation, Probe, Sensor
 from attend.domain import keepwarm as warm
 from attend.domain import transcript
-from attend.domain.config import MIN_INTERVAL
+from attend.domain.config import MIN_INTERVAL, Config
+from attend.spool import Spool
 
 
 class Peers(Sensor):
@@ -58,6 +60,15 @@ class Keepwarm(Sensor):
     min_interval = MIN_INTERVAL["keepwarm"]
     description = "one wake before the prompt cache lapses, while armed (attend keepwarm on)"
 
+    priority = "medium"
+
     def poll(self, probe: Probe) -> list[Observation]:
         line = warm.check(probe.spool, probe.sid, session_transcript(probe), probe.config, probe.now)
-        return [Observation(line, "medium")] if line else []
+        return [Observation(line, self.priority)] if line else []
+
+
+def keepwarm_line(spool: Spool, sid: str, path: Path | None, cfg: Config, now: float) -> str | None:
+    """The keepwarm sensor's Monitor line when one is due, for the idle waiter, which wakes the session
+    with it when no loop is live: the same text and the same once-per-stretch state as the loop's."""
+    line = warm.check(spool, sid, path, cfg, now)
+    return monitor.sensor_line(Keepwarm.name, Keepwarm.priority, line) if line else None
