@@ -9,6 +9,7 @@ was on screen; bad input sends nothing; textual is imported only when `chat` run
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -435,12 +436,19 @@ class Tmux:
 
     def start(self) -> None:
         cwd = self.world.project("proj")
-        r = self.tmux("new-session", "-d", "-s", "chat", "-x", "80", "-y", "24", "-c", str(cwd), f"{ATTEND} chat")
+        # A shell runs chat and writes how it ended: tmux 3.3 under load can leave a pane's process
+        # unreaped (a zombie, the pane dead with no status), so the pane's own status cannot be asked.
+        self.status = self.world.tmp / "chat.status"
+        command = f"{shlex.quote(ATTEND)} chat; echo $? > {shlex.quote(str(self.status))}"
+        r = self.tmux("new-session", "-d", "-s", "chat", "-x", "80", "-y", "24", "-c", str(cwd), command)
         assert r.returncode == 0, r.stderr
         self.tmux("set-option", "-t", "chat", "remain-on-exit", "on")
 
     def screen(self) -> str:
         return self.tmux("capture-pane", "-p", "-t", "chat").stdout
+
+    def ended(self) -> bool:
+        return self.status.exists() and self.status.read_text().endswith("\n")
 
     def keys(self, *keys: str) -> None:
         assert self.tmux("send-keys", "-t", "chat", *keys).returncode == 0
@@ -500,6 +508,6 @@ def test_the_real_binary_sends_to_a_sessions_loop_and_shows_its_reply(
     tmux.keys("Escape")  # out of compose; then q (sent together, a terminal reads them as Alt+q)
     wait_until(lambda: "q quit" in tmux.screen(), lambda: f"the footer: {tmux.screen()}")
     tmux.keys("q")
-    # remain-on-exit: tmux keeps the pane and says how the command ended.
-    wait_until(lambda: "Pane is dead (status 0" in tmux.screen(), lambda: f"chat to exit 0: {tmux.screen()}")
+    wait_until(tmux.ended, lambda: f"chat to exit: {tmux.screen()}")
+    assert tmux.status.read_text().strip() == "0"
     assert "Peers" not in tmux.screen()  # the alternate screen is gone: the terminal is as it was

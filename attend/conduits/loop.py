@@ -237,11 +237,13 @@ class Sensor:
                 return not pending
             self.retry_at = 0.0
             shown = self._read(names)
+            # Recorded before the line goes out: a model that reads the line and replies at once
+            # threads to it (after the print, that reply could find the previous message, or none).
+            self._record_inbound([s for _, s in shown])
             self._show(shown, plan, set(abandoned), set(won))
             self.spool.mark_seen(self.sid, names)
         if shown:
             self.last_line = time.monotonic()
-        self._record_inbound([s for _, s in shown])
         return True
 
     def _plan(self, pending: list[str], burst: bool) -> tuple[attention.Plan, list[str]]:
