@@ -27,6 +27,8 @@ MCP_TOOLS = [
     "notify_subscribe",
     "notify_unsubscribe",
     "inbox_wait",
+    "mute",
+    "unmute",
 ]
 USER_SETTINGS = {
     "permissions": {"allow": ["Bash(ls:*)"], "deny": ["Read(./.env)"]},

@@ -144,7 +144,7 @@ def test_the_server_answers_server_discover_and_the_classic_initialize(world: Wo
     rc, rest, _ = classic.close()
     assert init["result"]["protocolVersion"] == "2025-11-25"
     assert init["result"]["serverInfo"]["name"] == "attend"
-    assert len(listed["result"]["tools"]) == 10
+    assert len(listed["result"]["tools"]) == 12
     assert rc == 0 and rest == ""  # nothing but protocol ever reached stdout
 
 
@@ -282,7 +282,7 @@ def test_the_mcp_inspector_lists_the_tools_strictly_and_sends_only_from_inside_a
         [exe, "--cli", *server, "-e", f"ATTEND_HOME={world.spool_root}", "--method", "tools/list", "--strict"]
     )
     assert listed.rc == 0, listed.stderr
-    assert len(json.loads(listed.stdout)["tools"]) == 10
+    assert len(json.loads(listed.stdout)["tools"]) == 12
     call = ["--method", "tools/call", "--tool-name", "send", "--tool-args-json", '{"message":"via inspector"}']
     sent = s.run([exe, "--cli", *server, "-e", f"ATTEND_HOME={world.spool_root}", *call, "--format", "json"])
     assert sent.rc == 0, sent.stderr
@@ -336,3 +336,56 @@ def test_stdin_closing_during_an_inbox_wait_ends_the_server_and_its_marker(world
     server.proc.wait(timeout=30)
     assert server.proc.returncode == 0
     assert markers(world, sid) == []
+
+
+# ---------------------------------------------------------------------- mute and unmute
+
+
+async def test_over_stdio_mute_hides_a_channel_from_status_to_unmute_and_inbox_keeps_its_mail(world: World) -> None:
+    from attend.domain import attention
+
+    sid = adopt(world)
+    join_channel_here(world)
+    peer = world.session("other")
+    join_channel(world, peer)
+    mutes = world.spool_root / "sessions" / sid / attention.MUTES
+    async with stdio_client(stdio_params(world)) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        muted = structured(await session.call_tool("mute", {"target": "#open", "duration": "1h"}))
+        listed = structured(await session.call_tool("status", {}))["mutes"]
+        out = peer.attend("send", "while you were muted")
+        assert out.rc == 0, out.stderr
+        inbox = structured(await session.call_tool("inbox", {}))
+        unmuted = structured(await session.call_tool("unmute", {"target": "#open"}))
+        again = error_text(await session.call_tool("unmute", {"target": "#open"}))
+    assert (muted["key"], muted["target"]) == ("room:open", "#open") and muted["until"]
+    assert [m.split(" until ")[0] for m in listed] == ["#open"]
+    assert "while you were muted" in [m["body"] for m in inbox["messages"]]
+    assert unmuted["mutes"] == [] and json.loads(mutes.read_text()) == {}
+    assert again == "#open is not muted (attend status lists mutes)"
+
+
+async def test_over_stdio_bad_mute_input_is_one_line_with_is_error_and_writes_nothing(world: World) -> None:
+    from attend.domain import attention
+
+    sid = adopt(world)
+    join_channel_here(world)
+    async with stdio_client(stdio_params(world)) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        calls = {
+            "bad channel": ("mute", {"target": "#no such"}),
+            "bad duration": ("mute", {"target": "#open", "duration": "soon"}),
+            "empty": ("mute", {"target": ""}),
+            "unknown peer": ("mute", {"target": "nobody-by-that-name"}),
+            "self": ("mute", {"target": sid}),
+            "no target": ("mute", {}),
+            "not muted": ("unmute", {"target": "#open"}),
+        }
+        errors = {what: error_text(await session.call_tool(tool, args)) for what, (tool, args) in calls.items()}
+    for what, text in errors.items():
+        assert text and "\n" not in text and "Traceback" not in text, what
+    assert errors["bad duration"] == "'soon' is not a duration: give one such as 30m, 2h or 1d"
+    assert errors["self"] == "that is this session; nothing to mute"
+    assert errors["empty"].startswith("give whom to mute")
+    assert errors["no target"].startswith("bad arguments for mute (")
+    assert not (world.spool_root / "sessions" / sid / attention.MUTES).exists()

@@ -44,12 +44,14 @@ from attend.verbs import inbox as inbox_verb
 from attend.verbs import inbox_wait as wait_verb
 from attend.verbs import join as join_verb
 from attend.verbs import leave as leave_verb
+from attend.verbs import mute as mute_verb
 from attend.verbs import notify_subscribe as subscribe_verb
 from attend.verbs import notify_unsubscribe as unsubscribe_verb
 from attend.verbs import peers as peers_verb
 from attend.verbs import reply as reply_verb
 from attend.verbs import send as send_verb
 from attend.verbs import status as status_verb
+from attend.verbs import unmute as unmute_verb
 
 log = logging.getLogger("attend.mcp")
 
@@ -61,6 +63,8 @@ JOIN = join_verb.PARAMS
 LEAVE = leave_verb.PARAMS
 SUB = subscribe_verb.PARAMS
 UNSUB = unsubscribe_verb.PARAMS
+MUTE = mute_verb.PARAMS
+UNMUTE = unmute_verb.PARAMS
 
 # Read-only as docs/architecture/mcp.md defines it: no room, delivery, flag, membership or registration changes.
 # The notify/ bookkeeping (cursors and subscriptions) is the one thing such a tool may write, so the
@@ -77,6 +81,8 @@ LEFT = mcp_schema.result_model(leave_verb.Left)
 WAITED = mcp_schema.result_model(wait_verb.Waited)
 SUBSCRIBED = mcp_schema.result_model(subscribe_verb.Subscribed)
 UNSUBSCRIBED = mcp_schema.result_model(unsubscribe_verb.Unsubscribed)
+MUTED = mcp_schema.result_model(mute_verb.Muted)
+UNMUTED = mcp_schema.result_model(unmute_verb.Unmuted)
 
 OUTSIDE_SESSION = (
     "this MCP server runs outside any Claude Code session, so it has no session identity and changes "
@@ -212,10 +218,19 @@ class AttendServer(MCPServer[Any]):
 
 
 def _drop_titles(schema: dict[str, Any]) -> None:
+    """Compact an input schema: no titles, and an optional ``str | None = None`` published as a plain
+    optional string (leaving it out means None; the call is still validated against the signature)."""
     schema.pop("title", None)
     for prop in schema.get("properties", {}).values():
-        if isinstance(prop, dict):
-            prop.pop("title", None)
+        if not isinstance(prop, dict):
+            continue
+        prop.pop("title", None)
+        alts = prop.get("anyOf")
+        if "default" in prop and prop["default"] is None and isinstance(alts, list) and {"type": "null"} in alts:
+            rest = [a for a in alts if a != {"type": "null"}]
+            if len(rest) == 1 and isinstance(rest[0], dict):
+                del prop["anyOf"], prop["default"]
+                prop.update(rest[0])
 
 
 def _arguments_sentence(tool: str, error: ValidationError) -> str:
@@ -234,7 +249,7 @@ OptStr = str | None
 def build_server(
     context: Callable[[], Context] | None = None, marker: mcp_markers.Marker | None = None
 ) -> AttendServer:
-    """The server with its ten tools. ``context`` makes a fresh Context per call (tests pass one that
+    """The server with its twelve tools. ``context`` makes a fresh Context per call (tests pass one that
     resolves as a stand-in session); ``marker`` is this process's presence marker, if it keeps one."""
     app = AttendServer(context or Context.default, marker)
 
@@ -292,6 +307,19 @@ def build_server(
     def leave(name: Annotated[str, Field(description=LEAVE["name"])]) -> Annotated[CallToolResult, LEFT]:
         req = leave_verb.LeaveRequest(name)
         return app.invoke("leave", lambda ctx: leave_verb.run(ctx.agent(), req))
+
+    @app.tool(name="mute", description=mute_verb.DESCRIPTION, annotations=WRITES)
+    def mute(
+        target: Annotated[str, Field(description=MUTE["target"])],
+        duration: Annotated[OptStr, Field(description=MUTE["duration"])] = None,
+    ) -> Annotated[CallToolResult, MUTED]:
+        req = mute_verb.MuteRequest(target, duration)
+        return app.invoke("mute", lambda ctx: mute_verb.run(ctx.agent(), req))
+
+    @app.tool(name="unmute", description=unmute_verb.DESCRIPTION, annotations=WRITES)
+    def unmute(target: Annotated[str, Field(description=UNMUTE["target"])]) -> Annotated[CallToolResult, UNMUTED]:
+        req = unmute_verb.UnmuteRequest(target)
+        return app.invoke("unmute", lambda ctx: unmute_verb.run(ctx.agent(), req))
 
     @app.tool(name="notify_subscribe", description=subscribe_verb.DESCRIPTION, annotations=READ_ONLY)
     def notify_subscribe(

@@ -18,15 +18,13 @@ from attend.verbs import FRONTEND
 from attend.verbs import inbox_filters as filters
 
 DESCRIPTION = (
-    "List messages this session receives (#open, its project, its channels, direct), newest first, "
-    "or read one by id, or list what it sent. Read-only: it marks nothing seen. (The human at a terminal "
-    "sees its own unread mail first, and reading that marks it read.)"
+    "List the messages you receive, newest first, or read one by id, or list what you sent. Marks nothing seen."
 )
 PARAMS = {
     "id": "Read this one message in full.",
     "limit": "Messages per page (1-200).",
     "page": "Page number, 1 = newest.",
-    "before": "Only messages older than this message id.",
+    "before": "Only messages older than this id.",
     "room": "Only list these rooms (#channel, open, or a room name such as p-… or d-…); any room may be named.",
     "all": "List every room in the spool.",
     "status": "With an id: the receipt, per recipient session: delivered, claimed or seen.",
@@ -36,10 +34,10 @@ PARAMS = {
         "Only messages newer than this: a duration (30s, 10m, 2h, 3d, 1w) or a date/time, local unless it "
         "names a zone, as the CLI shows times (2025-01-31 09:30:00 CET, 2025-01-31T09:30)."
     ),
-    "sent": "List what you sent instead (from any room), newest first, with ids.",
+    "sent": "List what you sent instead.",
 }
 EXAMPLES = (  # the end of `attend inbox --help` (CLI only)
-    ("attend inbox", "the newest page of what you receive"),
+    ("attend inbox", "the newest page of what you receive (a human: its unread mail first, then marked read)"),
     ("attend inbox --from Hana --since 2h", "filtered by sender and age"),
     ("attend inbox <id>", "one message in full"),
     ("attend inbox <id> --status", "who has it: delivered, claimed or seen"),

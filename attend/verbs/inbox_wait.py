@@ -28,10 +28,7 @@ MAX_SECONDS = 60.0
 PROGRESS_EVERY = 5.0  # seconds between progress notes while waiting
 POLL = 0.25  # seconds, only where inotify is unavailable
 
-DESCRIPTION = (
-    "Wait until a message reaches this session, then return nudges for what arrived (read bodies with "
-    "inbox). For an idle agent with nothing else to do."
-)
+DESCRIPTION = "Wait for a message to reach this session; returns nudges for what arrived (read bodies with inbox)."
 PARAMS = {"seconds": "How long to wait, 0-60 (0 checks once)."}
 
 

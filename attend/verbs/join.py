@@ -12,14 +12,12 @@ from attend.identity import Identity
 from attend.spool import Spool
 
 DESCRIPTION = (
-    "Join a channel (#name), creating it if needed; this session then receives the channel's messages. "
-    "Joining enrolls the session, so it can send; messages older than two minutes are not delivered "
-    "(attend inbox lists them). Where attend install wired the waiter, an idle session is then woken "
-    "without Monitor."
+    "Join a channel, made if missing, and receive its messages; this enrolls the session, so it can send. "
+    "Messages older than two minutes are not delivered (inbox lists them)."
 )
 PARAMS = {
-    "name": "The channel to join, e.g. 'deploy' or '#deploy'.",
-    "pin": "Pin the channel, so it stays when its last member leaves.",
+    "name": "The channel, e.g. 'deploy' or '#deploy'.",
+    "pin": "Keep the channel when its last member leaves.",
 }
 EXAMPLES = (  # the end of `attend join --help` (CLI only)
     ("attend join deploy", "join #deploy (it is made if missing)"),

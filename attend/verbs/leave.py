@@ -13,12 +13,9 @@ from attend.errors import AttendError
 from attend.identity import Identity
 from attend.spool import Spool
 
-DESCRIPTION = (
-    "Leave a channel. A channel left empty keeps its history until retention takes it; leaving the last "
-    "channel withdraws the enrollment that join made (one made by attend run stays)."
-)
+DESCRIPTION = "Leave a channel. Leaving your last one withdraws the enrollment join made (not attend run's)."
 PARAMS = {
-    "name": "The channel to leave, e.g. 'deploy' or '#deploy'.",
+    "name": "The channel, e.g. 'deploy' or '#deploy'.",
     "purge": "If this leave empties an unpinned channel, delete the channel and its history now.",
 }
 EXAMPLES = (  # the end of `attend leave --help` (CLI only)

@@ -14,13 +14,9 @@ from attend.domain.context import Context
 from attend.errors import UsageError
 from attend.verbs.inbox_filters import DURATION_RE, UNITS
 
-DESCRIPTION = (
-    "Mute a peer, a #channel or a project: its messages still arrive and inbox lists them, but no conduit "
-    "shows them or wakes you for them. Optionally for a while (--for 1h)."
-)
+DESCRIPTION = "Mute a peer, #channel or project: its messages still reach inbox, but never show or wake you."
 PARAMS = {
-    "target": "Whom to mute: a session id or display name, a human's user name, '#channel' ('#open' too), "
-    "or a project path.",
+    "target": "A session id or display name, a human's user name, '#channel' (or '#open'), or a project path.",
     "duration": "For how long: 30m, 2h, 1d (default: until unmute).",
 }
 EXAMPLES = (  # the end of `attend mute --help` (CLI only)
@@ -69,7 +65,7 @@ def seconds(duration: str | None) -> float | None:
         return None
     m = DURATION_RE.fullmatch(duration.strip())
     if not m or float(m.group(1)) <= 0:
-        raise UsageError(f"--for {duration!r}: give a duration such as 30m, 2h or 1d")
+        raise UsageError(f"{duration!r} is not a duration: give one such as 30m, 2h or 1d")
     return float(m.group(1)) * UNITS[m.group(2)]
 
 

@@ -12,9 +12,7 @@ from attend.domain.context import Context
 from attend.errors import IdentityError
 from attend.identity import Identity
 
-DESCRIPTION = (
-    "Subscribe this session to events, reported as nudges on later attend tool results. Starts from now (no history)."
-)
+DESCRIPTION = "Subscribe to events, reported from now on as nudges on later attend tool results."
 PARAMS = {
     "kinds": "Any of: open, channel:<name>, peer_started, peer_ended.",
     "project": "Only events from sessions in this project path.",

@@ -9,7 +9,7 @@ from attend.domain.context import Context
 from attend.errors import NotFoundError
 from attend.verbs.notify_subscribe import session
 
-DESCRIPTION = "Remove one of this session's notification subscriptions."
+DESCRIPTION = "Remove one of your notify subscriptions."
 PARAMS = {"subscription_id": "The id notify_subscribe returned."}
 EXAMPLES = (  # the end of `attend notify unsubscribe --help` (CLI only)
     ("attend notify unsubscribe <subscription-id>", "stop one (ids from attend notify list)"),

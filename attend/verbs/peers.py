@@ -12,9 +12,8 @@ from attend.errors import AttendError
 from attend.layout import iso
 
 DESCRIPTION = (
-    "List live Claude Code sessions on this machine (display name, project, status, context, channels, "
-    "conduits), and beside them the humans who sent or read in the last 12 hours "
-    "(their user name addresses them)."
+    "List live sessions on this machine (name, project, status, context, channels, conduits) and the "
+    "humans active in the last 12 hours (their user name addresses them)."
 )
 EXAMPLES = (  # the end of `attend peers --help` (CLI only)
     ("attend peers", "the live sessions, and the humans who used the bus today"),

@@ -12,17 +12,14 @@ from attend.layout import NAME_RE
 from attend.spool import RefusedEntry, Spool
 from attend.verbs.send import Sent, check_id, check_message, check_on_behalf_of, deliver, slow_down
 
-DESCRIPTION = (
-    "Reply to a peer message; threads to the most recent peer message; errors when the inbox is empty. "
-    "Goes to the parent's room, addressed to its sender. Keep it under ~400 characters."
-)
+DESCRIPTION = "Reply in a message's thread (default: the newest one shown to you), in its room, to its sender."
 PARAMS = {
-    "message": "The reply text (UTF-8, at most 64 KiB; aim for under 400 characters).",
-    "re": "Reply to this message id instead of the most recent one.",
-    "to": "Override recipients: '*', '#channel', a project path, or session ids, display names or a human's user name.",
-    "channel": "Override: reply in this channel instead.",
-    "broadcast": "Override: reply to everyone instead.",
-    "on_behalf_of": "Whom the sender acts for (an id or name), recorded in the envelope.",
+    "message": "The text (UTF-8, at most 64 KiB).",
+    "re": "The message id to answer, if not the newest.",
+    "to": "Override recipients, as send's.",
+    "channel": "Override: in this channel.",
+    "broadcast": "Override: to everyone.",
+    "on_behalf_of": "Whom you act for (an id or name), recorded in the envelope.",
 }
 EXAMPLES = (  # the end of `attend reply --help` (CLI only)
     ('attend reply --re <id> "on it"', "thread under a message (ids from attend inbox)"),

@@ -12,20 +12,17 @@ from attend.errors import UsageError
 from attend.identity import Identity
 from attend.layout import NAME_RE
 
-DESCRIPTION = (
-    "Send a message to peer sessions; starts a topic; use reply when answering the most recent peer "
-    "message. Default scope is #open (everyone). Keep it under ~400 characters."
-)
+DESCRIPTION = "Send a message; it starts a topic (answer one with reply). Default scope: #open, everyone."
 PARAMS = {
-    "message": "The text to send (UTF-8, at most 64 KiB; aim for under 400 characters).",
+    "message": "The text (UTF-8, at most 64 KiB).",
     "to": (
-        "Recipients: '*' (everyone), '#channel', a project path, or comma-separated session ids, display "
-        "names, or a human's user name (the human at the terminal, who has a mailbox of its own)."
+        "Recipients: '*', '#channel', a project path, or comma-separated session ids, display names or "
+        "human user names."
     ),
-    "channel": "Send to this channel; the same as to='#channel'.",
-    "broadcast": "Send to everyone; the same as to='*'.",
+    "channel": "The same as to='#channel'.",
+    "broadcast": "The same as to='*'.",
     "re": "Thread under this message id.",
-    "on_behalf_of": "Whom the sender acts for (an id or name), recorded in the envelope.",
+    "on_behalf_of": "Whom you act for (an id or name), recorded in the envelope.",
 }
 EXAMPLES = (  # the end of `attend send --help` (CLI only)
     ('attend send "freeze main at 5pm"', "to #open, everyone"),

@@ -10,10 +10,7 @@ from attend.domain.context import Context
 from attend.errors import AttendError
 from attend.verbs import mute, permissions
 
-DESCRIPTION = (
-    "Show this session's state: identity and how it was resolved, enrollment, registration, pending "
-    "deliveries, conduits (sensor loop, drain, waiter, MCP), channels, mutes, and the spool's folder."
-)
+DESCRIPTION = "Show this session's identity, enrollment, pending deliveries, conduits, channels and mutes."
 EXAMPLES = (  # the end of `attend status --help` (CLI only)
     ("attend status", "this session's state: enrolled, pending, conduits"),
     ("attend status --json", "the same, for a script"),

@@ -9,8 +9,8 @@ from attend.domain.context import Context
 from attend.errors import NotFoundError, UsageError
 from attend.verbs.mute import key_of, shown
 
-DESCRIPTION = "Unmute a peer, #channel or project muted with mute; what arrived meanwhile stays in inbox."
-PARAMS = {"target": "What to unmute, named as it was muted (a peer, '#channel' or a project path)."}
+DESCRIPTION = "Undo a mute; what arrived meanwhile stays in inbox."
+PARAMS = {"target": "Named as it was muted."}
 EXAMPLES = (  # the end of `attend unmute --help` (CLI only)
     ("attend unmute Hana-beta", "Hana-beta's messages reach you again"),
     ("attend unmute '#open'", "and #open traffic"),

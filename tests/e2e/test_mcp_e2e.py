@@ -1,7 +1,8 @@
 """Issues 5 and 6, the MCP frontend with the real client: attend registered through `--mcp-config`
-sends as the calling session (From-Kind agent, the client's own session id), its tools reach the
-model small, a call without an allow entry is refused in `-p` mode and sends nothing, and a reply to
-a message the session sent shows once as an attention item on its next tool result.
+sends as the calling session (From-Kind agent, the client's own session id), its twelve tools reach the
+model under 5,000 bytes, mute and unmute work from the model, a call without an allow entry is refused
+in `-p` mode and sends nothing, and a reply to a message the session sent shows once as an attention
+item on its next tool result.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from tests.e2e.harness import E2EWorld, after_ok, deferred_tools, expect_ok, str
 
 pytestmark = pytest.mark.e2e
 
-TOOLS_BUDGET = 6000  # bytes of {name, description, input_schema} for every attend tool, as the model gets them
+TOOLS_BUDGET = 5000  # bytes of {name, description, input_schema} for every attend tool, as the model gets them
 
 
 def settings(*allow: str) -> dict[str, Any]:
@@ -112,13 +113,15 @@ def attend_tools_as_received(e2e: E2EWorld) -> list[dict[str, Any]]:
     return tools
 
 
-def test_the_attend_tools_reach_the_model_under_six_kilobytes(e2e: E2EWorld) -> None:
+def test_the_attend_tools_reach_the_model_under_five_thousand_bytes(e2e: E2EWorld) -> None:
     tools = attend_tools_as_received(e2e)
     size = tools_size(tools)
     print(f"attend MCP tools as the model receives them: {len(tools)} tools, {size} bytes")
     for t in sorted(tools, key=lambda t: t["name"]):
         print(f"  {t['name']}: {tools_size([t])} bytes")
-    assert {"mcp__attend__send", "mcp__attend__inbox", "mcp__attend__status"} <= {t["name"] for t in tools}
+    assert {"mcp__attend__send", "mcp__attend__inbox", "mcp__attend__mute", "mcp__attend__unmute"} <= {
+        t["name"] for t in tools
+    }
     assert all(t.get("defer_loading") for t in tools)
     assert size < TOOLS_BUDGET
 
@@ -165,3 +168,36 @@ def test_a_reply_to_a_message_sent_through_mcp_shows_once_as_an_attention_item(e
     assert len(first) == 1, run.explain()
     assert len(first[0]["title"]) <= 80 and "\n" not in first[0]["title"]
     assert attention(seen["second"]) == [], run.explain()
+
+
+def test_the_model_mutes_and_unmutes_a_channel_through_the_mcp_tools(e2e: E2EWorld) -> None:
+    e2e.settings(settings("mcp__attend__mute", "mcp__attend__unmute", "mcp__attend__status"))
+    seen: dict[str, Any] = {}
+
+    def status_after_mute(req: Request) -> Reply:
+        seen["muted"] = structured(req, "mcp__attend__mute")
+        return call("mcp__attend__status", {})
+
+    def unmute_after_status(req: Request) -> Reply:
+        seen["status"] = structured(req, "mcp__attend__status")
+        return call("mcp__attend__unmute", {"target": "#open"})
+
+    def finish(req: Request) -> Reply:
+        seen["unmuted"] = structured(req, "mcp__attend__unmute")
+        return done("Muted and unmuted.")
+
+    script: list[Entry] = [
+        tool_search("mcp__attend__mute", "mcp__attend__unmute", "mcp__attend__status"),
+        after_ok("ToolSearch", call("mcp__attend__mute", {"target": "#open", "duration": "30m"})),
+        status_after_mute,
+        unmute_after_status,
+        finish,
+    ]
+    run = e2e.claude(script, mcp_config=e2e.mcp_config())
+
+    assert run.rc == 0 and not run.timed_out, run.explain()
+    assert not run.api.errors, run.explain()
+    assert seen["muted"]["key"] == "room:open" and seen["muted"]["until"], run.explain()
+    assert [m.split(" until ")[0] for m in seen["status"]["mutes"]] == ["#open"]
+    assert seen["status"]["session_id"] == run.session_id
+    assert seen["unmuted"]["mutes"] == []
