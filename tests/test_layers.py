@@ -39,7 +39,8 @@ ALLOWED: dict[str, str] = {
     "attend.testing.standin": "writes and removes a stand-in session's record under a test's ~/.claude/sessions",
     "attend.testing.demo": "builds and removes the demo's throwaway HOME",
     "attend.cli.docs": "writes the generated CLI reference, docs/cli/attend.md",
-    "attend.mcp.stdio": "opens /dev/null and serves the protocol on duplicates of the stdio descriptors",
+    "attend.mcp.front": "opens /dev/null and serves the protocol on duplicates of the stdio descriptors",
+    "attend.mcp.discovery": "writes the generated table of the SDK's discovery answers, attend/mcp/answers.py",
 }
 
 OS_FUNCS = frozenset(

@@ -1,5 +1,5 @@
 """The ``attend`` console entry: route the Stop-hook drain, the waiter (``attend wait --hook``), plain
-`send` and bare `run` command lines to their fast paths before click (or anything heavy) is imported;
+`send`, bare `run` and bare `mcp` command lines to their fast paths before click (or anything heavy) is imported;
 everything else goes to the click frontend."""
 
 from __future__ import annotations
@@ -44,6 +44,12 @@ def main() -> None:
         code = fastsend.run(sys.argv[2:])
         if code is not None:
             sys.exit(code)
+
+    if sys.argv[1:] == ["mcp"]:
+        # Claude Code waits for the tool list at every session start: answer it before click loads.
+        from attend.mcp import front
+
+        front.main()
 
     if sys.argv[1:] == ["run"]:
         # The sensor loop without click: a hundred idle loops on one machine each keep only what the

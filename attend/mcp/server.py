@@ -6,12 +6,14 @@ Invariants (docs/architecture/mcp.md):
 - each tool calls the verb the CLI calls, and its structured result is the verb's ``--json``
   document, plus the optional ``notifications`` trailer on success;
 - ``from_kind`` and ``from_id`` are never parameters; a server outside any session sends nothing;
-- stdout belongs to the protocol (attend's stdio transport, ``attend.mcp.stdio``, moves fd 1 to
-  stderr while serving), and every frame that reaches it is answered or refused, never mangled;
+- stdout belongs to the protocol (``attend.mcp.front`` moves fd 1 to stderr and answers the discovery
+  requests; attend's stdio transport, ``attend.mcp.stdio``, serves the rest), and every frame that
+  reaches it is answered or refused, never mangled;
 - a verb's AttendError is one sentence with ``isError``; a crash is logged, never shown, and never
   ends the server.
 
-This package (``server``, ``schema``, ``stdio``) is the only place that imports ``mcp``.
+This package (``server``, ``schema``, ``stdio``, ``discovery``) is the only place that imports ``mcp``;
+``front`` and the generated ``answers`` import only the standard library.
 """
 
 from __future__ import annotations
@@ -20,11 +22,9 @@ import contextlib
 import json
 import logging
 import os
-import signal
-import sys
 import traceback
-from collections.abc import Callable
-from typing import Annotated, Any
+from collections.abc import Callable, Sequence
+from typing import IO, Annotated, Any
 
 from mcp.server.mcpserver import Context as ToolContext
 from mcp.server.mcpserver import MCPServer
@@ -38,6 +38,7 @@ from attend.domain.context import Context
 from attend.errors import AttendError, IdentityError
 from attend.identity import Identity
 from attend.mcp import schema as mcp_schema
+from attend.mcp.front import Replay
 from attend.spool import Spool, default_root
 from attend.verbs import document
 from attend.verbs import inbox as inbox_verb
@@ -201,12 +202,13 @@ class AttendServer(MCPServer[Any]):
                 raise ToolError(str(cause)) from None
             raise
 
-    async def run_stdio_async(self) -> None:
-        """Serve on attend's own stdio transport: the SDK's drops or mangles frames it cannot parse."""
-        from attend.mcp.stdio import stdio_transport
+    async def serve_wire(self, wire_in: IO[bytes], wire_out: IO[bytes], replay: Sequence[Replay]) -> None:
+        """Serve on attend's own stdio transport (the SDK's drops or mangles frames it cannot parse),
+        over the wire ``attend.mcp.front`` claimed, after the frames it answered are replayed."""
+        from attend.mcp.stdio import transport
 
         low = self._lowlevel_server
-        async with stdio_transport() as (read, write):
+        async with transport(wire_in, wire_out, replay) as (read, write):
             await low.run(read, write, low.create_initialization_options())
 
     async def list_tools(self) -> list[Tool]:
@@ -368,48 +370,8 @@ def build_server(
 # ---------------------------------------------------------------------- running over stdio
 
 
-def missing_allow_entries() -> list[str]:
-    """Attend tools the user's settings do not allow (best effort): a headless session fails such calls."""
-    from attend.verbs import permissions
+def serve(wire_in: IO[bytes], wire_out: IO[bytes], replay: Sequence[Replay], marker: mcp_markers.Marker | None) -> None:
+    """Serve the wire ``attend.mcp.front`` hands over until stdin closes (``front.main`` starts it)."""
+    import anyio
 
-    try:
-        report = permissions.run(Context.for_env(os.environ), permissions.PermissionsRequest())
-    except (AttendError, OSError):
-        return []
-    return [e for e in report.missing if e.startswith("mcp__attend__")]
-
-
-def main() -> None:
-    """Serve over stdio until stdin closes or a signal ends it; the marker goes either way."""
-    missing = missing_allow_entries()
-    if missing:
-        print(
-            f"attend mcp: warning: settings do not allow {', '.join(missing)}; "
-            "a headless session cannot call those tools (attend permissions lists the baseline)",
-            file=sys.stderr,
-        )
-    marker = mcp_markers.Marker(version=__version__)
-
-    def on_signal(signum: int, _frame: object) -> None:
-        marker.remove()
-        signal.signal(signum, signal.SIG_DFL)
-        os.kill(os.getpid(), signum)
-
-    # Handlers before the marker: a signal between the two would otherwise leave a stale marker.
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGHUP, on_signal)
-    try:
-        ctx = default_context()
-        who = ctx.who()
-        if who.is_agent:
-            marker.ensure(ctx.spool, who.id)
-    except (AttendError, OSError) as e:
-        print(f"attend mcp: {e}", file=sys.stderr)
-    try:
-        build_server(default_context, marker).run("stdio")
-    finally:
-        marker.remove()
-        sys.stderr.flush()
-    # Interpreter teardown after stdin closes costs ~0.2 s and does nothing for us.
-    os._exit(0)
+    anyio.run(build_server(default_context, marker).serve_wire, wire_in, wire_out, replay)

@@ -10,18 +10,17 @@ The SDK's transport (mcp 2.3.0) has three faults this one does not (docs/archite
 
 Here every frame is bytes until it is known to be UTF-8; a refused request with a readable id gets
 a JSON-RPC error for that id; an answer that cannot be encoded is sent with its undecodable bytes
-shown as ``\\xNN`` text. As the SDK does, fd 0 and fd 1 point at /dev/null and stderr while serving,
-so a tool or a child process cannot read the wire or write stray bytes onto it.
+shown as ``\\xNN`` text. The wire is the pair of descriptors ``attend.mcp.front`` claimed (fd 0 and
+fd 1 point at /dev/null and stderr while serving, as with the SDK), with the frames the front
+answered replayed first.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
-import os
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Sequence
 from typing import IO, Any
 
 import anyio
@@ -32,6 +31,7 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
+SUBSCRIPTION_META = "io.modelcontextprotocol/subscriptionId"
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
@@ -152,59 +152,53 @@ def _refusal(rid: int | str, code: int, message: str) -> SessionMessage:
     return SessionMessage(error)
 
 
-@contextlib.contextmanager
-def _claim(fd: int, diversion: int) -> Iterator[int]:
-    """A private duplicate of ``fd`` for the wire; ``fd`` itself points at ``diversion`` until exit.
-
-    The duplicate is never closed: a reader thread abandoned at shutdown may still block on it."""
-    wire = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
-    os.dup2(diversion, fd)
-    try:
-        yield wire
-    finally:
-        os.dup2(wire, fd)
-
-
 Streams = tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
+Replay = tuple[bytes, "tuple[str, int | str] | None"]  # as attend.mcp.front hands them over
+
+REPLAY_WAIT = 10.0  # seconds the server may take to answer a replayed frame before the rest goes on
 
 
 @contextlib.asynccontextmanager
-async def stdio_transport() -> AsyncIterator[Streams]:
-    """The read and write streams the SDK's server loop runs on, over this process's stdin and stdout."""
-    null = os.open(os.devnull, os.O_RDONLY)
-    try:
-        with _claim(0, null) as fd_in, _claim(1, 2) as fd_out:
-            wire_in = os.fdopen(fd_in, "rb", closefd=False)
-            wire_out = os.fdopen(fd_out, "wb", closefd=False)
-            async with _serve(wire_in, wire_out) as streams:
-                yield streams
-    finally:
-        os.close(null)
+async def transport(wire_in: IO[bytes], wire_out: IO[bytes], replay: Sequence[Replay] = ()) -> AsyncIterator[Streams]:
+    """The read and write streams the SDK's server loop runs on, over the wire the front claimed.
 
-
-@contextlib.asynccontextmanager
-async def _serve(wire_in: IO[bytes], wire_out: IO[bytes]) -> AsyncIterator[Streams]:
+    ``replay`` comes first: the frames the front answered that set state (an initialize, a listen),
+    then the frame it handed over. The server's own answer to a replayed frame is dropped (the client
+    has its answer), and the next frame waits for it, so the server is in that state before it goes on.
+    """
     to_server, from_wire = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     to_wire, from_server = anyio.create_memory_object_stream[SessionMessage](0)
     # Refusals and answers share one writer, so frames never interleave on the pipe.
     refusals = to_wire.clone()
+    drops: dict[tuple[str, int | str], anyio.Event] = {}
+
+    async def handle(raw: bytes) -> None:
+        verdict = screen(raw)
+        if isinstance(verdict, str):
+            print(verdict, file=sys.stderr, flush=True)
+        elif isinstance(verdict, tuple):
+            await refusals.send(_refusal(*verdict))
+        else:
+            await to_server.send(SessionMessage(verdict))
 
     async def reader() -> None:
         async with to_server, refusals:
+            for raw, drop in replay:
+                if drop is not None:
+                    drops[drop] = anyio.Event()
+                await handle(raw)
+                if drop is not None:
+                    with anyio.move_on_after(REPLAY_WAIT) as waited:
+                        await drops[drop].wait()
+                    if waited.cancelled_caught:
+                        print(f"attend mcp: no answer to the replayed {drop[0]} {drop[1]!r}", file=sys.stderr)
             while True:
                 # Abandoned on cancel: a blocked read must not hold up shutdown (the fd is never closed).
                 raw = await anyio.to_thread.run_sync(wire_in.readline, abandon_on_cancel=True)
                 if not raw:
                     return
-                if not raw.strip():
-                    continue
-                verdict = screen(raw)
-                if isinstance(verdict, str):
-                    print(verdict, file=sys.stderr, flush=True)
-                elif isinstance(verdict, tuple):
-                    await refusals.send(_refusal(*verdict))
-                else:
-                    await to_server.send(SessionMessage(verdict))
+                if raw.strip():
+                    await handle(raw)
 
     async def writer() -> None:
         gone = False
@@ -212,6 +206,8 @@ async def _serve(wire_in: IO[bytes], wire_out: IO[bytes]) -> AsyncIterator[Strea
             async for item in from_server:
                 if gone:
                     continue  # the client closed its end; take the rest and drop it, as the reader ends
+                if drops and _drop(item.message, drops):
+                    continue
                 try:
                     await anyio.to_thread.run_sync(_write, wire_out, encode(item.message))
                 except OSError:
@@ -225,3 +221,20 @@ async def _serve(wire_in: IO[bytes], wire_out: IO[bytes]) -> AsyncIterator[Strea
         tg.start_soon(reader)
         tg.start_soon(writer)
         yield from_wire, to_wire
+
+
+def _drop(message: types.JSONRPCMessage, drops: dict[tuple[str, int | str], anyio.Event]) -> bool:
+    """Whether ``message`` is the server's answer to a replayed frame (then its event is set)."""
+    data = message.model_dump(by_alias=True, exclude_unset=True)
+    key: tuple[str, Any]
+    if "result" in data or "error" in data:
+        key = ("id", data.get("id"))
+    elif data.get("method") == "notifications/subscriptions/acknowledged":
+        key = ("ack", ((data.get("params") or {}).get("_meta") or {}).get(SUBSCRIPTION_META))
+    else:
+        return False
+    event = drops.pop(key, None)
+    if event is None:
+        return False
+    event.set()
+    return True

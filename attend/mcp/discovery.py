@@ -1,0 +1,130 @@
+"""What the SDK server answers in the discovery phase, recorded for ``attend.mcp.front``.
+
+The front answers ``initialize``, ``server/discover``, ``subscriptions/listen`` and the ``*/list``
+requests from ``attend/mcp/answers.py`` without importing the SDK (docs/architecture/mcp.md, "The
+front"). That file is generated here, by putting canonical requests to the real server in process
+and keeping its answers, so the two cannot drift: ``tests/test_mcp_front.py`` regenerates it and
+compares, and compares the front's answers over real stdio with the SDK's to the same frames.
+
+Run ``python -m attend.mcp.discovery --write`` after changing a tool, its description or the SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.shared.message import SessionMessage
+from mcp_types import version
+
+from attend import __version__
+from attend.mcp import front
+from attend.mcp.server import build_server
+from attend.mcp.stdio import encode, screen
+
+TARGET = Path(__file__).with_name("answers.py")
+UNKNOWN = "2099-01-01"  # a version the SDK does not know: it counter-offers its latest handshake version
+CLIENT = {"name": "attend-discovery", "version": "0"}
+
+
+def frame(rid: int | str | None, method: str, params: dict[str, Any] | None = None) -> bytes:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if rid is not None:
+        message["id"] = rid
+    if params is not None:
+        message["params"] = params
+    return json.dumps(message).encode()
+
+
+def modern(method: str, rid: int | str, **params: Any) -> bytes:
+    meta = {front.PROTOCOL_META: version.LATEST_MODERN_VERSION, "io.modelcontextprotocol/clientCapabilities": {}}
+    return frame(rid, method, {"_meta": meta, **params})
+
+
+def initialize(rid: int | str, protocol: str) -> bytes:
+    return frame(rid, "initialize", {"protocolVersion": protocol, "capabilities": {}, "clientInfo": CLIENT})
+
+
+async def _answers(frames: list[bytes]) -> list[dict[str, Any]]:
+    """The frames the server writes, as JSON, for each request (and notification) in ``frames``."""
+    app = build_server()
+    low = app._lowlevel_server
+    to_server, from_wire = anyio.create_memory_object_stream[SessionMessage | Exception](16)
+    to_wire, from_server = anyio.create_memory_object_stream[SessionMessage](16)
+    out: list[dict[str, Any]] = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(lambda: low.run(from_wire, to_wire, low.create_initialization_options()))
+        for raw in frames:
+            verdict = screen(raw)
+            assert not isinstance(verdict, str | tuple), verdict
+            await to_server.send(SessionMessage(verdict))
+            if isinstance(verdict, types.JSONRPCRequest):
+                with anyio.fail_after(10):
+                    out.append(json.loads(encode((await from_server.receive()).message)))
+        tg.cancel_scope.cancel()
+    return out
+
+
+def sdk_answers(frames: list[bytes]) -> list[dict[str, Any]]:
+    """What the SDK server answers to ``frames``, one JSON frame per request (a listen: its ack)."""
+    return anyio.run(_answers, frames)
+
+
+def record() -> dict[str, Any]:
+    """The front's table: each answer the SDK gives to a canonical discovery request."""
+    init: dict[str, Any] = {}
+    for protocol in (*version.HANDSHAKE_PROTOCOL_VERSIONS, UNKNOWN):
+        [answer] = sdk_answers([initialize(1, protocol)])
+        init[protocol if protocol != UNKNOWN else "*"] = answer["result"]
+    classic_methods = ("tools/list", "prompts/list", "resources/list", "ping")
+    started = [initialize(1, version.LATEST_HANDSHAKE_VERSION), frame(None, "notifications/initialized")]
+    classic = sdk_answers(started + [frame(i + 2, m, {}) for i, m in enumerate(classic_methods)])[1:]
+    modern_methods = ("server/discover", "tools/list", "prompts/list", "resources/list")
+    listed = sdk_answers([modern(m, i + 1) for i, m in enumerate(modern_methods)])
+    flags = {f: True for f in front.LIST_FLAGS}
+    [ack] = sdk_answers([modern("subscriptions/listen", "listen-1", notifications=flags)])
+    return {
+        "version": __version__,
+        "handshake_versions": list(version.HANDSHAKE_PROTOCOL_VERSIONS),
+        "modern_versions": list(version.MODERN_PROTOCOL_VERSIONS),
+        "initialize": init,
+        "classic": {m: a["result"] for m, a in zip(classic_methods, classic, strict=True)},
+        "modern": {m: a["result"] for m, a in zip(modern_methods, listed, strict=True)},
+        "listen_ack": ack,
+    }
+
+
+def render(table: dict[str, Any]) -> str:
+    # One line per answer, in the SDK's own key order (the order the client hands the model).
+    lines = [f" {json.dumps(k)}:{json.dumps(v, ensure_ascii=True, separators=(',', ':'))}" for k, v in table.items()]
+    text = "{\n" + ",\n".join(lines) + "\n}"
+    assert '"""' not in text  # it sits in a raw triple-quoted string
+    return (
+        '"""Generated by `python -m attend.mcp.discovery --write`: the SDK server\'s answers to the discovery\n'
+        'requests, which attend.mcp.front serves without importing the SDK. Do not edit."""\n\n'
+        f'ANSWERS = r"""\n{text}\n"""\n'
+    )
+
+
+def main(argv: list[str]) -> int:
+    text = render(record())
+    if argv == ["--write"]:
+        TARGET.write_text(text)
+        print(f"wrote {TARGET}")
+        return 0
+    if argv == ["--check"]:
+        current = TARGET.read_text() if TARGET.exists() else ""
+        if current != text:
+            print(f"{TARGET} is stale: run python -m attend.mcp.discovery --write", file=sys.stderr)
+            return 1
+        return 0
+    print("usage: python -m attend.mcp.discovery --write | --check", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
