@@ -193,3 +193,32 @@ def test_the_trailer_ranks_what_the_session_takes_part_in_before_open_traffic(wo
     direct = say(world, peer, "a word?", to=me.session_id)
     items = trailer.pending(world.spool, who)
     assert [(i.kind, i.id) for i in items] == [("direct", direct), ("open", chatter)]
+
+
+def test_a_reply_with_no_id_threads_to_the_last_shown_message_never_to_muted_mail(world: World) -> None:
+    me, friend, noisy = world.session("proj"), world.session("friend"), world.session("noisy")
+    enroll(world, me)
+    asked = say(world, friend, "is the build green?", to=me.session_id)
+    assert any("is the build green?" in line for line in reason_of(world, me))  # shown by the drain
+    mute.run(world.context(me), mute.MuteRequest(noisy.session_id))
+    hushed = say(world, noisy, "buy my tool", to=me.session_id)
+    out = drain(world, me.session_id)
+    assert out.returncode == 0 and out.stdout == ""  # muted mail: marked seen, never shown
+    assert sessions.last_inbound(world.spool, me.session_id) == asked
+    answered = reply.run(world.context(me), reply.ReplyRequest("yes, green"))
+    assert answered.re == asked and answered.re != hushed
+
+
+def test_the_loop_never_records_muted_mail_as_the_message_a_reply_answers(
+    world: World, loops: Callable[[StandIn], Loop]
+) -> None:
+    me, friend, noisy = world.session("proj"), world.session("friend"), world.session("noisy")
+    enroll(world, noisy)
+    loop = loops(me)
+    asked = say(world, friend, "is the build green?", to=me.session_id)
+    loop.wait_for(lambda lines: any("is the build green?" in line for line in lines), "the friend's message")
+    mute.run(world.context(me), mute.MuteRequest(noisy.session_id))
+    say(world, noisy, "buy my tool", to=me.session_id)
+    wait_until(lambda: len(maildir(world, me.session_id, "cur")) == 2, "the muted message marked seen")
+    assert sessions.last_inbound(world.spool, me.session_id) == asked
+    assert loop.stop() == 0

@@ -51,6 +51,7 @@ class Batch:
     mcp: bool
     warnings: list[str] = field(default_factory=list)
     busy: bool = False  # another conduit held the show lock: it shows what is pending
+    muted: set[str] = field(default_factory=set)  # ids govern() kept from the model (marked seen, unshown)
 
 
 def served(ctx: Context) -> Identity | None:
@@ -113,7 +114,8 @@ def claimed(spool: Spool, sid: str) -> Iterator[Batch]:
         batch.signals = [sig for _, sig in shown]
         yield batch
         spool.mark_seen(sid, batch.names)
-    others = [s.id for s in batch.signals if s.from_id != sid]
+    # Muted mail was never shown: a reply with no id must not thread to it.
+    others = [s.id for s in batch.signals if s.from_id != sid and s.id not in batch.muted]
     if others:
         sessions.set_last_inbound(spool, sid, max(others))
         spool.create_exclusive(b"", "sessions", sid, "reply-hint")  # the reason carried the reply forms
@@ -309,6 +311,7 @@ def govern(spool: Spool, origin: str, batch: Batch) -> Arranged:
     drain and the waiter both show through it, so they fold and mute alike."""
     mute = attention.muted(attention.mutes(spool, batch.sid))
     visible = [s for s in batch.signals if not mute(s)]
+    batch.muted = {s.id for s in batch.signals if mute(s)}
     governor = attention.Governor.load(spool, batch.sid)  # with the rules the loop last saved
     arranged = arrange(visible, attention.party_of(spool, batch.sid, origin), governor)
     arranged.muted = len(batch.signals) - len(visible)

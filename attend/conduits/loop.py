@@ -239,7 +239,8 @@ class Sensor:
             shown = self._read(names)
             # Recorded before the line goes out: a model that reads the line and replies at once
             # threads to it (after the print, that reply could find the previous message, or none).
-            self._record_inbound([s for _, s in shown])
+            # Muted mail is marked seen unshown: a reply with no id must not thread to it.
+            self._record_inbound([s for name, s in shown if name not in plan.silent])
             self._show(shown, plan, set(abandoned), set(won))
             self.spool.mark_seen(self.sid, names)
         if shown:
