@@ -24,6 +24,7 @@ import contextlib
 import itertools
 import json
 import os
+import queue
 import secrets
 import shutil
 import signal
@@ -465,3 +466,66 @@ def structured(result: Any) -> dict[str, Any]:
 def error_text(result: Any) -> str:
     assert result.is_error, result.structured_content
     return "".join(getattr(block, "text", "") for block in result.content)
+
+
+class RawServer:
+    """`attend mcp` as a child of this test process, spoken to in raw JSON-RPC lines (bytes, so a
+    test can put on the wire what no client library would send)."""
+
+    def __init__(self, world: World, cwd: Path | bytes | None = None) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "attend", "mcp"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=world.env,
+            cwd=cwd or str(world.project("proj")),
+        )
+        self.next_id = 0
+        # Lines are read by a thread, so a request the server never answers fails the test, not hangs it.
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout
+        for line in iter(self.proc.stdout.readline, b""):
+            self.lines.put(line)
+
+    def answer(self) -> dict[str, Any]:
+        try:
+            line = self.lines.get(timeout=DEADLINE)
+        except queue.Empty:
+            raise AssertionError("the server never answered") from None
+        return json.loads(line)  # type: ignore[no-any-return]  # every stdout line is protocol
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params or {}})
+        answer = self.answer()
+        assert answer["id"] == self.next_id
+        return answer
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.send_bytes(json.dumps(message).encode())
+
+    def send_bytes(self, frame: bytes) -> None:
+        assert self.proc.stdin
+        self.proc.stdin.write(frame + b"\n")
+        self.proc.stdin.flush()
+
+    def initialize(self) -> dict[str, Any]:
+        answer = self.request(
+            "initialize",
+            {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+        )
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return answer
+
+    def close(self) -> tuple[int, str, str]:
+        assert self.proc.stdin and self.proc.stderr
+        self.proc.stdin.close()
+        rc = self.proc.wait(timeout=20)
+        self.reader.join(timeout=20)
+        rest = b"".join(self.lines.queue).decode()
+        return rc, rest, self.proc.stderr.read().decode()

@@ -13,8 +13,8 @@ import pytest
 
 from attend.mcp import discovery
 from attend.mcp.front import Front
-from tests.support import World, adopt
-from tests.test_mcp_stdio import RawServer, join_channel_here
+from attend.verbs import join as join_verb
+from tests.support import RawServer, World, adopt
 
 # The _meta Claude Code 2.1.332 puts on every request (recorded through a tee between it and attend mcp).
 CLAUDE_META = {
@@ -88,7 +88,7 @@ def test_the_recorded_answers_are_what_the_sdk_server_answers_now() -> None:
 
 def test_the_front_answers_claude_codes_start_as_the_sdk_does_then_hands_the_wire_over(world: World) -> None:
     adopt(world)
-    join_channel_here(world)
+    join_verb.run(world.context(), join_verb.JoinRequest("crew"))  # this process's session, enrolled
     frames = claude_start()
     server, answers = over_stdio(world, frames)
     call = server.request("tools/call", {"name": "status", "arguments": {}, "_meta": CLAUDE_META})
