@@ -22,6 +22,7 @@ from tests.support import RawServer, World, adopt, error_text, join_channel, std
 pytestmark = pytest.mark.anyio
 
 REPO = Path(__file__).resolve().parent.parent
+INITIALIZE = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}
 
 
 def markers(world: World, sid: str) -> list[str]:
@@ -325,3 +326,33 @@ async def test_over_stdio_bad_mute_input_is_one_line_with_is_error_and_writes_no
     assert errors["empty"].startswith("give whom to mute")
     assert errors["no target"].startswith("bad arguments for mute (")
     assert not (world.spool_root / "sessions" / sid / attention.MUTES).exists()
+
+
+def test_a_batch_piped_on_stdin_gets_every_answer_before_the_server_exits(world: World, tmp_path: Path) -> None:
+    # `attend mcp < requests.jsonl`, as its help shows: stdin ends right after the last call, and
+    # closing the server's stream would cancel the calls still in flight.
+    calls = [("status", {}), ("peers", {}), ("inbox", {}), ("peers", {}), ("status", {}), ("peers", {})]
+    frames = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]
+    frames += [
+        {"jsonrpc": "2.0", "id": 3 + i, "method": "tools/call", "params": {"name": name, "arguments": args}}
+        for i, (name, args) in enumerate(calls)
+    ]
+    batch = tmp_path / "requests.jsonl"
+    batch.write_text("".join(json.dumps(f) + "\n" for f in frames))
+    with batch.open("rb") as stdin:
+        done = subprocess.run(
+            [sys.executable, "-m", "attend", "mcp"],
+            stdin=stdin,
+            capture_output=True,
+            env=world.env,
+            cwd=world.project("proj"),
+            timeout=120,
+        )
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert done.returncode == 0, done.stderr
+    assert sorted(a["id"] for a in answers) == list(range(1, 3 + len(calls)))
+    assert not [a for a in answers if "error" in a or a.get("result", {}).get("isError")]

@@ -156,6 +156,7 @@ Streams = tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObj
 Replay = tuple[bytes, "tuple[str, int | str] | None"]  # as attend.mcp.front hands them over
 
 REPLAY_WAIT = 10.0  # seconds the server may take to answer a replayed frame before the rest goes on
+OWED_WAIT = 30.0  # seconds, once stdin closes, for the answers still owed (`attend mcp < requests.jsonl`)
 
 
 @contextlib.asynccontextmanager
@@ -171,6 +172,10 @@ async def transport(wire_in: IO[bytes], wire_out: IO[bytes], replay: Sequence[Re
     # Refusals and answers share one writer, so frames never interleave on the pipe.
     refusals = to_wire.clone()
     drops: dict[tuple[str, int | str], anyio.Event] = {}
+    # Requests read but not yet answered. Closing the server's stream cancels whatever is in flight,
+    # so at end of input the reader waits for these first: a piped batch gets its last answers.
+    owed: set[int | str] = set()
+    settled: list[anyio.Event] = []  # set once owed empties after the end of input
 
     async def handle(raw: bytes) -> None:
         verdict = screen(raw)
@@ -179,6 +184,8 @@ async def transport(wire_in: IO[bytes], wire_out: IO[bytes], replay: Sequence[Re
         elif isinstance(verdict, tuple):
             await refusals.send(_refusal(*verdict))
         else:
+            if isinstance(verdict, types.JSONRPCRequest) and not _waits(verdict):
+                owed.add(verdict.id)
             await to_server.send(SessionMessage(verdict))
 
     async def reader() -> None:
@@ -196,6 +203,10 @@ async def transport(wire_in: IO[bytes], wire_out: IO[bytes], replay: Sequence[Re
                 # Abandoned on cancel: a blocked read must not hold up shutdown (the fd is never closed).
                 raw = await anyio.to_thread.run_sync(wire_in.readline, abandon_on_cancel=True)
                 if not raw:
+                    if owed:
+                        settled.append(anyio.Event())
+                        with anyio.move_on_after(OWED_WAIT):
+                            await settled[0].wait()
                     return
                 if raw.strip():
                     await handle(raw)
@@ -206,6 +217,10 @@ async def transport(wire_in: IO[bytes], wire_out: IO[bytes], replay: Sequence[Re
             async for item in from_server:
                 if gone:
                     continue  # the client closed its end; take the rest and drop it, as the reader ends
+                if owed and isinstance(item.message, types.JSONRPCResponse | types.JSONRPCError):
+                    owed.discard(item.message.id)
+                    if not owed and settled:
+                        settled[0].set()
                 if drops and _drop(item.message, drops):
                     continue
                 try:
@@ -221,6 +236,13 @@ async def transport(wire_in: IO[bytes], wire_out: IO[bytes], replay: Sequence[Re
         tg.start_soon(reader)
         tg.start_soon(writer)
         yield from_wire, to_wire
+
+
+def _waits(request: types.JSONRPCRequest) -> bool:
+    """Whether ``request`` is an ``inbox_wait`` call: at end of input that one is cancelled, not
+    awaited, since a wait nobody will read must not take deliveries (it would hold up to a minute)."""
+    params = request.params or {}
+    return request.method == "tools/call" and params.get("name") == "inbox_wait"
 
 
 def _drop(message: types.JSONRPCMessage, drops: dict[tuple[str, int | str], anyio.Event]) -> bool:
