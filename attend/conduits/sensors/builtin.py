@@ -100,4 +100,5 @@ class Disclosure(Sensor):
         self.shown = False
         mcp = mcp_markers.mcp_live(probe.spool, probe.sid)
         line = disclosure.take(probe.spool, probe.sid, probe.config, probe.now, mcp)
+        probe.state.update(looked=probe.now, said=bool(line))  # the last decision, in sensors.json
         return [Observation(line, "low")] if line else []
