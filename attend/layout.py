@@ -62,6 +62,8 @@ NOTIFY = "notify"  # notify/: the trailer's cursors and subscriptions
 ACTIVE = "active"  # humans/<user>/active, mtime only: the human last sent or read (peers lists recent ones)
 KEEPWARM = "keepwarm"  # keepwarm arming (JSON: deadline, window, the idle stretch last warmed), by `attend keepwarm`
 SENSOR_STATE = "sensors.json"  # what the loop's sensors remember across restarts (a context crossing said once)
+DISCLOSED = "disclosed"  # JSON {at, why}: when the reheat was last said, by any conduit or the compact hook
+COMPACTED = "compacted"  # JSON {at, shown}: the last compaction, and the cur/ names shown before it
 
 # A channel's files, and the other named files.
 MEMBERS = "members"  # channels/<name>/members/<sid or user>: one file per member

@@ -117,7 +117,7 @@ def parse_monitor(lines: list[str]) -> list[dict[str, Any]]:
     assert lines[0].startswith("[attend] watching "), lines[0]
     messages: list[dict[str, Any]] = []
     for line in lines[1:]:
-        if PRESENCE.fullmatch(line):
+        if PRESENCE.fullmatch(line) or line.startswith("[attend sensor=disclosure "):  # the reheat
             continue
         m = MONITOR.fullmatch(line)
         assert m, f"not a Monitor line of attend's: {line!r}"

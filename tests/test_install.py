@@ -104,6 +104,29 @@ def test_the_stop_hook_wrapper_drains_through_attend(world: World) -> None:
     assert "through the wrapper" in json.loads(done.stdout)["reason"]
 
 
+def test_install_wires_the_compact_hook_and_its_wrapper_re_presents_through_attend(world: World) -> None:
+    world.cli("install")
+    settings = json.loads((world.home / ".claude" / "settings.json").read_text())
+    assert settings["hooks"]["SessionStart"] == [
+        {
+            "matcher": "compact",
+            "hooks": [{"type": "command", "command": "~/.claude/hooks/ways/attend-compact-start.sh", "timeout": 30}],
+        }
+    ]
+    script = world.home / ".claude" / "hooks" / "ways" / "attend-compact-start.sh"
+    assert stat.S_IMODE(script.stat().st_mode) == 0o755
+    s = world.session("proj")
+    assert s.attend("join", "ops").rc == 0
+    payload = json.dumps({"session_id": s.session_id, "source": "compact", "cwd": str(s.cwd)})
+    done = s.run(["/bin/sh", str(script)], stdin=payload, env={"PATH": "/usr/bin:/bin"})
+    assert done.rc == 0, done.stderr
+    assert "[attend reheat]" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    world.cli("uninstall")
+    left = world.home / ".claude" / "settings.json"
+    assert not left.exists() or "SessionStart" not in json.loads(left.read_text()).get("hooks", {})
+    assert not script.exists()
+
+
 def test_the_installed_stop_hook_finds_attend_when_its_venv_is_not_on_path(world: World) -> None:
     # The README's install: attend in a venv, the venv's bin not on the client's PATH.
     world.cli("install")

@@ -32,6 +32,7 @@ ALLOWED: dict[str, str] = {
     "attend.procfs": "reads Claude Code's session records for the identity walk and the fast drain's ancestry check",
     "attend.setup.install": "reads and writes Claude Code's configuration (settings.json, hooks, skills, MCP)",
     "attend.setup.data": "lists attend's packaged data (settings, hooks, skills)",
+    "attend.domain.reheat": "reads the reheat's text, skills/attend/reheat.md, from attend's packaged data",
     "attend.domain.config": "reads config.yaml and the project's .claude/attend.yaml; writes the user's files",
     "attend.domain.scenes": "reads ~/.config/attend/scenes.yaml",
     "attend.domain.transcript": "reads Claude Code's session transcripts (~/.claude/projects) for context and cadence",

@@ -236,8 +236,8 @@ def test_the_reply_hint_names_the_mcp_tool_when_an_mcp_server_is_live(world: Wor
     fake_mcp_marker(world, s.session_id)
     loop = loops(s)
     world.attend("send", "first")
-    lines = loop.wait_for(has("first"), "the message")
-    assert lines[-1].endswith("first (reply: the mcp__attend__reply tool)")
+    loop.wait_for(has("first"), "the message")
+    assert loop.messages()[-1].endswith("first (reply: the mcp__attend__reply tool)")
 
 
 def test_the_loop_records_last_inbound_so_reply_threads_to_it(world: World, loops) -> None:

@@ -249,7 +249,7 @@ def test_sensors_lists_every_sense_with_its_lane_state_and_source(world: World) 
     user = user_config(world, f"sensors:\n  +ci: {ci}\n  keepwarm: {{interval: 30}}\n")
     proj = project_config(world, "sensors:\n  -context:\n")
     got = {r["name"]: r for r in json.loads(world.attend("sensors", "--json").stdout)["sensors"]}
-    assert list(got) == ["peers", "context", "keepwarm", "ci"]
+    assert list(got) == ["peers", "context", "keepwarm", "disclosure", "ci"]
     assert got["peers"]["lane"] == "message" and got["peers"]["state"] == "on"
     assert got["context"]["state"] == "off" and got["context"]["source"] == str(proj)
     assert got["keepwarm"]["interval"] == 30 and got["keepwarm"]["source"] == str(user)

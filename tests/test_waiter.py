@@ -97,6 +97,21 @@ def test_a_message_that_arrives_while_the_waiter_waits_is_shown_once_with_exit_2
     assert drain(world, s.session_id).stdout == ""  # the drain does not show it again
 
 
+def test_the_waiters_first_wake_carries_the_reheat_and_the_next_does_not(world: World, waits) -> None:
+    from attend.domain import reheat
+
+    s = world.session("proj")
+    enroll(world, s)
+    w = waits(s)
+    world.attend("send", "first")
+    rc, _, err = w.done()
+    assert rc == 2 and reason_lines(err)[-1] == f"[attend reheat] {reheat.wording(False)}", err
+    w = waits(s)
+    world.attend("send", "second")
+    rc, _, err = w.done()
+    assert rc == 2 and "[attend reheat]" not in err, err
+
+
 def test_three_messages_that_land_together_arrive_in_one_wake(world: World, waits) -> None:
     s = world.session("proj")
     enroll(world, s)

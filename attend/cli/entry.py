@@ -31,6 +31,13 @@ def main() -> None:
 
         sys.exit(drain.hook_main(data, sys.stdout, sys.stderr))
 
+    if sys.argv[1:2] == ["recall"]:
+        import os
+
+        from attend.conduits import recall  # the SessionStart hook after a compaction: small, fails open
+
+        sys.exit(recall.main(sys.argv[2:], os.environ, sys.stdout, sys.stderr))
+
     if sys.argv[1:2] == ["wait"]:
         import os
 

@@ -21,15 +21,18 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from attend.conduits import fastdrain, monitor
-from attend.domain import attention, delivery, framing, mcp_markers, rooms, sessions
+from attend.domain import attention, delivery, disclosure, framing, mcp_markers, rooms, sessions
 from attend.domain.context import Context
 from attend.domain.envelope import Signal
 from attend.errors import AttendError
 from attend.identity import Identity
 from attend.spool import Spool
+
+if TYPE_CHECKING:
+    from attend.domain.config import Config
 
 ROUNDS = "drain-rounds"
 MAX_ROUNDS = 5  # consecutive blocking drains before the drain defers to the Monitor conduit
@@ -38,6 +41,7 @@ RENDER_MAX = 10  # messages rendered in one reason; the rest are counted
 BODY_MAX = 2000  # characters of one body in a reason; the inbox has the rest
 IDS_LISTED = 3  # ids named one by one on a collapsed line; a longer run by its first and last
 FIRST_LINE = 80  # characters of a first line on a collapsed or folded line
+REHEAT_LABEL = "[attend reheat]"  # the line that carries the judgment layer after the messages
 
 
 @dataclass
@@ -241,6 +245,16 @@ def render_reason(batch: Batch, arranged: Arranged | None = None) -> str:
         lines.append(f"(+{len(shown.overflow)} more for you: {ids_named(shown.overflow)})")
     lines.append(closing(batch.mcp))
     return "\n".join(lines)
+
+
+def with_reheat(spool: Spool, batch: Batch, reason: str, cfg: Config | None) -> str:
+    """The reason, and the reheat after it when the disclosure rules say it is due (a message from
+    another party shown: the first, or the first after a stretch; attend/domain/disclosure.py). The
+    waiter's wake carries it; the turn-end drain does not, so its wrapper stays within budget."""
+    if not any(s.from_id != batch.sid for s in batch.signals):
+        return reason
+    said = disclosure.take(spool, batch.sid, cfg, time.time(), batch.mcp)
+    return f"{reason}\n{REHEAT_LABEL} {said}" if said else reason
 
 
 def render_plain(batch: Batch) -> str:

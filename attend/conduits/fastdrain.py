@@ -71,7 +71,7 @@ def _cleared(spool: Spool, sid: str, env: Mapping[str, str]) -> bool:
     return False
 
 
-def _is_ancestor(sid: str, env: Mapping[str, str]) -> bool:
+def is_ancestor(sid: str, env: Mapping[str, str]) -> bool:
     """Whether session ``sid``'s Claude is among our ancestors, by its record in the environment's
     claude dir (as ``identity.find_session``'s first walk; anything else is for the full path)."""
     custom = env.get("CLAUDE_CONFIG_DIR")
@@ -125,7 +125,7 @@ def decide(data: bytes, env: Mapping[str, str]) -> int | None:
             return None
         if _pending(spool, sid, L.NEW) or _pending(spool, sid, L.CLAIMED):
             return None
-        if not _is_ancestor(sid, env):
+        if not is_ancestor(sid, env):
             return None  # the full path resolves the caller, and writes nothing for another session
         spool.check()  # ours, and not open to others, before writing anything
         spool.touch(L.SESSIONS, sid, L.HEARTBEAT)

@@ -323,6 +323,7 @@ class Sensor:
             sessions.set_last_inbound(self.spool, self.sid, max(others))
             if (senses := self.senses) is not None:
                 self._safe(lambda: senses.observe("message"), "sensors")
+                self.due["sensors"] = min(self.due["sensors"], senses.next_due())  # a sensor may speak now
 
     # ---------------------------------------------------------------- presence
 

@@ -305,7 +305,7 @@ class Waiter:
             arranged = drain.govern(self.spool, enrolled.origin if enrolled else "", batch)
             if not arranged.count:
                 return None  # only muted mail, now marked seen: a muted source never wakes the session
-            self.err.write(drain.render_reason(batch, arranged) + "\n")
+            self.err.write(drain.with_reheat(self.spool, batch, drain.render_reason(batch, arranged), self.cfg) + "\n")
             self.err.flush()
         return WAKE
 

@@ -54,6 +54,9 @@ KEYS: dict[str, Key] = {
     "context.threshold": Key(
         80, float, 1, "percent of the model's window at which the context sensor speaks", project=True
     ),
+    "disclosure.stretch": Key(
+        7200, float, 60, "seconds of messaging after which the disclosure sensor says the reheat again"
+    ),
     "keepwarm.idle_seconds": Key(3000, float, 1, "idle seconds after which an armed keepwarm prints its line"),
     "keepwarm.cache_ttl": Key(3600, float, 1, "seconds of idleness after which the prompt cache has lapsed"),
     "keepwarm.min_tokens": Key(50000, int, 0, "a context smaller than this is not worth keeping warm"),
@@ -93,8 +96,9 @@ class Problem:
         return f"{self.file}:{self.line}: {self.key}: {self.message}"
 
 
-BUILT_IN_SENSORS = ("peers", "context", "keepwarm")  # the names a `name:` entry (no sign) may configure
-MIN_INTERVAL = {"peers": 5.0, "context": 20.0, "keepwarm": 1.0}  # seconds: the least interval config may set
+BUILT_IN_SENSORS = ("peers", "context", "keepwarm", "disclosure")  # the names a `name:` entry (no sign) may configure
+# seconds: the least interval config may set
+MIN_INTERVAL = {"peers": 5.0, "context": 20.0, "keepwarm": 1.0, "disclosure": 1.0}
 SENSOR_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
 SCRIPT_KEYS = ("script", "interval", "timeout", "description")
 BUILT_IN_KEYS = ("enabled", "interval")

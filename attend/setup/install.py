@@ -1,9 +1,10 @@
 """Apply attend's baseline to a Claude Code configuration (a *target*), and withdraw it.
 
 A target is a Claude Code config folder: ``~/.claude``, or ``$CLAUDE_CONFIG_DIR``. attend writes:
-- ``<target>/settings.json``: the allow entries, the Stop-hook drain and the waiting conduit (an
-  ``asyncRewake`` Stop hook) (settings/permissions.json, settings/hooks.json), by the three-way
-  merge in attend.setup.merge;
+- ``<target>/settings.json``: the allow entries, the Stop-hook drain, the waiting conduit (an
+  ``asyncRewake`` Stop hook) and the re-presentation after a compaction (a SessionStart hook,
+  matcher ``compact``) (settings/permissions.json, settings/hooks.json), by the three-way merge in
+  attend.setup.merge;
 - the matching ``.claude.json`` (``~/.claude.json`` for ``~/.claude``, else ``<target>/.claude.json``):
   ``mcpServers.attend`` (settings/mcp.json). Claude Code reads user MCP servers only from there;
 - ``<target>/hooks/ways/attend-*.sh`` (0755) and ``<target>/skills/attend/SKILL.md``.
@@ -46,6 +47,7 @@ GUARD_FRAGMENT = "guard.json"
 DRAIN_SCRIPT = "attend-drain-stop.sh"
 WAIT_SCRIPT = "attend-wait-stop.sh"
 GUARD_SCRIPT = "attend-guard-pre.sh"
+COMPACT_SCRIPT = "attend-compact-start.sh"
 SKILL_PATH = ("skills", "attend", "SKILL.md")
 HOOKS_SUBDIR = ("hooks", "ways")
 STATE_FILE = "state.json"
@@ -153,7 +155,7 @@ def _fill(value: Any, subs: Mapping[str, str]) -> Any:
 
 def _hook_subs(target: Target) -> dict[str, str]:
     # The fragments name scripts as @HOOKS@/<script>; the command is made whole from the target.
-    return {f"@HOOKS@/{s}": target.hook_command(s) for s in (DRAIN_SCRIPT, WAIT_SCRIPT, GUARD_SCRIPT)}
+    return {f"@HOOKS@/{s}": target.hook_command(s) for s in (DRAIN_SCRIPT, WAIT_SCRIPT, GUARD_SCRIPT, COMPACT_SCRIPT)}
 
 
 def settings_baseline(target: Target) -> dict[str, Any]:
@@ -184,6 +186,7 @@ def copies(target: Target) -> list[tuple[Path, Path, int]]:
         (data_file("hooks", "ways", DRAIN_SCRIPT), target.hooks_dir / DRAIN_SCRIPT, 0o755),
         (data_file("hooks", "ways", WAIT_SCRIPT), target.hooks_dir / WAIT_SCRIPT, 0o755),
         (data_file("hooks", "ways", GUARD_SCRIPT), target.hooks_dir / GUARD_SCRIPT, 0o755),
+        (data_file("hooks", "ways", COMPACT_SCRIPT), target.hooks_dir / COMPACT_SCRIPT, 0o755),
         (data_file(*SKILL_PATH), target.dir.joinpath(*SKILL_PATH), 0o644),
     ]
 

@@ -3,8 +3,9 @@
 Invariant: every request the client makes is recorded (parsed JSON body) before it is answered, and
 only *turn* requests (the ones that carry the session's tool list) consume the script. Side requests
 the client makes on its own (title or topic generation, quota probes: no ``tools``, or a tiny
-``max_tokens``) get a short canned answer without touching the script, so a test's script lists
-exactly the model turns it means.
+``max_tokens``) get a short canned answer without touching the script, and so does a compaction's
+summary request (``summary``; docs/architecture/compaction.md), so a test's script lists exactly the
+model turns it means.
 
 A script entry is a ``Reply``, a string (one text block, ``end_turn``), or a callable that gets the
 request and returns one of those; a callable may block (it runs on the server's request thread), for
@@ -115,6 +116,23 @@ class Request:
 Entry = Reply | str | Callable[[Request], Reply | str]
 
 
+COMPACT_PROMPT = "Your task is to create a detailed summary of the conversation so far"
+SUMMARY = "<analysis>scripted</analysis>\n<summary>The user said go; the scripted model did as told.</summary>"
+
+
+def is_compact_request(body: Any) -> bool:
+    """The client's request for a compaction summary (``/compact``, or auto-compaction): a turn-shaped
+    request (the session's tools, its ``max_tokens``) whose last user message asks for
+    ``<analysis>`` and ``<summary>``. 2.1.332 asks once more, with an added line, when the reply has no
+    ``<summary>`` block (docs/architecture/compaction.md)."""
+    if not isinstance(body, dict) or not body.get("messages"):
+        return False
+    last = body["messages"][-1]
+    content = last.get("content") if isinstance(last, dict) else None
+    texts = [content] if isinstance(content, str) else [b.get("text", "") for b in content or [] if isinstance(b, dict)]
+    return any(COMPACT_PROMPT in str(t) for t in texts)
+
+
 def is_side_request(body: Any) -> bool:
     """A request the client makes beside the conversation (not a model turn of the session).
 
@@ -123,7 +141,7 @@ def is_side_request(body: Any) -> bool:
     """
     if not isinstance(body, dict):
         return True
-    if not body.get("tools"):
+    if not body.get("tools") or is_compact_request(body):
         return True
     return int(body.get("max_tokens") or 0) <= 64
 
@@ -137,6 +155,7 @@ class FakeAPI:
     def __init__(self, script: list[Entry] | None = None, side_reply: str = "Attend e2e") -> None:
         self.script: list[Entry] = list(script or [])
         self.side_reply = side_reply
+        self.summary = SUMMARY  # the answer to a compaction's summary request
         self.requests: list[Request] = []
         self.errors: list[str] = []  # exceptions raised by script callables
         self.first_error_at: float | None = None  # time.monotonic() of the first one
@@ -189,6 +208,12 @@ class FakeAPI:
                 for r in self.requests
                 if r.path.startswith("/v1/messages") and not r.side and "count_tokens" not in r.path
             ]
+
+    @property
+    def compactions(self) -> list[Request]:
+        """The compaction summary requests (answered with ``summary``, outside the script)."""
+        with self._lock:
+            return [r for r in self.requests if r.side and is_compact_request(r.body)]
 
     @property
     def side_requests(self) -> list[Request]:
@@ -288,7 +313,10 @@ class FakeAPI:
                         api.on_request(req)
                     except Exception as e:
                         api.errors.append(f"on_request: {e}")
-                answer = done(api.side_reply) if side else api._take(req)
+                if is_compact_request(body):
+                    answer = done(api.summary)
+                else:
+                    answer = done(api.side_reply) if side else api._take(req)
                 stream = isinstance(body, dict) and bool(body.get("stream"))
                 if stream:
                     self._sse(answer, body)

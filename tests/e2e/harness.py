@@ -426,6 +426,14 @@ class Claude:
     def pid(self) -> int:
         return self.proc.pid
 
+    def say(self, text: str) -> None:
+        """One more user message (a prompt, or a command such as ``/compact``) to a client started with
+        ``stream_input``: its stdin takes stream-json user messages until ``wait`` closes it."""
+        assert self.proc.stdin is not None, "started without stream_input"
+        message = {"type": "user", "message": {"role": "user", "content": text}}
+        self.proc.stdin.write(json.dumps(message) + "\n")
+        self.proc.stdin.flush()
+
     def wait(self) -> Run:
         """Wait for the client to exit. Past its timeout, or a few seconds after a script step failed
         (the test has failed; a Monitor left running would otherwise hold ``-p`` open until it
@@ -531,14 +539,19 @@ class E2EWorld(World):
         args: Sequence[str] = (),
         timeout: float = RUN_TIMEOUT,
         api: FakeAPI | None = None,
+        stream_input: bool = False,
     ) -> Claude:
-        """Start ``claude -p <prompt>`` in a project folder, answering from ``script``."""
+        """Start ``claude -p <prompt>`` in a project folder, answering from ``script``. With
+        ``stream_input`` the prompt is the first stream-json user message and ``Claude.say`` sends
+        more (several turns, or ``/compact`` between them, in one process); ``wait`` ends the input."""
         binary = claude_bin()
         api = api or FakeAPI(list(script))
         watch = RecordWatch(self.claude_dir / "sessions")
         api.on_request = lambda _req: watch.snap()  # the record is gone after exit; catch it live
         api.__enter__()
-        argv = [binary, "-p", prompt]
+        argv = [binary, "-p"] if stream_input else [binary, "-p", prompt]
+        if stream_input:
+            argv += ["--input-format", "stream-json", "--output-format", "stream-json", "--verbose"]
         if mcp_config is not None:
             argv += ["--mcp-config", str(mcp_config)]
         if permission_mode:
@@ -551,7 +564,7 @@ class E2EWorld(World):
             argv,
             cwd=str(self.project(project)),
             env=self.client_env(api),
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE if stream_input else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -559,6 +572,8 @@ class E2EWorld(World):
         )
         c = Claude(proc, api, watch, argv, timeout)
         self.running.append(c)
+        if stream_input:
+            c.say(prompt)
         return c
 
     def claude(self, script: Sequence[Entry], prompt: str = "go", **kw: Any) -> Run:

@@ -109,3 +109,15 @@ def test_the_readers_find_tool_results_hook_blocks_notifications_and_the_session
     [note] = task_notifications([req])
     assert note.task_id == "t1" and note.events == ("line one\nline two",)
     assert session_id_of(req) == "sid-1"
+
+
+def test_a_compaction_summary_request_gets_a_summary_and_leaves_the_script_alone() -> None:
+    ask = "CRITICAL: Respond with TEXT ONLY.\n\nYour task is to create a detailed summary of the conversation so far"
+    body = {**TURN, "messages": [{"role": "user", "content": [{"type": "text", "text": ask}]}]}
+    with FakeAPI([done("the next turn")]) as api:
+        _, stream = post(api, "/v1/messages?beta=true", body)
+        _, after = post(api, "/v1/messages?beta=true", TURN)
+    said = "".join(d["delta"].get("text", "") for e, d in events(stream) if e == "content_block_delta")
+    assert "<summary>" in said and "</summary>" in said
+    assert len(api.compactions) == 1 and api.consumed == 1
+    assert "the next turn" in after

@@ -62,9 +62,11 @@ class Sensor:
         """(on | off | failing | missing script | untrusted, why): what ``attend sensors`` shows."""
         return ("on", "")
 
-    def observe(self, event: str, probe: Probe) -> None:
-        """A loop event: ``message`` when a message was shown. The disclosure sensor (first message,
-        then once per stretch) listens here; most sensors ignore it."""
+    def observe(self, event: str, probe: Probe) -> bool:
+        """A loop event: ``message`` when a message was shown. True asks the host to poll this sensor
+        now rather than at its interval. The disclosure sensor (first message, then once per stretch)
+        listens here; most sensors ignore it."""
+        return False
 
     def close(self) -> None:
         """The loop is ending: stop anything the sensor started."""

@@ -1,4 +1,4 @@
-"""The built-in senses: ``peers`` (served by the loop itself), ``context`` and ``keepwarm``."""
+"""The built-in senses: ``peers`` (served by the loop itself), ``context``, ``keepwarm`` and ``disclosure``."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 from attend.conduits import monitor
 from attend.conduits.sensors.base import MESSAGE, Observation, Probe, Sensor
+from attend.domain import disclosure, mcp_markers, transcript
 from attend.domain import keepwarm as warm
-from attend.domain import transcript
 from attend.domain.config import MIN_INTERVAL, Config
 from attend.spool import Spool
 
@@ -72,3 +72,33 @@ def keepwarm_line(spool: Spool, sid: str, path: Path | None, cfg: Config, now: f
     with it when no loop is live: the same text and the same once-per-stretch state as the loop's."""
     line = warm.check(spool, sid, path, cfg, now)
     return monitor.sensor_line(Keepwarm.name, Keepwarm.priority, line) if line else None
+
+
+class Disclosure(Sensor):
+    """The reheat (the judgment layer, ``skills/attend/reheat.md``) as one line: at the first message
+    shown to the session, then at a message once ``disclosure.stretch`` has passed since it was last
+    said, by anyone (attend/domain/disclosure.py holds the rules; after a compaction the SessionStart
+    hook says it and stamps it). Worded for MCP or the CLI by the presence marker when printed."""
+
+    name = disclosure.NAME
+    interval = 60.0
+    min_interval = MIN_INTERVAL["disclosure"]
+    description = "the judgment layer again: first message, after a compaction, once per stretch"
+
+    def __init__(self) -> None:
+        self.shown = False  # a message was shown since the last poll
+
+    def observe(self, event: str, probe: Probe) -> bool:
+        if event != "message":
+            return False
+        self.shown = True
+        return True
+
+    def poll(self, probe: Probe) -> list[Observation]:
+        if not self.shown:
+            return []
+        self.shown = False
+        mcp = mcp_markers.mcp_live(probe.spool, probe.sid)
+        line = disclosure.take(probe.spool, probe.sid, probe.config, probe.now, mcp)
+        probe.state.update(looked=probe.now, said=bool(line))  # the last decision, in sensors.json
+        return [Observation(line, "low")] if line else []

@@ -145,11 +145,11 @@ class Host:
         ses = self.session()
         states = self._states(ses)
         for sensor in self.sensors:
-            if not sensor.passive:
-                sensor.observe(
-                    event,
-                    Probe(ses.spool, ses.who, ses.env, ses.config, self.wall(), states.setdefault(sensor.name, {})),
-                )
+            if sensor.passive:
+                continue
+            probe = Probe(ses.spool, ses.who, ses.env, ses.config, self.wall(), states.setdefault(sensor.name, {}))
+            if sensor.observe(event, probe):
+                self.due[sensor.name] = min(self.due.get(sensor.name, float("inf")), self.clock())
 
     def close(self) -> None:
         for sensor in self.sensors:

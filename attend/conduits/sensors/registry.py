@@ -6,14 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from attend.conduits.sensors.base import Off, Sensor
-from attend.conduits.sensors.builtin import Context, Keepwarm, Peers
+from attend.conduits.sensors.builtin import Context, Disclosure, Keepwarm, Peers
 from attend.conduits.sensors.script import Script
 from attend.domain import config
 from attend.domain.config import Config
 
 
 def built_ins() -> list[Sensor]:
-    return [Peers(), Context(), Keepwarm()]
+    return [Peers(), Context(), Keepwarm(), Disclosure()]
 
 
 def build(cfg: Config, env: Mapping[str, str]) -> list[Sensor]:
