@@ -239,9 +239,12 @@ async def transport(wire_in: IO[bytes], wire_out: IO[bytes], replay: Sequence[Re
 
 
 def _waits(request: types.JSONRPCRequest) -> bool:
-    """Whether ``request`` is an ``inbox_wait`` call: at end of input that one is cancelled, not
-    awaited, since a wait nobody will read must not take deliveries (it would hold up to a minute)."""
+    """Whether ``request`` is not owed an answer at end of input: a ``subscriptions/listen`` is a
+    stream that ends with the server, and an ``inbox_wait`` is cancelled, since a wait nobody will
+    read must not take deliveries (it would hold up to a minute)."""
     params = request.params or {}
+    if request.method == "subscriptions/listen":
+        return True
     return request.method == "tools/call" and params.get("name") == "inbox_wait"
 
 
