@@ -1,5 +1,5 @@
 """The ``attend`` console entry: route the Stop-hook drain, the waiter (``attend wait --hook``), plain
-`send` and bare `run` command lines to their fast paths before click (or anything heavy) is imported;
+`send`, plain `chat` and bare `run` command lines to their fast paths before click (or anything heavy) is imported;
 everything else goes to the click frontend."""
 
 from __future__ import annotations
@@ -42,6 +42,16 @@ def main() -> None:
         from attend.cli import fastsend  # the hot outbound path, parsed without click
 
         code = fastsend.run(sys.argv[2:])
+        if code is not None:
+            sys.exit(code)
+
+    if sys.argv[1:2] == ["chat"]:
+        import importlib
+
+        # The TUI starts without click: a plain chat or chat --room. By name, as for `run`: the app's
+        # peers pane reads config.yaml, once, and the hot paths' no-yaml contract follows static imports.
+        fastchat = importlib.import_module("attend.cli.fastchat")
+        code = fastchat.run(sys.argv[2:])
         if code is not None:
             sys.exit(code)
 
