@@ -54,7 +54,7 @@ _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _LOCKFILE = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 REMOVE_THREADS = 8  # unlinks in flight at once in Folder.remove_many
-REMOVE_RUN = 128  # names a thread takes at least: fewer are not worth starting one for
+REMOVE_RUN = 64  # names a thread takes at least: fewer are not worth starting one for
 
 # A test seam for crash windows: a process started with ATTEND_PAUSE_AT=<point>[,<point>…] stops
 # itself (SIGSTOP) the first time it reaches each listed point, so a test can resume it (SIGCONT)
