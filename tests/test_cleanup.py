@@ -10,7 +10,8 @@ import time
 
 from attend.domain import channels, retention
 from attend.domain.retention import Policy
-from tests.support import World, post, tree
+from attend.spool import REMOVE_RUN
+from tests.support import World, name_at, post, tree
 
 DAY = 86400.0
 
@@ -253,3 +254,26 @@ def test_retention_keeps_an_empty_pinned_channel(world: World) -> None:
     post(spool, "@kept", "old news", age=20 * DAY)
     retention.run(spool, policy(), is_live=never_live)
     assert channels.exists(spool, "kept")
+
+
+def test_a_large_room_goes_whole_without_following_a_planted_link_and_counts_only_last_links(world: World) -> None:
+    # Enough old records that the removals run in parallel (spool.REMOVE_RUN names a thread).
+    spool = world.spool
+    spool.make_room("open")
+    old = [name_at(time.time() - 20 * DAY) for _ in range(4 * REMOVE_RUN)]
+    for name in old:
+        assert spool.create_exclusive(b"x" * 100, "rooms", "open", "new", name)
+    new = [post(spool, "open", "stays", age=DAY)]
+    records = world.spool_root / "rooms" / "open" / "new"
+    target = world.home / "target"
+    target.write_bytes(b"not the spool's")
+    planted = name_at(time.time() - 20 * DAY)
+    os.symlink(target, records / planted)
+    shared = world.home / "shared"
+    os.link(records / old[0], shared)  # a second link: removing the record frees nothing
+    report = retention.run(spool, policy(), is_live=never_live)
+    assert spool.room_names("open") == new
+    assert target.read_bytes() == b"not the spool's"  # the link itself went, never its target
+    assert shared.read_bytes() == b"x" * 100
+    assert report.files == len(old) + 1
+    assert report.bytes == 100 * (len(old) - 1) + len(os.fsencode(target))  # a symlink's size: its target's path

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.console import Group, RenderableType
 from rich.padding import Padding
@@ -20,6 +20,7 @@ from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.geometry import Size
 from textual.message import Message as TMessage
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Label, ListItem, ListView, OptionList, Static, TextArea
@@ -33,9 +34,10 @@ from attend.errors import AttendError
 from attend.layout import name_time
 from attend.verbs import chat as chat_verb
 from attend.verbs import peers as peers_verb
-from attend.verbs import reply as reply_verb
-from attend.verbs import send as send_verb
 from attend.verbs.inbox import Message
+
+if TYPE_CHECKING:
+    from attend.verbs.send import Sent
 
 PEERS_SECONDS = 5.0  # the peers pane is also re-read this often: a session can end with no loop to say so
 PLACEHOLDER = "i: write · Enter: send · ?: keys"
@@ -141,6 +143,31 @@ class RoomItem(ListItem):
         self.label.update(self.text(self.room))
 
 
+class Keys(Footer):
+    """Textual's footer, drawn with the keys in the first frame: the stock one composes empty and
+    fills in a frame later, once the bindings have settled (the app's own keys are all it shows)."""
+
+    def compose(self) -> ComposeResult:
+        self._bindings_ready = True
+        yield from super().compose()
+
+
+class Conversation(OptionList):
+    """The conversation: one widget for all of it, which draws only the lines in view, so a new
+    message does not re-lay-out a widget per message (that cost ~100 ms a message)."""
+
+    follow = True  # until the first layout: open scrolled to the newest message
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
+        # Textual calls this just before the first frame is painted, and scroll_end waits for the frame
+        # after it: scrolling here puts the newest message in the first frame, not the oldest.
+        changed = super()._size_updated(size, virtual_size, container_size, layout)
+        if changed and self.follow and size.height:
+            self.follow = False
+            self.scroll_to_highlight()
+        return changed
+
+
 class ChatApp(App[None]):
     TITLE = "attend chat"
     ENABLE_COMMAND_PALETTE = False
@@ -174,6 +201,7 @@ class ChatApp(App[None]):
         *,
         clock: Callable[[float], str] = local_time,
         live: bool = True,
+        started: Callable[[], None] | None = None,
     ) -> None:
         super().__init__()
         self.ctx = ctx
@@ -190,6 +218,7 @@ class ChatApp(App[None]):
         self.channel_names: list[str] = [r.label[1:] for r in seat.rooms if r.kind == "channel"]
         self.feed: Feed | None = None
         self.live = live
+        self.started = started  # called once the first screen is out
         self.rows: list[threads.Row] = []  # the conversation as drawn, one option per row
         self.parts: list[tuple[Text, Text | None, Text]] = []  # each row's text (tests read it)
 
@@ -205,12 +234,10 @@ class ChatApp(App[None]):
                     yield Static(id="peers")
             with Vertical(id="main"):
                 yield Label(id="room-title")
-                # One widget for the whole conversation: it draws only the lines in view, and a new
-                # message does not re-lay-out a widget per message (that cost ~100 ms a message).
-                yield OptionList(id="conversation")
+                yield Conversation(id="conversation")
                 yield Static(id="status")
                 yield Compose(id="compose", soft_wrap=True, show_line_numbers=False, placeholder=PLACEHOLDER)
-        yield Footer()
+        yield Keys()
 
     def on_mount(self) -> None:
         rooms_view = self.query_one("#rooms", ListView)
@@ -227,8 +254,13 @@ class ChatApp(App[None]):
         self.show_room(self.current)
         self.refresh_peers()
         self.set_interval(PEERS_SECONDS, self.refresh_peers)
+        self.call_after_refresh(self.first_screen_out)
+
+    def first_screen_out(self) -> None:
         if self.feed is not None:
-            self.call_after_refresh(self.feed.start)  # the watches go up once the first screen is out
+            self.feed.start()  # the watches go up once the first screen is out
+        if self.started is not None:
+            self.started()
 
     def on_unmount(self) -> None:
         if self.feed is not None:
@@ -507,7 +539,10 @@ class ChatApp(App[None]):
         where = framing.inline(sent.scope if sent.scope != "direct" else sent.to)
         self.say(f"sent to {where}: {sent.delivered} recipient{'s' if sent.delivered != 1 else ''} ({sent.live} live)")
 
-    def send(self, text: str) -> send_verb.Sent | None:
+    def send(self, text: str) -> Sent | None:
+        from attend.verbs import reply as reply_verb  # the first send pays for these, not the start
+        from attend.verbs import send as send_verb
+
         line = threads.address(text)
         if not line.body.strip():
             self.say("nothing to send after the address", error=True)

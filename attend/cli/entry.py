@@ -1,6 +1,6 @@
 """The ``attend`` console entry: route the Stop-hook drain, the waiter (``attend wait --hook``), plain
-`send`, bare `run` and bare `mcp` command lines to their fast paths before click (or anything heavy) is imported;
-everything else goes to the click frontend."""
+`send`, plain `chat`, bare `run` and bare `mcp` command lines to their fast paths before click (or
+anything heavy) is imported; everything else goes to the click frontend."""
 
 from __future__ import annotations
 
@@ -57,6 +57,16 @@ def main() -> None:
         from attend.mcp import front
 
         front.main()
+
+    if sys.argv[1:2] == ["chat"]:
+        import importlib
+
+        # The TUI starts without click: a plain chat or chat --room. By name, as for `run`: the app's
+        # peers pane reads config.yaml, once, and the hot paths' no-yaml contract follows static imports.
+        fastchat = importlib.import_module("attend.cli.fastchat")
+        code = fastchat.run(sys.argv[2:])
+        if code is not None:
+            sys.exit(code)
 
     if sys.argv[1:] == ["run"]:
         # The sensor loop without click: a hundred idle loops on one machine each keep only what the

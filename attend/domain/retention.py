@@ -116,7 +116,21 @@ class Cleaner:
         return self.budget is not None and self.report.examined >= self.budget
 
     def remove(self, folder: Folder, name: str, reason: str) -> None:
-        size = folder.size(name) if self.dry_run else folder.remove(name)
+        self.count(folder, name, reason, folder.size(name) if self.dry_run else folder.remove(name))
+
+    def remove_batch(self, folder: Folder, batch: list[tuple[int, str, str]]) -> None:
+        """(inode, name, reason) triples, removed in inode order: records are created in time order,
+        so this walks the inode table in order instead of in the directory's hash order."""
+        batch.sort()
+        if self.dry_run:
+            for _ino, name, reason in batch:
+                self.remove(folder, name, reason)
+            return
+        freed = folder.remove_many([name for _ino, name, _reason in batch])
+        for (_ino, name, reason), size in zip(batch, freed, strict=True):
+            self.count(folder, name, reason, size)
+
+    def count(self, folder: Folder, name: str, reason: str, size: int | None) -> None:
         if size is None:
             return
         r = self.report
@@ -203,17 +217,13 @@ class Cleaner:
     def trim(self, parts: tuple[str, ...], keep: int, age_reason: str, count_reason: str) -> None:
         """Remove names older than the age cutoff, and all but the newest ``keep``; streamed."""
         heap: list[tuple[str, int]] = []
-        # Removals go in batches sorted by inode: records are created in time order, so this walks
-        # the inode table in order instead of in the directory's hash order (fewer scattered writes).
-        batch: list[tuple[int, str, str]] = []
+        batch: list[tuple[int, str, str]] = []  # removals go in bounded batches (flat memory)
         with self.opened(*parts) as folder:
             if folder is None:
                 return
 
             def flush() -> None:
-                batch.sort()
-                for _ino, name, reason in batch:
-                    self.remove(folder, name, reason)
+                self.remove_batch(folder, batch)
                 batch.clear()
 
             for entry in folder.scan():
@@ -293,8 +303,15 @@ class Cleaner:
                     break
             if self.dry_run:
                 return True
+            files = [e for e in batch if not e.is_dir]
+            allowed = len(files) if self.budget is None else max(0, self.budget - self.report.examined)
+            self.report.examined += min(allowed, len(files))
+            self.remove_batch(folder, [(e.inode, e.name, reason) for e in files[:allowed]])
+            if allowed < len(files):
+                self.report.complete = False
+                return False
             for entry in batch:
-                if not self._remove_one(folder, entry, reason):
+                if entry.is_dir and not self._remove_one(folder, entry, reason):
                     return False
             if len(batch) < REMOVE_BATCH:
                 return True
