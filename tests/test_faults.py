@@ -52,7 +52,11 @@ def ended(pid: int) -> bool:
 def test_a_loop_whose_spool_is_deleted_recreates_it_reenrolls_and_goes_on_delivering(world: World, loops) -> None:
     s = world.session("proj")
     loop = loops(s)
-    shutil.rmtree(world.home / ".cache")  # what `rm -rf ~/.cache` does
+    # What `rm -rf ~/.cache` leaves. Moved away first, then removed: an rmtree in place races the
+    # loop's own writes under load ("Directory not empty") and would leave half a spool behind.
+    gone = world.home / ".cache-deleted"
+    os.rename(world.home / ".cache", gone)
+    shutil.rmtree(gone, ignore_errors=True)
     loop.wait_for(has("was deleted; recreated it"), "the line about the recreated spool")
     assert (world.spool_root / "sessions" / s.session_id / "enrolled").exists()
     assert world.attend("send", "after the flood").returncode == 0
