@@ -142,7 +142,9 @@ def test_text_that_looks_like_an_option_is_refused_without_a_double_dash(world: 
 
 
 def test_a_word_sent_to_one_session_never_goes_to_everyone(world: World) -> None:
-    a, b = world.session("pa", name="Tao"), world.session("pb")
+    # b is named too: a persona drawn from b's project path could be "Tao", and then both are
+    # "Tao-alpha" (ordinals count per project), which is refused as ambiguous.
+    a, b = world.session("pa", name="Tao"), world.session("pb", name="Uma")
     for s in (a, b):
         assert s.attend("join", "crew").rc == 0
     name = world.attend("peers", "--json")

@@ -156,27 +156,31 @@ def _one_human(want: str, people: list[str], spool: Spool) -> str | None:
     return want
 
 
-def display_names(spool: Spool) -> dict[str, str]:
-    """Every registered session's display name (``Persona-ordinal``) mapped to its id."""
-    return {name: sid for sid, name in sessions.registered_names(spool).items()}
+def display_names(spool: Spool) -> list[tuple[str, str]]:
+    """Every registered session's display name (``Persona-ordinal``) and id. Not a mapping: ordinals
+    count per project, so one persona in two projects gives two sessions the same name."""
+    return [(name, sid) for sid, name in sessions.registered_names(spool).items()]
 
 
 def _one_session(
-    spool: Spool, want: str, names: dict[str, str], sessions_dir: os.PathLike[str] | str, people: list[str]
+    spool: Spool, want: str, names: list[tuple[str, str]], sessions_dir: os.PathLike[str] | str, people: list[str]
 ) -> str:
     if is_session_id(want) and (
         spool.exists("sessions", want) or any(r.session_id == want for r in identity.live_records(Path(sessions_dir)))
     ):
         return sessions.moved_to(spool, want)
     lowered = want.lower()
-    exact = [sid for name, sid in names.items() if name.lower() == lowered]
-    matches = exact or [sid for name, sid in names.items() if name.lower().startswith(lowered)]
-    if len(set(matches)) == 1:
-        return sessions.moved_to(spool, matches[0])
-    if len(set(matches)) > 1:
-        options = sorted(n for n, s in names.items() if s in matches)
+    exact = [(name, sid) for name, sid in names if name.lower() == lowered]
+    matches = exact or [(name, sid) for name, sid in names if name.lower().startswith(lowered)]
+    if len({sid for _, sid in matches}) == 1:
+        return sessions.moved_to(spool, matches[0][1])
+    if matches:
+        if exact:  # one name, several sessions: only an id tells them apart
+            ids = ", ".join(sorted(sid for _, sid in exact))
+            raise UsageError(f"{want!r} names several sessions ({ids}); give a session id (attend peers --json)")
+        options = sorted(name for name, _ in matches)
         raise UsageError(f"{want!r} matches several sessions ({', '.join(options)}); give more of the name")
-    known = sorted(names)
+    known = sorted(name for name, _ in names)
     hint = f"; sessions: {', '.join(known[:10])}" if known else "; no sessions registered"
     hint += f"; humans: {', '.join(people[:10])}" if people else ""
     raise NotFoundError(f"no session or human named {want!r}{hint} (attend peers lists them)")
