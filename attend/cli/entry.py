@@ -15,21 +15,22 @@ def main() -> None:
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
 
-    from attend.conduits import fastdrain
+    if sys.argv[1:2] == ["inbox"]:  # the drain's module only for it: `send` never loads it
+        from attend.conduits import fastdrain
 
-    if fastdrain.wants_fast_path(sys.argv):
-        import os
+        if fastdrain.wants_fast_path(sys.argv):
+            import os
 
-        data = fastdrain.read_payload()
-        try:
-            decided = fastdrain.decide(data, os.environ)
-        except Exception:  # any surprise: the full path decides, and reports
-            decided = None
-        if decided is not None:
-            sys.exit(decided)
-        from attend.conduits import drain
+            data = fastdrain.read_payload()
+            try:
+                decided = fastdrain.decide(data, os.environ)
+            except Exception:  # any surprise: the full path decides, and reports
+                decided = None
+            if decided is not None:
+                sys.exit(decided)
+            from attend.conduits import drain
 
-        sys.exit(drain.hook_main(data, sys.stdout, sys.stderr))
+            sys.exit(drain.hook_main(data, sys.stdout, sys.stderr))
 
     if sys.argv[1:2] == ["wait"]:
         import os

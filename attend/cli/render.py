@@ -9,9 +9,14 @@ if TYPE_CHECKING:
 
 
 def sent_line(sent: Any) -> str:
-    noun = "recipient" if sent.delivered == 1 else "recipients"
+    return sent_text(sent.id, sent.scope, sent.to, sent.re, sent.delivered, sent.live)
+
+
+def sent_text(id: str, scope: str, to: str, re: str | None, delivered: int, live: int) -> str:
+    """The line for a sent message (the fast send path has no ``Sent``, only these)."""
+    noun = "recipient" if delivered == 1 else "recipients"
     # Live and parked apart: live is what peers lists; parked ones keep it until they are back.
-    counts = f": {sent.live} live, {sent.parked} parked" if sent.delivered else ""
-    thread = f", re {sent.re}" if sent.re else ""
-    where = "#open" if sent.scope == "#open" else sent.to
-    return f"sent {sent.id} to {where} ({sent.delivered} {noun}{counts}{thread})"
+    counts = f": {live} live, {delivered - live} parked" if delivered else ""
+    thread = f", re {re}" if re else ""
+    where = "#open" if scope == "#open" else to
+    return f"sent {id} to {where} ({delivered} {noun}{counts}{thread})"
