@@ -1,6 +1,6 @@
 """The ``attend`` console entry: route the Stop-hook drain, the waiter (``attend wait --hook``), plain
-`send` and bare `run` command lines to their fast paths before click (or anything heavy) is imported;
-everything else goes to the click frontend."""
+`send`, `peers`, `status` and bare `run` command lines to their fast paths before click (or anything
+heavy) is imported; everything else goes to the click frontend."""
 
 from __future__ import annotations
 
@@ -45,6 +45,15 @@ def main() -> None:
         code = fastsend.run(sys.argv[2:])
         if code is not None:
             sys.exit(code)
+
+    if sys.argv[1:2] in (["peers"], ["status"]):
+        from attend.cli import fastquery  # the read-only commands run most, without click
+
+        if fastquery.wants(sys.argv[1:]):
+            try:
+                sys.exit(fastquery.run(sys.argv[1:]))
+            except BrokenPipeError:
+                sys.exit(1)
 
     if sys.argv[1:] == ["run"]:
         # The sensor loop without click: a hundred idle loops on one machine each keep only what the

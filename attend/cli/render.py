@@ -1,10 +1,14 @@
-"""Renderings shared by the click frontend and the click-free fast paths: the one-line human summary
-of a sent message (the --json document is ``attend.verbs.document``)."""
+"""Renderings shared by the click frontend and the click-free fast paths (send, peers, status): the
+one-line summary of a sent message, and small tables (the --json document is
+``attend.verbs.document``). No click here."""
 
 from __future__ import annotations
 
+from attend.domain import framing
+
 TYPE_CHECKING = False  # typing costs ~3 ms to import on the hot paths; mypy reads this as true
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
 
@@ -20,3 +24,15 @@ def sent_text(id: str, scope: str, to: str, re: str | None, delivered: int, live
     thread = f", re {re}" if re else ""
     where = "#open" if scope == "#open" else to
     return f"sent {id} to {where} ({delivered} {noun}{counts}{thread})"
+
+
+def table(rows: Sequence[Sequence[str]], header: Sequence[str] | None = None) -> str:
+    all_rows = [list(header)] if header else []
+    # A cell may hold a session's name or a folder's: one line each, controls escaped, so no cell
+    # can add a row (attend.domain.framing).
+    all_rows += [[framing.inline(cell) for cell in r] for r in rows]
+    if not all_rows:
+        return ""
+    widths = [max(len(r[i]) for r in all_rows) for i in range(len(all_rows[0]))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in all_rows]
+    return "\n".join(lines)
