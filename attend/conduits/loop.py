@@ -183,7 +183,10 @@ class Sensor:
         """Sleep in the inotify read until an event or the next housekeeping; while paced lines are
         pending, sleep out the pace instead (events during it only say what re-listing will find)."""
         now = time.monotonic()
-        pending = now >= self.retry_at and bool(self.spool.listing(self.sid, "new"))
+        try:
+            pending = now >= self.retry_at and bool(self.spool.listing(self.sid, "new"))
+        except (OSError, AttendError):
+            pending = False  # new/ unreadable (a planted symlink, say): the delivery step reports it, once
         pace_left = self.last_line + PACE - now
         self.waiting = True
         try:
