@@ -28,11 +28,9 @@ def wants(args: list[str]) -> bool:
 
 
 def run(args: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
-    import json
-
+    from attend.cli import render
     from attend.domain.context import REPORTED, Context
     from attend.errors import AttendError
-    from attend.verbs import document
 
     as_json = args[1:] == ["--json"]
     try:
@@ -47,12 +45,9 @@ def run(args: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> 
             result = status.run(Context.default(), status.StatusRequest())
             text = status_text  # type: ignore[assignment]
     except AttendError as e:
-        from attend.cli import failure  # only a refusal pays for it
-
-        failure.report(e.code, f"attend: {e}", as_json, out, err)
-        return e.exit_code
+        return render.refused(e, as_json, out, err)
     if as_json:
-        out.write(json.dumps(document(result), ensure_ascii=False) + "\n")
+        out.write(render.document_line(result))
         return 0
     out.write(text(result) + "\n")  # type: ignore[arg-type]
     for warning in result.warnings:

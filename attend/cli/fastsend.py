@@ -68,6 +68,7 @@ def run(args: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> 
     parsed = parse(args)
     if parsed is None:
         return None
+    from attend.cli import render
     from attend.cli.body import message_body
     from attend.domain.context import Context
     from attend.errors import AttendError
@@ -78,7 +79,7 @@ def run(args: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> 
     try:
         message = message_body(words, sys.stdin)  # type: ignore[arg-type]
         if as_json:  # the verb's result type, for its one JSON document (dataclasses: not the plain path)
-            from attend.verbs import document, send
+            from attend.verbs import send
 
             result = send.run(Context.default(), send.SendRequest(message, **parsed))  # type: ignore[arg-type]
             warnings = result.warnings
@@ -88,18 +89,11 @@ def run(args: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> 
             outcome = outbound.send(Context.default(), message, **parsed)  # type: ignore[arg-type]
             warnings = outcome.warnings
     except AttendError as e:
-        from attend.cli import failure  # only a refusal pays for it
-
-        failure.report(e.code, f"attend: {e}", as_json, out, err)
-        return e.exit_code
+        return render.refused(e, as_json, out, err)
     if as_json:
-        import json
-
-        out.write(json.dumps(document(result), ensure_ascii=False) + "\n")
+        out.write(render.document_line(result))
         return 0
     if not quiet:
-        from attend.cli import render
-
         sig = outcome.sig
         out.write(render.sent_text(sig.id, outcome.scope, sig.to, sig.re, outcome.delivered, outcome.live) + "\n")
     for warning in warnings:

@@ -9,7 +9,26 @@ from attend.domain import framing
 TYPE_CHECKING = False  # typing costs ~3 ms to import on the hot paths; mypy reads this as true
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from typing import Any
+    from typing import Any, TextIO
+
+    from attend.errors import AttendError
+
+
+def refused(e: AttendError, as_json: bool, out: TextIO, err: TextIO) -> int:
+    """A verb's refusal on a click-free path, as the click frontend reports it; returns the exit code."""
+    from attend.cli import failure  # only a refusal pays for it
+
+    failure.report(e.code, f"attend: {e}", as_json, out, err)
+    return e.exit_code
+
+
+def document_line(result: Any) -> str:
+    """A verb result's --json document, as one line."""
+    import json
+
+    from attend.verbs import document
+
+    return json.dumps(document(result), ensure_ascii=False) + "\n"
 
 
 def sent_line(sent: Any) -> str:
