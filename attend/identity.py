@@ -24,18 +24,20 @@ import os
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 from attend.errors import IdentityError
 from attend.layout import is_session_id
 from attend.procfs import claude_record, stat_fields
+from attend.record import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path  # the hot paths (send, the drain) work in str: pathlib costs ~5 ms to import
 
 MAX_HOPS = 15
 
 
-@dataclass(frozen=True)
-class Identity:
+class Identity(Record):
     kind: str  # "agent" | "human"
     id: str  # Claude session id, or the human's user name
     origin: str  # project path (worktrees normalised)
@@ -44,7 +46,7 @@ class Identity:
     claude_pid: int | None = None
     proc_start: str | None = None
     name: str | None = None  # the session's own name from its record, when set
-    notes: tuple[str, ...] = field(default=())  # ids that were offered and ignored, one line each
+    notes: tuple[str, ...] = ()  # ids that were offered and ignored, one line each
     evidence: str = ""  # what decided, in one line (``attend whoami`` shows it)
     pid_ns: str | None = None  # the pid namespace the session's Claude runs in (ancestry only)
 
@@ -53,8 +55,7 @@ class Identity:
         return self.kind == "agent"
 
 
-@dataclass(frozen=True)
-class SessionRecord:
+class SessionRecord(Record):
     pid: int
     session_id: str
     cwd: str | None
@@ -65,10 +66,22 @@ class SessionRecord:
 
 
 def claude_dir(env: Mapping[str, str] | None = None) -> Path:
+    from pathlib import Path
+
+    return Path(claude_home(env))
+
+
+def claude_home(env: Mapping[str, str] | None = None) -> str:
+    """``claude_dir`` as a str, for the hot paths."""
     env = os.environ if env is None else env
     if custom := env.get("CLAUDE_CONFIG_DIR"):
-        return Path(custom)
-    return Path(env.get("HOME") or os.path.expanduser("~")) / ".claude"
+        return custom
+    return os.path.join(env.get("HOME") or os.path.expanduser("~"), ".claude")
+
+
+def sessions_home(env: Mapping[str, str] | None = None) -> str:
+    """Where Claude Code keeps its session records, ``<claude dir>/sessions``."""
+    return os.path.join(claude_home(env), "sessions")
 
 
 # ---------------------------------------------------------------------- processes
@@ -109,8 +122,8 @@ def pid_alive(pid: int) -> bool:
 # ---------------------------------------------------------------------- session records
 
 
-def read_record(sessions_dir: Path, pid: int) -> SessionRecord | None:
-    return record_from(claude_record(str(sessions_dir), pid))
+def read_record(sessions_dir: str | os.PathLike[str], pid: int) -> SessionRecord | None:
+    return record_from(claude_record(os.fspath(sessions_dir), pid))
 
 
 def record_from(raw: object) -> SessionRecord | None:
@@ -144,8 +157,8 @@ def record_is_live(record: SessionRecord) -> bool:
 
 
 def _walk(
-    pid: int, sessions_dir_of: Callable[[int], Path | None], parent: Callable[[int], int | None]
-) -> tuple[SessionRecord, Path] | None:
+    pid: int, sessions_dir_of: Callable[[int], str | None], parent: Callable[[int], int | None]
+) -> tuple[SessionRecord, str] | None:
     """Climb at most 15 parents from ``pid`` to one with a live record in ``sessions_dir_of(pid)``."""
     current: int | None = pid
     for _ in range(MAX_HOPS + 1):
@@ -154,7 +167,7 @@ def _walk(
         folder = sessions_dir_of(current)
         record = read_record(folder, current) if folder is not None else None
         if record is not None and folder is not None and record.pid == current and record_is_live(record):
-            return record, folder / f"{current}.json"
+            return record, os.path.join(folder, f"{current}.json")
         nxt = parent(current)
         if nxt == current:
             return None
@@ -163,10 +176,11 @@ def _walk(
 
 
 def find_ancestor_record(
-    pid: int, sessions_dir: Path, parent: Callable[[int], int | None] = parent_pid
+    pid: int, sessions_dir: str | os.PathLike[str], parent: Callable[[int], int | None] = parent_pid
 ) -> SessionRecord | None:
     """Climb at most 15 parents from ``pid`` to one with a live session record in ``sessions_dir``."""
-    found = _walk(pid, lambda _pid: sessions_dir, parent)
+    folder = os.fspath(sessions_dir)
+    found = _walk(pid, lambda _pid: folder, parent)
     return found[0] if found else None
 
 
@@ -181,36 +195,36 @@ def environ_of(pid: int) -> dict[str, str] | None:
     return {k.decode("utf-8", "replace"): v.decode("utf-8", "surrogateescape") for k, v in pairs}
 
 
-def own_claude_dir(pid: int) -> Path:
+def own_claude_dir(pid: int) -> str:
     """Where process ``pid`` keeps Claude Code's records: its own ``CLAUDE_CONFIG_DIR``, else its own
     ``~/.claude``, else (its environment unreadable) this user's ``~/.claude`` from the password file."""
     env = environ_of(pid)
     if env is not None and (env.get("CLAUDE_CONFIG_DIR") or env.get("HOME")):
-        return claude_dir(env)
+        return claude_home(env)
     import pwd
 
     try:
-        return Path(pwd.getpwuid(os.getuid()).pw_dir) / ".claude"
+        return os.path.join(pwd.getpwuid(os.getuid()).pw_dir, ".claude")
     except KeyError:
-        return Path(os.path.expanduser("~")) / ".claude"
+        return os.path.join(os.path.expanduser("~"), ".claude")
 
 
 def find_session(
     pid: int, env: Mapping[str, str], parent: Callable[[int], int | None] = parent_pid
-) -> tuple[SessionRecord, Path] | None:
+) -> tuple[SessionRecord, str] | None:
     """The session among ``pid``'s ancestors, and the record that proves it.
 
     First through the environment's claude dir (the hot paths: one walk). Only when that finds
     nothing, again through each ancestor's own config dir, so a caller cannot hide its session by
     pointing ``CLAUDE_CONFIG_DIR`` (or ``HOME``) elsewhere. Without /proc there is no environment to
     read, and the second walk is skipped."""
-    first = claude_dir(env) / "sessions"
+    first = sessions_home(env)
     found = _walk(pid, lambda _pid: first, parent)
     if found is not None or not os.path.isdir("/proc"):
         return found
 
-    def own(p: int) -> Path | None:
-        folder = own_claude_dir(p) / "sessions"
+    def own(p: int) -> str | None:
+        folder = os.path.join(own_claude_dir(p), "sessions")
         return None if folder == first else folder  # already looked there
 
     return _walk(pid, own, parent)
@@ -224,7 +238,7 @@ def pid_namespace(pid: int | None = None) -> str | None:
         return None
 
 
-def live_records(sessions_dir: Path) -> list[SessionRecord]:
+def live_records(sessions_dir: str | os.PathLike[str]) -> list[SessionRecord]:
     """Every live Claude session on the machine, from its record."""
     try:
         names = sorted(os.listdir(sessions_dir))
@@ -412,9 +426,9 @@ def human_id(env: Mapping[str, str]) -> str:
 # ---------------------------------------------------------------------- resolution
 
 
-def _agent(record: SessionRecord, where: Path, notes: tuple[str, ...]) -> Identity:
+def _agent(record: SessionRecord, where: str, notes: tuple[str, ...]) -> Identity:
     home = os.path.expanduser("~")
-    shown = str(where)
+    shown = where
     if shown.startswith(home + os.sep):
         shown = "~" + shown[len(home) :]
     return Identity(
@@ -508,7 +522,7 @@ def resolve(
         who = _sandbox(env_sid, pid, enrollment or (lambda _sid: None))
         if payload_sid and payload_sid != who.id:
             note = f"the hook payload's session_id {payload_sid} disagrees with the sandbox's ({who.id}); ignored"
-            return replace(who, notes=(note,))
+            return who._replace(notes=(note,))
         return who
 
     notes = ()
@@ -531,7 +545,9 @@ def transcript_path(env: Mapping[str, str], session_id: str, cwd: str | None) ->
     but letters and digits turned into ``-``."""
     if not cwd or not is_session_id(session_id):
         return None
-    return claude_dir(env) / "projects" / re.sub(r"[^A-Za-z0-9]", "-", cwd) / f"{session_id}.jsonl"
+    from pathlib import Path
+
+    return Path(claude_home(env), "projects", re.sub(r"[^A-Za-z0-9]", "-", cwd), f"{session_id}.jsonl")
 
 
 WORKING_WINDOW = 30.0  # seconds: a transcript written this recently means the session is working

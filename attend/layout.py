@@ -61,6 +61,7 @@ MCP = "mcp"  # mcp/<pid>.json: markers of live `attend mcp` servers
 NOTIFY = "notify"  # notify/: the trailer's cursors and subscriptions
 ACTIVE = "active"  # humans/<user>/active, mtime only: the human last sent or read (peers lists recent ones)
 KEEPWARM = "keepwarm"  # keepwarm arming (JSON: deadline, window, the idle stretch last warmed), by `attend keepwarm`
+FOLDED_BY = "folded-by"  # sessions/<sender>/folded-by/<receiver>: bumped by each fold (the sender's backpressure)
 SENSOR_STATE = "sensors.json"  # what the loop's sensors remember across restarts (a context crossing said once)
 DISCLOSED = "disclosed"  # JSON {at, why}: when the reheat was last said, by any conduit or the compact hook
 COMPACTED = "compacted"  # JSON {at, shown}: the last compaction, and the cur/ names shown before it

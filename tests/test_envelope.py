@@ -4,7 +4,6 @@ read by the stdlib email package; Python's mailbox.Maildir reads every room and 
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import email
 import email.policy
@@ -101,7 +100,7 @@ def test_inbox_skips_an_unparseable_record_with_one_warning(world: World) -> Non
 
 def test_a_record_carries_the_standard_mail_headers_the_email_package_parses() -> None:
     sig = _sig("Deploy at 22:00?\nsecond line", re="1699999999.M000000P1Q0R00000000.host")
-    sig = dataclasses.replace(sig, ancestors=("1699999990.M000000P1Q0R00000000.host",))
+    sig = sig._replace(ancestors=("1699999990.M000000P1Q0R00000000.host",))
     msg = _mail(envelope.render(sig))
     assert msg["Message-ID"] == "<1700000000.M000001P1Q0R0000abcd.host@attend.invalid>"
     assert msg["Date"].datetime == datetime.datetime.fromtimestamp(1700000000, datetime.UTC)

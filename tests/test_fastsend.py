@@ -6,6 +6,8 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import click
 import pytest
@@ -79,6 +81,50 @@ def test_the_installed_entry_takes_the_fast_path_without_importing_click(world: 
     assert out.stdout.strip().splitlines()[-1] == "False", out.stderr
 
 
+# What a plain send must never load: each costs more than the rest of the path (goal: the whole process
+# within 2.5x a bare interpreter start, bench/send.py). dataclasses brings inspect; pathlib brings
+# urllib.parse and ipaddress; the verbs' request and result types, and the drain's module, are not needed.
+NEVER_ON_SEND = {
+    "click",
+    "yaml",
+    "psutil",
+    "typing",
+    "dataclasses",
+    "inspect",
+    "pathlib",
+    "urllib.parse",
+    "threading",
+    "attend.verbs",
+    "attend.conduits.fastdrain",
+    "attend.domain.attention",
+}
+
+
+def _send_imports(args: list[str], run: Callable[[list[str]], Any]) -> set[str]:
+    out = run(args)
+    rc, err = (out.returncode, out.stderr) if hasattr(out, "returncode") else (out.rc, out.stderr)
+    assert rc == 0, err
+    return {line.split("|")[-1].strip() for line in err.splitlines() if line.startswith("import time:")}
+
+
+def test_a_plain_send_loads_only_the_standard_library_it_needs(world: World) -> None:
+    send = [sys.executable, "-X", "importtime", ATTEND, "send"]
+    a, b = world.session("pa", name="Tao"), world.session("pb", name="Uma")
+    for s in (a, b):
+        assert s.attend("join", "crew").rc == 0
+
+    def human(args: list[str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*send, *args], capture_output=True, text=True, env=world.env, cwd=world.project("pa"))
+
+    to_open = _send_imports(["hello"], human)
+    assert "attend.domain.outbound" in to_open  # positive control: it sent, through the rules' module
+    assert NEVER_ON_SEND & to_open == set()
+    assert NEVER_ON_SEND & _send_imports(["--to", "Tao-alpha", "hi"], human) == set()
+    agent = _send_imports(["--channel", "crew", "hi"], lambda args: b.run([*send, *args]))  # a session
+    assert "attend.domain.channels" in agent and NEVER_ON_SEND & agent == set()
+    assert len(world.spool.listing(a.session_id, "new")) == 3  # each of the three arrived
+
+
 # ---------------------------------------------------------------------- options anywhere, as gh and git take them
 
 WORDS = ("urgent", "now")
@@ -142,7 +188,9 @@ def test_text_that_looks_like_an_option_is_refused_without_a_double_dash(world: 
 
 
 def test_a_word_sent_to_one_session_never_goes_to_everyone(world: World) -> None:
-    a, b = world.session("pa", name="Tao"), world.session("pb")
+    # b is named too: a persona drawn from b's project path could be "Tao", and then both are
+    # "Tao-alpha" (ordinals count per project), which is refused as ambiguous.
+    a, b = world.session("pa", name="Tao"), world.session("pb", name="Uma")
     for s in (a, b):
         assert s.attend("join", "crew").rc == 0
     name = world.attend("peers", "--json")

@@ -267,6 +267,28 @@ def swap_for_link(world: World, sid: str, sub: str) -> Path:
     return outside
 
 
+def test_a_loop_going_to_sleep_survives_new_swapped_for_a_symlink(world: World) -> None:
+    # The loop lists new/ to decide how long to sleep, outside the steps that report a failure and go
+    # on: a swap landing just before that listing (no delivery failure had put the retry off) ended
+    # the loop with the refusal. In process, so the moment is exact.
+    from attend.conduits import loop
+
+    s = world.session("proj")
+    ctx = world.context(s)
+    who = ctx.who()
+    lock = loop.RunLock.take(ctx.spool, who.id)
+    assert lock is not None
+    sensor = loop.Sensor(ctx, lambda _line: None, lambda _line: None, who, lock)
+    try:
+        sensor._watch_own()
+        swap_for_link(world, who.id, "new")
+        sensor.due = {"repair": time.monotonic()}  # due now: sleep no longer than a look
+        assert sensor._sleep() == set()
+    finally:
+        sensor.watcher.close()
+        lock.release()
+
+
 @pytest.mark.parametrize("sub", ["new", "claimed", "cur"])
 def test_a_running_loop_never_touches_the_target_of_a_maildir_folder_swapped_for_a_symlink(
     world: World, loops: Callable[..., Loop], sub: str

@@ -110,6 +110,18 @@ def test_to_display_names_and_unique_prefixes_resolve_at_send_time(world: World)
         send.run(world.context(c), send.SendRequest("hi", to="Hana"))
 
 
+def test_a_display_name_two_projects_share_is_refused_not_sent_to_either(world: World) -> None:
+    # Ordinals count per project, so the same persona in two projects is "Tao-alpha" twice.
+    a, b, c = world.session("pa", name="Tao"), world.session("pb", name="Tao"), world.session("pc", name="Uma")
+    _enroll(world, a, b, c)
+    with pytest.raises(UsageError, match=rf"several sessions.*{a.session_id}") as err:
+        send.run(world.context(c), send.SendRequest("hi", to="Tao-alpha"))
+    assert b.session_id in str(err.value) and "session id" in str(err.value)
+    assert world.spool.listing(a.session_id, "new") == world.spool.listing(b.session_id, "new") == []
+    sent = send.run(world.context(c), send.SendRequest("hi", to=a.session_id))  # the id still reaches one
+    assert world.spool.listing(a.session_id, "new") == [sent.id] and world.spool.listing(b.session_id, "new") == []
+
+
 def test_to_session_ids_is_direct_mail(world: World) -> None:
     a, b, c = world.session("pa"), world.session("pb"), world.session("pc")
     _enroll(world, a, b, c)

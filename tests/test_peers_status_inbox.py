@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
+from typing import Any
 
-from tests.support import World, post
+import pytest
+
+from tests.support import ATTEND, World, post
 
 
 def test_peers_lists_live_sessions_with_display_project_channels_and_conduits(world: World) -> None:
@@ -89,3 +95,42 @@ def test_inbox_filters_by_sender_room_body_and_age(world: World) -> None:
     assert bodies("--room", "ops", "--grep", "deploy", "--since", "1m") == ["ops only deploy"]
     bad = world.attend("inbox", "--since", "yesterday-ish")
     assert bad.returncode == 2 and "--since" in bad.stderr
+
+
+# ---------------------------------------------------------------------- peers and status without click
+
+CLICK_MAIN = "import sys; from attend.cli.app import main; sys.argv[0] = 'attend'; main()"
+
+
+@pytest.mark.parametrize("args", [["peers"], ["peers", "--json"], ["status"], ["status", "--json"]])
+def test_peers_and_status_answer_alike_without_click_and_through_it(world: World, args: list[str]) -> None:
+    a = world.session("alpha-proj", name="Hana")
+    assert a.attend("join", "ops").rc == 0
+    probe = "import runpy, sys; sys.argv = [sys.argv[1], *sys.argv[2:]]\n"
+    probe += "try:\n    runpy.run_path(sys.argv[0], run_name='__main__')\nexcept SystemExit: pass\n"
+    probe += "print('click' in sys.modules, file=sys.stderr)"
+    for who in (a, None):  # a session asks, and the human
+        run = (lambda argv: a.run(argv)) if who else (lambda argv: _human(world, argv))
+        fast = run([sys.executable, "-c", probe, ATTEND, *args])
+        slow = run([sys.executable, "-c", CLICK_MAIN, *args])
+        assert fast.stderr.strip().splitlines()[-1] == "False", fast.stderr  # the fast path: no click
+        assert _normal(fast.stdout) == _normal(slow.stdout)
+        assert "Hana-alpha" in fast.stdout or (args[0] == "status" and who is None)  # a human's status: its own
+
+
+def test_peers_with_anything_more_is_left_to_click(world: World) -> None:
+    out = world.attend("peers", "--jsn")
+    assert out.returncode == 2 and "No such option" in out.stderr
+    helped = world.attend("peers", "--help")
+    assert helped.returncode == 0 and "--json" in helped.stdout
+
+
+def _human(world: World, argv: list[str]) -> Any:
+    out = subprocess.run(argv, capture_output=True, text=True, env=world.env, cwd=world.project("proj"))
+    assert out.returncode == 0, out.stderr
+    return out
+
+
+def _normal(text: str) -> str:
+    """Times move on between the two runs (an age, a heartbeat): compare the rest."""
+    return re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ|\d+(\.\d+)?", "<n>", text)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 
-from attend.domain import framing
+from attend.cli.render import table as table  # the command modules take it from here
 from attend.domain.context import REPORTED, Context
 from attend.verbs import document
 
@@ -80,15 +80,3 @@ def emit(result: Any, as_json: bool, human: Callable[[Any], str], paged: bool = 
     for warning in getattr(result, "warnings", []) or []:
         if warning not in REPORTED:  # an identity note, already said once when the caller was resolved
             click.echo(f"attend: warning: {warning}", err=True)
-
-
-def table(rows: Sequence[Sequence[str]], header: Sequence[str] | None = None) -> str:
-    all_rows = [list(header)] if header else []
-    # A cell may hold a session's name or a folder's: one line each, controls escaped, so no cell
-    # can add a row (attend.domain.framing).
-    all_rows += [[framing.inline(cell) for cell in r] for r in rows]
-    if not all_rows:
-        return ""
-    widths = [max(len(r[i]) for r in all_rows) for i in range(len(all_rows[0]))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in all_rows]
-    return "\n".join(lines)

@@ -1,6 +1,6 @@
 """The ``attend`` console entry: route the Stop-hook drain, the waiter (``attend wait --hook``), plain
-`send`, plain `chat`, bare `run` and bare `mcp` command lines to their fast paths before click (or
-anything heavy) is imported; everything else goes to the click frontend."""
+`send`, `peers`, `status`, plain `chat`, bare `run` and bare `mcp` command lines to their fast paths
+before click (or anything heavy) is imported; everything else goes to the click frontend."""
 
 from __future__ import annotations
 
@@ -15,21 +15,22 @@ def main() -> None:
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
 
-    from attend.conduits import fastdrain
+    if sys.argv[1:2] == ["inbox"]:  # the drain's module only for it: `send` never loads it
+        from attend.conduits import fastdrain
 
-    if fastdrain.wants_fast_path(sys.argv):
-        import os
+        if fastdrain.wants_fast_path(sys.argv):
+            import os
 
-        data = fastdrain.read_payload()
-        try:
-            decided = fastdrain.decide(data, os.environ)
-        except Exception:  # any surprise: the full path decides, and reports
-            decided = None
-        if decided is not None:
-            sys.exit(decided)
-        from attend.conduits import drain
+            data = fastdrain.read_payload()
+            try:
+                decided = fastdrain.decide(data, os.environ)
+            except Exception:  # any surprise: the full path decides, and reports
+                decided = None
+            if decided is not None:
+                sys.exit(decided)
+            from attend.conduits import drain
 
-        sys.exit(drain.hook_main(data, sys.stdout, sys.stderr))
+            sys.exit(drain.hook_main(data, sys.stdout, sys.stderr))
 
     if sys.argv[1:2] == ["recall"]:
         import os
@@ -67,6 +68,15 @@ def main() -> None:
         code = fastchat.run(sys.argv[2:])
         if code is not None:
             sys.exit(code)
+
+    if sys.argv[1:2] in (["peers"], ["status"]):
+        from attend.cli import fastquery  # the read-only commands run most, without click
+
+        if fastquery.wants(sys.argv[1:]):
+            try:
+                sys.exit(fastquery.run(sys.argv[1:]))
+            except BrokenPipeError:
+                sys.exit(1)
 
     if sys.argv[1:] == ["run"]:
         # The sensor loop without click: a hundred idle loops on one machine each keep only what the

@@ -68,30 +68,34 @@ def run(args: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> 
     parsed = parse(args)
     if parsed is None:
         return None
-    import json
-
     from attend.cli import render
     from attend.cli.body import message_body
     from attend.domain.context import Context
     from attend.errors import AttendError
-    from attend.verbs import document, send
 
     as_json = bool(parsed.pop("json", False))
     quiet = bool(parsed.pop("quiet", False))
     words = parsed.pop("words")
     try:
-        parsed["message"] = message_body(words, sys.stdin)  # type: ignore[arg-type]
-        result = send.run(Context.default(), send.SendRequest(**parsed))  # type: ignore[arg-type]
-    except AttendError as e:
-        from attend.cli import failure  # only a refusal pays for it
+        message = message_body(words, sys.stdin)  # type: ignore[arg-type]
+        if as_json:  # the verb's result type, for its one JSON document (dataclasses: not the plain path)
+            from attend.verbs import send
 
-        failure.report(e.code, f"attend: {e}", as_json, out, err)
-        return e.exit_code
+            result = send.run(Context.default(), send.SendRequest(message, **parsed))  # type: ignore[arg-type]
+            warnings = result.warnings
+        else:
+            from attend.domain import outbound
+
+            outcome = outbound.send(Context.default(), message, **parsed)  # type: ignore[arg-type]
+            warnings = outcome.warnings
+    except AttendError as e:
+        return render.refused(e, as_json, out, err)
     if as_json:
-        out.write(json.dumps(document(result), ensure_ascii=False) + "\n")
+        out.write(render.document_line(result))
         return 0
     if not quiet:
-        out.write(render.sent_line(result) + "\n")
-    for warning in result.warnings:
+        sig = outcome.sig
+        out.write(render.sent_text(sig.id, outcome.scope, sig.to, sig.re, outcome.delivered, outcome.live) + "\n")
+    for warning in warnings:
         err.write(f"attend: warning: {warning}\n")
     return 0

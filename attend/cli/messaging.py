@@ -9,6 +9,7 @@ import click
 from attend.cli.app import epilog
 from attend.cli.body import message_body
 from attend.cli.common import complete, context, emit, json_option, quiet_option, table
+from attend.cli.fastquery import peers_text, status_text
 from attend.cli.mcp import wait_option
 from attend.cli.render import sent_line
 from attend.domain import framing
@@ -193,66 +194,16 @@ def _receipt_text(result: inbox_verb.Inbox) -> str:
     return head + ("\n" + table(rows, ["Recipient", "Session", "State"]) if rows else "\nno recipients")
 
 
-def _peers_text(result: peers_verb.Peers) -> str:
-    if not result.peers and not result.humans:
-        return "no live Claude sessions"
-    rows = [
-        [
-            p.display + (" (you)" if p.self else ""),
-            p.project,
-            p.status,
-            "-" if p.ctx is None else f"{p.ctx}%",
-            ", ".join(p.channels) or "-",
-            ("sensor " if p.sensor else "") + ("mcp" if p.mcp else "") or "-",
-        ]
-        for p in result.peers
-    ]
-    rows += [
-        [
-            h.user + " (human" + (", you)" if h.self else ")"),
-            "-",
-            f"active {h.active_at}",
-            "-",
-            ", ".join(h.channels) or "-",
-            "-",
-        ]
-        for h in result.humans
-    ]
-    return table(rows, ["Peer", "Project", "Status", "Ctx", "Channels", "Conduits"])
-
-
 @click.command(help=peers_verb.DESCRIPTION, epilog=epilog(peers_verb.EXAMPLES))
 @json_option
 def peers(as_json: bool) -> None:
-    emit(peers_verb.run(context(), peers_verb.PeersRequest()), as_json, _peers_text)
-
-
-def _status_text(s: status_verb.Status) -> str:
-    yes = {True: "yes", False: "no"}
-    wired = s.conduits.waiter_wired
-    rows = [
-        ["spool", s.spool],
-        ["session", s.session_id],
-        ["kind", s.kind],
-        ["origin", s.origin_path],
-        ["resolved", f"{yes[s.resolved]} ({s.resolved_by})"],
-        ["display", s.display],
-        ["enrolled", f"yes ({', '.join(s.ways)})" if s.enrolled else "no"],
-        ["pending", str(s.pending)],
-        ["sensor loop", yes[s.conduits.sensor]],
-        ["drain", yes[s.conduits.drain]],
-        ["waiter", ("waiting" if s.conduits.waiter else "not waiting") + (" (wired)" if wired else " (not wired)")],
-        ["mcp", yes[s.conduits.mcp]],
-        ["channels", ", ".join(s.channels) or "-"],
-        ["muted", ", ".join(s.mutes) or "-"],
-    ]
-    return table(rows)
+    emit(peers_verb.run(context(), peers_verb.PeersRequest()), as_json, peers_text)
 
 
 @click.command(help=status_verb.DESCRIPTION, epilog=epilog(status_verb.EXAMPLES))
 @json_option
 def status(as_json: bool) -> None:
-    emit(status_verb.run(context(), status_verb.StatusRequest()), as_json, _status_text)
+    emit(status_verb.run(context(), status_verb.StatusRequest()), as_json, status_text)
 
 
 def _whoami_text(w: whoami_verb.WhoAmI) -> str:

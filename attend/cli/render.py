@@ -1,17 +1,57 @@
-"""Renderings shared by the click frontend and the click-free fast paths: the one-line human summary
-of a sent message (the --json document is ``attend.verbs.document``)."""
+"""Renderings shared by the click frontend and the click-free fast paths (send, peers, status): the
+one-line summary of a sent message, and small tables (the --json document is
+``attend.verbs.document``). No click here."""
 
 from __future__ import annotations
 
+from attend.domain import framing
+
 TYPE_CHECKING = False  # typing costs ~3 ms to import on the hot paths; mypy reads this as true
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Sequence
+    from typing import Any, TextIO
+
+    from attend.errors import AttendError
+
+
+def refused(e: AttendError, as_json: bool, out: TextIO, err: TextIO) -> int:
+    """A verb's refusal on a click-free path, as the click frontend reports it; returns the exit code."""
+    from attend.cli import failure  # only a refusal pays for it
+
+    failure.report(e.code, f"attend: {e}", as_json, out, err)
+    return e.exit_code
+
+
+def document_line(result: Any) -> str:
+    """A verb result's --json document, as one line."""
+    import json
+
+    from attend.verbs import document
+
+    return json.dumps(document(result), ensure_ascii=False) + "\n"
 
 
 def sent_line(sent: Any) -> str:
-    noun = "recipient" if sent.delivered == 1 else "recipients"
+    return sent_text(sent.id, sent.scope, sent.to, sent.re, sent.delivered, sent.live)
+
+
+def sent_text(id: str, scope: str, to: str, re: str | None, delivered: int, live: int) -> str:
+    """The line for a sent message (the fast send path has no ``Sent``, only these)."""
+    noun = "recipient" if delivered == 1 else "recipients"
     # Live and parked apart: live is what peers lists; parked ones keep it until they are back.
-    counts = f": {sent.live} live, {sent.parked} parked" if sent.delivered else ""
-    thread = f", re {sent.re}" if sent.re else ""
-    where = "#open" if sent.scope == "#open" else sent.to
-    return f"sent {sent.id} to {where} ({sent.delivered} {noun}{counts}{thread})"
+    counts = f": {live} live, {delivered - live} parked" if delivered else ""
+    thread = f", re {re}" if re else ""
+    where = "#open" if scope == "#open" else to
+    return f"sent {id} to {where} ({delivered} {noun}{counts}{thread})"
+
+
+def table(rows: Sequence[Sequence[str]], header: Sequence[str] | None = None) -> str:
+    all_rows = [list(header)] if header else []
+    # A cell may hold a session's name or a folder's: one line each, controls escaped, so no cell
+    # can add a row (attend.domain.framing).
+    all_rows += [[framing.inline(cell) for cell in r] for r in rows]
+    if not all_rows:
+        return ""
+    widths = [max(len(r[i]) for r in all_rows) for i in range(len(all_rows[0]))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in all_rows]
+    return "\n".join(lines)

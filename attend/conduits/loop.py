@@ -183,7 +183,10 @@ class Sensor:
         """Sleep in the inotify read until an event or the next housekeeping; while paced lines are
         pending, sleep out the pace instead (events during it only say what re-listing will find)."""
         now = time.monotonic()
-        pending = now >= self.retry_at and bool(self.spool.listing(self.sid, "new"))
+        try:
+            pending = now >= self.retry_at and bool(self.spool.listing(self.sid, "new"))
+        except (OSError, AttendError):
+            pending = False  # new/ unreadable (a planted symlink, say): the delivery step reports it, once
         pace_left = self.last_line + PACE - now
         self.waiting = True
         try:
@@ -228,7 +231,7 @@ class Sensor:
                 return False
             abandoned = self.spool.listing(self.sid, "claimed") if recover else []
             pending = self.spool.listing(self.sid, "new")
-            plan, take = self._plan(pending, len(abandoned) + len(pending) > monitor.DIGEST_OVER)
+            plan, take, governor = self._plan(pending, len(abandoned) + len(pending) > monitor.DIGEST_OVER)
             won = self._claim(take, pending) if take else []
             names = abandoned + won
             if not names:
@@ -242,14 +245,19 @@ class Sensor:
             # Muted mail is marked seen unshown: a reply with no id must not thread to it.
             self._record_inbound([s for name, s in shown if name not in plan.silent])
             self._show(shown, plan, set(abandoned), set(won))
+            if plan.lines:
+                # After the line, still under the show lock: it is a state file's replace (on ext4 a
+                # writeback of the new file), which a hundred loops woken at once queue for.
+                governor.save()
             self.spool.mark_seen(self.sid, names)
         if shown:
             self.last_line = time.monotonic()
         return True
 
-    def _plan(self, pending: list[str], burst: bool) -> tuple[attention.Plan, list[str]]:
+    def _plan(self, pending: list[str], burst: bool) -> tuple[attention.Plan, list[str], attention.Governor]:
         """What the governor lets this pass show of ``pending`` (docs/architecture/conduits.md,
-        "Attention"), and the names to claim for it: the lines' messages and the muted ones."""
+        "Attention"), the names to claim for it (the lines' messages and the muted ones), and the
+        governor, to save once the lines are out."""
         signals, unreadable = delivery.peek(self.spool, self.sid, pending)
         governor = attention.Governor.load(self.spool, self.sid, self.rules)
         party = attention.party_of(self.spool, self.sid, self.who.origin)
@@ -260,14 +268,12 @@ class Sensor:
             governor.record(line.sender)
             if line.fold:
                 governor.note_fold(line.sender)
-        if lines:
-            governor.save()
         if plan.wake_at is not None and not lines:
             # Every sender pending is cooling down: nothing to wake for before the first may speak.
             self.retry_at = time.monotonic() + max(0.0, plan.wake_at - governor.now)
         plan.lines = lines
         take = [s.id for line in lines for s in line.signals] + plan.silent + unreadable
-        return plan, sorted(set(take) & set(pending))
+        return plan, sorted(set(take) & set(pending)), governor
 
     def _show(self, shown: list[tuple[str, Signal]], plan: attention.Plan, abandoned: set[str], won: set[str]) -> None:
         """The lines for what was claimed: a digest for a burst, else each line of the plan, then

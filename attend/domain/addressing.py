@@ -8,19 +8,17 @@ user running the command), then a display name exactly, then a unique display-na
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from pathlib import Path
 
 from attend import identity
-from attend.domain import channels, humans, liveness, rooms, sessions
+from attend.domain import humans, liveness, rooms, sessions
 from attend.errors import NotFoundError, UsageError
 from attend.identity import Identity
 from attend.layout import is_session_id
+from attend.record import Record
 from attend.spool import Spool
 
 
-@dataclass(frozen=True)
-class Address:
+class Address(Record):
     rooms: list[str]
     to: str  # the To header
 
@@ -57,6 +55,8 @@ def _channel(spool: Spool, to: str, sender: Identity, sessions_dir: os.PathLike[
     live = live_channels(spool, sender.id, sessions_dir)
     if name not in live:
         listed = ", ".join("#" + c for c in live) or "none"
+        from attend.domain import channels
+
         state = "no such channel" if not channels.exists(spool, name) else "no member but you is here"
         raise NotFoundError(
             f"cannot send to #{name}: {state} (channels with members to hear it: {listed}); or send to #open"
@@ -65,6 +65,8 @@ def _channel(spool: Spool, to: str, sender: Identity, sessions_dir: os.PathLike[
 
 
 def live_channels(spool: Spool, exclude: str, sessions_dir: os.PathLike[str] | str) -> list[str]:
+    from attend.domain import channels  # only a channel send reads membership
+
     out = []
     for name in channels.names(spool):
         if any(m != exclude and _hears(spool, name, m, sessions_dir) for m in channels.members(spool, name)):
@@ -75,6 +77,8 @@ def live_channels(spool: Spool, exclude: str, sessions_dir: os.PathLike[str] | s
 def _hears(spool: Spool, channel: str, member: str, sessions_dir: os.PathLike[str] | str) -> bool:
     """A live session, or a human member (who reads the channel with inbox or tail; a human has no
     session record to judge liveness by, and stays a member until it leaves)."""
+    from attend.domain import channels
+
     if channels.member_kind(spool, channel, member) == "human":
         return True
     return liveness.is_live(spool, member, sessions_dir)
@@ -82,7 +86,7 @@ def _hears(spool: Spool, channel: str, member: str, sessions_dir: os.PathLike[st
 
 def live_projects(sessions_dir: os.PathLike[str] | str) -> dict[str, list[identity.SessionRecord]]:
     projects: dict[str, list[identity.SessionRecord]] = {}
-    for record in identity.live_records(Path(sessions_dir)):
+    for record in identity.live_records(sessions_dir):
         if record.cwd:
             projects.setdefault(identity.normalise_origin(record.cwd), []).append(record)
     return projects
@@ -156,27 +160,31 @@ def _one_human(want: str, people: list[str], spool: Spool) -> str | None:
     return want
 
 
-def display_names(spool: Spool) -> dict[str, str]:
-    """Every registered session's display name (``Persona-ordinal``) mapped to its id."""
-    return {name: sid for sid, name in sessions.registered_names(spool).items()}
+def display_names(spool: Spool) -> list[tuple[str, str]]:
+    """Every registered session's display name (``Persona-ordinal``) and id. Not a mapping: ordinals
+    count per project, so one persona in two projects gives two sessions the same name."""
+    return [(name, sid) for sid, name in sessions.registered_names(spool).items()]
 
 
 def _one_session(
-    spool: Spool, want: str, names: dict[str, str], sessions_dir: os.PathLike[str] | str, people: list[str]
+    spool: Spool, want: str, names: list[tuple[str, str]], sessions_dir: os.PathLike[str] | str, people: list[str]
 ) -> str:
     if is_session_id(want) and (
-        spool.exists("sessions", want) or any(r.session_id == want for r in identity.live_records(Path(sessions_dir)))
+        spool.exists("sessions", want) or any(r.session_id == want for r in identity.live_records(sessions_dir))
     ):
         return sessions.moved_to(spool, want)
     lowered = want.lower()
-    exact = [sid for name, sid in names.items() if name.lower() == lowered]
-    matches = exact or [sid for name, sid in names.items() if name.lower().startswith(lowered)]
-    if len(set(matches)) == 1:
-        return sessions.moved_to(spool, matches[0])
-    if len(set(matches)) > 1:
-        options = sorted(n for n, s in names.items() if s in matches)
+    exact = [(name, sid) for name, sid in names if name.lower() == lowered]
+    matches = exact or [(name, sid) for name, sid in names if name.lower().startswith(lowered)]
+    if len({sid for _, sid in matches}) == 1:
+        return sessions.moved_to(spool, matches[0][1])
+    if matches:
+        if exact:  # one name, several sessions: only an id tells them apart
+            ids = ", ".join(sorted(sid for _, sid in exact))
+            raise UsageError(f"{want!r} names several sessions ({ids}); give a session id (attend peers --json)")
+        options = sorted(name for name, _ in matches)
         raise UsageError(f"{want!r} matches several sessions ({', '.join(options)}); give more of the name")
-    known = sorted(names)
+    known = sorted(name for name, _ in names)
     hint = f"; sessions: {', '.join(known[:10])}" if known else "; no sessions registered"
     hint += f"; humans: {', '.join(people[:10])}" if people else ""
     raise NotFoundError(f"no session or human named {want!r}{hint} (attend peers lists them)")

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 from attend.domain import rooms
 from attend.domain.envelope import Signal
 from attend.errors import AttendError
-from attend.layout import is_session_id
+from attend.layout import FOLDED_BY, is_session_id
 from attend.spool import Spool
 
 BURST = 5  # lines per sender per window that go through without a cooldown
@@ -36,7 +36,6 @@ LIMIT = 30  # lines per sender per window, at most
 WINDOW = 60.0
 LIMIT_KEPT = 1000  # line times kept per sender: more than any limit a config may set needs
 GOVERNOR = "governor"  # sessions/<sid>/governor: per sender, the times of its recent lines
-FOLDED_BY = "folded-by"  # sessions/<sender>/folded-by/<receiver>: bumped by each fold
 FOLD_FRESH = WINDOW  # a fold older than this no longer counts against the sender
 MUTES = "mutes"  # sessions/<sid>/mutes: {"peer:<id>" | "room:<room>" | "project:<path>": {until, label}}
 

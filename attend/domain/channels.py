@@ -16,10 +16,10 @@ import json
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from attend.domain import rooms
 from attend.errors import NotFoundError, UsageError
+from attend.record import Record
 from attend.spool import NoSpaceError, RefusedEntry, Spool
 
 # A member is a session id, or a human's user name (identity.human_id); an older spool may hold ``user@terminal``.
@@ -27,13 +27,12 @@ MEMBER_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}(@[A-Za-z0-9._-]{1,64})
 DESCRIPTION_MAX = 200  # characters; a description is one line in a table
 
 
-@dataclass(frozen=True)
-class ChannelInfo:
+class ChannelInfo(Record):
     name: str
     members: tuple[str, ...]
     pinned: bool
     description: str
-    warnings: tuple[str, ...] = field(default=())
+    warnings: tuple[str, ...] = ()
 
 
 def _lock(name: str) -> str:
@@ -226,8 +225,7 @@ def _remove(spool: Spool, name: str) -> None:
     spool.remove_tree("rooms", rooms.channel_room(name))
 
 
-@dataclass
-class Pruned:
+class Pruned(Record):  # its lists fill in place
     members: list[tuple[str, str]]  # (channel, member)
     removed: list[str]  # channels removed because pruning left them empty and unpinned
     warnings: list[str]

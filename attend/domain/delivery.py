@@ -9,9 +9,8 @@ bound"), so no record lands below it.
 
 from __future__ import annotations
 
-import bisect
+# bisect is imported where it is used: the send path never needs it.
 import time
-from dataclasses import dataclass, field, replace
 
 from attend.domain import envelope, humans, sessions
 from attend.domain.envelope import EnvelopeError, Signal
@@ -27,12 +26,14 @@ PUBLISH_TRIES = 3  # fresh names a send takes before it reports the spool too sl
 Shown = list[tuple[str, Signal]]  # (name, parsed signal) of deliveries about to be shown
 
 
-@dataclass
 class Fanout:
     """Whom one send was linked to: sessions by id, humans by user name (each once)."""
 
-    sessions: list[str] = field(default_factory=list)
-    humans: list[str] = field(default_factory=list)
+    __slots__ = ("humans", "sessions")
+
+    def __init__(self) -> None:
+        self.sessions: list[str] = []
+        self.humans: list[str] = []
 
     def __len__(self) -> int:
         return len(self.sessions) + len(self.humans)
@@ -59,7 +60,7 @@ def send(spool: Spool, sig: Signal, room_list: list[str]) -> tuple[Signal, Fanou
     """Publish ``sig`` into each room, then link it into every enrolled recipient but the sender, and
     into the mailbox of a human it is addressed to."""
     if sig.re and not sig.ancestors:
-        sig = replace(sig, ancestors=thread_above(spool, sig.re, room_list))
+        sig = sig._replace(ancestors=thread_above(spool, sig.re, room_list))
     sig = publish(spool, sig, room_list)
     name = sig.id
     linked = Fanout()
@@ -101,15 +102,17 @@ def thread_above(spool: Spool, parent: str, near: list[str]) -> tuple[str, ...]:
     return ()
 
 
-@dataclass
 class RepairMemo:
     """What one process's repair passes remember between passes, so a pass costs in proportion to
     what changed: each room whose new/ was last read whole, every record in it examined and passed by
     the cursor, with that folder's mtime then. A room whose mtime is still that one is skipped."""
 
-    stamps: dict[str, int] = field(default_factory=dict)
-    settled: bool = True  # after the last pass: every room was skipped or stamped
-    retry_in: float = 0.0  # when not settled: seconds until a pass could stamp every room
+    __slots__ = ("retry_in", "settled", "stamps")
+
+    def __init__(self) -> None:
+        self.stamps: dict[str, int] = {}
+        self.settled = True  # after the last pass: every room was skipped or stamped
+        self.retry_in = 0.0  # when not settled: seconds until a pass could stamp every room
 
 
 def repair(spool: Spool, sid: str, budget: int = REPAIR_BUDGET, memo: RepairMemo | None = None) -> int:
@@ -123,6 +126,8 @@ def repair(spool: Spool, sid: str, budget: int = REPAIR_BUDGET, memo: RepairMemo
     read it whole and passed all of it. Its mtime is trusted only when it was already ``QUIET_NS``
     old at that reading: a link in the same clock tick as the listing would not move it, a later one
     must (the clock reading comes first, so such a link is stamped after it)."""
+    import bisect
+
     cursors = sessions.read_cursors(spool, sid)
     linked = 0
     changed = False

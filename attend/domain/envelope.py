@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, replace
 
 from attend.layout import NAME_RE, name_time
+from attend.record import Record
 
 VERSION = 2
 DOMAIN = "attend.invalid"  # RFC 2606: never resolves, so no address here can reach real mail
@@ -50,8 +50,7 @@ class NewerVersionError(EnvelopeError):
     """A signal written by a newer attend than this reader knows."""
 
 
-@dataclass(frozen=True)
-class Signal:
+class Signal(Record):
     id: str
     sender: str  # display label at send time, e.g. "Hana-beta"
     from_kind: str  # "agent" | "human"
@@ -67,7 +66,7 @@ class Signal:
     ancestors: tuple[str, ...] = ()  # ids above ``re`` in its thread, oldest first (References)
 
     def with_id(self, id: str, at: float) -> Signal:
-        return replace(self, id=id, at=at)
+        return self._replace(id=id, at=at)
 
 
 def encode_value(value: str) -> str:

@@ -12,19 +12,18 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 from attend.domain import envelope
 from attend.domain.envelope import EnvelopeError, Signal
 from attend.layout import ACTIVE, CLAIMED, HUMANS, NEW, is_user_name, user_key
+from attend.record import Record
 from attend.spool import Spool
 
 RECENT_SECONDS = 12 * 3600  # a human who sent or read in the last 12 hours is listed by peers, and counted live
 REPAIR_WINDOW = 200  # newest records of a human's room checked on each read (a sender killed mid fan-out)
 
 
-@dataclass(frozen=True)
-class Human:
+class Human(Record):
     user: str
     active_at: float  # when it last sent or read (epoch seconds)
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
 
 from attend import identity
 from attend.domain import mcp_markers, sessions
@@ -44,7 +43,7 @@ class Liveness:
 
     def __init__(self, spool: Spool, sessions_dir: os.PathLike[str] | str | None = None) -> None:
         self.spool = spool
-        self.sessions_dir = Path(sessions_dir) if sessions_dir else identity.claude_dir() / "sessions"
+        self.sessions_dir = os.fspath(sessions_dir) if sessions_dir else identity.sessions_home()
         self._recorded: set[str] | None = None
 
     def __call__(self, sid: str) -> bool:

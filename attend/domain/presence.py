@@ -13,9 +13,9 @@ a start, so peers are keyed by (pid, procStart).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 from attend import identity, layout
 from attend.domain import delivery, envelope, sessions
@@ -62,7 +62,7 @@ def publish(spool: Spool, record: SessionRecord, event: str) -> bool:
 class PeerWatch:
     """What one loop knows of the machine's live sessions, to turn changes into presence records."""
 
-    def __init__(self, spool: Spool, sessions_dir: Path) -> None:
+    def __init__(self, spool: Spool, sessions_dir: str | os.PathLike[str]) -> None:
         self.spool = spool
         self.sessions_dir = sessions_dir
         self.known: dict[Key, SessionRecord] = {}

@@ -11,13 +11,11 @@
 
 from __future__ import annotations
 
-import bisect
+# bisect is imported where it is used: the send path never needs it.
 import contextlib
-import dataclasses
 import json
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 
 from attend import identity as ident
 from attend.domain import rooms
@@ -33,6 +31,7 @@ from attend.layout import (
     is_session_id,
     name_time,
 )
+from attend.record import Record
 from attend.spool import Spool
 
 GREEK = [
@@ -67,8 +66,7 @@ ADDRESSED_MAX = 50  # cold start: newest addressed messages delivered
 SHOW_WAIT = 2.0  # seconds a /clear move waits for a conduit of the old id to finish showing
 
 
-@dataclass(frozen=True)
-class Enrollment:
+class Enrollment(Record):
     sid: str
     ways: tuple[str, ...]
     origin: str
@@ -259,8 +257,7 @@ def all_registrations(spool: Spool) -> Iterator[tuple[str, str, dict[str, object
 # ---------------------------------------------------------------------- enrollment
 
 
-@dataclass(frozen=True)
-class Enrolled:
+class Enrolled(Record):
     sid: str
     ways: tuple[str, ...]
     newly: bool  # the session was not receiving before this call
@@ -305,7 +302,7 @@ def withdraw(spool: Spool, sid: str, way: str) -> bool:
             spool.remove("sessions", sid, "enrolled")
             spool.remove("projects", rooms.project_key(current.origin), sid)
             return False
-        write_enrollment(spool, dataclasses.replace(current, ways=ways))
+        write_enrollment(spool, current._replace(ways=ways))
         return True
 
 
@@ -377,6 +374,8 @@ def catch_up(spool: Spool, sid: str, room_list: list[str], now: float) -> tuple[
     younger one, so the repair pass never links what this rule held back nor passes a late record.
     Returns (linked, withheld); a non-zero withheld leaves a one-time notice.
     """
+    import bisect
+
     from attend.domain.envelope import EnvelopeError, parse_headers
 
     linked = withheld = 0

@@ -14,8 +14,6 @@ of an MCP tool (the server declares each tool's parameters itself, from PARAMS).
 
 from __future__ import annotations
 
-import dataclasses
-
 TYPE_CHECKING = False  # typing costs ~3 ms to import, and `send` imports this package
 if TYPE_CHECKING:
     from typing import Any
@@ -27,11 +25,15 @@ FRONTEND = {"frontend": True}
 
 def parameters(request: Any) -> list[str]:
     """The names of a request class's parameters: its fields, less those the frontend supplies."""
+    import dataclasses  # here: every verb module imports this package, and the fast send path none of them
+
     return [f.name for f in dataclasses.fields(request) if not f.metadata.get("frontend")]
 
 
 def document(result: Any) -> dict[str, Any]:
     """A verb result as its JSON document (always with a warnings list)."""
+    import dataclasses
+
     if dataclasses.is_dataclass(result) and not isinstance(result, type):
         data: dict[str, Any] = dataclasses.asdict(result)
     else:

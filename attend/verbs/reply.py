@@ -7,10 +7,11 @@ from dataclasses import dataclass
 from attend import identity
 from attend.domain import addressing, envelope, rooms, sessions
 from attend.domain.context import Context
+from attend.domain.outbound import check_id, check_message, check_on_behalf_of, deliver
 from attend.errors import AttendError, NotFoundError
 from attend.layout import NAME_RE
 from attend.spool import RefusedEntry, Spool
-from attend.verbs.send import Sent, check_id, check_message, check_on_behalf_of, deliver, slow_down
+from attend.verbs.send import Sent, sent
 
 DESCRIPTION = "Reply in a message's thread (default: the newest one shown to you), in its room, to its sender."
 PARAMS = {
@@ -113,6 +114,4 @@ def run(ctx: Context, req: ReplyRequest) -> Sent:
         )
     else:
         address = addressing.Address(reply_rooms(ctx.spool, room, parent), parent.from_id)
-    sent = deliver(ctx, sender, req.message, address, parent_id, obo)
-    sent.warnings = warnings + list(sender.notes) + slow_down(ctx, sender, sent)
-    return sent
+    return sent(deliver(ctx, sender, req.message, address, parent_id, obo, warnings))

@@ -1,0 +1,106 @@
+"""`attend peers` and `attend status` without click: the two read-only commands run most, whose
+process start would otherwise be mostly click's import (about three interpreter starts).
+
+Only the exact command lines ``peers`` and ``status``, each with or without ``--json``, come here (as
+``attend.cli.entry`` routes them); anything else goes to click, which also parses these for `--help`.
+The tables are drawn here for both frontends.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from attend.cli.render import table
+
+TYPE_CHECKING = False  # typing costs ~3 ms to import on the hot paths; mypy reads this as true
+if TYPE_CHECKING:
+    from typing import TextIO
+
+    from attend.verbs.peers import Peers
+    from attend.verbs.status import Status
+
+COMMANDS = ("peers", "status")
+
+
+def wants(args: list[str]) -> bool:
+    """``args``: the command line after ``attend``."""
+    return args[:1] in (["peers"], ["status"]) and args[1:] in ([], ["--json"])
+
+
+def run(args: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    from attend.cli import render
+    from attend.domain.context import REPORTED, Context
+    from attend.errors import AttendError
+
+    as_json = args[1:] == ["--json"]
+    try:
+        if args[0] == "peers":
+            from attend.verbs import peers
+
+            result: Peers | Status = peers.run(Context.default(), peers.PeersRequest())
+            text = peers_text
+        else:
+            from attend.verbs import status
+
+            result = status.run(Context.default(), status.StatusRequest())
+            text = status_text  # type: ignore[assignment]
+    except AttendError as e:
+        return render.refused(e, as_json, out, err)
+    if as_json:
+        out.write(render.document_line(result))
+        return 0
+    out.write(text(result) + "\n")  # type: ignore[arg-type]
+    for warning in result.warnings:
+        if warning not in REPORTED:  # an identity note, already said once when the caller was resolved
+            err.write(f"attend: warning: {warning}\n")
+    return 0
+
+
+def peers_text(result: Peers) -> str:
+    if not result.peers and not result.humans:
+        return "no live Claude sessions"
+    rows = [
+        [
+            p.display + (" (you)" if p.self else ""),
+            p.project,
+            p.status,
+            "-" if p.ctx is None else f"{p.ctx}%",
+            ", ".join(p.channels) or "-",
+            ("sensor " if p.sensor else "") + ("mcp" if p.mcp else "") or "-",
+        ]
+        for p in result.peers
+    ]
+    rows += [
+        [
+            h.user + " (human" + (", you)" if h.self else ")"),
+            "-",
+            f"active {h.active_at}",
+            "-",
+            ", ".join(h.channels) or "-",
+            "-",
+        ]
+        for h in result.humans
+    ]
+    return table(rows, ["Peer", "Project", "Status", "Ctx", "Channels", "Conduits"])
+
+
+def status_text(s: Status) -> str:
+    yes = {True: "yes", False: "no"}
+    wired = s.conduits.waiter_wired
+    rows = [
+        ["spool", s.spool],
+        ["session", s.session_id],
+        ["kind", s.kind],
+        ["origin", s.origin_path],
+        ["resolved", f"{yes[s.resolved]} ({s.resolved_by})"],
+        ["display", s.display],
+        ["enrolled", f"yes ({', '.join(s.ways)})" if s.enrolled else "no"],
+        ["pending", str(s.pending)],
+        ["sensor loop", yes[s.conduits.sensor]],
+        ["drain", yes[s.conduits.drain]],
+        ["waiter", ("waiting" if s.conduits.waiter else "not waiting") + (" (wired)" if wired else " (not wired)")],
+        ["mcp", yes[s.conduits.mcp]],
+        ["channels", ", ".join(s.channels) or "-"],
+        ["muted", ", ".join(s.mutes) or "-"],
+    ]
+    return table(rows)

@@ -1,0 +1,132 @@
+"""Sending, as the verbs `send` and `reply` do it: the checks on what is sent, and the delivery with
+its honest counts and the sender's warnings.
+
+Here rather than in ``attend.verbs.send`` so the CLI's fast send path (``attend.cli.fastsend``) runs
+the same rules without importing ``dataclasses``, which the verbs' request and result types need
+(and which costs more than the rest of the send path together).
+"""
+
+from __future__ import annotations
+
+from attend.domain import addressing, humans, liveness, rooms, sessions
+from attend.domain.context import MESSAGE_BUDGET, MESSAGE_LIMIT, Context
+from attend.domain.envelope import Signal
+from attend.errors import AttendError, UsageError
+from attend.identity import Identity, human_id
+from attend.layout import FOLDED_BY, NAME_RE, SESSIONS
+from attend.record import Record
+
+
+class Outcome(Record):
+    """One delivered message: its signal as published, and whom it reached."""
+
+    sig: Signal
+    scope: str  # rooms.scope of its room
+    delivered: int  # recipients linked: live + parked
+    live: int  # of them, live now (peers lists them)
+    warnings: list[str]
+
+
+def check_message(message: str) -> list[str]:
+    """Refuse an empty, oversized or non-UTF-8 message; warn above the budget agents are told."""
+    if not message.strip():
+        raise UsageError('empty message; give the text to send, e.g. attend send "hello"')
+    try:
+        size = len(message.encode("utf-8"))
+    except UnicodeEncodeError as e:
+        raise UsageError("the message is not valid UTF-8; re-encode it and send again") from e
+    if "\x00" in message:
+        raise UsageError("the message holds a NUL byte; remove it and send again")
+    if size > MESSAGE_LIMIT:
+        raise UsageError(f"message is {size} bytes, over the 64 KiB limit; shorten it or point at a file")
+    if len(message) > MESSAGE_BUDGET:
+        return [f"message is {len(message)} characters; peers read best under ~{MESSAGE_BUDGET}"]
+    return []
+
+
+def check_id(value: str | None, flag: str) -> str | None:
+    if value is None:
+        return None
+    if not NAME_RE.fullmatch(value):
+        raise UsageError(f"{flag} {value!r} is not a message id (attend inbox shows ids)")
+    return value
+
+
+def check_on_behalf_of(value: str | None) -> str | None:
+    if value is None:
+        return None
+    value = value.strip()
+    if not value or len(value) > 128 or not all(c.isalnum() or c in "@._-:" for c in value):
+        raise UsageError(f"on_behalf_of {value!r} must be one id or name: letters, digits and @._-: only")
+    return value
+
+
+def deliver(
+    ctx: Context,
+    sender: Identity,
+    message: str,
+    address: addressing.Address,
+    re: str | None,
+    obo: str | None,
+    warnings: list[str],
+) -> Outcome:
+    """Publish and fan out; ``warnings`` (the message's own) gain the sender's identity notes and
+    backpressure."""
+    from attend.domain import delivery
+
+    sig = Signal(
+        id="",
+        sender=sessions.display_name(ctx.spool, sender),
+        from_kind=sender.kind,
+        from_id=sender.id,
+        to=address.to,
+        room=address.rooms[0],
+        origin=sender.origin,
+        body=message,
+        at=0.0,
+        re=re,
+        on_behalf_of=obo,
+    )
+    if not sender.is_agent:
+        humans.note_active(ctx.spool, sender.id)
+    sig, linked = delivery.send(ctx.spool, sig, address.rooms)
+    is_live = liveness.Liveness(ctx.spool, ctx.sessions_dir)
+    live = sum(map(is_live, linked.sessions)) + sum(humans.is_recent(ctx.spool, u) for u in linked.humans)
+    warnings = warnings + list(sender.notes) + slow_down(ctx, sender, live)
+    return Outcome(sig, rooms.scope(sig.room), len(linked), live, warnings)
+
+
+def slow_down(ctx: Context, sender: Identity, live: int) -> list[str]:
+    """Backpressure: the sender's warning when most of the ``live`` sessions it reaches fold its messages."""
+    if not sender.is_agent or not _ever_folded(ctx, sender.id):
+        return []  # nobody folds it: the governor's module (dataclasses and all) stays unloaded
+    from attend.domain import attention
+
+    warning = attention.backpressure(ctx.spool, sender.id, live)
+    return [warning] if warning else []
+
+
+def _ever_folded(ctx: Context, sid: str) -> bool:
+    try:
+        return bool(ctx.spool.entries(SESSIONS, sid, FOLDED_BY))
+    except (OSError, AttendError):
+        return False  # unreadable: no warning, as attention.folded_by counts it
+
+
+def send(
+    ctx: Context,
+    message: str,
+    to: str | None = None,
+    channel: str | None = None,
+    broadcast: bool = False,
+    re: str | None = None,
+    on_behalf_of: str | None = None,
+) -> Outcome:
+    """`send`: to #open by default, or the one scope given."""
+    warnings = check_message(message)
+    scope = addressing.scope_to(to, channel, broadcast)
+    re = check_id(re, "--re")
+    obo = check_on_behalf_of(on_behalf_of)
+    sender = ctx.sender()
+    address = addressing.resolve(ctx.spool, scope, sender, ctx.sessions_dir, human_id(ctx.env))
+    return deliver(ctx, sender, message, address, re, obo, warnings)
