@@ -41,6 +41,21 @@ def test_a_human_at_a_terminal_gets_the_machine_checks_and_skips_the_session_one
     assert f"ok   Stop hook finds attend: {world.home}/.claude/hooks/ways/attend-drain-stop.sh runs /" in again.stdout
 
 
+def test_settings_without_the_compact_hook_fail_the_wiring_check_until_install_wires_it_again(world: World) -> None:
+    assert world.cli("install").returncode == 0
+    settings = world.home / ".claude" / "settings.json"
+    doc = json.loads(settings.read_text())
+    del doc["hooks"]["SessionStart"]  # a user's hand edit: the re-presentation after a compaction is gone
+    settings.write_text(json.dumps(doc))
+    wiring = checks(world.cli("doctor", "--json").stdout)["wiring"]
+    listed = world.cli("permissions")
+    assert wiring["status"] == "fail" and "missing compact hook" in wiring["detail"]
+    assert "compact hook" in listed.stdout and "NO" in listed.stdout.split("compact hook")[1].splitlines()[0]
+    shell(wiring["fix"], world.env)
+    assert checks(world.cli("doctor", "--json").stdout)["wiring"]["status"] == "ok"
+    assert json.loads(world.cli("permissions", "--json").stdout)["recall"] is True
+
+
 def test_a_missing_target_folder_gets_the_command_that_creates_it_and_installs(world: World, tmp_path: Path) -> None:
     folder = tmp_path / "not yet"
     out = world.cli("doctor", "--json", "--target", str(folder))

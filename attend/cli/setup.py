@@ -67,6 +67,8 @@ def _permissions_text(p: permissions_verb.Permissions) -> str:
     rows = [[entry, yes[ok]] for entry, ok in p.allow.items()]
     rows += [
         ["Stop-hook drain", yes[p.stop_hook]],
+        ["waiting Stop hook", yes[p.waiter]],
+        ["compact hook", yes[p.recall]],
         ["MCP server", yes[p.mcp_server] + (f" ({p.mcp_command})" if p.mcp_command else "")],
         ["guard", ("wired, matcher " + repr(p.guard_matcher)) if p.guard else "not wired (optional)"],
         ["outbound gate", p.gate],

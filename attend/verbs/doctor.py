@@ -135,7 +135,12 @@ def _wiring(ctx: Context, target: str | None) -> Check:
     if unreadable:
         fix = f"repair that file (it must be a JSON object), then run {_install_command(ctx.env, target)}"
         return Check("wiring", "fail", unreadable[0], fix)
-    wired = (("Stop-hook drain", p.stop_hook), ("waiting Stop hook", p.waiter), ("MCP server", p.mcp_server))
+    wired = (
+        ("Stop-hook drain", p.stop_hook),
+        ("waiting Stop hook", p.waiter),
+        ("compact hook", p.recall),
+        ("MCP server", p.mcp_server),
+    )
     gaps = [name for name, ok in wired if not ok]
     if p.missing:
         gaps.append("allow entries " + ", ".join(p.missing))
@@ -145,7 +150,7 @@ def _wiring(ctx: Context, target: str | None) -> Check:
     return Check(
         "wiring",
         "ok",
-        f"{p.target}: drain, waiter, MCP server {p.mcp_command}, allow entries; {guard}; gate {p.gate}",
+        f"{p.target}: drain, waiter, compact hook, MCP server {p.mcp_command}, allow entries; {guard}; gate {p.gate}",
     )
 
 

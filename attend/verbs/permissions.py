@@ -45,6 +45,7 @@ class Permissions:
     missing: list[str]  # required and not effective
     stop_hook: bool
     waiter: bool  # the waiting conduit: an asyncRewake Stop hook running attend-wait-stop.sh
+    recall: bool  # the SessionStart hook (matcher compact) that re-presents after a compaction
     mcp_server: bool
     mcp_command: str | None
     guard: bool
@@ -112,6 +113,12 @@ def run(ctx: Context, req: PermissionsRequest) -> Permissions:
 
     stop_hook, _ = _wired(where, settings, "Stop", core.DRAIN_SCRIPT)
     waiter, _ = _wired(where, settings, "Stop", core.WAIT_SCRIPT, rewake=True)
+    recall, recall_matcher = _wired(where, settings, "SessionStart", core.COMPACT_SCRIPT)
+    if recall and recall_matcher != "compact":
+        warnings.append(
+            f"the compact hook is wired under matcher {recall_matcher!r}; only matcher 'compact' keeps it to "
+            "the session start after a compaction (attend install wires it so)"
+        )
     guard, matcher = _wired(where, settings, "PreToolUse", core.GUARD_SCRIPT)
     if guard and matcher not in ("*", None, ""):
         warnings.append(
@@ -133,6 +140,7 @@ def run(ctx: Context, req: PermissionsRequest) -> Permissions:
         missing=missing,
         stop_hook=stop_hook,
         waiter=waiter,
+        recall=recall,
         mcp_server=mcp_server,
         mcp_command=mcp_command if isinstance(mcp_command, str) else None,
         guard=guard,
