@@ -4,13 +4,14 @@ presence, restarts and /clear, driven as a child of a stand-in session."""
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import signal
 import uuid
 from pathlib import Path
 
 from attend.conduits import monitor
-from attend.domain import envelope, presence, rooms
+from attend.domain import envelope, presence, rooms, sessions
 from attend.domain.envelope import Signal
 from attend.layout import unique_name
 from tests.support import (
@@ -246,9 +247,10 @@ def test_the_loop_records_last_inbound_so_reply_threads_to_it(world: World, loop
     world.attend("send", "ask me")
     loop.wait_for(has("ask me"), "the message")
     newest = maildir(world, s.session_id, "cur")[-1].split(":")[0]
-    last = world.spool_root / "sessions" / s.session_id / "last-inbound"
-    wait_until(last.exists, "last-inbound")  # written just after the line is printed
-    assert last.read_text() == newest
+    # Recorded before the line is printed, so a reply made on seeing it threads to it.
+    assert sessions.last_inbound(world.spool, s.session_id) == newest
+    r = s.attend("reply", "--json", "on it")
+    assert r.rc == 0 and json.loads(r.stdout)["re"] == newest, r.stdout + r.stderr
 
 
 def test_an_unreadable_or_newer_delivery_is_set_aside_with_one_warning(world: World, loops) -> None:

@@ -87,6 +87,46 @@ def test_a_planted_symlink_file_is_never_read(sp: Spool, tmp_path: Path) -> None
         sp.read_record("open", "1700000000.M000000P1Q0R00000000.host")
 
 
+def test_state_rewritten_in_place_keeps_its_file_and_never_writes_through_a_planted_entry(
+    sp: Spool, tmp_path: Path
+) -> None:
+    sp.rewrite_state(b'{"lines": {"a": [1, 2, 3]}}', "sessions", "abc", "governor")
+    state = sp.root / "sessions" / "abc" / "governor"
+    inode = state.stat().st_ino
+    sp.rewrite_state(b"{}", "sessions", "abc", "governor")  # shorter: no tail of the old left
+    assert state.read_bytes() == b"{}" and state.stat().st_ino == inode
+    assert state.stat().st_mode & 0o777 == 0o600
+    user = tmp_path / "users-file"
+    for plant in ("symlink", "hard link"):
+        user.write_bytes(b"the user's own")
+        state.unlink()
+        os.symlink(user, state) if plant == "symlink" else os.link(user, state)
+        sp.rewrite_state(b"{}", "sessions", "abc", "governor")
+        assert user.read_bytes() == b"the user's own", plant
+        assert not state.is_symlink() and state.stat().st_nlink == 1 and state.read_bytes() == b"{}"
+
+
+def test_appended_state_is_read_by_its_last_line_and_starts_over_past_its_limit(sp: Spool) -> None:
+    from attend.domain import sessions
+
+    path = sp.root / "sessions" / "abc" / "last-inbound"
+    sp.write_state(b"1700000000.M000001P1Q0R00000000.host", "sessions", "abc", "last-inbound")
+    assert sessions.last_inbound(sp, "abc") == "1700000000.M000001P1Q0R00000000.host"  # as written before
+    names = [f"17000000{n:02d}.M000001P1Q0R00000000.host" for n in range(10, 60)]
+    sessions.set_last_inbound(sp, "abc", names[0])  # a bare name is replaced, not appended to
+    assert path.read_text() == names[0] + "\n"
+    inode = path.stat().st_ino
+    for name in names[1:20]:
+        sessions.set_last_inbound(sp, "abc", name)
+        assert sessions.last_inbound(sp, "abc") == name
+    assert path.stat().st_ino == inode  # appended, no new file
+    sessions.set_last_inbound(sp, "abc", names[5])  # an older name never moves it back
+    assert sessions.last_inbound(sp, "abc") == names[19]
+    for name in names[20:]:
+        sp.append_state(name.encode() + b"\n", "sessions", "abc", "last-inbound", limit=200)
+    assert len(path.read_bytes()) <= 200 and sessions.last_inbound(sp, "abc") == names[-1]
+
+
 def test_unique_names_sort_in_send_order_and_follow_the_maildir_rule() -> None:
     names = [unique_name() for _ in range(2000)]
     assert names == sorted(names)

@@ -8,11 +8,14 @@ anything a killed conduit left in ``claimed/``.
 Each delivery is claimed by rename (new/ -> claimed/), printed and flushed, then renamed into cur/
 as seen, all under the session's show lock, so the loop and the drain never both show a message
 and whoever holds the lock may show what a dead conduit abandoned in ``claimed/``. The loop sleeps
-in an inotify read until an event or its next timer (idle: one wake per 30 s), never in a busy poll.
+in an inotify read until an event or its next timer, never in a busy poll. Idle, it wakes once per
+``TICK``: every periodic timer falls on one grid, its Claude process's end comes as an event (a pidfd),
+and the machine's re-check of every session record is made by one loop a minute, not by each.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import sys
@@ -25,7 +28,7 @@ from typing import IO, Any
 from attend import identity
 from attend.conduits import monitor
 from attend.conduits.sensors import host as sensor_host
-from attend.conduits.watch import ARRIVALS, CHANGES, Watcher
+from attend.conduits.watch import ARRIVALS, CHANGES, WAKE, Watcher
 from attend.domain import attention, delivery, liveness, mcp_markers, presence, rooms, sessions
 from attend.domain.context import Context
 from attend.domain.envelope import Signal
@@ -37,18 +40,21 @@ from attend.spool import Spool
 PACE = 0.2  # seconds between message lines: Claude Code suppresses a flood of Monitor events
 HOUSEKEEPING = 5.0  # how soon pending mail that could not be shown is looked at again
 SHOW_WAIT = 0.5  # seconds the loop waits for the show lock; a holder stuck longer is left until a later look
-# An idle loop wakes only for its timers, and they share one wake: a hundred loops on a box must
-# cost next to nothing. Repair is incremental (a stat per unchanged room), and comes sooner while
-# a room has records the cursor has not yet passed (younger than the link bound) or mail came in.
+# An idle loop wakes only for its timers, and they share one wake per TICK (a grid from the loop's
+# start): a hundred loops on a box must cost next to nothing. Repair is incremental (a stat per
+# unchanged room), and comes sooner, off the grid, while a room has records the cursor has not yet
+# passed (younger than the link bound) or mail came in.
+TICK = 30.0
 REPAIR_EVERY = 30.0
 REPAIR_SOON = 5.0  # the longest a pass waits while a room has records its cursor has not passed
 HEARTBEAT_EVERY = 30.0  # the heartbeat is fresh for 90 s
 LIVENESS_EVERY = 60.0  # a peer pid that died without removing its record is noticed this late
 REVIVE_SETTLE = 1.0  # seconds between noticing the spool was deleted and making it again
-# The loop's own Claude process is looked at with the heartbeat: an orphaned loop (its Claude killed,
-# so no record removal to wake it) ends within this, well inside the 90 s a heartbeat stays fresh.
+# The loop's own Claude process: a pidfd wakes the loop when it ends, so an orphaned loop (its Claude
+# killed, no record removal to wake it) stops at once. Without pidfds it is looked at this often.
 CLAUDE_EVERY = HEARTBEAT_EVERY
 SLACK = 2.0  # a timer due this soon runs with the one due now: one wake, not several
+ROOM = "room:"  # the watcher's tag of a room repair covers: room:<room>
 BANNER = "banner"  # per session: the fingerprint of the last banner printed
 REPLY_HINT = "reply-hint"  # per session: present once the reply hint has been shown
 
@@ -97,6 +103,10 @@ class Sensor:
     senses: sensor_host.Host | None = None  # the other sensors (attend/conduits/sensors): context, keepwarm, scripts
     memo: delivery.RepairMemo = field(default_factory=delivery.RepairMemo)
     rules: attention.Rules = field(default_factory=attention.Rules)
+    base: float = field(default_factory=time.monotonic)  # the origin of the timers' grid
+    claude_fd: int | None = None  # a pidfd of the Claude process served: readable once it ends
+    more: bool | None = None  # what the last delivery left pending in new/ (None: not known, list it)
+    room_tags: set[str] = field(default_factory=set)  # the rooms watched for repair, as watcher tags
 
     @property
     def spool(self) -> Spool:
@@ -125,11 +135,12 @@ class Sensor:
             self.warn(f"attend: {self.watcher.fallback_reason}")
         self._load_config()
         now = time.monotonic()
+        self.base = now
         self.due = {
-            "repair": now + self._repair_next(),
-            "heartbeat": now + HEARTBEAT_EVERY,
-            "liveness": now + LIVENESS_EVERY,
-            "claude": now + CLAUDE_EVERY,
+            "repair": self._repair_due(),
+            "heartbeat": self._on_grid(now + HEARTBEAT_EVERY),
+            "liveness": self._on_grid(now + LIVENESS_EVERY),
+            "claude": self._watch_claude(),
             "revive": float("inf"),
             "cleanup": now if self.cleanup_every else float("inf"),
         }
@@ -144,7 +155,33 @@ class Sensor:
     def _watch_presence(self) -> None:
         self.spool.make_room(presence.ROOM)
         self.watcher.add("presence", self.spool.path("rooms", presence.ROOM, "new"), ARRIVALS)
-        self.watcher.add("records", self.ctx.sessions_dir, CHANGES)  # Claude Code's records; absent is fine
+        # Claude Code's records (absent is fine), by name: a peer's start, end or status change costs
+        # this loop one record read.
+        self.watcher.add("records", self.ctx.sessions_dir, CHANGES, named=True)
+
+    def _watch_claude(self) -> float:
+        """Open a pidfd of the Claude process served; returns when to look at that process next: never
+        on a timer when the pidfd will say, now when it has ended already, else on the grid."""
+        pid = self.who.claude_pid
+        if pid is None:
+            return float("inf")
+        try:
+            self.claude_fd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            return time.monotonic()
+        except (OSError, AttributeError):  # no pidfds here (an old kernel, a sandbox)
+            return self._on_grid(time.monotonic() + CLAUDE_EVERY)
+        # Opened after identity read the pid: a process that ended in between, its pid reused, would
+        # pin the wrong one. The start time says.
+        return time.monotonic() if not liveness.claude_running(pid, self.who.proc_start) else float("inf")
+
+    def _on_grid(self, at: float) -> float:
+        """``at`` moved on to the loop's grid (a tick every TICK seconds from its start, less the slack)
+        when it is a tick or more away: every idle timer then shares one wake."""
+        if at - time.monotonic() < TICK - SLACK or at == float("inf"):
+            return at
+        ticks = -(-(at - SLACK - self.base) // TICK)
+        return self.base + ticks * TICK
 
     def _banner(self, ordinal: str) -> None:
         display = sessions.display(identity.persona(self.who), {"ordinal": ordinal})
@@ -167,16 +204,26 @@ class Sensor:
             self._safe(self._revive, "recreating the spool")
             if self.stopping:
                 return
-            self._safe(self.follow_clear, "the /clear move")
-            if "records" in tags:
-                self._safe(self._scan_peers, "presence")
+            if WAKE in tags:
+                self._claude_ended()
+            if any(tag.startswith(ROOM) for tag in tags):
+                # A record reached a room this session receives: if its link here does not follow
+                # (its sender was killed mid-fan-out), the pass after the bound links it.
+                self.due["repair"] = min(self.due["repair"], time.monotonic() + LINK_BOUND + SLACK)
+                if tags <= self.room_tags:
+                    continue  # nothing else to look at: the record's own link wakes the delivery
+            if "records" in tags or not self.watcher.watching("records"):
+                self._safe(self.follow_clear, "the /clear move")  # a /clear rewrites the record
+            if "records" in tags:  # a peer's record published now comes back as a "presence" event
+                self._safe(self._update_peers, "presence")
             if "new" in tags:  # mail came in: a sender's fan-out may have left others short; one
                 # pass once its record is past the link bound examines it and settles the room
                 self.due["repair"] = min(self.due["repair"], time.monotonic() + LINK_BOUND + SLACK)
-            if not self._safe(self.deliver, "delivery"):
+            self.more = None
+            if not self._safe(functools.partial(self.deliver, hinted="new" in tags), "delivery"):
                 self._back_off()
             self.housekeeping()
-            if "presence" in tags or "records" in tags:
+            if "presence" in tags:
                 self._safe(self._show_presence, "presence")
 
     def _sleep(self) -> set[str]:
@@ -184,7 +231,11 @@ class Sensor:
         pending, sleep out the pace instead (events during it only say what re-listing will find)."""
         now = time.monotonic()
         try:
-            pending = now >= self.retry_at and bool(self.spool.listing(self.sid, "new"))
+            # What the delivery just left pending, as it listed it under the show lock; anything
+            # since is an event, which ends the wait at once.
+            pending = now >= self.retry_at and (
+                self.more if self.more is not None else bool(self.spool.listing(self.sid, "new"))
+            )
         except (OSError, AttendError):
             pending = False  # new/ unreadable (a planted symlink, say): the delivery step reports it, once
         pace_left = self.last_line + PACE - now
@@ -194,13 +245,13 @@ class Sensor:
                 return set()
             if pending and pace_left > 0:
                 time.sleep(pace_left)
-                return self.watcher.wait(0)
+                return self.watcher.wait(0, wake=self.claude_fd)
             if pending:
-                return self.watcher.wait(0)
+                return self.watcher.wait(0, wake=self.claude_fd)
             timeout = min(self.due.values()) - now if self.due else HOUSEKEEPING
             if self.retry_at > now:  # the governor holds a sender, or mail could not be shown, until then
                 timeout = min(timeout, self.retry_at - now)
-            tags = self.watcher.wait(max(0.0, timeout))
+            tags = self.watcher.wait(max(0.0, timeout), wake=self.claude_fd)
             if self.watcher.lost:
                 # A watched folder was removed: whatever removes it (`rm -rf ~/.cache`, a /clear move)
                 # is likely still at work. Writing now would race it, so let it finish first.
@@ -212,17 +263,18 @@ class Sensor:
         finally:
             self.waiting = False
 
-    def deliver(self, recover: bool = False) -> bool:
+    def deliver(self, recover: bool = False, hinted: bool = False) -> bool:
         """Show what is pending: one line per pace slot (a message, or a folding sender's digest), or
         one digest line for a burst from many senders. False when it did not try (nothing pending,
         pacing, the governor holding every sender, another conduit mid-show): not a success that
-        clears a reported failure."""
-        pending = self.spool.listing(self.sid, "new")
-        if not pending and not recover:
-            return False
+        clears a reported failure. ``hinted``: an event said new/ changed, so it is listed only once,
+        under the show lock."""
         now = time.monotonic()
         if not recover and (now - self.last_line < PACE or now < self.retry_at):
             return False  # the next wake shows it, or folds it into a digest
+        if not recover and not hinted and not self.spool.listing(self.sid, "new"):
+            self.more = False
+            return False
         with self.spool.show_lock(self.sid, timeout=SHOW_WAIT) as held:
             if not held:
                 # Another conduit is mid-show, or stopped there: it shows these. Waiting for it without
@@ -234,6 +286,7 @@ class Sensor:
             plan, take, governor = self._plan(pending, len(abandoned) + len(pending) > monitor.DIGEST_OVER)
             won = self._claim(take, pending) if take else []
             names = abandoned + won
+            self.more = len(pending) > len(won)
             if not names:
                 if take:
                     self._stuck()  # there was something to claim and none of it could be
@@ -337,6 +390,21 @@ class Sensor:
         if self.peers is not None:
             self.peers.scan()
 
+    def _update_peers(self) -> None:
+        """The records inotify named (all of them after an overflow): did a peer start or end?"""
+        if self.peers is not None:
+            names = self.watcher.take_names("records")
+            if names is None:
+                self.peers.scan()
+            else:
+                self.peers.update(names)
+
+    def _check_peers(self) -> None:
+        """The re-check for peers that died without removing their record: one loop of the machine
+        makes it each LIVENESS_EVERY; any peer it finds gone reaches every loop as a presence record."""
+        if self.peers is not None and presence.check_turn(self.spool, LIVENESS_EVERY - SLACK):
+            self.peers.scan()
+
     def _show_presence(self) -> None:
         for ev in list(presence.read_new(self.spool, self.sid)):
             if ev.sid == self.sid:
@@ -350,29 +418,43 @@ class Sensor:
         now = time.monotonic()
         if now + SLACK < min(self.due.values()):
             return
-        now += SLACK
-        if now >= self.due["claude"]:
+        at = now + SLACK
+        if at >= self.due["claude"]:
             self._orphaned()
-            self.due["claude"] = now + CLAUDE_EVERY
-        if now >= self.due["heartbeat"]:
+            self.due["claude"] = self._on_grid(now + CLAUDE_EVERY) if self.claude_fd is None else float("inf")
+        if at >= self.due["heartbeat"]:
             self._safe(lambda: sessions.touch_heartbeat(self.spool, self.sid), "the heartbeat")
-            self.due["heartbeat"] = now + HEARTBEAT_EVERY
-        if now >= self.due["repair"]:
+            self._safe(self.follow_clear, "the /clear move")  # should the records watch have missed it
+            self.due["heartbeat"] = self._on_grid(now + HEARTBEAT_EVERY)
+        if at >= self.due["repair"]:
             self._safe(self._repair, "repair")
             self._safe(self._recover, "recovery")
-            self.due["repair"] = now + self._repair_next()
-        if now >= self.due["liveness"]:
-            if not self.watcher.watching("records"):
-                self.watcher.add("records", self.ctx.sessions_dir, CHANGES)
-            self._safe(self._scan_peers, "presence")
-            self._safe(self._show_presence, "presence")
-            self.due["liveness"] = now + LIVENESS_EVERY
-        if now >= self.due["cleanup"]:
+            self.due["repair"] = self._repair_due()
+        if at >= self.due["liveness"]:
+            if not self.watcher.watching("records"):  # Claude Code's folder was absent, or removed
+                self.watcher.add("records", self.ctx.sessions_dir, CHANGES, named=True)
+                self._safe(self._scan_peers, "presence")
+            else:
+                self._safe(self._check_peers, "presence")
+            if not self.watcher.watching("presence"):
+                self._safe(self._show_presence, "presence")
+            self.due["liveness"] = self._on_grid(now + LIVENESS_EVERY)
+        if at >= self.due["cleanup"]:
             self._safe(self._sweep, "cleanup")
-            self.due["cleanup"] = now + self.cleanup_every
+            self.due["cleanup"] = self._on_grid(now + self.cleanup_every)
         if self.senses is not None and now >= self.due["sensors"]:
             self._safe(self.senses.tick, "sensors")
             self.due["sensors"] = self.senses.next_due()
+
+    def _claude_ended(self) -> None:
+        """The pidfd says the Claude process ended. It stays readable, so it is closed either way:
+        should the process somehow still be there, the grid's look takes over."""
+        fd, self.claude_fd = self.claude_fd, None
+        if fd is not None:
+            os.close(fd)
+        self._orphaned()
+        if not self.stopping:
+            self.due["claude"] = self._on_grid(time.monotonic() + CLAUDE_EVERY)
 
     def _orphaned(self) -> None:
         """The Claude process this loop serves has ended (killed, crashed): nobody is left to wake, so
@@ -415,13 +497,33 @@ class Sensor:
         )
 
     def _repair(self) -> None:
-        delivery.repair(self.spool, self.sid, memo=self.memo)
+        rooms = sessions.repair_rooms(self.spool, self.sid)
+        delivery.repair(self.spool, self.sid, memo=self.memo, arrivals=self._arrivals(rooms), rooms=rooms)
 
-    def _repair_next(self) -> float:
-        """Seconds to the next repair pass: soon while a room is not settled, else the idle period."""
+    def _arrivals(self, rooms: list[str]) -> delivery.Arrivals:
+        """Watch each room repair covers, by name, and take what each watch saw since the last pass:
+        a pass then examines what arrived, not a room's whole history. A room that cannot be
+        watched (absent yet) is listed, as is one whose watch is new or overflowed (None)."""
+        wanted = {ROOM + room for room in rooms}
+        for tag in self.room_tags - wanted:  # a channel left
+            self.watcher.remove(tag)
+        arrivals: delivery.Arrivals = {}
+        for room in rooms:
+            tag = ROOM + room
+            if not self.watcher.watching(tag) and not self.watcher.add(
+                tag, self.spool.path("rooms", room, "new"), ARRIVALS, named=True
+            ):
+                continue
+            arrivals[room] = self.watcher.take_names(tag)
+        self.room_tags = {ROOM + room for room in arrivals}
+        return arrivals
+
+    def _repair_due(self) -> float:
+        """When the next repair pass is due: soon while a room is not settled, else on the grid."""
+        now = time.monotonic()
         if self.memo.settled:
-            return REPAIR_EVERY
-        return min(max(self.memo.retry_in, 0.5), REPAIR_SOON)
+            return self._on_grid(now + REPAIR_EVERY)
+        return now + min(max(self.memo.retry_in, 0.5), REPAIR_SOON)
 
     def _recover(self) -> None:
         """A conduit killed between claim and show left entries in claimed/: show them now, not at
@@ -445,7 +547,7 @@ class Sensor:
         def session() -> sensor_host.Session:
             return sensor_host.Session(self.spool, self.who, self.ctx.env, self.config)
 
-        self.senses = sensor_host.for_loop(self.config, self.ctx.env, session, self.write, self.warn)
+        self.senses = sensor_host.for_loop(self.config, self.ctx.env, session, self.write, self.warn, self._on_grid)
         self.due["sensors"] = self.senses.next_due()
 
     def _sweep(self) -> None:
@@ -550,6 +652,8 @@ def run(ctx: Context, write: Callable[[str], None], warn: Callable[[str], None])
         for s, handler in previous.items():
             signal.signal(s, handler)
         sensor.watcher.close()
+        if sensor.claude_fd is not None:
+            os.close(sensor.claude_fd)
         if sensor.senses is not None:
             sensor.senses.close()  # a script sensor still running is killed with the loop
         sensor.lock.release()

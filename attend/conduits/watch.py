@@ -17,6 +17,7 @@ import time
 from typing import Any, NamedTuple
 
 POLL_SECONDS = 1.0  # the fallback's cadence; only used where no event source exists
+WAKE = "wake"  # the tag ``wait`` returns when its ``wake`` descriptor is readable
 
 # inotify masks (linux/inotify.h); spelled out so the polling fallback needs no import.
 IN_MODIFY = 0x002
@@ -117,6 +118,8 @@ class Watcher:
         self._polled: set[str] = set()
         self.fallback_reason: str | None = None
         self.lost: set[str] = set()  # tags whose folder was removed since the caller last cleared this
+        self._named: set[str] = set()  # tags whose entry names are kept for ``take_names``
+        self._names: dict[str, set[str] | None] = {}  # tag -> names seen (None: unknown, look at all)
         if not use_inotify:
             self.fallback_reason = "inotify disabled"
             return
@@ -125,9 +128,13 @@ class Watcher:
         except (ImportError, OSError, AttributeError) as e:
             self.fallback_reason = f"inotify unavailable ({e}); polling every {poll_seconds:g} s"
 
-    def add(self, tag: str, path: os.PathLike[str] | str, mask: int = ARRIVALS) -> bool:
-        """Watch ``path`` under ``tag`` (replacing what the tag watched). False when it cannot."""
+    def add(self, tag: str, path: os.PathLike[str] | str, mask: int = ARRIVALS, named: bool = False) -> bool:
+        """Watch ``path`` under ``tag`` (replacing what the tag watched). False when it cannot. With
+        ``named``, the names of the entries events were about are kept for ``take_names``."""
         self.remove(tag)
+        if named:
+            self._named.add(tag)
+            self._names[tag] = None  # nothing is known of what happened before the watch
         if self._ino is None:
             self._polled.add(tag)
             return True
@@ -149,6 +156,8 @@ class Watcher:
 
     def remove(self, tag: str) -> None:
         self._polled.discard(tag)
+        self._named.discard(tag)
+        self._names.pop(tag, None)
         wd = self._wds.pop(tag, None)
         if wd is None or self._ino is None:
             return
@@ -159,27 +168,55 @@ class Watcher:
     def watching(self, tag: str) -> bool:
         return tag in self._wds or tag in self._polled
 
+    def take_names(self, tag: str) -> set[str] | None:
+        """The entry names a ``named`` tag's events were about since the last take; None when they
+        cannot be known (a queue overflow, polling, the watch just made): look at everything."""
+        if tag not in self._wds:
+            return None
+        names = self._names.get(tag)
+        self._names[tag] = set()
+        return names
+
+    def _note(self, events: list[Event]) -> None:
+        for e in events:
+            tag = self._tags.get(e.wd)
+            if tag in self._named and e.name:
+                known = self._names.get(tag)
+                if known is not None:
+                    known.add(e.name)
+
     def wait(self, timeout: float, wake: int | None = None) -> set[str]:
         """Block until an event, ``timeout`` seconds, or ``wake`` (a file descriptor another thread
-        makes readable) turns readable; returns the tags that saw events."""
+        or the kernel makes readable: a pidfd, say) turns readable; returns the tags that saw
+        events, and ``WAKE`` when ``wake`` is readable."""
         if self._ino is None:
             pause = max(0.0, min(timeout, self.poll_seconds))
             if wake is None:
                 time.sleep(pause)
-            else:
-                select.select([wake], [], [], pause)
-            return set(self._polled)
+                return set(self._polled)
+            ready, _, _ = select.select([wake], [], [], pause)
+            return set(self._polled) | ({WAKE} if ready else set())
         if wake is None:
             events = self._ino.read(timeout=max(0, int(timeout * 1000)))
+            woken: set[str] = set()
         else:
             ready, _, _ = select.select([self._ino.fileno(), wake], [], [], max(0.0, timeout))
+            woken = {WAKE} if wake in ready else set()
             if self._ino.fileno() not in ready:
-                return set()
+                return woken
             events = self._ino.read(timeout=0)
         if any(e.wd == -1 for e in events):  # the queue overflowed: anything may have changed
-            return set(self._wds)
-        self.lost |= {self._tags[e.wd] for e in events if e.mask & IN_IGNORED and e.wd in self._tags}
-        return {self._tags[e.wd] for e in events if e.wd in self._tags}
+            for tag in self._named:
+                self._names[tag] = None
+            return set(self._wds) | woken
+        self._note(events)
+        gone = {self._tags[e.wd] for e in events if e.mask & IN_IGNORED and e.wd in self._tags}
+        tags = {self._tags[e.wd] for e in events if e.wd in self._tags} | woken
+        for tag in gone:  # the kernel dropped the watch: the tag is not watched until added again
+            self._tags.pop(self._wds.pop(tag), None)
+            self._names.pop(tag, None)
+        self.lost |= gone
+        return tags
 
     def close(self, background: bool = False) -> None:
         """Release the inotify instance. That waits for an RCU grace period (~15 ms measured here):

@@ -170,7 +170,8 @@ class Governor:
     def save(self) -> None:
         lines = {s: t[-self.rules.limit :] for s in self.lines if (t := self.recent(s))}
         data = {"rules": asdict(self.rules), "lines": lines}
-        self.spool.write_state(json.dumps(data).encode(), "sessions", self.sid, GOVERNOR)
+        # In place: read only under the show lock, as written (a torn file forgets a minute, see load).
+        self.spool.rewrite_state(json.dumps(data).encode(), "sessions", self.sid, GOVERNOR)
 
     def note_fold(self, sender: str) -> None:
         """Tell a session sender it is being folded here (its send warns it); best effort."""

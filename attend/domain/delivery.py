@@ -104,18 +104,34 @@ def thread_above(spool: Spool, parent: str, near: list[str]) -> tuple[str, ...]:
 
 class RepairMemo:
     """What one process's repair passes remember between passes, so a pass costs in proportion to
-    what changed: each room whose new/ was last read whole, every record in it examined and passed by
-    the cursor, with that folder's mtime then. A room whose mtime is still that one is skipped."""
+    what changed:
 
-    __slots__ = ("retry_in", "settled", "stamps")
+    - ``stamps``: each room whose new/ was last read whole, every record in it examined and passed
+      by the cursor, with that folder's mtime then. A room whose mtime is still that one is skipped.
+    - ``held``: for a room whose arrivals the caller is told of (an inotify watch on its new/, in
+      place before the pass that listed it), the names the cursor has not passed yet. The next pass
+      examines those and the arrivals only, never the room's whole listing."""
+
+    __slots__ = ("held", "retry_in", "settled", "stamps")
 
     def __init__(self) -> None:
         self.stamps: dict[str, int] = {}
+        self.held: dict[str, set[str]] = {}
         self.settled = True  # after the last pass: every room was skipped or stamped
         self.retry_in = 0.0  # when not settled: seconds until a pass could stamp every room
 
 
-def repair(spool: Spool, sid: str, budget: int = REPAIR_BUDGET, memo: RepairMemo | None = None) -> int:
+Arrivals = dict[str, set[str] | None]  # room -> names linked into its new/ since the last pass (None: not known)
+
+
+def repair(
+    spool: Spool,
+    sid: str,
+    budget: int = REPAIR_BUDGET,
+    memo: RepairMemo | None = None,
+    arrivals: Arrivals | None = None,
+    rooms: list[str] | None = None,
+) -> int:
     """Link records newer than this session's per-room cursor that it should have and lacks.
 
     The cursor trails the clock by the link bound: a name older than ``LINK_BOUND`` when the room was
@@ -125,24 +141,49 @@ def repair(spool: Spool, sid: str, budget: int = REPAIR_BUDGET, memo: RepairMemo
     With a ``memo``, a room is skipped on one ``stat`` while its new/ has not changed since a pass
     read it whole and passed all of it. Its mtime is trusted only when it was already ``QUIET_NS``
     old at that reading: a link in the same clock tick as the listing would not move it, a later one
-    must (the clock reading comes first, so such a link is stamped after it)."""
-    import bisect
+    must (the clock reading comes first, so such a link is stamped after it).
 
+    With ``arrivals`` as well (the caller watches the rooms: what was linked into each since its last
+    take, None where that is not known), a room listed once is never listed again: a pass examines
+    the names it held back and the new arrivals. A broadcast into a room of 20,000 records then costs
+    each loop the one record, not the 20,000. ``rooms``: the rooms to cover, if the caller has them."""
     cursors = sessions.read_cursors(spool, sid)
     linked = 0
     changed = False
     if memo is not None:
         memo.settled, memo.retry_in = True, 0.0
-    for room in sessions.repair_rooms(spool, sid):
+    for room in sessions.repair_rooms(spool, sid) if rooms is None else rooms:
         now_ns = time.time_ns()
         settled = cutoff_name(now_ns / 1e9 - LINK_BOUND)  # read before the listing it vouches for
+        cursor = cursors.get(room)
+        watched = memo is not None and arrivals is not None and room in arrivals
+        arrived = arrivals.get(room) if watched and arrivals is not None else None
+        if memo is not None and room in memo.held and arrived is not None and cursor is not None:
+            held = memo.held[room]
+            held |= arrived  # before any step that may raise: nothing told is forgotten
+            names = sorted(n for n in held if n > cursor)
+            examined = names[:budget]
+            passed, count = _examine(spool, sid, room, examined, settled)
+            linked += count
+            if passed:
+                cursors[room] = passed
+                changed = True
+            memo.held[room] = {n for n in names if n > (passed or cursor)}
+            if memo.held[room]:
+                memo.settled = False
+                wait = 0.0 if len(names) > budget else name_time(max(memo.held[room])) + LINK_BOUND - now_ns / 1e9
+                memo.retry_in = max(memo.retry_in, wait, QUIET_NS / 1e9)
+            continue
+        if memo is not None:
+            memo.held.pop(room, None)
         stamp = spool.mtime_ns("rooms", room, "new") if memo is not None else None
-        if memo is not None and stamp is not None and memo.stamps.get(room) == stamp:
+        if memo is not None and stamp is not None and memo.stamps.get(room) == stamp and not watched:
             continue
         names = spool.room_names(room)
         if not names:
+            if watched and memo is not None and cursor is not None:
+                memo.held[room] = set()
             continue
-        cursor = cursors.get(room)
         if cursor is None:
             # A room this session never caught up on: start from now rather than replay history, less
             # the bound, so a record still being linked under an earlier name is not passed over.
@@ -152,27 +193,25 @@ def repair(spool: Spool, sid: str, budget: int = REPAIR_BUDGET, memo: RepairMemo
                 memo.settled = False
                 memo.retry_in = max(memo.retry_in, name_time(names[-1]) + LINK_BOUND - now_ns / 1e9)
             continue
+        import bisect
+
         start = bisect.bisect_right(names, cursor)
         if memo is not None:
             memo.stamps.pop(room, None)  # until the names below are examined (a step may raise)
-        for name in names[start : start + budget]:
-            if name < settled:
-                cursors[room] = name
-                changed = True
-            if spool.has_delivery(sid, name):
-                continue
-            try:
-                headers, _ = envelope.parse_headers(spool.read_record(room, name, 4096))
-            except (OSError, EnvelopeError):
-                continue
-            if headers.get("From-Id") == sid:
-                continue
-            linked += spool.link_delivery(sid, room, name)
+        examined = names[start : start + budget]
+        passed, count = _examine(spool, sid, room, examined, settled)
+        linked += count
+        if passed:
+            cursors[room] = passed
+            changed = True
         if memo is not None:
             whole = start + budget >= len(names) and names[-1] < settled
+            if watched:
+                # From here the watch tells what arrives: the next pass needs only what is held back.
+                memo.held[room] = {n for n in names[start:] if n > (passed or cursor)}
             if stamp is not None and whole and stamp < now_ns - QUIET_NS:
                 memo.stamps[room] = stamp
-            else:
+            elif not watched or memo.held[room]:
                 memo.settled = False
                 # The newest record passes the bound then, and the folder's mtime is a second old.
                 wait = 0.0 if start + budget < len(names) else name_time(names[-1]) + LINK_BOUND - now_ns / 1e9
@@ -180,6 +219,26 @@ def repair(spool: Spool, sid: str, budget: int = REPAIR_BUDGET, memo: RepairMemo
     if changed:
         sessions.write_cursors(spool, sid, cursors)
     return linked
+
+
+def _examine(spool: Spool, sid: str, room: str, names: list[str], settled: str) -> tuple[str | None, int]:
+    """Link each of ``names`` (sorted, all above the room's cursor) that the session lacks and should
+    have; returns the newest of them old enough for the cursor to pass (None: none), and how many
+    were linked."""
+    passed, linked = None, 0
+    for name in names:
+        if name < settled:
+            passed = name
+        if spool.has_delivery(sid, name):
+            continue
+        try:
+            headers, _ = envelope.parse_headers(spool.read_record(room, name, 4096))
+        except (OSError, EnvelopeError):
+            continue
+        if headers.get("From-Id") == sid:
+            continue
+        linked += spool.link_delivery(sid, room, name)
+    return passed, linked
 
 
 def read_claimed(

@@ -1,7 +1,8 @@
 """Peer presence as spool records: a Claude session started or ended.
 
-Sensor loops notice session records appearing and disappearing under ``<claude dir>/sessions/``
-(and a pid that died without removing its record, on a re-check at most once a minute). Each
+Sensor loops notice session records appearing and disappearing under ``<claude dir>/sessions/``,
+each loop reading only the records inotify names; a pid that died without removing its record is
+found by a re-check of every record, made by one loop of the machine per minute (``check_turn``). Each
 event becomes one signal in the system room ``sys-presence``: From-Id the peer's session id, body
 ``started`` or ``ended``. Many loops notice the same peer; an exclusive marker file per event
 means exactly one of them writes the record. Nobody is fanned out to (``sessions.recipients``
@@ -14,6 +15,7 @@ a start, so peers are keyed by (pid, procStart).
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -26,6 +28,7 @@ from attend.spool import Spool
 
 ROOM = layout.PRESENCE_ROOM
 CURSOR = layout.PRESENCE_CURSOR  # per session: the newest presence record this loop has read
+CHECKED = "checked"  # presence/checked: mtime = the machine's last re-check of every record
 
 Key = tuple[int, str | None]
 
@@ -41,7 +44,7 @@ def display(spool: Spool, record: SessionRecord) -> str:
 def publish(spool: Spool, record: SessionRecord, event: str) -> bool:
     """Write one presence record for ``event`` of this peer, unless another loop already did."""
     marker = f"{record.session_id}.{event}"
-    if not spool.create_exclusive(str(record.pid).encode(), "presence", marker):
+    if not spool.create_exclusive(str(record.pid).encode(), layout.PRESENCE, marker):
         return False
     origin = identity.normalise_origin(record.cwd or "/")
     sig = Signal(
@@ -87,6 +90,27 @@ class PeerWatch:
         self.known = live
         return written
 
+    def update(self, names: set[str]) -> int:
+        """``scan`` for the session records ``names`` only (what inotify said changed): a session's
+        start, end or status change costs each loop one record, not the machine's whole list."""
+        written = 0
+        for name in names:
+            if not name.endswith(".json") or not name[:-5].isdigit():
+                continue  # a client's temporary file, say
+            pid = int(name[:-5])
+            record = identity.read_record(self.sessions_dir, pid)
+            if record is not None and (record.pid != pid or not identity.record_is_live(record)):
+                record = None
+            for key in [k for k in self.known if k[0] == pid]:
+                if record is None or key != (pid, record.proc_start):
+                    written += publish(self.spool, self.known.pop(key), "ended")
+            if record is not None:
+                key = (pid, record.proc_start)
+                if key not in self.known:
+                    written += publish(self.spool, record, "started")
+                self.known[key] = record  # a /clear keeps the key and changes the id
+        return written
+
 
 @dataclass(frozen=True)
 class PresenceEvent:
@@ -95,6 +119,19 @@ class PresenceEvent:
     sid: str
     display: str
     origin: str
+
+
+def check_turn(spool: Spool, every: float, now: float | None = None) -> bool:
+    """Whether this loop makes the machine's re-check of every session record now: the first loop
+    whose liveness timer comes after ``every`` seconds have passed since the last re-check stamps
+    ``presence/checked`` and makes it; the others skip it on one ``stat``. Two loops that both pass
+    the stat both scan, which is harmless: each event's marker lets only one record through."""
+    now = time.time() if now is None else now
+    last = spool.mtime(layout.PRESENCE, CHECKED)
+    if last is not None and 0 <= now - last < every:
+        return False
+    spool.touch(layout.PRESENCE, CHECKED)
+    return True
 
 
 def read_new(spool: Spool, sid: str) -> Iterator[PresenceEvent]:

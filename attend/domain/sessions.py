@@ -447,14 +447,22 @@ def take_notice(spool: Spool, sid: str) -> str | None:
 
 
 def last_inbound(spool: Spool, sid: str) -> str | None:
+    """The newest message from another session a conduit showed here: the last line of
+    ``last-inbound``, a file of lines its writers append to (an earlier version wrote one bare name)."""
     text = spool.read_text("sessions", sid, "last-inbound")
-    return text.strip() if text and text.strip() else None
+    if not text:
+        return None
+    lines = text.split("\n")
+    last = (lines[-2] if len(lines) > 1 else lines[0]).strip()
+    return last or None
 
 
 def set_last_inbound(spool: Spool, sid: str, name: str) -> None:
+    """Recorded before the line that shows it goes out, by a hundred loops at once for a broadcast:
+    an append, no new file (see Spool.append_state)."""
     current = last_inbound(spool, sid)
     if current is None or base_name(name) > current:
-        spool.write_state(base_name(name).encode(), "sessions", sid, "last-inbound")
+        spool.append_state(base_name(name).encode() + b"\n", "sessions", sid, "last-inbound")
 
 
 def touch_heartbeat(spool: Spool, sid: str) -> None:

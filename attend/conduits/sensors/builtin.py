@@ -88,8 +88,20 @@ class Disclosure(Sensor):
     def __init__(self) -> None:
         self.shown = False  # a message was shown since the last poll
 
+    def next_interval(self) -> float:
+        return float("inf")  # it speaks only at a message shown (``observe``), never on a timer
+
     def observe(self, event: str, probe: Probe) -> bool:
+        """Asks for a poll only when the reheat is due, or the last decision recorded was to say it:
+        a message that owes nothing costs one small read, no poll and no write (a hundred loops
+        are woken by one broadcast)."""
         if event != "message":
+            return False
+        said = disclosure.last(probe.spool, probe.sid)
+        if (
+            disclosure.due(said, probe.now, disclosure.stretch(probe.config)) is None
+            and probe.state.get("said") is False
+        ):
             return False
         self.shown = True
         return True
@@ -100,5 +112,5 @@ class Disclosure(Sensor):
         self.shown = False
         mcp = mcp_markers.mcp_live(probe.spool, probe.sid)
         line = disclosure.take(probe.spool, probe.sid, probe.config, probe.now, mcp)
-        probe.state.update(looked=probe.now, said=bool(line))  # the last decision, in sensors.json
+        probe.state["said"] = bool(line)  # the last decision, in sensors.json
         return [Observation(line, "low")] if line else []

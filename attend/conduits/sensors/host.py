@@ -55,6 +55,7 @@ class Host:
         warn: Callable[[str], None],
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
+        align: Callable[[float], float] = float,
     ) -> None:
         self.sensors = sensors
         self.governors = governors
@@ -63,6 +64,7 @@ class Host:
         self.warn = warn
         self.clock = clock
         self.wall = wall
+        self.align = align  # the loop's: a poll due a tick or more away moves onto its timers' grid
         now = clock()
         self.due = {s.name: now for s in sensors if not s.passive}  # each polls once at start
         self.held: dict[str, list[tuple[str, Observation]]] = {MESSAGE: [], EVENT: []}
@@ -92,7 +94,7 @@ class Host:
                 continue
             probe = Probe(ses.spool, ses.who, ses.env, ses.config, self.wall(), states.setdefault(sensor.name, {}))
             self._poll(sensor, probe)
-            self.due[sensor.name] = self.clock() + sensor.next_interval()
+            self.due[sensor.name] = self.align(self.clock() + sensor.next_interval())
         self.release()
         if json.dumps(states, sort_keys=True) != before:
             ses.spool.write_state(
@@ -181,9 +183,10 @@ def for_loop(
     session: Callable[[], Session],
     write: Callable[[str], None],
     warn: Callable[[str], None],
+    align: Callable[[float], float] = float,
 ) -> Host:
     """The loop's host: the sensors config names, and one governor per lane from config."""
     from attend.conduits.sensors import registry
 
     governors = {lane: Governor.from_config(cfg, lane) for lane in (MESSAGE, EVENT)}
-    return Host(registry.build(cfg, env), governors, session, write, warn)
+    return Host(registry.build(cfg, env), governors, session, write, warn, align=align)
