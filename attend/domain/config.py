@@ -10,16 +10,17 @@ exists, never on a hot path.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from attend import layout
+
+TYPE_CHECKING = False  # typing only for mypy: every sensor loop loads config
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @dataclass(frozen=True)
@@ -254,7 +255,17 @@ def _value(node: Any, spec: Key) -> float | int | str | Bad:
 
 
 def digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    # CPython's own SHA-256, as rooms.project_key takes its SHA-1: hashlib would load OpenSSL (~4 MB
+    # in every sensor loop, which digests its config files at start).
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found]  # CPython 3.11
+    except ImportError:
+        try:
+            from _sha2 import sha256  # type: ignore[import-not-found]  # CPython 3.12 on
+        except ImportError:
+            from hashlib import sha256
+    hexdigest: str = sha256(text.encode("utf-8")).hexdigest()
+    return hexdigest
 
 
 def _sensors(cfg: Config, node: Any, where: str, is_project: bool) -> None:
@@ -363,6 +374,8 @@ def _replace(setting: SensorSetting, **changes: Any) -> SensorSetting:
 def _argv(node: Any) -> tuple[str, ...] | str:
     """The command as an argv: a list of words, or one line split the way a shell splits words
     (shlex), but never given to a shell, so nothing in it is expanded or run but the command."""
+    import shlex  # only a script sensor's line needs it
+
     import yaml
 
     if isinstance(node, yaml.SequenceNode):
