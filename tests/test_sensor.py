@@ -323,30 +323,3 @@ def test_after_clear_the_loop_moves_the_session_and_mail_to_the_old_id_still_arr
     loop.wait_for(has("and to everyone"), "the loop to keep delivering")
     assert len(maildir(world, new, "cur")) == 2
     assert loop.stop() == 0
-
-
-# ---------------------------------------------------------------------- what an idle loop keeps in memory
-
-# A hundred idle loops on one machine (issue 15: <= 20 MB RSS each). None of these is needed until a
-# rare path runs: hashlib and hmac (through secrets) load OpenSSL's libcrypto (~3.4 MB resident);
-# subprocess and shutil (with zlib, bz2 and lzma) only run a script sensor; typing is for mypy alone.
-NEVER_IN_AN_IDLE_LOOP = {"hashlib", "hmac", "secrets", "subprocess", "shutil", "shlex", "zlib", "bz2", "lzma", "typing"}
-NEVER_MAPPED = ("libcrypto", "libssl", "/_hashlib.", "/_lzma.", "/_bz2.", "/zlib.", "/_posixsubprocess.")
-
-
-def test_an_idle_loop_with_a_config_file_maps_no_openssl_and_imports_no_process_or_archive_modules(
-    world: World, loops
-) -> None:
-    config = world.home / ".config" / "attend" / "config.yaml"  # a user with a config: yaml is read
-    config.parent.mkdir(parents=True)
-    config.write_text("retention:\n  max_per_room: 100000\n")
-    s = world.session("proj")
-    loop = loops(s, env={**world.env, "PYTHONPROFILEIMPORTTIME": "1"})  # each import, on the loop's stderr
-    world.attend("send", "are you there")
-    loop.wait_for(has("are you there"), "the message")  # up: started, enrolled, repaired and delivered
-    mapped = Path(f"/proc/{loop.pid}/maps").read_text()
-    imported = {line.split("|")[-1].strip() for line in loop.stderr().splitlines() if line.startswith("import time:")}
-    assert {"yaml", "attend.conduits.sensors.script", "attend.domain.trailer"} <= imported  # what was read
-    assert NEVER_IN_AN_IDLE_LOOP & imported == set()
-    assert [line.split()[-1] for line in mapped.splitlines() if any(so in line for so in NEVER_MAPPED)] == []
-    assert loop.stop() == 0

@@ -14,12 +14,14 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from attend import layout
 
-TYPE_CHECKING = False  # typing only for mypy: every sensor loop loads config
+# typing for mypy alone, and pathlib only for the callers that want a Path: every sensor loop loads
+# config, and reads its files by str (~0.6 MB each, in a hundred idle loops).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
 
@@ -141,12 +143,26 @@ class Config:
         return [str(p) for p in self.problems]
 
 
+def user_file(env: Mapping[str, str] | None = None) -> str:
+    """The user's config file, as ``load`` names it in ``files``, ``sources`` and ``digests``."""
+    return os.path.join(layout.config_root(env), "config.yaml")
+
+
+def project_file(project: str) -> str:
+    """A project's overlay, as ``load`` names it (the key its trust is recorded under)."""
+    return os.path.join(project, ".claude", "attend.yaml")
+
+
 def user_path(env: Mapping[str, str] | None = None) -> Path:
-    return Path(layout.config_root(env)) / "config.yaml"
+    from pathlib import Path
+
+    return Path(user_file(env))
 
 
 def project_path(project: str) -> Path:
-    return Path(project) / ".claude" / "attend.yaml"
+    from pathlib import Path
+
+    return Path(project_file(project))
 
 
 def defaults() -> Config:
@@ -155,21 +171,26 @@ def defaults() -> Config:
 
 def load(env: Mapping[str, str] | None = None, project: str | None = None) -> Config:
     cfg = defaults()
-    layers = [(user_path(env), False)]
+    layers = [(user_file(env), False)]
     if project:
-        layers.append((project_path(project), True))
+        layers.append((project_file(project), True))
     for file, is_project in layers:
         try:
-            text = file.read_text(encoding="utf-8")
+            text = _read(file)
         except FileNotFoundError:
             continue
         except (OSError, UnicodeDecodeError) as e:
-            cfg.problems.append(Problem(str(file), 1, "-", f"cannot read: {e}"))
+            cfg.problems.append(Problem(file, 1, "-", f"cannot read: {e}"))
             continue
-        cfg.files.append(str(file))
-        cfg.digests[str(file)] = digest(text)
-        _apply(cfg, text, str(file), is_project)
+        cfg.files.append(file)
+        cfg.digests[file] = digest(text)
+        _apply(cfg, text, file, is_project)
     return cfg
+
+
+def _read(file: str) -> str:
+    with open(file, encoding="utf-8") as f:
+        return f.read()
 
 
 def _apply(cfg: Config, text: str, where: str, is_project: bool) -> None:
@@ -400,7 +421,7 @@ def _argv(node: Any) -> tuple[str, ...] | str:
 def read_user_text(env: Mapping[str, str] | None) -> str | None:
     """The user file's text, None when there is none (an unreadable one raises OSError)."""
     try:
-        return user_path(env).read_text(encoding="utf-8")
+        return _read(user_file(env))
     except FileNotFoundError:
         return None
 
@@ -459,14 +480,16 @@ def write_atomically(path: Path, text: str, overwrite: bool = True) -> None:
 
 
 def trust_path(env: Mapping[str, str] | None = None) -> Path:
-    return Path(layout.config_root(env)) / TRUST_FILE
+    from pathlib import Path
+
+    return Path(layout.config_root(env), TRUST_FILE)
 
 
 def _trusted(env: Mapping[str, str] | None) -> dict[str, str]:
     import json
 
     try:
-        data = json.loads(trust_path(env).read_text(encoding="utf-8"))
+        data = json.loads(_read(os.path.join(layout.config_root(env), TRUST_FILE)))
     except (OSError, ValueError):
         return {}
     return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
