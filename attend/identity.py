@@ -539,15 +539,13 @@ def resolve(
     )
 
 
-def transcript_path(env: Mapping[str, str], session_id: str, cwd: str | None) -> Path | None:
+def transcript_path(env: Mapping[str, str], session_id: str, cwd: str | None) -> str | None:
     """Where the client writes a session's transcript: ``<claude dir>/projects/<slug>/<id>.jsonl``, the
     slug being the session's own working directory (not the normalised origin) with every character
     but letters and digits turned into ``-``."""
     if not cwd or not is_session_id(session_id):
         return None
-    from pathlib import Path
-
-    return Path(claude_home(env), "projects", re.sub(r"[^A-Za-z0-9]", "-", cwd), f"{session_id}.jsonl")
+    return os.path.join(claude_home(env), "projects", re.sub(r"[^A-Za-z0-9]", "-", cwd), f"{session_id}.jsonl")
 
 
 WORKING_WINDOW = 30.0  # seconds: a transcript written this recently means the session is working

@@ -102,3 +102,10 @@ def test_loading_config_does_not_import_yaml_without_files(tmp_path: Path) -> No
     )
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_files_digest_is_its_sha256_so_trust_given_earlier_still_holds() -> None:
+    import hashlib
+
+    text = "sensors:\n  +ci: {script: ./ci.sh}\n# é\n"
+    assert config.digest(text) == hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -506,3 +506,35 @@ def test_config_init_writes_the_commented_defaults_once_and_never_overwrites(wor
     assert again.returncode == 1 and "already exists; config init never overwrites it" in again.stderr
     assert path.read_text() == "retention:\n  max_age_days: 3\n"
     assert sorted(p.name for p in path.parent.iterdir()) == ["config.yaml"]
+
+
+# ---------------------------------------------------------------------- what an idle loop keeps in memory
+
+# A hundred idle loops on one machine (issue 15: <= 20 MB RSS each). None of these is needed until a
+# rare path runs: hashlib and hmac (through secrets) load OpenSSL's libcrypto (~3.4 MB resident);
+# subprocess and shutil (with zlib, bz2 and lzma) only run a script sensor; typing is for mypy alone;
+# pathlib (with urllib.parse and ipaddress) only joins paths that os.path joins.
+NEVER_IN_AN_IDLE_LOOP = {
+    *("hashlib", "hmac", "secrets", "subprocess", "shutil", "shlex", "zlib", "bz2", "lzma"),
+    *("typing", "pathlib", "urllib.parse", "ipaddress"),
+}
+NEVER_MAPPED = ("libcrypto", "libssl", "/_hashlib.", "/_lzma.", "/_bz2.", "/zlib.", "/_posixsubprocess.")
+
+
+def test_an_idle_loop_with_a_config_file_maps_no_openssl_and_imports_no_process_or_archive_modules(
+    world: World,
+) -> None:
+    user_config(world, "retention:\n  max_per_room: 100000\n")  # a user with a config: yaml is read
+    s = world.session()
+    write_transcript(world, s, 20_000)  # the context sensor reads it at start: 10 %
+    loop = Loop(world, s, {**world.env, "PYTHONPROFILEIMPORTTIME": "1"})  # each import, on the loop's stderr
+    world.attend("send", "are you there")
+    loop.wait_for(lambda ls: sensor_lines(loop, "disclosure"), "the reheat, said at the first message shown")
+    states = world.spool_root / "sessions" / s.session_id / "sensors.json"
+    wait_until(lambda: states.exists() and json.loads(states.read_text())["context"].get("percent") == 10, "usage")
+    mapped = Path(f"/proc/{loop.pid}/maps").read_text()
+    imported = {ln.split("|")[-1].strip() for ln in loop.stderr().splitlines() if ln.startswith("import time:")}
+    assert {"yaml", "attend.conduits.sensors.script"} <= imported  # positive control: the import list is whole
+    assert NEVER_IN_AN_IDLE_LOOP & imported == set()
+    assert [line.split()[-1] for line in mapped.splitlines() if any(so in line for so in NEVER_MAPPED)] == []
+    assert loop.stop() == 0

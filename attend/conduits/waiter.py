@@ -44,8 +44,6 @@ from attend.procfs import stat_fields
 from attend.spool import Spool
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from attend.domain.config import Config
 
 HOOK_TIMEOUT = 86400  # seconds: the entry's "timeout" in settings/hooks.json (tests/test_waiter.py checks)
@@ -102,7 +100,7 @@ class Waiter:
         err: IO[str],
         tag: str = "",
         cfg: Config | None = None,
-        transcript: Path | None = None,
+        transcript: str | None = None,
     ) -> None:
         self.tag = tag  # this turn end's event tag, to find the drain's verdict on it
         self.cleared = not tag  # the drain of this turn end did not block (or is not coming)

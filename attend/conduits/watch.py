@@ -14,7 +14,12 @@ import select
 import struct
 import threading
 import time
-from typing import Any, NamedTuple
+
+from attend.record import Record
+
+TYPE_CHECKING = False  # typing only for mypy: every sensor loop imports this module
+if TYPE_CHECKING:
+    from typing import Any
 
 POLL_SECONDS = 1.0  # the fallback's cadence; only used where no event source exists
 WAKE = "wake"  # the tag ``wait`` returns when its ``wake`` descriptor is readable
@@ -34,7 +39,7 @@ IN_ONLYDIR = 0x01000000
 IN_DONT_FOLLOW = 0x02000000
 
 
-class Event(NamedTuple):
+class Event(Record):
     wd: int
     mask: int
     cookie: int

@@ -10,16 +10,19 @@ exists, never on a hot path.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 from attend import layout
+
+# typing for mypy alone, and pathlib only for the callers that want a Path: every sensor loop loads
+# config, and reads its files by str (~0.6 MB each, in a hundred idle loops).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
 
 @dataclass(frozen=True)
@@ -140,12 +143,26 @@ class Config:
         return [str(p) for p in self.problems]
 
 
+def user_file(env: Mapping[str, str] | None = None) -> str:
+    """The user's config file, as ``load`` names it in ``files``, ``sources`` and ``digests``."""
+    return os.path.join(layout.config_root(env), "config.yaml")
+
+
+def project_file(project: str) -> str:
+    """A project's overlay, as ``load`` names it (the key its trust is recorded under)."""
+    return os.path.join(project, ".claude", "attend.yaml")
+
+
 def user_path(env: Mapping[str, str] | None = None) -> Path:
-    return Path(layout.config_root(env)) / "config.yaml"
+    from pathlib import Path
+
+    return Path(user_file(env))
 
 
 def project_path(project: str) -> Path:
-    return Path(project) / ".claude" / "attend.yaml"
+    from pathlib import Path
+
+    return Path(project_file(project))
 
 
 def defaults() -> Config:
@@ -154,21 +171,26 @@ def defaults() -> Config:
 
 def load(env: Mapping[str, str] | None = None, project: str | None = None) -> Config:
     cfg = defaults()
-    layers = [(user_path(env), False)]
+    layers = [(user_file(env), False)]
     if project:
-        layers.append((project_path(project), True))
+        layers.append((project_file(project), True))
     for file, is_project in layers:
         try:
-            text = file.read_text(encoding="utf-8")
+            text = _read(file)
         except FileNotFoundError:
             continue
         except (OSError, UnicodeDecodeError) as e:
-            cfg.problems.append(Problem(str(file), 1, "-", f"cannot read: {e}"))
+            cfg.problems.append(Problem(file, 1, "-", f"cannot read: {e}"))
             continue
-        cfg.files.append(str(file))
-        cfg.digests[str(file)] = digest(text)
-        _apply(cfg, text, str(file), is_project)
+        cfg.files.append(file)
+        cfg.digests[file] = digest(text)
+        _apply(cfg, text, file, is_project)
     return cfg
+
+
+def _read(file: str) -> str:
+    with open(file, encoding="utf-8") as f:
+        return f.read()
 
 
 def _apply(cfg: Config, text: str, where: str, is_project: bool) -> None:
@@ -254,7 +276,17 @@ def _value(node: Any, spec: Key) -> float | int | str | Bad:
 
 
 def digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    # CPython's own SHA-256, as rooms.project_key takes its SHA-1: hashlib would load OpenSSL (~4 MB
+    # in every sensor loop, which digests its config files at start).
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found]  # CPython 3.11
+    except ImportError:
+        try:
+            from _sha2 import sha256  # type: ignore[import-not-found]  # CPython 3.12 on
+        except ImportError:
+            from hashlib import sha256
+    hexdigest: str = sha256(text.encode("utf-8")).hexdigest()
+    return hexdigest
 
 
 def _sensors(cfg: Config, node: Any, where: str, is_project: bool) -> None:
@@ -363,6 +395,8 @@ def _replace(setting: SensorSetting, **changes: Any) -> SensorSetting:
 def _argv(node: Any) -> tuple[str, ...] | str:
     """The command as an argv: a list of words, or one line split the way a shell splits words
     (shlex), but never given to a shell, so nothing in it is expanded or run but the command."""
+    import shlex  # only a script sensor's line needs it
+
     import yaml
 
     if isinstance(node, yaml.SequenceNode):
@@ -387,7 +421,7 @@ def _argv(node: Any) -> tuple[str, ...] | str:
 def read_user_text(env: Mapping[str, str] | None) -> str | None:
     """The user file's text, None when there is none (an unreadable one raises OSError)."""
     try:
-        return user_path(env).read_text(encoding="utf-8")
+        return _read(user_file(env))
     except FileNotFoundError:
         return None
 
@@ -446,14 +480,16 @@ def write_atomically(path: Path, text: str, overwrite: bool = True) -> None:
 
 
 def trust_path(env: Mapping[str, str] | None = None) -> Path:
-    return Path(layout.config_root(env)) / TRUST_FILE
+    from pathlib import Path
+
+    return Path(layout.config_root(env), TRUST_FILE)
 
 
 def _trusted(env: Mapping[str, str] | None) -> dict[str, str]:
     import json
 
     try:
-        data = json.loads(trust_path(env).read_text(encoding="utf-8"))
+        data = json.loads(_read(os.path.join(layout.config_root(env), TRUST_FILE)))
     except (OSError, ValueError):
         return {}
     return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-from typing import TYPE_CHECKING
 
 from attend import layout as L
 from attend.domain import reheat
 from attend.errors import AttendError
 from attend.spool import Spool
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # the waiter and the drain load config only when they show something
     from attend.domain.config import Config
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 from attend import layout
 from attend.domain import transcript
@@ -90,7 +89,7 @@ def _stop(spool: Spool, sid: str, arm: Arm, why: str) -> None:
         write(spool, sid, arm)
 
 
-def check(spool: Spool, sid: str, path: Path | None, cfg: Config, now: float) -> str | None:
+def check(spool: Spool, sid: str, path: str | None, cfg: Config, now: float) -> str | None:
     """The loop's look: the keepwarm line when one is due now, else None (and disarm when it must)."""
     arm = read(spool, sid)
     if arm is None or arm.deadline == 0 or arm.stopped:
@@ -127,7 +126,7 @@ def check(spool: Spool, sid: str, path: Path | None, cfg: Config, now: float) ->
     return line
 
 
-def due_at(spool: Spool, sid: str, path: Path | None, cfg: Config, now: float) -> float | None:
+def due_at(spool: Spool, sid: str, path: str | None, cfg: Config, now: float) -> float | None:
     """When ``check`` may next have a line (epoch seconds), for a conduit that sleeps until then instead
     of looking every minute (the idle waiter); None when it has none to come for this stretch."""
     arm = read(spool, sid)
@@ -158,7 +157,7 @@ class Card:
     keepwarm_on: bool
 
 
-def card(spool: Spool, sid: str, path: Path | None, cfg: Config, now: float) -> Card:
+def card(spool: Spool, sid: str, path: str | None, cfg: Config, now: float) -> Card:
     usage = transcript.last_usage(path)
     ttl = float(cfg.get("keepwarm.cache_ttl"))
     last = (usage.at if usage and usage.at else None) or transcript.mtime(path)

@@ -9,9 +9,13 @@ live when it is printed (docs/architecture/sensors.md, "Disclosure").
 
 from __future__ import annotations
 
+import os
 import re
 from functools import cache
-from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 BUDGET = 400  # bytes of one wording, at most (issue 18)
 FILE = ("skills", "attend", "reheat.md")
@@ -19,9 +23,16 @@ _SECTION = re.compile(r"^## (\w+)\n(.*?)(?=^## |\Z)", re.M | re.S)
 
 
 def path() -> Path:
-    package = Path(__file__).resolve().parents[1]
-    packaged = package.joinpath("_data", *FILE)
-    return packaged if packaged.is_file() else package.parent.joinpath(*FILE)
+    from pathlib import Path
+
+    return Path(_file())
+
+
+def _file() -> str:
+    """``path()`` as a str: the loop says the reheat without importing pathlib (~0.6 MB a loop)."""
+    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    packaged = os.path.join(package, "_data", *FILE)
+    return packaged if os.path.isfile(packaged) else os.path.join(os.path.dirname(package), *FILE)
 
 
 def sections(text: str) -> dict[str, str]:
@@ -31,7 +42,8 @@ def sections(text: str) -> dict[str, str]:
 
 @cache
 def _wordings() -> dict[str, str]:
-    parts = sections(path().read_text(encoding="utf-8"))
+    with open(_file(), encoding="utf-8") as f:
+        parts = sections(f.read())
     return {mode: f"{parts['judgment']} {parts[mode]}" for mode in ("mcp", "cli")}
 
 

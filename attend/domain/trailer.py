@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import bisect
 import json
-import secrets
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -516,6 +515,8 @@ def parse_kinds(raw: tuple[str, ...] | list[str]) -> list[str]:
 
 
 def subscribe(spool: Spool, who: Identity, kinds: list[str], project: str | None) -> Subscription:
+    import secrets  # here, not at the top: it loads hmac, and hmac OpenSSL (~4 MB in every sensor loop)
+
     folder = _folder(who.id)
     with spool.lock(*folder, "lock"):
         if len(load_subscriptions(spool, who.id)) >= SUB_CAP:

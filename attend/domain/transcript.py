@@ -14,9 +14,14 @@ import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 
 from attend import identity
+
+# A transcript's path is a str: it is only opened and stat'd, and pathlib would cost every sensor loop
+# ~0.6 MB (the context sensor looks each minute). ``attend tune`` lists them as Paths.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 DEFAULT_WINDOW = 200_000  # tokens: every current Claude model's window, unless the id says 1M
 LONG_WINDOW = 1_000_000  # a model id ending in [1m] (the 1M-context beta), as the client names it
@@ -42,26 +47,26 @@ class Usage:
         return min(999, round(100 * self.tokens / self.window))
 
 
-def path_for(env: Mapping[str, str], session_id: str, cwd: str | None) -> Path | None:
+def path_for(env: Mapping[str, str], session_id: str, cwd: str | None) -> str | None:
     return identity.transcript_path(env, session_id, cwd)
 
 
-def of_session(env: Mapping[str, str], who: identity.Identity) -> Path | None:
+def of_session(env: Mapping[str, str], who: identity.Identity) -> str | None:
     """A resolved session's transcript: named by the session's own working directory (its record's
     ``cwd``), which the normalised origin may not be (a worktree, a subfolder)."""
     return of_claude(env, who.id, who.claude_pid, who.origin)
 
 
-def of_claude(env: Mapping[str, str], session_id: str, claude_pid: int | None, cwd: str | None) -> Path | None:
+def of_claude(env: Mapping[str, str], session_id: str, claude_pid: int | None, cwd: str | None) -> str | None:
     """As ``of_session``, from the parts a hook has (its session id, ``CLAUDE_PID``, its cwd)."""
     if claude_pid is not None:
-        record = identity.read_record(identity.claude_dir(env) / "sessions", claude_pid)
+        record = identity.read_record(identity.sessions_home(env), claude_pid)
         if record is not None and record.cwd:
             cwd = record.cwd
     return path_for(env, session_id, cwd)
 
 
-def _lines_from_end(path: Path) -> Iterator[bytes]:
+def _lines_from_end(path: str) -> Iterator[bytes]:
     """The file's complete lines, last first, reading blocks backwards up to TAIL_LIMIT."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
@@ -113,7 +118,7 @@ def usage_of(entry: object) -> Usage | None:
     return Usage(model, n("input_tokens") + read + write, read, write, _epoch(entry.get("timestamp")))
 
 
-def last_usage(path: Path | None) -> Usage | None:
+def last_usage(path: str | None) -> Usage | None:
     if path is None:
         return None
     for line in _lines_from_end(path):
@@ -128,7 +133,7 @@ def last_usage(path: Path | None) -> Usage | None:
     return None
 
 
-def mtime(path: Path | None) -> float | None:
+def mtime(path: str | None) -> float | None:
     if path is None:
         return None
     try:
@@ -148,7 +153,7 @@ def all_transcripts(env: Mapping[str, str]) -> list[Path]:
         return []
 
 
-def turn_gaps(path: Path, limit: int = 8 * 1024 * 1024) -> list[float]:
+def turn_gaps(path: str | Path, limit: int = 8 * 1024 * 1024) -> list[float]:
     """Seconds from each assistant answer to the user's next prompt: the user's own turn cadence.
     Tool results come back as user entries too; only a prompt the user typed (a string content, or
     text without a tool_result) counts."""

@@ -58,8 +58,8 @@ def run(ctx: Context, req: ConfigRequest) -> ConfigResult:
     problems = cfg.warnings()
     return ConfigResult(
         req.action,
-        str(config.user_path(ctx.env)),
-        str(config.project_path(project)),
+        config.user_file(ctx.env),  # as cfg.files names it
+        config.project_file(project),
         cfg.files,
         settings,
         problems,

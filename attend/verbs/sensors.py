@@ -75,7 +75,7 @@ def run(ctx: Context, req: SensorsRequest) -> SensorsResult:
 
 
 def _trust(ctx: Context, cfg: config.Config, project: str) -> str:
-    path = str(config.project_path(project))
+    path = config.project_file(project)  # as cfg.files and cfg.digests name it
     if path not in cfg.files:
         raise NotFoundError(f"no project config at {path}; nothing to trust")
     config.trust(ctx.env, path, cfg.digests[path])

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from attend.domain.config import Config
 from attend.identity import Identity
 from attend.spool import Spool
+
+TYPE_CHECKING = False  # typing only for mypy: every sensor loop imports this module
+if TYPE_CHECKING:
+    from typing import Any
 
 MESSAGE = "message"  # peers, keepwarm: the permissive governor
 EVENT = "event"  # everything else: the strict governor, held observations folded into one line

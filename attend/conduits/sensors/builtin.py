@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from attend.conduits import monitor
 from attend.conduits.sensors.base import MESSAGE, Observation, Probe, Sensor
 from attend.domain import disclosure, mcp_markers, transcript
@@ -24,7 +22,7 @@ class Peers(Sensor):
     passive = True
 
 
-def session_transcript(probe: Probe) -> Path | None:
+def session_transcript(probe: Probe) -> str | None:
     return transcript.of_session(probe.env, probe.who)
 
 
@@ -67,7 +65,7 @@ class Keepwarm(Sensor):
         return [Observation(line, self.priority)] if line else []
 
 
-def keepwarm_line(spool: Spool, sid: str, path: Path | None, cfg: Config, now: float) -> str | None:
+def keepwarm_line(spool: Spool, sid: str, path: str | None, cfg: Config, now: float) -> str | None:
     """The keepwarm sensor's Monitor line when one is due, for the idle waiter, which wakes the session
     with it when no loop is live: the same text and the same once-per-stretch state as the loop's."""
     line = warm.check(spool, sid, path, cfg, now)

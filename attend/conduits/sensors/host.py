@@ -13,7 +13,6 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from attend import layout
 from attend.conduits import monitor
@@ -23,6 +22,10 @@ from attend.domain.config import Config
 from attend.errors import AttendError
 from attend.identity import Identity
 from attend.spool import Spool
+
+TYPE_CHECKING = False  # typing only for mypy: every sensor loop imports this module
+if TYPE_CHECKING:
+    from typing import Any
 
 HELD_LIMIT = 20  # observations an event lane holds at most; older ones are counted, not kept
 LINE_LIMIT = 780  # characters of one folded event line (three Monitor chunks' worth)

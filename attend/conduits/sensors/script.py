@@ -16,15 +16,20 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
-import subprocess
 import time
 from collections.abc import Mapping
-from typing import IO
 
 from attend.conduits.sensors.base import EVENT, SCRIPT, Observation, Probe, Sensor
 from attend.domain.config import MIN_SCRIPT_INTERVAL, SensorSetting
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import subprocess
+    from typing import IO
+
+# subprocess and shutil (which brings zlib, bz2 and lzma) are imported only where a script sensor is
+# resolved or run: every sensor loop imports this module, and most configure no script (~2 MB each).
 
 MAX_LINES = 10  # observations one run may make; more is a flood
 MAX_BYTES = 16 * 1024
@@ -36,6 +41,8 @@ STDERR_SHOWN = 120  # characters of a failing script's stderr quoted in its repo
 def resolve(argv: tuple[str, ...], base: str, env: Mapping[str, str]) -> str | None:
     """The executable argv[0] names: a path (relative to the file that defines the sensor) or a
     command on PATH; None when there is none."""
+    import shutil
+
     first = argv[0]
     if "/" in first:
         path = first if os.path.isabs(first) else os.path.join(base, first)
@@ -125,6 +132,8 @@ class Script(Sensor):
         return [Observation(line, "medium") for line in lines]
 
     def _start(self, probe: Probe) -> list[Observation]:
+        import subprocess
+
         assert self.executable is not None
         env = dict(probe.env)
         env.update(ATTEND_SENSOR=self.name, ATTEND_SESSION_ID=probe.sid)
@@ -175,6 +184,8 @@ class Script(Sensor):
     def _reap(self) -> None:
         if self.proc is None:
             return
+        import subprocess  # loaded already: a process was started
+
         proc, self.proc = self.proc, None
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=1.0)
