@@ -21,9 +21,10 @@ from pathlib import Path
 
 from attend.conduits import loop as loop_mod
 from attend.conduits.watch import Watcher
-from attend.domain import envelope, presence
+from attend.domain import delivery, envelope, presence, sessions
+from attend.domain.envelope import Signal
 from attend.testing.standin import StandIn
-from tests.support import Loop, World, has, wait_until
+from tests.support import Loop, World, enroll, has, maildir, name_at, post, wait_until
 
 
 def sensor_for(world: World, s: StandIn) -> loop_mod.Sensor:
@@ -159,3 +160,36 @@ def test_a_message_that_owes_no_reheat_costs_the_disclosure_sensor_no_write(worl
         assert loop.stop() == 0
     after = state.stat()
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+
+
+def left_short(world: World, body: str, age: float) -> str:
+    """A record in #open that no recipient was linked to: its sender was killed before the fan-out."""
+    name = name_at(time.time() - age)
+    sig = Signal("", "Other-alpha", "agent", "someone-else", "*", "open", "/elsewhere", body, 0.0)
+    world.spool.publish(["open"], envelope.render(sig.with_id(name, time.time() - age)), name)
+    return name
+
+
+def test_a_repair_pass_examines_what_the_rooms_watch_told_it_and_lists_the_room_only_when_it_cannot_know(
+    world: World,
+) -> None:
+    s = world.session("proj")
+    enroll(world, s)
+    sid, sp = s.session_id, world.spool
+    for n in range(3):
+        post(sp, "open", f"history {n}", age=60)
+    memo = delivery.RepairMemo()
+
+    def repair(told: set[str] | None) -> int:
+        return delivery.repair(sp, sid, memo=memo, arrivals={"open": told}, rooms=["open"])
+
+    repair(None)  # the watch is new: the room is listed once
+    assert sessions.read_cursors(sp, sid)["open"]
+    left_short(world, "not told", age=30)
+    assert repair(set()) == 0  # told nothing: the room is not listed again, so this is not seen
+    assert repair(None) == 1  # the queue overflowed: listed whole, and what it was not told is linked
+    told = left_short(world, "told", age=30)
+    assert repair({told}) == 1
+    new = sp.root / "sessions" / sid / "new"
+    bodies = [envelope.parse(sp.read(new / n)).body for n in maildir(world, sid, "new")]
+    assert bodies == ["history 0", "history 1", "history 2", "not told", "told"]  # the history by the send

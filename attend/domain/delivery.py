@@ -190,6 +190,8 @@ def repair(
             cursors[room] = min(names[-1], settled)
             changed = True
             if memo is not None:
+                if watched:
+                    memo.held[room] = {n for n in names if n > cursors[room]}
                 memo.settled = False
                 memo.retry_in = max(memo.retry_in, name_time(names[-1]) + LINK_BOUND - now_ns / 1e9)
             continue
