@@ -22,14 +22,14 @@ DRAIN = "attend inbox --drain --format hook"
 RECALL = "attend recall --hook"
 
 
-def said(e2e: E2EWorld, sid: str) -> bool | None:
+def decision(e2e: E2EWorld, sid: str) -> bool | None:
     """The loop's disclosure sensor's last decision on a shown message (sensors.json), if it made one."""
     try:
         state = json.loads((e2e.spool_root / "sessions" / sid / "sensors.json").read_text())["disclosure"]
     except (OSError, ValueError, KeyError):
         return None
-    decision = state.get("said")
-    return decision if isinstance(decision, bool) else None
+    value = state.get("said")
+    return value if isinstance(value, bool) else None
 
 
 @pytest.mark.parametrize("mcp", [True, False], ids=["mcp-connected", "cli-only"])
@@ -58,11 +58,11 @@ def test_the_reheat_reaches_the_model_once_at_its_first_message_worded_by_the_mc
         sid = state["sid"]
         if second in events:
             # The sensor looked at the second message and said nothing: the stretch holds.
-            wait_for(lambda: said(e2e, sid) is False, 30, "the sensor's decision")
+            wait_for(lambda: decision(e2e, sid) is False, 30, "the sensor's decision")
             state["stopped"] = True
             return call("TaskStop", {"task_id": state["task"]})
         if "said" not in state and first in state["seen"] and "sensor=disclosure" in state["seen"]:
-            state["said"] = wait_for(lambda: said(e2e, sid), 30, "the sensor's first decision")
+            state["said"] = wait_for(lambda: decision(e2e, sid), 30, "the sensor's first decision")
             e2e.human_send(second)
         return done("Still waiting.")
 
