@@ -32,6 +32,12 @@ class IdentityError(AttendError):
     code = "identity"
 
 
+class HumanOnlyError(IdentityError):
+    """An action only a human may take, asked from an agent session's process tree."""
+
+    code = "human_only"
+
+
 class NotEnrolledError(AttendError):
     """A Claude session that is not enrolled tried to act as a sender."""
 

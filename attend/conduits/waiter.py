@@ -37,9 +37,10 @@ import time
 from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any
 
+from attend import identity
 from attend import layout as L
 from attend.conduits.watch import ARRIVALS, IN_CLOSE_WRITE, IN_CREATE, IN_DELETE, IN_MOVED_TO, Watcher
-from attend.errors import SpoolError
+from attend.errors import IdentityError, SpoolError
 from attend.procfs import stat_fields
 from attend.spool import Spool
 
@@ -316,11 +317,6 @@ def _payload(data: bytes) -> dict[str, Any]:
     return raw if isinstance(raw, dict) else {}
 
 
-def _claude_pid(env: Mapping[str, str]) -> int | None:
-    pid = env.get("CLAUDE_PID", "")
-    return int(pid) if pid.isdigit() and int(pid) > 1 else None
-
-
 def hook_main(data: bytes, env: Mapping[str, str], err: IO[str]) -> int:
     """Entry for the hook form, the Stop payload already read. 2 only when it showed messages."""
     spool: Spool | None = None
@@ -333,11 +329,15 @@ def hook_main(data: bytes, env: Mapping[str, str], err: IO[str]) -> int:
         enrolled, optout = spool.present((L.SESSIONS, sid), (L.ENROLLED, L.OPTOUT))
         if not enrolled or optout:
             return QUIET_EXIT
+        # The authority rule's hook form: a waiter waits only for the session that runs it. A payload
+        # naming another (``echo '{"session_id": …}' | attend wait --hook`` from a session's shell)
+        # is refused before anything is claimed, displaced or read.
+        who = identity.authority(claimed=sid, env=env, hook=True)
         cfg = load_config(env)
         if str(cfg.get("conduits.wake")) == "off":
             return QUIET_EXIT
         stop_active = payload.get("stop_hook_active") is True
-        claude_pid = _claude_pid(env)
+        claude_pid = who.claude_pid
         path = None
         if spool.present((L.SESSIONS, sid), (L.KEEPWARM,))[0]:  # armed (or was): the loop's transcript
             from attend.domain import transcript
@@ -345,6 +345,12 @@ def hook_main(data: bytes, env: Mapping[str, str], err: IO[str]) -> int:
             cwd = payload.get("cwd")
             path = transcript.of_claude(env, sid, claude_pid, cwd if isinstance(cwd, str) else os.getcwd())
         return Waiter(spool, sid, claude_pid, stop_active, err, L.event_tag(data), cfg, path).run()
+    except IdentityError as e:
+        with contextlib.suppress(Exception):
+            err.write(f"attend wait: {e}\n")
+            if spool is not None:
+                spool.log(f"attend wait: {e}")
+        return QUIET_EXIT
     except Exception as e:  # never wake the session with an error of our own
         line = f"attend wait: the waiter failed ({type(e).__name__}: {e}); messages stay pending for the next conduit"
         with contextlib.suppress(Exception):

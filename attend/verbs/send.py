@@ -12,7 +12,7 @@ PARAMS = {
     "message": "The text (UTF-8, at most 64 KiB).",
     "to": (
         "Recipients: '*', '#channel', a project path, or comma-separated session ids, display names or "
-        "human user names."
+        "human user names (user:NAME always means the human; a name that is both is refused)."
     ),
     "channel": "The same as to='#channel'.",
     "broadcast": "The same as to='*'.",
@@ -50,6 +50,7 @@ class Sent:
     live: int  # of them, live now (peers lists them): a session per the liveness policy, a human active recently
     parked: int  # enrolled (or a human's mailbox) but not live: it keeps the message until it is back
     warnings: list[str] = field(default_factory=list)
+    humans: list[str] = field(default_factory=list)  # the names in ``to`` that resolved to a human, not a session
 
 
 def sent(outcome: outbound.Outcome) -> Sent:
@@ -67,6 +68,7 @@ def sent(outcome: outbound.Outcome) -> Sent:
         outcome.live,
         outcome.delivered - outcome.live,
         outcome.warnings,
+        list(outcome.humans),
     )
 
 

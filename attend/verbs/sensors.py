@@ -14,7 +14,8 @@ from attend.errors import AttendError, NotFoundError, UsageError
 DESCRIPTION = (
     "List the sensor loop's senses (built-in and script sensors): kind, lane, state (on, off, failing, "
     "missing script, untrusted), interval and where each is defined. trust approves the project's "
-    ".claude/attend.yaml as it is now, so its script sensors may run (a changed file needs it again)."
+    ".claude/attend.yaml as it is now, so its script sensors may run (a changed file needs it again); "
+    "only a human may, from a terminal outside any agent session."
 )
 PARAMS = {"action": "list (default) or trust."}
 EXAMPLES = (  # the end of `attend sensors --help` (CLI only)
@@ -74,7 +75,11 @@ def run(ctx: Context, req: SensorsRequest) -> SensorsResult:
     return SensorsResult(req.action, rows, trusted, cfg.warnings())
 
 
+TRUST_ACTION = "approving project code to run (attend sensors trust)"
+
+
 def _trust(ctx: Context, cfg: config.Config, project: str) -> str:
+    ctx.human(TRUST_ACTION)  # an agent never approves what then runs outside its client's prompts
     path = config.project_file(project)  # as cfg.files and cfg.digests name it
     if path not in cfg.files:
         raise NotFoundError(f"no project config at {path}; nothing to trust")

@@ -23,7 +23,7 @@ EXAMPLES = (  # the end of `attend uninstall --help` (CLI only)
 )
 PARAMS: dict[str, str] = {
     "target": INSTALL_PARAMS["target"],
-    "purge": "Also delete the spool (every message and session record).",
+    "purge": "Also delete the spool (every message and session record); only a human may, outside any agent session.",
 }
 
 
@@ -45,7 +45,12 @@ class Uninstalled:
     warnings: list[str] = field(default_factory=list)
 
 
+PURGE_ACTION = "deleting the spool (attend uninstall --purge)"
+
+
 def run(ctx: Context, req: UninstallRequest) -> Uninstalled:
+    if req.purge:
+        ctx.human(PURGE_ACTION)  # every session's mail and records: never an agent's call
     where = core.resolve_target(req.target, ctx.env)
     out = core.uninstall(where, ctx.spool_root, purge=req.purge)
     return Uninstalled(
