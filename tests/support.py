@@ -334,6 +334,12 @@ def _read(path: Path) -> str | None:
         return None
 
 
+def human_mailbox(world: World, user: str = "fixture-human") -> None:
+    """The human's mailbox, as its first use of the bus makes it: only a human makes one, so a session
+    addresses a human only once it exists."""
+    world.spool.make_maildir(user, "humans")
+
+
 def payload(sid: str, active: bool = False) -> str:
     """The Stop hook's stdin for session ``sid``."""
     return json.dumps(

@@ -31,7 +31,7 @@ from attend.verbs import chat as chat_verb
 from attend.verbs import join as join_verb
 from attend.verbs import reply as reply_verb
 from attend.verbs import send as send_verb
-from tests.support import ATTEND, DEADLINE, Loop, World, has, maildir, payload, wait_until
+from tests.support import ATTEND, DEADLINE, Loop, World, has, human_mailbox, maildir, payload, wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -236,6 +236,7 @@ async def test_chat_marks_the_mailbox_read_only_as_far_as_it_was_on_screen_and_c
 ) -> None:
     hana = enrolled(world, "api", "Hana")
     tao = enrolled(world, "web", "Tao")
+    human_mailbox(world)  # the human has used the bus: a session may write to it
     send_verb.run(world.context(hana), send_verb.SendRequest("for the human", to="fixture-human"))
     send_verb.run(world.context(hana), send_verb.SendRequest("for Tao", to=tao.session_id))
     mailbox = world.spool_root / "humans" / "fixture-human"
