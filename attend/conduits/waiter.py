@@ -40,10 +40,10 @@ import time
 from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any
 
-from attend import identity
 from attend import layout as L
 from attend.conduits.watch import ARRIVALS, IN_CLOSE_WRITE, IN_CREATE, IN_DELETE, IN_MOVED_TO, Watcher
 from attend.errors import SpoolError
+from attend.hosts.claude import unattended
 from attend.procfs import stat_fields
 from attend.spool import Spool
 
@@ -345,7 +345,7 @@ def hook_main(data: bytes, env: Mapping[str, str], err: IO[str]) -> int:
         if str(cfg.get("conduits.wake")) == "off":
             return QUIET_EXIT
         stay = None
-        if identity.unattended(env, claude_pid):  # claude -p, the SDK: it must end after its last turn
+        if unattended(env, claude_pid):  # claude -p, the SDK: it must end after its last turn
             stay = float(cfg.get("conduits.headless_wait"))
             if stay <= 0:
                 return QUIET_EXIT
