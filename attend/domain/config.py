@@ -77,6 +77,13 @@ KEYS: dict[str, Key] = {
         "which sessions the waiting conduit wakes when idle: joined (every session enrolled by run or join) or off",
         choices=("joined", "off"),
     ),
+    "conduits.headless_wait": Key(
+        0,
+        int,
+        0,
+        "seconds a headless session (claude -p, the Agent SDK) waits for a message after each turn before "
+        "it may end; 0: attend never holds it open",
+    ),
     "governor.sender.burst": Key(
         5, int, 1, "lines a minute per sender that a conduit shows as they come; after that, the cooldown"
     ),
