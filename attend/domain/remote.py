@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import time
 
+from attend import safejson
 from attend.layout import HOST_RE, RELAY, RELAY_PEERS, is_session_id, is_user_name
 from attend.record import Record
 from attend.spool import Spool
@@ -50,7 +51,7 @@ class Mirror(Record):
 def read(spool: Spool, now: float | None = None) -> Mirror | None:
     """The live entries of the mirror; None when no relay has written one."""
     try:
-        doc = json.loads(spool.read(RELAY, RELAY_PEERS, limit=MIRROR_LIMIT))
+        doc = safejson.loads(spool.read(RELAY, RELAY_PEERS, limit=MIRROR_LIMIT))
     except (OSError, ValueError):
         return None
     if not isinstance(doc, dict):

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from attend import identity, layout
+from attend import identity, layout, safejson
 from attend.domain import channels, humans, remote, rooms, sessions
 from attend.errors import AttendError
 from attend.layout import OUTBOX, RELAY, RELAY_LOCK, RELAY_ON, RELAY_STATE
@@ -319,8 +319,10 @@ class Relay:
                 if entry.operation in ("DEL", "PURGE"):
                     self.mirror.pop(key, None)
                 else:
+                    if len(entry.value or b"") > 8192:  # another host's input: a presence entry is small
+                        continue
                     try:
-                        value = json.loads(entry.value)
+                        value = safejson.loads(entry.value)
                     except ValueError:
                         continue
                     # The key's host is what the server's permissions vouch for, not the value's.
