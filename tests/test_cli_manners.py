@@ -523,3 +523,14 @@ def test_tail_never_pages(world: World) -> None:
     rc, shown = in_pty(world, "tail", "--count", "12", rows=5, then=("Ctrl-C to stop", burst), **PAGER)
     assert rc == 0 and "message 11" in shown, shown
     assert "paged:" not in shown
+
+
+def test_version_prints_the_package_version_from_an_editable_install(world: World) -> None:
+    # The dev venv's install is editable, and the distribution is attend-bus, not attend.
+    import tomllib
+    from pathlib import Path
+
+    out = world.attend("--version")
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    pyproject = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())
+    assert out.stdout.strip() == f"attend {pyproject['project']['version']}"

@@ -33,7 +33,6 @@ the drain (and the domain it imports) is imported when there is something to sho
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import select
 import time
@@ -41,6 +40,7 @@ from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any
 
 from attend import layout as L
+from attend import safejson
 from attend.conduits.watch import ARRIVALS, IN_CLOSE_WRITE, IN_CREATE, IN_DELETE, IN_MOVED_TO, Watcher
 from attend.errors import SpoolError
 from attend.hosts.claude import unattended
@@ -317,7 +317,7 @@ class Waiter:
 
 def _payload(data: bytes) -> dict[str, Any]:
     try:
-        raw = json.loads(data or b"{}")
+        raw = safejson.loads(data or b"{}")
     except ValueError:
         return {}
     return raw if isinstance(raw, dict) else {}
