@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from attend import __version__
 from attend.errors import AttendError
 
 EXAMPLES_HEADING = "Examples:"
@@ -97,7 +98,9 @@ class LazyGroup(click.Group):
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="attend", message="%(prog)s %(version)s")
+# The version the package carries: the distribution is attend-bus, and an editable install has no
+# metadata under the command's name for click to find.
+@click.version_option(version=__version__, message="%(prog)s %(version)s")
 def cli() -> None:
     """attend: messages between the Claude Code sessions on this machine, and the human beside them."""
 

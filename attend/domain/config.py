@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from attend import layout
+from attend import layout, safejson
 
 # typing for mypy alone, and pathlib only for the callers that want a Path: every sensor loop loads
 # config, and reads its files by str (~0.6 MB each, in a hundred idle loops).
@@ -76,6 +76,13 @@ KEYS: dict[str, Key] = {
         0,
         "which sessions the waiting conduit wakes when idle: joined (every session enrolled by run or join) or off",
         choices=("joined", "off"),
+    ),
+    "conduits.headless_wait": Key(
+        0,
+        int,
+        0,
+        "seconds a headless session (claude -p, the Agent SDK) waits for a message after each turn before "
+        "it may end; 0: attend never holds it open",
     ),
     "governor.sender.burst": Key(
         5, int, 1, "lines a minute per sender that a conduit shows as they come; after that, the cooldown"
@@ -486,10 +493,9 @@ def trust_path(env: Mapping[str, str] | None = None) -> Path:
 
 
 def _trusted(env: Mapping[str, str] | None) -> dict[str, str]:
-    import json
 
     try:
-        data = json.loads(_read(os.path.join(layout.config_root(env), TRUST_FILE)))
+        data = safejson.loads(_read(os.path.join(layout.config_root(env), TRUST_FILE)))
     except (OSError, ValueError):
         return {}
     return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}

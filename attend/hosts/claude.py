@@ -102,6 +102,19 @@ def live_records(sessions_dir: str | os.PathLike[str]) -> list[SessionRecord]:
     return records
 
 
+def unattended(env: Mapping[str, str], claude_pid: int | None) -> bool:
+    """Whether the client runs this session with no person at it (``claude -p``, the Agent SDK, a
+    background session). It tells every child so (``CLAUDE_CODE_SESSION_ATTENDED=0``), and a
+    ``claude -p`` run's record says ``"entrypoint": "sdk-cli"``. Such a run ends after its last turn
+    unless a hook holds it, so attend's waiter must not (conduits.md)."""
+    if env.get("CLAUDE_CODE_SESSION_ATTENDED") == "0":
+        return True
+    if claude_pid is None:
+        return False
+    raw = claude_record(sessions_home(env), claude_pid)
+    return isinstance(raw, dict) and raw.get("entrypoint") == "sdk-cli"
+
+
 def _walk(
     pid: int, sessions_dir_of: Callable[[int], str | None], parent: Parent
 ) -> tuple[SessionRecord, str, int] | None:
