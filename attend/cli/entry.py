@@ -51,8 +51,6 @@ def main() -> None:
         sys.exit(waiter.main(sys.argv[2:], os.environ, sys.stderr))
 
     if sys.argv[1:2] == ["hook"]:
-        import os
-
         from attend.conduits import hosthooks  # Codex's and Gemini's own hooks: small, fail open
 
         sys.exit(hosthooks.main(sys.argv[2:], os.environ, sys.stdout, sys.stderr))
