@@ -45,6 +45,7 @@ ALLOWED: dict[str, str] = {
     "attend.testing.demo": "builds and removes the demo's throwaway HOME",
     "attend.cli.docs": "writes the generated CLI reference, docs/cli/attend.md",
     "attend.mcp.front": "opens /dev/null and serves the protocol on duplicates of the stdio descriptors",
+    "attend.relay.settings": "checks the relay's credential and CA files named in config.yaml, reads its password file",
     "attend.mcp.discovery": "writes the generated table of the SDK's discovery answers, attend/mcp/answers.py",
 }
 

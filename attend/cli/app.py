@@ -54,6 +54,7 @@ COMMANDS: dict[str, str] = {
     "chat": "attend.cli.chat:chat",
     "run": "attend.cli.conduits:run",
     "log": "attend.cli.conduits:log",
+    "relay": "attend.cli.relay:relay",
     "demo": "attend.cli.demo:demo",
     "install": "attend.cli.setup:install",
     "uninstall": "attend.cli.setup:uninstall",

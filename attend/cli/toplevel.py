@@ -37,6 +37,7 @@ HELP = "\n".join(
         "  notify       Standing subscriptions for the notifications on attend's...",
         "  peers        List live sessions on this machine (name, project, status,...",
         "  permissions  Report whether a Claude Code configuration is wired for...",
+        "  relay        Run this host's relay to other hosts' attend through a...",
         "  reply        Reply in a message's thread (default: the newest one shown...",
         "  run          Run the sensor loop for this Claude session: one line per...",
         "  scene        Switch to a scene from scenes.yaml: leave every channel...",

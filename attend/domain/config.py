@@ -93,6 +93,7 @@ KEYS: dict[str, Key] = {
     "governor.sender.max_per_minute": Key(30, int, 1, "lines a minute per sender that a conduit shows, at most"),
 }
 SENSORS = "sensors"  # the one section that is not a key: sensors: {+name: {script: …}, -name:, name: {…}}
+RELAY = "relay"  # relay: {servers: [...], …}: read and checked by attend.relay (docs/architecture/relay.md)
 
 
 @dataclass(frozen=True)
@@ -142,6 +143,7 @@ class Config:
     files: list[str] = field(default_factory=list)  # the files that exist and were read
     sensors: dict[str, SensorSetting] = field(default_factory=dict)  # the last file's word on each name
     digests: dict[str, str] = field(default_factory=dict)  # file -> sha256 of the text read (trust)
+    relay: tuple[object, str, int] | None = None  # the user file's ``relay:`` section as data, its file, line
 
     def get(self, key: str) -> float | int | str:
         return self.values[key]
@@ -217,6 +219,9 @@ def _apply(cfg: Config, text: str, where: str, is_project: bool) -> None:
         for key_node, value_node in root.value:
             if key_node.value == SENSORS:
                 _sensors(cfg, value_node, where, is_project)
+            elif key_node.value == RELAY and not is_project:
+                # attend.relay checks it (a relay that is not configured never imports it).
+                cfg.relay = (yaml.safe_load(yaml.serialize(value_node)), where, key_node.start_mark.line + 1)
             else:
                 kept.append((key_node, value_node))
         root.value = kept
