@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
+from attend import safejson
 from attend.conduits import fastdrain, monitor
 from attend.domain import attention, delivery, disclosure, framing, mcp_markers, rooms, sessions
 from attend.domain.context import Context
@@ -280,7 +281,7 @@ def render_plain(batch: Batch) -> str:
 
 def _payload(data: bytes) -> dict[str, Any]:
     try:
-        raw = json.loads(data.decode("utf-8", "replace") or "{}")
+        raw = safejson.loads(data.decode("utf-8", "replace") or "{}")
     except ValueError:
         return {}
     return raw if isinstance(raw, dict) else {}

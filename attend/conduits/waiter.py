@@ -8,6 +8,9 @@ exits 2: the client starts a new turn with that text. Otherwise it exits 0, sile
 
 - when the sensor loop is live (the loop delivers), or ``conduits.wake`` is ``off``, or the
   session is not enrolled;
+- at once in a headless session (``claude -p``, the Agent SDK: the client marks it unattended),
+  which the client would otherwise keep running for as long as this hook waits; unless
+  ``conduits.headless_wait`` opts in, and then for that many seconds;
 - when a newer waiter of the same session takes over (``sessions/<sid>/waiter`` names the newest;
   an older one sees it change and leaves), so two waiters never both wake the model for one message;
 - when its Claude process ends (a pidfd wakes it), or its own deadline, ``MARGIN`` before the
@@ -30,7 +33,6 @@ the drain (and the domain it imports) is imported when there is something to sho
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import select
 import time
@@ -38,8 +40,10 @@ from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any
 
 from attend import layout as L
+from attend import safejson
 from attend.conduits.watch import ARRIVALS, IN_CLOSE_WRITE, IN_CREATE, IN_DELETE, IN_MOVED_TO, Watcher
 from attend.errors import SpoolError
+from attend.hosts.claude import unattended
 from attend.procfs import stat_fields
 from attend.spool import Spool
 
@@ -101,7 +105,9 @@ class Waiter:
         tag: str = "",
         cfg: Config | None = None,
         transcript: str | None = None,
+        stay: float | None = None,
     ) -> None:
+        """``stay``: seconds a headless session that opted in waits (None: as long as the hook may)."""
         self.tag = tag  # this turn end's event tag, to find the drain's verdict on it
         self.cleared = not tag  # the drain of this turn end did not block (or is not coming)
         self.spool = spool
@@ -111,7 +117,8 @@ class Waiter:
         self.err = err
         self.me = me()
         self.started = time.monotonic()
-        self.deadline = self.started + HOOK_TIMEOUT - MARGIN
+        limit = HOOK_TIMEOUT - MARGIN
+        self.deadline = self.started + (limit if stay is None else min(limit, stay))
         self.watcher = Watcher()
         self.pidfd: int | None = None
         self.cfg = cfg  # None: no keepwarm from this waiter
@@ -310,7 +317,7 @@ class Waiter:
 
 def _payload(data: bytes) -> dict[str, Any]:
     try:
-        raw = json.loads(data or b"{}")
+        raw = safejson.loads(data or b"{}")
     except ValueError:
         return {}
     return raw if isinstance(raw, dict) else {}
@@ -333,18 +340,23 @@ def hook_main(data: bytes, env: Mapping[str, str], err: IO[str]) -> int:
         enrolled, optout = spool.present((L.SESSIONS, sid), (L.ENROLLED, L.OPTOUT))
         if not enrolled or optout:
             return QUIET_EXIT
+        claude_pid = _claude_pid(env)
         cfg = load_config(env)
         if str(cfg.get("conduits.wake")) == "off":
             return QUIET_EXIT
+        stay = None
+        if unattended(env, claude_pid):  # claude -p, the SDK: it must end after its last turn
+            stay = float(cfg.get("conduits.headless_wait"))
+            if stay <= 0:
+                return QUIET_EXIT
         stop_active = payload.get("stop_hook_active") is True
-        claude_pid = _claude_pid(env)
         path = None
         if spool.present((L.SESSIONS, sid), (L.KEEPWARM,))[0]:  # armed (or was): the loop's transcript
             from attend.domain import transcript
 
             cwd = payload.get("cwd")
             path = transcript.of_claude(env, sid, claude_pid, cwd if isinstance(cwd, str) else os.getcwd())
-        return Waiter(spool, sid, claude_pid, stop_active, err, L.event_tag(data), cfg, path).run()
+        return Waiter(spool, sid, claude_pid, stop_active, err, L.event_tag(data), cfg, path, stay).run()
     except Exception as e:  # never wake the session with an error of our own
         line = f"attend wait: the waiter failed ({type(e).__name__}: {e}); messages stay pending for the next conduit"
         with contextlib.suppress(Exception):

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from attend import layout
+from attend import layout, safejson
 
 # typing for mypy alone, and pathlib only for the callers that want a Path: every sensor loop loads
 # config, and reads its files by str (~0.6 MB each, in a hundred idle loops).
@@ -77,6 +77,13 @@ KEYS: dict[str, Key] = {
         "which sessions the waiting conduit wakes when idle: joined (every session enrolled by run or join) or off",
         choices=("joined", "off"),
     ),
+    "conduits.headless_wait": Key(
+        0,
+        int,
+        0,
+        "seconds a headless session (claude -p, the Agent SDK) waits for a message after each turn before "
+        "it may end; 0: attend never holds it open",
+    ),
     "governor.sender.burst": Key(
         5, int, 1, "lines a minute per sender that a conduit shows as they come; after that, the cooldown"
     ),
@@ -86,6 +93,7 @@ KEYS: dict[str, Key] = {
     "governor.sender.max_per_minute": Key(30, int, 1, "lines a minute per sender that a conduit shows, at most"),
 }
 SENSORS = "sensors"  # the one section that is not a key: sensors: {+name: {script: …}, -name:, name: {…}}
+RELAY = "relay"  # relay: {servers: [...], …}: read and checked by attend.relay (docs/architecture/relay.md)
 
 
 @dataclass(frozen=True)
@@ -135,6 +143,7 @@ class Config:
     files: list[str] = field(default_factory=list)  # the files that exist and were read
     sensors: dict[str, SensorSetting] = field(default_factory=dict)  # the last file's word on each name
     digests: dict[str, str] = field(default_factory=dict)  # file -> sha256 of the text read (trust)
+    relay: tuple[object, str, int] | None = None  # the user file's ``relay:`` section as data, its file, line
 
     def get(self, key: str) -> float | int | str:
         return self.values[key]
@@ -210,6 +219,9 @@ def _apply(cfg: Config, text: str, where: str, is_project: bool) -> None:
         for key_node, value_node in root.value:
             if key_node.value == SENSORS:
                 _sensors(cfg, value_node, where, is_project)
+            elif key_node.value == RELAY and not is_project:
+                # attend.relay checks it (a relay that is not configured never imports it).
+                cfg.relay = (yaml.safe_load(yaml.serialize(value_node)), where, key_node.start_mark.line + 1)
             else:
                 kept.append((key_node, value_node))
         root.value = kept
@@ -486,10 +498,9 @@ def trust_path(env: Mapping[str, str] | None = None) -> Path:
 
 
 def _trusted(env: Mapping[str, str] | None) -> dict[str, str]:
-    import json
 
     try:
-        data = json.loads(_read(os.path.join(layout.config_root(env), TRUST_FILE)))
+        data = safejson.loads(_read(os.path.join(layout.config_root(env), TRUST_FILE)))
     except (OSError, ValueError):
         return {}
     return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}

@@ -31,8 +31,10 @@ FIELDS = (
     ("Room", "room"),
     ("Re", "re"),
     ("Origin", "origin"),
+    ("Relayed-From", "via"),
+    ("Relayed-Id", "relayed"),
 )
-_OPTIONAL = {"On-Behalf-Of", "Re"}
+_OPTIONAL = {"On-Behalf-Of", "Re", "Relayed-From", "Relayed-Id"}
 MAIL_HEADERS = ("Message-ID", "Date", "From", "To", "Subject")  # always written; threads add two
 V1_FIELDS = ("Message-Id", "From", "To")  # what version 1 kept in the headers version 2 made standard
 
@@ -64,6 +66,8 @@ class Signal(Record):
     on_behalf_of: str | None = None
     version: int = VERSION
     ancestors: tuple[str, ...] = ()  # ids above ``re`` in its thread, oldest first (References)
+    via: str | None = None  # the host a relayed record came from (its From-Id then carries ``@<host>``)
+    relayed: str | None = None  # a relayed record's id on the host that sent it
 
     def with_id(self, id: str, at: float) -> Signal:
         return self._replace(id=id, at=at)
@@ -257,6 +261,8 @@ def render(sig: Signal) -> bytes:
         "Room": sig.room,
         "Re": sig.re,
         "Origin": sig.origin,
+        "Relayed-From": sig.via,
+        "Relayed-Id": sig.relayed,
     }
     lines = [f"{key}: {encode_value(value)}\n" for key, _ in FIELDS if (value := values[key]) is not None]
     head = lines[0] + mail_headers(sig) + "".join(lines[1:]) + _MIME
@@ -326,4 +332,6 @@ def parse(data: bytes, at: float | None = None) -> Signal:
         on_behalf_of=decode_value(headers["On-Behalf-Of"]) if "On-Behalf-Of" in headers else None,
         version=version,
         ancestors=ancestors,
+        via=headers.get("Relayed-From"),
+        relayed=headers.get("Relayed-Id"),
     )
