@@ -366,11 +366,84 @@ def hook_main(data: bytes, env: Mapping[str, str], err: IO[str]) -> int:
         return QUIET_EXIT
 
 
+class QueueWriter:
+    """Where a Codex waiter's wake goes: ``codex queue --thread <id> --message <text>``, run when the
+    waiter flushes, still under the show lock, so a failed queue raises before anything is marked
+    seen and the messages stay for the next conduit."""
+
+    def __init__(self, exe: str, sid: str, env: Mapping[str, str]) -> None:
+        self.argv = [exe, "queue", "--thread", sid, "--message"]
+        self.env = dict(env)
+        self.text = ""
+
+    def write(self, text: str) -> int:
+        self.text += text
+        return len(text)
+
+    def flush(self) -> None:
+        text, self.text = self.text.rstrip("\n"), ""
+        if not text:
+            return
+        import subprocess
+
+        done = subprocess.run(
+            [*self.argv, text], env=self.env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False
+        )
+        if done.returncode != 0:
+            why = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit {done.returncode}"]
+            raise OSError(f"codex queue failed: {why[0][:200]}")
+
+
+class CodexWaiter(Waiter):
+    """The waiter for an idle Codex thread: its wake is a ``codex queue`` (``QueueWriter``), and its
+    own notes go to the log, never to the model."""
+
+    def report(self, line: str) -> None:
+        with contextlib.suppress(Exception):
+            self.spool.log(line)
+
+
+def codex_main(sid: str, env: Mapping[str, str], out: IO[str]) -> int:
+    """``attend wait --codex <thread>``, started by the Codex Stop hook (attend/conduits/hosthooks.py).
+    It proves its session while the hook, its parent, still links it to the codex process hosting
+    the thread, says ``ready``, and waits. 0 always: nothing it does is an answer to anyone."""
+    from attend import identity
+    from attend.hosts import codex
+
+    spool: Spool | None = None
+    try:
+        spool = Spool(L.default_root(env))
+        host = codex.HOST.host_process(os.getpid())
+        who = identity.resolve(payload_sid=sid, env=env)
+        if host is None or who.host != "codex" or who.id != sid or not L.is_session_id(sid):
+            spool.log(f"attend wait --codex {sid[:80]}: not this process's Codex thread; not waiting")
+            return QUIET_EXIT
+        exe = os.readlink(f"/proc/{host[0]}/exe")
+        out.write("ready\n")
+        out.flush()
+        with contextlib.suppress(OSError):  # the hook stops reading; stderr is /dev/null (hosthooks)
+            os.dup2(2, 1)
+        cfg = load_config(env)
+        if str(cfg.get("conduits.wake")) == "off":
+            return QUIET_EXIT
+        writer = QueueWriter(exe, sid, env)
+        return CodexWaiter(spool, sid, host[0], False, writer, "", cfg).run()  # type: ignore[arg-type]
+    except Exception as e:
+        with contextlib.suppress(Exception):
+            if spool is not None:
+                spool.log(f"attend wait --codex: the waiter failed ({type(e).__name__}: {e})")
+        return QUIET_EXIT
+
+
 USAGE = "attend wait runs as Claude Code's asyncRewake Stop hook only: attend wait --hook (attend install wires it)"
 
 
 def main(argv: list[str], env: Mapping[str, str], err: IO[str]) -> int:
     """``attend wait …`` from the console entry, before click is imported."""
+    if len(argv) == 2 and argv[0] == "--codex":
+        import sys
+
+        return codex_main(argv[1], env, sys.stdout)
     if argv != ["--hook"]:
         err.write(f"attend: {USAGE}\n")
         # Exit 2 is a wake to the client: under a Claude process a misuse is a plain failure.
