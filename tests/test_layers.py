@@ -30,8 +30,11 @@ GATE = frozenset({"attend.spool", "attend.layout"})
 ALLOWED: dict[str, str] = {
     "attend.identity": "reads /proc and Claude Code's session records (~/.claude/sessions) to name the caller",
     "attend.hosts.claude": "reads Claude Code's session records (~/.claude/sessions) to find the caller's session",
+    "attend.hosts.codex": "reads /proc/<pid>/fd and a Codex rollout's first line to prove the caller's thread",
+    "attend.hosts.gemini": "writes and reads attend's records of Gemini CLI processes (~/.gemini/attend/sessions)",
     "attend.procfs": "reads Claude Code's session records for the identity walk and the fast drain's ancestry check",
     "attend.setup.install": "reads and writes Claude Code's configuration (settings.json, hooks, skills, MCP)",
+    "attend.setup.hosts": "reads and writes Codex CLI's and Gemini CLI's configuration (hooks, config.toml, settings)",
     "attend.setup.data": "lists attend's packaged data (settings, hooks, skills)",
     "attend.domain.reheat": "reads the reheat's text, skills/attend/reheat.md, from attend's packaged data",
     "attend.domain.config": "reads config.yaml and the project's .claude/attend.yaml; writes the user's files",

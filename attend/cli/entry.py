@@ -50,6 +50,11 @@ def main() -> None:
 
         sys.exit(waiter.main(sys.argv[2:], os.environ, sys.stderr))
 
+    if sys.argv[1:2] == ["hook"]:
+        from attend.conduits import hosthooks  # Codex's and Gemini's own hooks: small, fail open
+
+        sys.exit(hosthooks.main(sys.argv[2:], os.environ, sys.stdout, sys.stderr))
+
     if sys.argv[1:2] == ["send"]:
         from attend.cli import fastsend  # the hot outbound path, parsed without click
 

@@ -27,7 +27,7 @@ HELP = "\n".join(
         "  doctor       Explain why a session would not receive: attend on PATH,...",
         "  help         Show the help of a command (attend help send), or of...",
         "  inbox        List the messages you receive, newest first, or read one...",
-        "  install      Wire attend into a Claude Code configuration: allow every...",
+        "  install      Wire attend into Claude Code, Codex CLI and Gemini CLI:...",
         "  join         Join a channel, made if missing, and receive its messages;...",
         "  keepwarm     Keep this session's prompt cache warm while it idles: on...",
         "  leave        Leave a channel.",

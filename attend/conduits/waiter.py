@@ -19,7 +19,9 @@ exits 2: the client starts a new turn with that text. Otherwise it exits 0, sile
   with an error of its own making.
 
 It never wakes in a loop: consecutive wakes that each come soon after the turn they follow are
-counted (``wake-rounds``), and past the drain's ceiling the messages wait for the next turn end.
+counted (``wake-rounds``), and past the drain's ceiling the wake is held until ``LOOP_WINDOW`` after
+the turn, when it is no longer quick: a slower wake, never none (an idle session has no next turn end
+to wait for, so giving up would leave the messages with no conduit).
 
 While keepwarm is armed (``attend keepwarm on``) and no loop is live, the same wait is timed to
 ``keepwarm.idle_seconds`` after the transcript's last write: then it wakes the session once with the
@@ -124,6 +126,7 @@ class Waiter:
         self.cfg = cfg  # None: no keepwarm from this waiter
         self.transcript = transcript
         self.warm_at: float | None = None  # epoch seconds: when keepwarm wants a look
+        self.hold: float | None = None  # monotonic: past the ceiling of quick wakes, no wake before this
 
     def report(self, line: str) -> None:
         self.err.write(line + "\n")
@@ -182,6 +185,8 @@ class Waiter:
     def timeout(self, left: float) -> float:
         """How long the next wait may sleep: to the deadline, the next look, or keepwarm's time."""
         wait = min(left, LOOK_EVERY)
+        if self.hold is not None:
+            wait = min(wait, max(0.0, self.hold - time.monotonic()) + 0.01)
         if self.warm_at is not None:
             wait = min(wait, max(0.0, self.warm_at - time.time()) + 0.01)
         return wait
@@ -248,6 +253,9 @@ class Waiter:
             if left <= 0:
                 return QUIET_EXIT
             if self.pending():
+                if self.hold is not None and time.monotonic() < self.hold:
+                    self.watcher.wait(self.timeout(left), wake=self.pidfd)
+                    continue
                 self.gather()
                 if self.claude_gone() or not self.mine() or self.loop_live():
                     return QUIET_EXIT
@@ -297,8 +305,10 @@ class Waiter:
 
         refusal = self.next_wake()
         if refusal:
-            self.report(f"attend wait: {refusal}; the messages wait for the next turn end")
-            return QUIET_EXIT
+            # Held, not dropped: by then the wake is no longer quick, and the chain starts again.
+            self.hold = self.started + LOOP_WINDOW
+            self.report(f"attend wait: {refusal}; the wake waits until {LOOP_WINDOW:g} s after the turn")
+            return None
         with drain.claimed(self.spool, self.sid) as batch:
             if batch.busy:
                 return None
@@ -366,11 +376,84 @@ def hook_main(data: bytes, env: Mapping[str, str], err: IO[str]) -> int:
         return QUIET_EXIT
 
 
+class QueueWriter:
+    """Where a Codex waiter's wake goes: ``codex queue --thread <id> --message <text>``, run when the
+    waiter flushes, still under the show lock, so a failed queue raises before anything is marked
+    seen and the messages stay for the next conduit."""
+
+    def __init__(self, exe: str, sid: str, env: Mapping[str, str]) -> None:
+        self.argv = [exe, "queue", "--thread", sid, "--message"]
+        self.env = dict(env)
+        self.text = ""
+
+    def write(self, text: str) -> int:
+        self.text += text
+        return len(text)
+
+    def flush(self) -> None:
+        text, self.text = self.text.rstrip("\n"), ""
+        if not text:
+            return
+        import subprocess
+
+        done = subprocess.run(
+            [*self.argv, text], env=self.env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False
+        )
+        if done.returncode != 0:
+            why = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit {done.returncode}"]
+            raise OSError(f"codex queue failed: {why[0][:200]}")
+
+
+class CodexWaiter(Waiter):
+    """The waiter for an idle Codex thread: its wake is a ``codex queue`` (``QueueWriter``), and its
+    own notes go to the log, never to the model."""
+
+    def report(self, line: str) -> None:
+        with contextlib.suppress(Exception):
+            self.spool.log(line)
+
+
+def codex_main(sid: str, env: Mapping[str, str], out: IO[str]) -> int:
+    """``attend wait --codex <thread>``, started by the Codex Stop hook (attend/conduits/hosthooks.py).
+    It proves its session while the hook, its parent, still links it to the codex process hosting
+    the thread, says ``ready``, and waits. 0 always: nothing it does is an answer to anyone."""
+    from attend import identity
+    from attend.hosts import codex
+
+    spool: Spool | None = None
+    try:
+        spool = Spool(L.default_root(env))
+        host = codex.HOST.host_process(os.getpid())
+        who = identity.resolve(payload_sid=sid, env=env)
+        if host is None or who.host != "codex" or who.id != sid or not L.is_session_id(sid):
+            spool.log(f"attend wait --codex {sid[:80]}: not this process's Codex thread; not waiting")
+            return QUIET_EXIT
+        exe = os.readlink(f"/proc/{host[0]}/exe")
+        out.write("ready\n")
+        out.flush()
+        with contextlib.suppress(OSError):  # the hook stops reading; stderr is /dev/null (hosthooks)
+            os.dup2(2, 1)
+        cfg = load_config(env)
+        if str(cfg.get("conduits.wake")) == "off":
+            return QUIET_EXIT
+        writer = QueueWriter(exe, sid, env)
+        return CodexWaiter(spool, sid, host[0], False, writer, "", cfg).run()  # type: ignore[arg-type]
+    except Exception as e:
+        with contextlib.suppress(Exception):
+            if spool is not None:
+                spool.log(f"attend wait --codex: the waiter failed ({type(e).__name__}: {e})")
+        return QUIET_EXIT
+
+
 USAGE = "attend wait runs as Claude Code's asyncRewake Stop hook only: attend wait --hook (attend install wires it)"
 
 
 def main(argv: list[str], env: Mapping[str, str], err: IO[str]) -> int:
     """``attend wait …`` from the console entry, before click is imported."""
+    if len(argv) == 2 and argv[0] == "--codex":
+        import sys
+
+        return codex_main(argv[1], env, sys.stdout)
     if argv != ["--hook"]:
         err.write(f"attend: {USAGE}\n")
         # Exit 2 is a wake to the client: under a Claude process a misuse is a plain failure.

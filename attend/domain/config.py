@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+GRID = 30.0  # seconds: the sensor loop's timer grid (attend.conduits.loop.TICK); a timer under it wakes off it
+
+
 @dataclass(frozen=True)
 class Key:
     default: float | int | str
@@ -33,6 +36,12 @@ class Key:
     help: str
     project: bool = False  # a project overlay may set it
     choices: tuple[str, ...] = ()
+    maximum: float = float("inf")
+    off: bool = False  # 0 is allowed below ``minimum``: it turns the thing off
+    # What a project overlay may set, when narrower: a project's file needs no approval, so it may not
+    # make every loop of the project spend more than the defaults do.
+    project_min: float | None = None
+    project_max: float | None = None
 
 
 KEYS: dict[str, Key] = {
@@ -43,9 +52,17 @@ KEYS: dict[str, Key] = {
         24, float, 0, "the spool of a session that is no longer live is removed this long after its last activity"
     ),
     "sensor.cleanup_interval": Key(
-        600, float, 0, "seconds between the sensor loop's bounded cleanup sweeps; 0 turns them off", project=True
+        600,
+        float,
+        GRID,
+        "seconds between the sensor loop's bounded cleanup sweeps; 0 turns them off",
+        project=True,
+        off=True,
+        project_min=600,
     ),
-    "sensor.cleanup_budget": Key(5000, int, 100, "spool entries one in-loop sweep may examine", project=True),
+    "sensor.cleanup_budget": Key(
+        5000, int, 100, "spool entries one in-loop sweep may examine", project=True, maximum=1_000_000, project_max=5000
+    ),
     # The two lanes' governors (docs/architecture/sensors.md): messages pass freely, events are held.
     "governor.message.cooldown": Key(3, float, 0, "seconds between two message-lane lines (peers, keepwarm)"),
     "governor.message.max_per_window": Key(30, int, 1, "message-lane lines at most per governor.message.window"),
@@ -117,6 +134,7 @@ SCRIPT_INTERVAL = 30.0  # seconds, when a script sensor names none
 SCRIPT_TIMEOUT = 10.0
 MIN_SCRIPT_INTERVAL = 5.0  # a script is a process: no faster than this
 MIN_BUILT_IN_INTERVAL = 1.0
+MAX_SCRIPT_TIMEOUT = 600.0  # seconds: a timeout is there to end a hung script
 
 
 @dataclass(frozen=True)
@@ -203,6 +221,13 @@ def _read(file: str) -> str:
 
 
 def _apply(cfg: Config, text: str, where: str, is_project: bool) -> None:
+    try:
+        _apply_yaml(cfg, text, where, is_project)
+    except RecursionError:  # PyYAML composes recursively: a file nested a thousand deep is 2 KB
+        cfg.problems.append(Problem(where, 1, "-", "nested too deep to read"))
+
+
+def _apply_yaml(cfg: Config, text: str, where: str, is_project: bool) -> None:
     import yaml
 
     try:
@@ -237,7 +262,7 @@ def _apply(cfg: Config, text: str, where: str, is_project: bool) -> None:
                 Problem(where, line, key, "applies to the whole machine; set it in the user config, not a project's")
             )
             continue
-        value = _value(node, spec)
+        value = _value(node, spec, is_project)
         if isinstance(value, Bad):
             cfg.problems.append(Problem(where, line, key, value))
             continue
@@ -264,8 +289,10 @@ def _leaves(node: Any, prefix: str, cfg: Config, where: str) -> list[tuple[str, 
     return out
 
 
-def _value(node: Any, spec: Key) -> float | int | str | Bad:
-    """The parsed value, or what is wrong with it."""
+def _value(node: Any, spec: Key, is_project: bool = False) -> float | int | str | Bad:
+    """The parsed value, or what is wrong with it (a project overlay within its narrower bounds)."""
+    import math
+
     import yaml
 
     if spec.choices:
@@ -282,8 +309,18 @@ def _value(node: Any, spec: Key) -> float | int | str | Bad:
         value: float | int = int(raw) if spec.kind is int else float(raw)
     except ValueError:
         return Bad(f"must be {want}, not {node.value!r}")
-    if value < spec.minimum:
-        return Bad(f"must be at least {spec.minimum:g}, not {node.value}")
+    if not math.isfinite(value):
+        return Bad(f"must be a finite number, not {node.value}")
+    if spec.off and value == 0:
+        return value
+    low = max(spec.minimum, spec.project_min) if is_project and spec.project_min is not None else spec.minimum
+    high = min(spec.maximum, spec.project_max) if is_project and spec.project_max is not None else spec.maximum
+    where = " in a project's file" if is_project and (low, high) != (spec.minimum, spec.maximum) else ""
+    also = " (or 0, off)" if spec.off else ""
+    if value < low:
+        return Bad(f"must be at least {low:g}{also}{where}, not {node.value}")
+    if value > high:
+        return Bad(f"must be at most {high:g}{where}, not {node.value}")
     return value
 
 
@@ -371,10 +408,15 @@ def _sensor_entry(
         fields[k.value] = (v, line)
     setting = SensorSetting(name, where, at, is_project, base=base)
     floor = MIN_SCRIPT_INTERVAL if script else MIN_INTERVAL.get(name, MIN_BUILT_IN_INTERVAL)
+    # A project's built-in sensor polls in every loop of the project, unapproved: on the grid, no faster.
+    limits = {
+        "interval": Key(0, float, floor, "", project_min=None if script else GRID),
+        "timeout": Key(0, float, 0.1, "", maximum=MAX_SCRIPT_TIMEOUT),
+    }
     for k, (v, line) in fields.items():
         where_key = f"{key}.{k}"
         if k in ("interval", "timeout"):
-            value = _value(v, Key(0, float, floor if k == "interval" else 0.1, ""))
+            value = _value(v, limits[k], is_project)
             if isinstance(value, str):
                 return Problem(where, line, where_key, value)
             setting = _replace(setting, **{k: float(value)})
