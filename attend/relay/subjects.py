@@ -111,7 +111,7 @@ def server_accounts(hosts: list[str]) -> str:
     """The ``accounts`` block of a nats-server configuration for these hosts (one nkey user each, plus
     an admin who provisions), as docs/architecture/relay.md shows it; the tests run its permissions."""
     lines = ["accounts: {", "  ATTEND: {", "    jetstream: enabled", "    users: ["]
-    lines.append('      { user: admin, password: $ATTEND_ADMIN_PASSWORD }  # provisions (an environment variable); never on a host')
+    lines.append("      { user: admin, password: $ATTEND_ADMIN_PASSWORD }  # provisions; never on a host")
     for host in hosts:
         perms = permissions(host)
         lines.append(f"      {{ nkey: <{host}'s public nkey, U...>  # {host}")
