@@ -77,6 +77,13 @@ KEYS: dict[str, Key] = {
         "which sessions the waiting conduit wakes when idle: joined (every session enrolled by run or join) or off",
         choices=("joined", "off"),
     ),
+    "conduits.socket": Key(
+        "on",
+        str,
+        0,
+        "whether attend mcp posts a session's mail to the client's inbox socket (mid-turn, or waking it): on or off",
+        choices=("on", "off"),
+    ),
     "governor.sender.burst": Key(
         5, int, 1, "lines a minute per sender that a conduit shows as they come; after that, the cooldown"
     ),
