@@ -26,232 +26,46 @@ import time
 from collections.abc import Callable, Mapping
 
 from attend.errors import IdentityError
+from attend.hosts import HOSTS
+from attend.hosts.base import MAX_HOPS as MAX_HOPS
+from attend.hosts.base import Found, Host
+from attend.hosts.base import environ_of as environ_of
+from attend.hosts.base import parent_pid as parent_pid
+from attend.hosts.base import pid_alive as pid_alive
+from attend.hosts.base import pid_namespace as pid_namespace
+from attend.hosts.base import proc_start as proc_start
+from attend.hosts.claude import SessionRecord as SessionRecord
+from attend.hosts.claude import claude_dir as claude_dir
+from attend.hosts.claude import claude_home as claude_home
+from attend.hosts.claude import find_ancestor_record as find_ancestor_record
+from attend.hosts.claude import find_session as find_session
+from attend.hosts.claude import live_records as live_records
+from attend.hosts.claude import own_claude_dir as own_claude_dir
+from attend.hosts.claude import read_record as read_record
+from attend.hosts.claude import record_from as record_from
+from attend.hosts.claude import record_is_live as record_is_live
+from attend.hosts.claude import sessions_home as sessions_home
 from attend.layout import is_session_id
-from attend.procfs import claude_record, stat_fields
 from attend.record import Record
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from pathlib import Path  # the hot paths (send, the drain) work in str: pathlib costs ~5 ms to import
-
-MAX_HOPS = 15
 
 
 class Identity(Record):
     kind: str  # "agent" | "human"
-    id: str  # Claude session id, or the human's user name
+    id: str  # the session id, or the human's user name
     origin: str  # project path (worktrees normalised)
     resolved_by: str  # "ancestry" | "sandbox" | "terminal"
     resolved: bool  # an agent whose live session record was found
-    claude_pid: int | None = None
+    claude_pid: int | None = None  # the host's process that owns the session (ancestry only)
     proc_start: str | None = None
     name: str | None = None  # the session's own name from its record, when set
     notes: tuple[str, ...] = ()  # ids that were offered and ignored, one line each
     evidence: str = ""  # what decided, in one line (``attend whoami`` shows it)
-    pid_ns: str | None = None  # the pid namespace the session's Claude runs in (ancestry only)
+    pid_ns: str | None = None  # the pid namespace the session's host process runs in (ancestry only)
+    host: str | None = None  # the host whose session this is ("claude"); None for a human
 
     @property
     def is_agent(self) -> bool:
         return self.kind == "agent"
-
-
-class SessionRecord(Record):
-    pid: int
-    session_id: str
-    cwd: str | None
-    proc_start: str | None
-    name: str | None
-    status: str | None
-    raw: Mapping[str, object]
-
-
-def claude_dir(env: Mapping[str, str] | None = None) -> Path:
-    from pathlib import Path
-
-    return Path(claude_home(env))
-
-
-def claude_home(env: Mapping[str, str] | None = None) -> str:
-    """``claude_dir`` as a str, for the hot paths."""
-    env = os.environ if env is None else env
-    if custom := env.get("CLAUDE_CONFIG_DIR"):
-        return custom
-    return os.path.join(env.get("HOME") or os.path.expanduser("~"), ".claude")
-
-
-def sessions_home(env: Mapping[str, str] | None = None) -> str:
-    """Where Claude Code keeps its session records, ``<claude dir>/sessions``."""
-    return os.path.join(claude_home(env), "sessions")
-
-
-# ---------------------------------------------------------------------- processes
-
-
-def proc_start(pid: int) -> str | None:
-    """Process start time in clock ticks since boot, as Claude Code records it in ``procStart``."""
-    fields = stat_fields(pid)
-    if fields is not None:
-        return fields[19]  # field 22 of /proc/<pid>/stat
-    return None
-
-
-def parent_pid(pid: int) -> int | None:
-    fields = stat_fields(pid)
-    if fields is not None:
-        return int(fields[1])
-    if os.path.isdir("/proc"):
-        return None  # the process is gone
-    import psutil  # portable fallback where /proc does not exist
-
-    try:
-        return psutil.Process(pid).ppid()
-    except psutil.Error:
-        return None
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-# ---------------------------------------------------------------------- session records
-
-
-def read_record(sessions_dir: str | os.PathLike[str], pid: int) -> SessionRecord | None:
-    return record_from(claude_record(os.fspath(sessions_dir), pid))
-
-
-def record_from(raw: object) -> SessionRecord | None:
-    if not isinstance(raw, dict):
-        return None
-    pid, sid = raw.get("pid"), raw.get("sessionId")
-    # The id names a spool folder and a room: one that is not a plain id (say "../x") is no session.
-    if not isinstance(pid, int) or not isinstance(sid, str) or not is_session_id(sid):
-        return None
-    cwd, start, name, status = (raw.get(k) for k in ("cwd", "procStart", "name", "status"))
-    return SessionRecord(
-        pid=pid,
-        session_id=sid,
-        cwd=cwd if isinstance(cwd, str) else None,
-        proc_start=str(start) if isinstance(start, (str, int)) else None,
-        name=name if isinstance(name, str) and name else None,
-        status=status if isinstance(status, str) else None,
-        raw=raw,
-    )
-
-
-def record_is_live(record: SessionRecord) -> bool:
-    """Live: the pid exists and the record's ``procStart`` is the live process's start time. A record
-    without a valid start time proves nothing about which process wrote it, so it is refused."""
-    if record.proc_start is None or not record.proc_start.isdigit() or not pid_alive(record.pid):
-        return False
-    live = proc_start(record.pid)
-    if live is None:
-        return not os.path.isdir("/proc")  # no /proc (not Linux): the start time cannot be checked
-    return live == record.proc_start
-
-
-def _walk(
-    pid: int, sessions_dir_of: Callable[[int], str | None], parent: Callable[[int], int | None]
-) -> tuple[SessionRecord, str] | None:
-    """Climb at most 15 parents from ``pid`` to one with a live record in ``sessions_dir_of(pid)``."""
-    current: int | None = pid
-    for _ in range(MAX_HOPS + 1):
-        if current is None or current <= 1:
-            return None  # in a pid namespace the walk ends at its pid 1
-        folder = sessions_dir_of(current)
-        record = read_record(folder, current) if folder is not None else None
-        if record is not None and folder is not None and record.pid == current and record_is_live(record):
-            return record, os.path.join(folder, f"{current}.json")
-        nxt = parent(current)
-        if nxt == current:
-            return None
-        current = nxt
-    return None
-
-
-def find_ancestor_record(
-    pid: int, sessions_dir: str | os.PathLike[str], parent: Callable[[int], int | None] = parent_pid
-) -> SessionRecord | None:
-    """Climb at most 15 parents from ``pid`` to one with a live session record in ``sessions_dir``."""
-    folder = os.fspath(sessions_dir)
-    found = _walk(pid, lambda _pid: folder, parent)
-    return found[0] if found else None
-
-
-def environ_of(pid: int) -> dict[str, str] | None:
-    """The environment a process was started with, when this user may read it (Linux)."""
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    pairs = (item.split(b"=", 1) for item in data.split(b"\0") if b"=" in item)
-    return {k.decode("utf-8", "replace"): v.decode("utf-8", "surrogateescape") for k, v in pairs}
-
-
-def own_claude_dir(pid: int) -> str:
-    """Where process ``pid`` keeps Claude Code's records: its own ``CLAUDE_CONFIG_DIR``, else its own
-    ``~/.claude``, else (its environment unreadable) this user's ``~/.claude`` from the password file."""
-    env = environ_of(pid)
-    if env is not None and (env.get("CLAUDE_CONFIG_DIR") or env.get("HOME")):
-        return claude_home(env)
-    import pwd
-
-    try:
-        return os.path.join(pwd.getpwuid(os.getuid()).pw_dir, ".claude")
-    except KeyError:
-        return os.path.join(os.path.expanduser("~"), ".claude")
-
-
-def find_session(
-    pid: int, env: Mapping[str, str], parent: Callable[[int], int | None] = parent_pid
-) -> tuple[SessionRecord, str] | None:
-    """The session among ``pid``'s ancestors, and the record that proves it.
-
-    First through the environment's claude dir (the hot paths: one walk). Only when that finds
-    nothing, again through each ancestor's own config dir, so a caller cannot hide its session by
-    pointing ``CLAUDE_CONFIG_DIR`` (or ``HOME``) elsewhere. Without /proc there is no environment to
-    read, and the second walk is skipped."""
-    first = sessions_home(env)
-    found = _walk(pid, lambda _pid: first, parent)
-    if found is not None or not os.path.isdir("/proc"):
-        return found
-
-    def own(p: int) -> str | None:
-        folder = os.path.join(own_claude_dir(p), "sessions")
-        return None if folder == first else folder  # already looked there
-
-    return _walk(pid, own, parent)
-
-
-def pid_namespace(pid: int | None = None) -> str | None:
-    """The pid namespace of a process (``pid:[4026531836]``), or None where it cannot be read."""
-    try:
-        return os.readlink(f"/proc/{'self' if pid is None else pid}/ns/pid")
-    except OSError:
-        return None
-
-
-def live_records(sessions_dir: str | os.PathLike[str]) -> list[SessionRecord]:
-    """Every live Claude session on the machine, from its record."""
-    try:
-        names = sorted(os.listdir(sessions_dir))
-    except OSError:
-        return []
-    records = []
-    for name in names:
-        if not name.endswith(".json") or not name[:-5].isdigit():
-            continue
-        record = read_record(sessions_dir, int(name[:-5]))
-        if record is not None and record.pid == int(name[:-5]) and record_is_live(record):
-            records.append(record)
-    return records
 
 
 # ---------------------------------------------------------------------- origin and persona
@@ -426,43 +240,54 @@ def human_id(env: Mapping[str, str]) -> str:
 # ---------------------------------------------------------------------- resolution
 
 
-def _agent(record: SessionRecord, where: str, notes: tuple[str, ...]) -> Identity:
-    home = os.path.expanduser("~")
-    shown = where
-    if shown.startswith(home + os.sep):
-        shown = "~" + shown[len(home) :]
+def find_caller(pid: int, env: Mapping[str, str], claims: tuple[str, ...] = ()) -> tuple[Host, Found] | None:
+    """The session nearest above ``pid`` among every host's, with the host that found it."""
+    best: tuple[Host, Found] | None = None
+    for host in HOSTS:
+        found = host.find(pid, env, parent_pid, claims)
+        if found is not None and (best is None or found.hops < best[1].hops):
+            best = (host, found)
+    return best
+
+
+def _agent(host: Host, found: Found, notes: tuple[str, ...]) -> Identity:
     return Identity(
         kind="agent",
-        id=record.session_id,
-        origin=normalise_origin(record.cwd or os.getcwd()),
+        id=found.session_id,
+        origin=normalise_origin(found.cwd or os.getcwd()),
         resolved_by="ancestry",
         resolved=True,
-        claude_pid=record.pid,
-        proc_start=record.proc_start,
-        name=record.name,
+        # A process that hosts many sessions never stands for one (no liveness, no /clear move by pid).
+        claude_pid=found.pid if host.one_session_per_process else None,
+        proc_start=found.proc_start if host.one_session_per_process else None,
+        name=found.name,
         notes=notes,
-        evidence=f"ancestry: claude pid {record.pid} (procStart {record.proc_start}) record {shown}",
-        pid_ns=pid_namespace(record.pid),
+        evidence=host.evidence(found),
+        pid_ns=pid_namespace(found.pid),
+        host=host.name,
     )
 
 
-# What the sandbox rule asks of an enrolled session: (the pid namespace its Claude runs in, as
+# What the sandbox rule asks of an enrolled session: (the pid namespace its host process runs in, as
 # recorded when it enrolled through its ancestry, or None; its origin). None: not enrolled.
 EnrollmentProbe = Callable[[str], "tuple[str | None, str] | None"]
 
 SANDBOX_FIX = "run attend from the session itself"
 
 
-def _sandbox(env_sid: str | None, pid: int | None, probe: EnrollmentProbe) -> Identity:
+def _sandbox(host: Host, offered: tuple[str, str] | None, pid: int | None, probe: EnrollmentProbe) -> Identity:
     """The sandbox rule: no session in the ancestry, the environment names enrolled session B, and
-    the caller is in another pid namespace than B's Claude. In B's own namespace B's Claude would be
-    visible as an ancestor if it were one, so there the environment's id is refused."""
-    if not env_sid:
+    the caller is in another pid namespace than B's host process. In B's own namespace B's host would
+    be visible as an ancestor if it were one, so there the environment's id is refused."""
+    if offered is None:
+        inside = next((var for var in host.inside_env if var), "")
+        var = host.session_env[0] if host.session_env else "a session id"
         raise IdentityError(
-            "CLAUDECODE=1 is set but no Claude session is among this process's ancestors and "
-            f"CLAUDE_CODE_SESSION_ID is unset; {SANDBOX_FIX} (or unset CLAUDECODE to act as a human)"
+            f"{inside}=1 is set but no {host.name} session is among this process's ancestors and "
+            f"{var} is unset; {SANDBOX_FIX} (or unset {inside} to act as a human)"
         )
-    rule = f"no Claude session is among this process's ancestors, so CLAUDE_CODE_SESSION_ID {env_sid} is refused"
+    var, env_sid = offered
+    rule = f"no {host.name} session is among this process's ancestors, so {var} {env_sid} is refused"
     enrolled = probe(env_sid) if is_session_id(env_sid) else None
     if enrolled is None:
         raise IdentityError(f"{rule}: the sandbox rule needs an enrolled session, and it is not one; {SANDBOX_FIX}")
@@ -475,13 +300,13 @@ def _sandbox(env_sid: str | None, pid: int | None, probe: EnrollmentProbe) -> Id
         )
     if mine == theirs:
         raise IdentityError(
-            f"{rule}: the sandbox rule needs another pid namespace than its Claude's ({theirs}), where that "
-            f"Claude would be visible if it were an ancestor; {SANDBOX_FIX}"
+            f"{rule}: the sandbox rule needs another pid namespace than its {host.name} process's ({theirs}), "
+            f"where that process would be visible if it were an ancestor; {SANDBOX_FIX}"
         )
     # Narrower where the evidence is there: the namespace's first process shows the id the sandbox
     # was started with, which a command inside it cannot change for its parent.
     first = environ_of(1) if pid is None else None
-    started = (first or {}).get("CLAUDE_CODE_SESSION_ID")
+    started = (first or {}).get(var)
     if started and started != env_sid:
         raise IdentityError(f"{rule}: this pid namespace was started for session {started}; {SANDBOX_FIX}")
     return Identity(
@@ -491,6 +316,7 @@ def _sandbox(env_sid: str | None, pid: int | None, probe: EnrollmentProbe) -> Id
         resolved_by="sandbox",
         resolved=False,
         evidence=f"sandbox: pid namespace {mine} differs from the enrollment's {theirs}",
+        host=host.name,
     )
 
 
@@ -505,21 +331,30 @@ def resolve(
     """Resolve the caller; ``enrollment`` answers for the sandbox rule. The ancestry decides: an id
     offered by a hook payload or the environment never makes an identity by itself."""
     env = os.environ if env is None else env
-    env_sid = env.get("CLAUDE_CODE_SESSION_ID") or None
-    found = find_session(os.getpid() if pid is None else pid, env)
-    offered = (("the hook payload's session_id", payload_sid), ("CLAUDE_CODE_SESSION_ID", env_sid))
+    start = os.getpid() if pid is None else pid
+    found = find_caller(start, env, (payload_sid,) if payload_sid else ())
 
     if found is not None:
-        record, where = found
+        host, where = found
+        offered = [("the hook payload's session_id", payload_sid)]
+        offered += [o for h in HOSTS if (o := h.offered_id(env)) is not None]
         notes = tuple(
-            f"{what} {claimed} disagrees with the session in the ancestry ({record.session_id}); ignored"
+            f"{what} {claimed} disagrees with the session in the ancestry ({where.session_id}); ignored"
             for what, claimed in offered
-            if claimed and claimed != record.session_id
+            if claimed and claimed != where.session_id
         )
-        return _agent(record, where, notes)
+        return _agent(host, where, notes)
 
-    if env_sid or env.get("CLAUDECODE") == "1":
-        who = _sandbox(env_sid, pid, enrollment or (lambda _sid: None))
+    inside = next((h for h in HOSTS if h.offered_id(env)), None) or next((h for h in HOSTS if h.inside(env)), None)
+    if inside is None:
+        for host in HOSTS:
+            if (why := host.inside_ancestry(start, parent_pid)) is not None:
+                claim = f" (the session_id offered, {payload_sid}, is not one of them)" if payload_sid else ""
+                raise IdentityError(
+                    f"this process is inside {host.name} ({why}) but no session of it is proved{claim}; {SANDBOX_FIX}"
+                )
+    if inside is not None:
+        who = _sandbox(inside, inside.offered_id(env), pid, enrollment or (lambda _sid: None))
         if payload_sid and payload_sid != who.id:
             note = f"the hook payload's session_id {payload_sid} disagrees with the sandbox's ({who.id}); ignored"
             return who._replace(notes=(note,))

@@ -13,7 +13,6 @@ import fcntl
 import os
 import select
 import shlex
-import shutil
 import signal
 import struct
 import subprocess
@@ -31,7 +30,7 @@ from attend.verbs import chat as chat_verb
 from attend.verbs import join as join_verb
 from attend.verbs import reply as reply_verb
 from attend.verbs import send as send_verb
-from tests.support import ATTEND, DEADLINE, Loop, World, has, maildir, payload, wait_until
+from tests.support import ATTEND, DEADLINE, Loop, World, has, maildir, payload, require_tools, wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -483,11 +482,7 @@ class Tmux:
 
 @pytest.fixture
 def tmux(world: World) -> Iterator[Tmux]:
-    if shutil.which("tmux") is None:
-        message = "tmux not installed (apt-get install tmux; .ci/run installs it)"
-        if os.environ.get("ATTEND_REQUIRE_MUTT"):  # CI: installed with mutt, so it must run
-            pytest.fail(message)
-        pytest.skip(message)
+    require_tools("tmux")
     t = Tmux(world)
     try:
         yield t

@@ -118,6 +118,28 @@ def test_the_fast_send_path_refuses_in_json_too(world: World, args: list[str], c
     assert out.stderr == ""
 
 
+# Every verb that serves an agent session, run by the human at a terminal.
+SESSION_ONLY = (
+    ["run"],
+    ["keepwarm"],
+    ["notify", "list"],
+    ["notify", "unsubscribe", "abc"],
+    ["mute", "Hana"],
+    ["unmute", "Hana"],
+    ["inbox", "--wait", "1"],
+)
+
+
+@pytest.mark.parametrize("args", SESSION_ONLY, ids=lambda a: " ".join(a))
+def test_you_are_not_a_session_is_exit_2_from_every_verb(world: World, args: list[str]) -> None:
+    out = world.attend(*args)
+    assert out.returncode == 2, (out.stdout, out.stderr)
+    assert out.stderr.startswith("attend: ") and len(out.stderr.splitlines()) == 1, out.stderr
+    if args != ["run"]:  # run prints lines for the Monitor tool, never a JSON document
+        doc = world.attend(*args, "--json")
+        assert doc.returncode == 2 and json.loads(doc.stdout)["error"]["code"] == "not_a_session", doc
+
+
 def test_without_json_a_refusal_stays_one_line_on_stderr(world: World) -> None:
     out = world.attend("send", "--channel", "nope", "hi")
     assert out.returncode == 1 and out.stdout == ""
@@ -501,3 +523,14 @@ def test_tail_never_pages(world: World) -> None:
     rc, shown = in_pty(world, "tail", "--count", "12", rows=5, then=("Ctrl-C to stop", burst), **PAGER)
     assert rc == 0 and "message 11" in shown, shown
     assert "paged:" not in shown
+
+
+def test_version_prints_the_package_version_from_an_editable_install(world: World) -> None:
+    # The dev venv's install is editable, and the distribution is attend-bus, not attend.
+    import tomllib
+    from pathlib import Path
+
+    out = world.attend("--version")
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    pyproject = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())
+    assert out.stdout.strip() == f"attend {pyproject['project']['version']}"

@@ -61,7 +61,7 @@ def peers_text(result: Peers) -> str:
         return "no live Claude sessions"
     rows = [
         [
-            p.display + (" (you)" if p.self else ""),
+            p.display + (f"@{p.host}" if p.host else "") + (" (you)" if p.self else ""),
             p.project,
             p.status,
             "-" if p.ctx is None else f"{p.ctx}%",
@@ -72,7 +72,7 @@ def peers_text(result: Peers) -> str:
     ]
     rows += [
         [
-            h.user + " (human" + (", you)" if h.self else ")"),
+            h.user + (f"@{h.host}" if h.host else "") + " (human" + (", you)" if h.self else ")"),
             "-",
             f"active {h.active_at}",
             "-",

@@ -31,7 +31,7 @@ from attend.conduits.watch import ARRIVALS, CHANGES, WAKE, Watcher
 from attend.domain import attention, delivery, liveness, mcp_markers, presence, rooms, sessions
 from attend.domain.context import Context
 from attend.domain.envelope import Signal
-from attend.errors import AttendError, IdentityError
+from attend.errors import AttendError, IdentityError, NotASessionError
 from attend.identity import Identity
 from attend.layout import LINK_BOUND
 from attend.spool import Spool
@@ -634,7 +634,7 @@ def run(ctx: Context, write: Callable[[str], None], warn: Callable[[str], None])
     """Run until killed. Returns the exit code: 0 for a clean stop or a duplicate loop."""
     who = ctx.who()
     if not who.is_agent:
-        raise IdentityError(
+        raise NotASessionError(
             "attend run serves a Claude Code session and found none in its ancestry; "
             "arm it from a session with the Monitor tool (command: attend run)"
         )

@@ -9,6 +9,9 @@ exits 2: the client starts a new turn with that text. Otherwise it exits 0, sile
 - when the sensor loop is live (the loop delivers), or an ``attend mcp`` of the session serves its
   inbox socket (``sessions/<sid>/socket``), or ``conduits.wake`` is ``off``, or the session is not
   enrolled;
+- at once in a headless session (``claude -p``, the Agent SDK: the client marks it unattended),
+  which the client would otherwise keep running for as long as this hook waits; unless
+  ``conduits.headless_wait`` opts in, and then for that many seconds;
 - when a newer waiter of the same session takes over (``sessions/<sid>/waiter`` names the newest;
   an older one sees it change and leaves), so two waiters never both wake the model for one message;
 - when its Claude process ends (a pidfd wakes it), or its own deadline, ``MARGIN`` before the
@@ -31,7 +34,6 @@ the drain (and the domain it imports) is imported when there is something to sho
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import select
 import time
@@ -39,8 +41,10 @@ from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any
 
 from attend import layout as L
+from attend import safejson
 from attend.conduits.watch import ARRIVALS, IN_CLOSE_WRITE, IN_CREATE, IN_DELETE, IN_MOVED_TO, Watcher
 from attend.errors import SpoolError
+from attend.hosts.claude import unattended
 from attend.procfs import stat_fields
 from attend.spool import Spool
 
@@ -107,7 +111,9 @@ class Waiter:
         tag: str = "",
         cfg: Config | None = None,
         transcript: str | None = None,
+        stay: float | None = None,
     ) -> None:
+        """``stay``: seconds a headless session that opted in waits (None: as long as the hook may)."""
         self.tag = tag  # this turn end's event tag, to find the drain's verdict on it
         self.cleared = not tag  # the drain of this turn end did not block (or is not coming)
         self.spool = spool
@@ -117,7 +123,8 @@ class Waiter:
         self.err = err
         self.me = me()
         self.started = time.monotonic()
-        self.deadline = self.started + HOOK_TIMEOUT - MARGIN
+        limit = HOOK_TIMEOUT - MARGIN
+        self.deadline = self.started + (limit if stay is None else min(limit, stay))
         self.watcher = Watcher()
         self.pidfd: int | None = None
         self.cfg = cfg  # None: no keepwarm from this waiter
@@ -318,7 +325,7 @@ class Waiter:
 
 def _payload(data: bytes) -> dict[str, Any]:
     try:
-        raw = json.loads(data or b"{}")
+        raw = safejson.loads(data or b"{}")
     except ValueError:
         return {}
     return raw if isinstance(raw, dict) else {}
@@ -341,18 +348,23 @@ def hook_main(data: bytes, env: Mapping[str, str], err: IO[str]) -> int:
         enrolled, optout = spool.present((L.SESSIONS, sid), (L.ENROLLED, L.OPTOUT))
         if not enrolled or optout:
             return QUIET_EXIT
+        claude_pid = _claude_pid(env)
         cfg = load_config(env)
         if str(cfg.get("conduits.wake")) == "off":
             return QUIET_EXIT
+        stay = None
+        if unattended(env, claude_pid):  # claude -p, the SDK: it must end after its last turn
+            stay = float(cfg.get("conduits.headless_wait"))
+            if stay <= 0:
+                return QUIET_EXIT
         stop_active = payload.get("stop_hook_active") is True
-        claude_pid = _claude_pid(env)
         path = None
         if spool.present((L.SESSIONS, sid), (L.KEEPWARM,))[0]:  # armed (or was): the loop's transcript
             from attend.domain import transcript
 
             cwd = payload.get("cwd")
             path = transcript.of_claude(env, sid, claude_pid, cwd if isinstance(cwd, str) else os.getcwd())
-        return Waiter(spool, sid, claude_pid, stop_active, err, L.event_tag(data), cfg, path).run()
+        return Waiter(spool, sid, claude_pid, stop_active, err, L.event_tag(data), cfg, path, stay).run()
     except Exception as e:  # never wake the session with an error of our own
         line = f"attend wait: the waiter failed ({type(e).__name__}: {e}); messages stay pending for the next conduit"
         with contextlib.suppress(Exception):
@@ -362,11 +374,84 @@ def hook_main(data: bytes, env: Mapping[str, str], err: IO[str]) -> int:
         return QUIET_EXIT
 
 
+class QueueWriter:
+    """Where a Codex waiter's wake goes: ``codex queue --thread <id> --message <text>``, run when the
+    waiter flushes, still under the show lock, so a failed queue raises before anything is marked
+    seen and the messages stay for the next conduit."""
+
+    def __init__(self, exe: str, sid: str, env: Mapping[str, str]) -> None:
+        self.argv = [exe, "queue", "--thread", sid, "--message"]
+        self.env = dict(env)
+        self.text = ""
+
+    def write(self, text: str) -> int:
+        self.text += text
+        return len(text)
+
+    def flush(self) -> None:
+        text, self.text = self.text.rstrip("\n"), ""
+        if not text:
+            return
+        import subprocess
+
+        done = subprocess.run(
+            [*self.argv, text], env=self.env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False
+        )
+        if done.returncode != 0:
+            why = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit {done.returncode}"]
+            raise OSError(f"codex queue failed: {why[0][:200]}")
+
+
+class CodexWaiter(Waiter):
+    """The waiter for an idle Codex thread: its wake is a ``codex queue`` (``QueueWriter``), and its
+    own notes go to the log, never to the model."""
+
+    def report(self, line: str) -> None:
+        with contextlib.suppress(Exception):
+            self.spool.log(line)
+
+
+def codex_main(sid: str, env: Mapping[str, str], out: IO[str]) -> int:
+    """``attend wait --codex <thread>``, started by the Codex Stop hook (attend/conduits/hosthooks.py).
+    It proves its session while the hook, its parent, still links it to the codex process hosting
+    the thread, says ``ready``, and waits. 0 always: nothing it does is an answer to anyone."""
+    from attend import identity
+    from attend.hosts import codex
+
+    spool: Spool | None = None
+    try:
+        spool = Spool(L.default_root(env))
+        host = codex.HOST.host_process(os.getpid())
+        who = identity.resolve(payload_sid=sid, env=env)
+        if host is None or who.host != "codex" or who.id != sid or not L.is_session_id(sid):
+            spool.log(f"attend wait --codex {sid[:80]}: not this process's Codex thread; not waiting")
+            return QUIET_EXIT
+        exe = os.readlink(f"/proc/{host[0]}/exe")
+        out.write("ready\n")
+        out.flush()
+        with contextlib.suppress(OSError):  # the hook stops reading; stderr is /dev/null (hosthooks)
+            os.dup2(2, 1)
+        cfg = load_config(env)
+        if str(cfg.get("conduits.wake")) == "off":
+            return QUIET_EXIT
+        writer = QueueWriter(exe, sid, env)
+        return CodexWaiter(spool, sid, host[0], False, writer, "", cfg).run()  # type: ignore[arg-type]
+    except Exception as e:
+        with contextlib.suppress(Exception):
+            if spool is not None:
+                spool.log(f"attend wait --codex: the waiter failed ({type(e).__name__}: {e})")
+        return QUIET_EXIT
+
+
 USAGE = "attend wait runs as Claude Code's asyncRewake Stop hook only: attend wait --hook (attend install wires it)"
 
 
 def main(argv: list[str], env: Mapping[str, str], err: IO[str]) -> int:
     """``attend wait …`` from the console entry, before click is imported."""
+    if len(argv) == 2 and argv[0] == "--codex":
+        import sys
+
+        return codex_main(argv[1], env, sys.stdout)
     if argv != ["--hook"]:
         err.write(f"attend: {USAGE}\n")
         # Exit 2 is a wake to the client: under a Claude process a misuse is a plain failure.

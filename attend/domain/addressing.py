@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 
 from attend import identity
-from attend.domain import humans, liveness, rooms, sessions
+from attend.domain import humans, liveness, remote, rooms, sessions
 from attend.errors import NotFoundError, UsageError
 from attend.identity import Identity
-from attend.layout import is_session_id
+from attend.layout import HOST_RE, host, is_session_id
 from attend.record import Record
 from attend.spool import Spool
 
@@ -53,6 +53,7 @@ def resolve(
 def _channel(spool: Spool, to: str, sender: Identity, sessions_dir: os.PathLike[str] | str) -> Address:
     name = rooms.channel_name(to)
     live = live_channels(spool, sender.id, sessions_dir)
+    live += sorted({c for p in remote.peers(spool) for c in p.channels if c not in live})  # members elsewhere
     if name not in live:
         listed = ", ".join("#" + c for c in live) or "none"
         from attend.domain import channels
@@ -129,9 +130,19 @@ def _sessions(spool: Spool, to: str, sessions_dir: os.PathLike[str] | str, user:
         raise UsageError(f"empty address {to!r}; use *, #channel, a project path, or session ids or names")
     names = display_names(spool)
     people = addressable_humans(spool, user)
+    mirror = remote.read(spool)  # other hosts' sessions and humans, when a relay serves this spool
     targets: list[str] = []
     room_list: list[str] = []
     for want in wanted:
+        if mirror is not None:
+            found = _across_hosts(spool, want, mirror, names, sessions_dir, people)
+            if found is not None:
+                target, room = found
+                if room not in room_list:
+                    targets.append(target)
+                    room_list.append(room)
+                continue
+            want = want.removesuffix("@" + host())
         human = _one_human(want, people, spool)
         if human is not None:
             target, room = human, rooms.human_room(human)
@@ -142,6 +153,58 @@ def _sessions(spool: Spool, to: str, sessions_dir: os.PathLike[str] | str, user:
             targets.append(target)
             room_list.append(room)
     return Address(room_list, ",".join(targets))
+
+
+def _across_hosts(
+    spool: Spool,
+    want: str,
+    mirror: remote.Mirror,
+    names: list[tuple[str, str]],
+    sessions_dir: os.PathLike[str] | str,
+    people: list[str],
+) -> tuple[str, str] | None:
+    """A part that names a session or human of another host: (To label, room). None: resolve it here.
+    ``name@host`` picks the host; a bare name on this host and another, or on two others, is refused
+    with the ``name@host`` forms that tell them apart (a human's name on this host wins when config
+    says same-named humans are one person)."""
+    me = host()
+    bare, at, where = want.rpartition("@")
+    if at and HOST_RE.fullmatch(where):
+        if where == me:
+            return None
+        found = [p for p in mirror.peers if p.host == where and _names(p, bare)]
+        if not found:
+            raise NotFoundError(f"no session or human {bare!r} on host {where} (attend peers lists them)")
+        if len(found) > 1:
+            ids = ", ".join(f"{p.id}@{p.host}" for p in found)
+            raise UsageError(f"{want!r} names several sessions ({ids}); give a session id with its @host")
+        return found[0].id + "@" + where, found[0].room
+    found = [p for p in mirror.peers if _names(p, want)]
+    if not found:
+        return None
+    here = []
+    if _one_human(want, people, spool) is not None:
+        if mirror.same_humans:
+            return None  # one person: the mailbox here
+        here.append(f"{want}@{me}")
+    elif _is_local_session(spool, want, names, sessions_dir):
+        here.append(f"{want}@{me}")
+    if len(found) == 1 and not here:
+        return found[0].id + "@" + found[0].host, found[0].room
+    options = ", ".join(here + sorted({p.address if p.name != p.id else f"{p.id}@{p.host}" for p in found}))
+    raise UsageError(f"{want!r} is on more than one host; say which: {options}")
+
+
+def _names(peer: remote.RemotePeer, want: str) -> bool:
+    return peer.id == want or peer.name.lower() == want.lower()
+
+
+def _is_local_session(
+    spool: Spool, want: str, names: list[tuple[str, str]], sessions_dir: os.PathLike[str] | str
+) -> bool:
+    if is_session_id(want) and spool.exists("sessions", want):
+        return True
+    return any(name.lower() == want.lower() for name, _ in names)
 
 
 def addressable_humans(spool: Spool, user: str | None) -> list[str]:

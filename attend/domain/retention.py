@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from attend import safejson
 from attend.domain import channels, config, sessions
 from attend.domain.config import Config
 from attend.domain.liveness import Liveness
@@ -444,7 +445,7 @@ def sweep(
             return cleaner.report
         text = spool.read_text("state", "sweep.json")
         try:
-            start_after = str(json.loads(text).get("after", "")) if text else ""
+            start_after = str(safejson.loads(text).get("after", "")) if text else ""
         except (ValueError, AttributeError):
             start_after = ""
         swept = spool.mtime("state", "sweep.json")

@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterator, Mapping
 
 from attend import identity as ident
+from attend import safejson
 from attend.domain import rooms
 from attend.identity import Identity
 from attend.layout import (
@@ -110,7 +111,7 @@ def read_enrollment(spool: Spool, sid: str) -> Enrollment | None:
     if text is None:
         return None
     try:
-        raw = json.loads(text)
+        raw = safejson.loads(text)
         return Enrollment(
             sid=sid,
             ways=tuple(raw["ways"]),
@@ -185,7 +186,7 @@ def read_registry(spool: Spool, key: str) -> dict[str, dict[str, object]]:
     if not text:
         return {}
     try:
-        raw = json.loads(text)
+        raw = safejson.loads(text)
     except ValueError:
         return {}
     return {k: v for k, v in raw.items() if isinstance(v, dict)} if isinstance(raw, dict) else {}
@@ -422,7 +423,7 @@ def catch_up(spool: Spool, sid: str, room_list: list[str], now: float) -> tuple[
 def read_cursors(spool: Spool, sid: str) -> dict[str, str]:
     text = spool.read_text("sessions", sid, "repair.json")
     try:
-        raw = json.loads(text) if text else {}
+        raw = safejson.loads(text) if text else {}
     except ValueError:
         raw = {}
     return {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}

@@ -23,7 +23,7 @@ import signal
 import sys
 import threading
 
-from attend import __version__
+from attend import __version__, safejson
 from attend.mcp import answers
 
 TYPE_CHECKING = False
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 PROTOCOL_META = "io.modelcontextprotocol/protocolVersion"
 SUBSCRIPTION_META = "io.modelcontextprotocol/subscriptionId"
 LIST_FLAGS = ("toolsListChanged", "promptsListChanged", "resourcesListChanged")
+DEPTH = 64  # as attend.mcp.stdio.DEPTH: a deeper frame goes to the server, which refuses it
 PRIVATE_ID = "attend-front-initialize"  # the replayed initialize's id: its answer never reaches the wire
 
 # A frame to give the server again at the handover, and the answer of its own to drop:
@@ -58,8 +59,10 @@ class Front:
     def take(self, raw: bytes) -> bool:
         """Answer ``raw`` and return True, or return False: the server must see it (and what follows)."""
         try:
-            msg = json.loads(raw)
-        except ValueError:  # not UTF-8, not JSON: the server's screen words the refusal
+            msg = safejson.loads(raw)
+        except ValueError:  # not UTF-8, not JSON, nested too deep: the server's screen words the refusal
+            return False
+        if not safejson.within(msg, DEPTH):
             return False
         if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0" or not isinstance(msg.get("method"), str):
             return False

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attend import identity, layout
+from attend import identity, layout, safejson
 from attend.errors import AttendError, UsageError
 from attend.setup import merge
 from attend.setup.data import data_file
@@ -274,7 +274,7 @@ def load_json(path: Path) -> Loaded:
     _check_folder_writable(path.parent)
     raw = path.read_bytes()
     try:
-        doc = json.loads(raw, parse_constant=_not_finite, parse_float=_finite) if raw.strip() else {}
+        doc = safejson.loads(raw, parse_constant=_not_finite, parse_float=_finite) if raw.strip() else {}
     except _NotFinite as e:
         raise InstallError(
             f"{path} holds {e}; rewritten it would read NaN or Infinity, which is not JSON to Claude Code. "
@@ -359,7 +359,7 @@ class State:
     @classmethod
     def load(cls, folder: Path) -> State:
         try:
-            raw = json.loads((folder / STATE_FILE).read_text(encoding="utf-8"))
+            raw = safejson.loads((folder / STATE_FILE).read_text(encoding="utf-8"))
         except FileNotFoundError:
             return cls(folder)
         except ValueError as e:
@@ -699,7 +699,7 @@ def _same_user_part(
     original: bytes | None, doc: dict[str, Any], base: dict[str, Any], owns: Callable[[str], bool]
 ) -> bool:
     try:
-        before = json.loads(original) if original and original.strip() else {}
+        before = safejson.loads(original) if original and original.strip() else {}
     except (ValueError, UnicodeDecodeError):
         return False
     return isinstance(before, dict) and merge.same_user_view(before, doc, base, owns)

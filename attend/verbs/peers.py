@@ -6,14 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from attend import identity
-from attend.domain import channels, config, humans, mcp_markers, rooms, sessions, transcript
+from attend.domain import channels, config, humans, mcp_markers, remote, rooms, sessions, transcript
 from attend.domain.context import Context
 from attend.errors import AttendError
 from attend.layout import iso
 
 DESCRIPTION = (
     "List live sessions on this machine (name, project, status, context, channels, conduits) and the "
-    "humans active in the last 12 hours (their user name addresses them)."
+    "humans active in the last 12 hours (their user name addresses them); with a relay, other hosts' too "
+    "(name@host)."
 )
 EXAMPLES = (  # the end of `attend peers --help` (CLI only)
     ("attend peers", "the live sessions, and the humans who used the bus today"),
@@ -41,6 +42,7 @@ class Peer:
     pid: int
     ordinal: str | None  # alpha, beta, … once registered (display only, never a key)
     ctx: int | None = None  # percent of its model's window the context fills, from its transcript
+    host: str | None = None  # another host's session (through the relay); None: this machine's
 
 
 @dataclass
@@ -49,6 +51,7 @@ class HumanPeer:
     active_at: str  # when it last sent or read (ISO 8601, UTC)
     channels: list[str]
     self: bool
+    host: str | None = None  # another host's human (through the relay); None: this machine's
 
 
 @dataclass
@@ -101,6 +104,14 @@ def run(ctx: Context, req: PeersRequest) -> Peers:
     people = [
         HumanPeer(h.user, iso(h.active_at), member_of.get(h.user, []), h.user == me) for h in humans.recent(spool)
     ]
+    for p in remote.peers(spool):  # other hosts', as the relay last heard (nothing without a relay)
+        chans = ["#" + c for c in p.channels]
+        if p.kind == "human":
+            people.append(HumanPeer(p.id, iso(p.seen), chans, False, p.host))
+        else:
+            out.append(
+                Peer(p.id, p.name, p.project, p.status or "-", True, chans, False, False, False, 0, None, None, p.host)
+            )
     return Peers(out, people)
 
 

@@ -1,0 +1,139 @@
+"""What a host tells the identity layer: how to find the caller's session, and its evidence.
+
+A host is an agent client that starts sessions (Claude Code; others plug in the same way). For
+identity a host answers four things (docs/architecture/hosts.md):
+
+- ``name``: how it is shown and recorded ("claude");
+- ``find``: the session among a process's ancestors, with the evidence that proves it (``Found``);
+- ``inside_env`` and ``session_env``: the environment variables that mark a process as started inside
+  the host (such a process is never the human) and those that offer a session id (never an identity
+  by themselves: checked against the ancestry, or accepted under the sandbox rule);
+- ``evidence``: the one line ``attend whoami`` shows for a session found in the ancestry.
+
+Standard library only, and cheap to import: the hot paths (``send``, the turn-end drain) resolve the
+caller through it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+
+from attend.procfs import stat_fields
+from attend.record import Record
+
+MAX_HOPS = 15  # parents climbed from the caller, at most
+
+Parent = Callable[[int], "int | None"]
+
+
+class Found(Record):
+    """A session found among the caller's ancestors, and the evidence that proves it."""
+
+    host: str  # the host's name
+    session_id: str
+    pid: int  # the host's process that owns the session
+    proc_start: str | None  # that process's start time, as its record gives it (and as it was checked)
+    record_path: str  # the file that names the session
+    cwd: str | None  # the session's working directory, from its record
+    name: str | None  # the client's name for the session, when it gives one
+    hops: int  # parents climbed from the caller to ``pid`` (0: the caller itself); the nearest wins
+
+
+class Host:
+    """One host's part of the identity rule. Subclasses set the names and implement ``find``."""
+
+    name: str = ""
+    inside_env: tuple[str, ...] = ()  # any set (non-empty): this process runs inside the host
+    session_env: tuple[str, ...] = ()  # the first set offers a session id
+    # One session per host process at a time (a /clear replaces it): the process can stand for the
+    # session (liveness, the /clear move). False where one process hosts many sessions (Codex's daemon).
+    one_session_per_process: bool = True
+
+    def find(self, pid: int, env: Mapping[str, str], parent: Parent, claims: tuple[str, ...] = ()) -> Found | None:
+        """The host's session nearest above ``pid`` (``pid`` itself included), climbing at most
+        ``MAX_HOPS`` parents with ``parent``; None when there is none with live evidence. ``claims``:
+        ids the caller was handed by the client (a hook's payload, an MCP call's metadata), for a host
+        whose evidence proves an offered id rather than naming one."""
+        raise NotImplementedError
+
+    def inside_ancestry(self, pid: int, parent: Parent) -> str | None:
+        """Why ``pid`` is inside this host although ``find`` proved no session (so it is never the
+        human), or None. Default: the environment alone says so (``inside``)."""
+        return None
+
+    def turn_end(self, reason: str) -> dict[str, str]:
+        """What the turn-end hook prints to hand the model ``reason`` and keep the turn going."""
+        return {"decision": "block", "reason": reason}
+
+    def offered_id(self, env: Mapping[str, str]) -> tuple[str, str] | None:
+        """(variable, session id) the environment offers, or None."""
+        for var in self.session_env:
+            if value := env.get(var):
+                return var, value
+        return None
+
+    def inside(self, env: Mapping[str, str]) -> bool:
+        """Whether the environment says this process was started inside the host."""
+        return any(env.get(var) for var in self.inside_env) or self.offered_id(env) is not None
+
+    def evidence(self, found: Found) -> str:
+        return f"ancestry: {self.name} pid {found.pid} (procStart {found.proc_start}) record {tilde(found.record_path)}"
+
+
+def tilde(path: str) -> str:
+    """A path under the home folder, shown from ``~``."""
+    home = os.path.expanduser("~")
+    return "~" + path[len(home) :] if path.startswith(home + os.sep) else path
+
+
+# ---------------------------------------------------------------------- processes (Linux /proc; psutil elsewhere)
+
+
+def proc_start(pid: int) -> str | None:
+    """Process start time in clock ticks since boot (field 22 of ``/proc/<pid>/stat``)."""
+    fields = stat_fields(pid)
+    return fields[19] if fields is not None else None
+
+
+def parent_pid(pid: int) -> int | None:
+    fields = stat_fields(pid)
+    if fields is not None:
+        return int(fields[1])
+    if os.path.isdir("/proc"):
+        return None  # the process is gone
+    import psutil  # portable fallback where /proc does not exist
+
+    try:
+        return int(psutil.Process(pid).ppid())
+    except psutil.Error:
+        return None
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def environ_of(pid: int) -> dict[str, str] | None:
+    """The environment a process was started with, when this user may read it (Linux)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    pairs = (item.split(b"=", 1) for item in data.split(b"\0") if b"=" in item)
+    return {k.decode("utf-8", "replace"): v.decode("utf-8", "surrogateescape") for k, v in pairs}
+
+
+def pid_namespace(pid: int | None = None) -> str | None:
+    """The pid namespace of a process (``pid:[4026531836]``), or None where it cannot be read."""
+    try:
+        return os.readlink(f"/proc/{'self' if pid is None else pid}/ns/pid")
+    except OSError:
+        return None

@@ -1,0 +1,197 @@
+"""Claude Code: its session records, and the walk that finds the caller's session among its ancestors.
+
+Claude Code writes ``<claude dir>/sessions/<pid>.json`` for each running session (``pid``,
+``sessionId``, ``cwd``, ``procStart``, ``name``, ``status``), the claude dir being
+``$CLAUDE_CONFIG_DIR``, else ``~/.claude``. A record proves a session only when its ``procStart`` is
+present, all digits, and the live process's start time (a record without one proves nothing about
+which process wrote it; another one is pid reuse). It sets ``CLAUDECODE=1`` and
+``CLAUDE_CODE_SESSION_ID`` in the processes it starts.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+
+from attend.hosts.base import MAX_HOPS, Found, Host, Parent, environ_of, parent_pid, pid_alive, proc_start
+from attend.layout import is_session_id
+from attend.procfs import claude_record
+from attend.record import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path  # the hot paths work in str: pathlib costs ~5 ms to import
+
+
+class SessionRecord(Record):
+    pid: int
+    session_id: str
+    cwd: str | None
+    proc_start: str | None
+    name: str | None
+    status: str | None
+    raw: Mapping[str, object]
+
+
+def claude_dir(env: Mapping[str, str] | None = None) -> Path:
+    from pathlib import Path
+
+    return Path(claude_home(env))
+
+
+def claude_home(env: Mapping[str, str] | None = None) -> str:
+    """``claude_dir`` as a str, for the hot paths."""
+    env = os.environ if env is None else env
+    if custom := env.get("CLAUDE_CONFIG_DIR"):
+        return custom
+    return os.path.join(env.get("HOME") or os.path.expanduser("~"), ".claude")
+
+
+def sessions_home(env: Mapping[str, str] | None = None) -> str:
+    """Where Claude Code keeps its session records, ``<claude dir>/sessions``."""
+    return os.path.join(claude_home(env), "sessions")
+
+
+def read_record(sessions_dir: str | os.PathLike[str], pid: int) -> SessionRecord | None:
+    return record_from(claude_record(os.fspath(sessions_dir), pid))
+
+
+def record_from(raw: object) -> SessionRecord | None:
+    if not isinstance(raw, dict):
+        return None
+    pid, sid = raw.get("pid"), raw.get("sessionId")
+    # The id names a spool folder and a room: one that is not a plain id (say "../x") is no session.
+    if not isinstance(pid, int) or not isinstance(sid, str) or not is_session_id(sid):
+        return None
+    cwd, start, name, status = (raw.get(k) for k in ("cwd", "procStart", "name", "status"))
+    return SessionRecord(
+        pid=pid,
+        session_id=sid,
+        cwd=cwd if isinstance(cwd, str) else None,
+        proc_start=str(start) if isinstance(start, (str, int)) else None,
+        name=name if isinstance(name, str) and name else None,
+        status=status if isinstance(status, str) else None,
+        raw=raw,
+    )
+
+
+def record_is_live(record: SessionRecord) -> bool:
+    """Live: the pid exists and the record's ``procStart`` is the live process's start time. A record
+    without a valid start time proves nothing about which process wrote it, so it is refused."""
+    if record.proc_start is None or not record.proc_start.isdigit() or not pid_alive(record.pid):
+        return False
+    live = proc_start(record.pid)
+    if live is None:
+        return not os.path.isdir("/proc")  # no /proc (not Linux): the start time cannot be checked
+    return live == record.proc_start
+
+
+def live_records(sessions_dir: str | os.PathLike[str]) -> list[SessionRecord]:
+    """Every live Claude session on the machine, from its record."""
+    try:
+        names = sorted(os.listdir(sessions_dir))
+    except OSError:
+        return []
+    records = []
+    for name in names:
+        if not name.endswith(".json") or not name[:-5].isdigit():
+            continue
+        record = read_record(sessions_dir, int(name[:-5]))
+        if record is not None and record.pid == int(name[:-5]) and record_is_live(record):
+            records.append(record)
+    return records
+
+
+def unattended(env: Mapping[str, str], claude_pid: int | None) -> bool:
+    """Whether the client runs this session with no person at it (``claude -p``, the Agent SDK, a
+    background session). It tells every child so (``CLAUDE_CODE_SESSION_ATTENDED=0``), and a
+    ``claude -p`` run's record says ``"entrypoint": "sdk-cli"``. Such a run ends after its last turn
+    unless a hook holds it, so attend's waiter must not (conduits.md)."""
+    if env.get("CLAUDE_CODE_SESSION_ATTENDED") == "0":
+        return True
+    if claude_pid is None:
+        return False
+    raw = claude_record(sessions_home(env), claude_pid)
+    return isinstance(raw, dict) and raw.get("entrypoint") == "sdk-cli"
+
+
+def _walk(
+    pid: int, sessions_dir_of: Callable[[int], str | None], parent: Parent
+) -> tuple[SessionRecord, str, int] | None:
+    """Climb at most 15 parents from ``pid`` to one with a live record in ``sessions_dir_of(pid)``:
+    the record, its path, and the hops climbed."""
+    current: int | None = pid
+    for hops in range(MAX_HOPS + 1):
+        if current is None or current <= 1:
+            return None  # in a pid namespace the walk ends at its pid 1
+        folder = sessions_dir_of(current)
+        record = read_record(folder, current) if folder is not None else None
+        if record is not None and folder is not None and record.pid == current and record_is_live(record):
+            return record, os.path.join(folder, f"{current}.json"), hops
+        nxt = parent(current)
+        if nxt == current:
+            return None
+        current = nxt
+    return None
+
+
+def find_ancestor_record(
+    pid: int, sessions_dir: str | os.PathLike[str], parent: Parent = parent_pid
+) -> SessionRecord | None:
+    """Climb at most 15 parents from ``pid`` to one with a live session record in ``sessions_dir``."""
+    folder = os.fspath(sessions_dir)
+    found = _walk(pid, lambda _pid: folder, parent)
+    return found[0] if found else None
+
+
+def own_claude_dir(pid: int) -> str:
+    """Where process ``pid`` keeps Claude Code's records: its own ``CLAUDE_CONFIG_DIR``, else its own
+    ``~/.claude``, else (its environment unreadable) this user's ``~/.claude`` from the password file."""
+    env = environ_of(pid)
+    if env is not None and (env.get("CLAUDE_CONFIG_DIR") or env.get("HOME")):
+        return claude_home(env)
+    import pwd
+
+    try:
+        return os.path.join(pwd.getpwuid(os.getuid()).pw_dir, ".claude")
+    except KeyError:
+        return os.path.join(os.path.expanduser("~"), ".claude")
+
+
+def find_session(
+    pid: int, env: Mapping[str, str], parent: Parent = parent_pid
+) -> tuple[SessionRecord, str, int] | None:
+    """The session among ``pid``'s ancestors, the record that proves it, and the hops climbed.
+
+    First through the environment's claude dir (the hot paths: one walk). Only when that finds
+    nothing, again through each ancestor's own config dir, so a caller cannot hide its session by
+    pointing ``CLAUDE_CONFIG_DIR`` (or ``HOME``) elsewhere. Without /proc there is no environment to
+    read, and the second walk is skipped."""
+    first = sessions_home(env)
+    found = _walk(pid, lambda _pid: first, parent)
+    if found is not None or not os.path.isdir("/proc"):
+        return found
+
+    def own(p: int) -> str | None:
+        folder = os.path.join(own_claude_dir(p), "sessions")
+        return None if folder == first else folder  # already looked there
+
+    return _walk(pid, own, parent)
+
+
+class Claude(Host):
+    name = "claude"
+    inside_env = ("CLAUDECODE",)
+    session_env = ("CLAUDE_CODE_SESSION_ID",)
+
+    def find(
+        self, pid: int, env: Mapping[str, str], parent: Parent = parent_pid, claims: tuple[str, ...] = ()
+    ) -> Found | None:
+        found = find_session(pid, env, parent)
+        if found is None:
+            return None
+        record, where, hops = found
+        return Found(self.name, record.session_id, record.pid, record.proc_start, where, record.cwd, record.name, hops)
+
+
+HOST = Claude()

@@ -1,0 +1,215 @@
+"""Run the real Codex CLI and Gemini CLI against their scripted fake model servers, in a private HOME.
+
+The same invariant as ``harness.py``: a run touches nothing outside the test's temporary tree and
+loopback. HOME, ``CODEX_HOME``, ``~/.gemini`` and the spool all live under ``tmp_path``; each client
+talks only to its fake (Codex through a custom provider with websockets off, Gemini through
+``GOOGLE_GEMINI_BASE_URL``), with update checks, analytics, telemetry and plugin sync off.
+
+The base configs are what a user's own config would hold; what attend adds comes from ``attend
+install`` itself (the tests run it), so a test proves install alone wires the session.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tests.e2e.fake_api import Entry, FakeAPI
+from tests.e2e.fake_codex import FakeResponses
+from tests.e2e.fake_gemini import FakeGemini
+from tests.e2e.harness import RUN_TIMEOUT, E2EWorld, _binary, _kill_group
+
+CODEX_MODEL = "gpt-5.5"  # classic tools (exec_command); the default model is code-mode only
+
+# Scrubbed from the client's environment besides the harness's own list: real accounts and ids.
+HOST_SCRUB = ("CODEX_", "OPENAI_", "GEMINI_", "GOOGLE_")
+
+
+def codex_bin() -> str:
+    return _binary("ATTEND_CODEX_BIN", "codex")
+
+
+def gemini_bin() -> str:
+    return _binary("ATTEND_GEMINI_BIN", "gemini")
+
+
+def codex_config(api: FakeAPI, sandbox: str = "danger-full-access") -> str:
+    """The user's own config.toml: the fake provider, and nothing that leaves loopback."""
+    return f"""# the user's own settings (a comment attend must keep)
+model = "{CODEX_MODEL}"
+model_provider = "fake"
+approval_policy = "never"
+sandbox_mode = "{sandbox}"
+check_for_update_on_startup = false
+
+[model_providers.fake]
+name = "fake"
+base_url = "{api.url}/v1"
+wire_api = "responses"
+env_key = "FAKE_OPENAI_API_KEY"
+supports_websockets = false
+request_max_retries = 0
+stream_max_retries = 0
+
+[analytics]
+enabled = false
+
+[features]
+plugins = false
+apps = false
+"""
+
+
+def gemini_settings(api: FakeAPI) -> dict[str, Any]:
+    return {
+        "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+    }
+
+
+@dataclass
+class HostRun:
+    rc: int
+    stdout: str
+    stderr: str
+    api: FakeAPI
+    argv: list[str]
+    timed_out: bool = False
+
+    def explain(self) -> str:
+        lines = [
+            f"argv: {self.argv}",
+            f"rc={self.rc} timed_out={self.timed_out}",
+            f"stdout: {self.stdout[-2000:]}",
+            f"stderr: {self.stderr[-3000:]}",
+            f"script consumed {self.api.consumed}/{len(self.api.script)}, exhausted {self.api.exhausted}",
+            f"script errors: {self.api.errors}",
+        ]
+        return "\n".join(lines)
+
+
+class HostWorld(E2EWorld):
+    """An E2EWorld that can also run Codex and Gemini."""
+
+    def __init__(self, tmp: Path) -> None:
+        super().__init__(tmp)
+        self.env = {k: v for k, v in self.env.items() if not k.startswith(HOST_SCRUB)}
+        self.codex_home = self.home / ".codex"
+        self.gemini_dir = self.home / ".gemini"
+        self.procs: list[subprocess.Popen[str]] = []
+
+    # -- configs
+
+    def codex_setup(self, api: FakeAPI, sandbox: str = "danger-full-access") -> Path:
+        self.codex_home.mkdir(exist_ok=True)
+        path = self.codex_home / "config.toml"
+        path.write_text(codex_config(api, sandbox))
+        return path
+
+    def gemini_setup(self, api: FakeAPI) -> Path:
+        self.gemini_dir.mkdir(exist_ok=True)
+        path = self.gemini_dir / "settings.json"
+        path.write_text(json.dumps(gemini_settings(api), indent=2) + "\n")
+        return path
+
+    def codex_env(self) -> dict[str, str]:
+        return {**self.env, "CODEX_HOME": str(self.codex_home), "FAKE_OPENAI_API_KEY": "dummy"}
+
+    def gemini_env(self, api: FakeAPI) -> dict[str, str]:
+        return {
+            **self.env,
+            "GEMINI_API_KEY": "dummy",
+            "GOOGLE_GEMINI_BASE_URL": api.url,
+            "GEMINI_CLI_NO_RELAUNCH": "true",
+        }
+
+    # -- runs
+
+    def _run(self, argv: list[str], env: dict[str, str], api: FakeAPI, project: str, timeout: float) -> HostRun:
+        api.__enter__()
+        proc = subprocess.Popen(
+            argv,
+            cwd=str(self.project(project)),
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        self.procs.append(proc)
+        timed_out = False
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_group(proc)  # type: ignore[arg-type]
+            out, err = proc.communicate(timeout=10)
+        finally:
+            api.close()
+        return HostRun(proc.returncode, out, err, api, argv, timed_out)
+
+    def codex(
+        self,
+        script: list[Entry],
+        prompt: str = "go",
+        *,
+        api: FakeResponses | None = None,
+        project: str = "proj",
+        trust_bypass: bool = False,
+        timeout: float = RUN_TIMEOUT,
+    ) -> HostRun:
+        """``codex exec`` to completion. Hooks run only when trusted: ``attend install`` records the
+        trust; ``trust_bypass`` passes the client's own bypass flag instead."""
+        api = api or FakeResponses(list(script))
+        argv = [codex_bin(), "exec", "--skip-git-repo-check"]
+        if trust_bypass:
+            argv.append("--dangerously-bypass-hook-trust")
+        argv.append(prompt)
+        return self._run(argv, self.codex_env(), api, project, timeout)
+
+    def gemini(
+        self,
+        script: list[Entry],
+        prompt: str = "go",
+        *,
+        api: FakeGemini | None = None,
+        project: str = "proj",
+        timeout: float = RUN_TIMEOUT,
+    ) -> HostRun:
+        api = api or FakeGemini(list(script))
+        argv = [gemini_bin(), "--approval-mode", "yolo", "-p", prompt]
+        return self._run(argv, self.gemini_env(api), api, project, timeout)
+
+    def close(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                _kill_group(proc)  # type: ignore[arg-type]
+                with contextlib.suppress(Exception):
+                    proc.communicate(timeout=10)
+        super().close()
+
+
+def scratch_dir() -> Path:
+    return Path(tempfile.mkdtemp(prefix="attend-host-"))
+
+
+def wait_until(predicate: Any, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return bool(predicate())
+
+
+__all__ = ["HostRun", "HostWorld", "codex_bin", "gemini_bin", "os"]
