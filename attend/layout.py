@@ -92,7 +92,7 @@ CARRIED_FOLDERS = (NOTIFY, MCP)
 # tmp/ of ROOMS and SESSIONS; room records in new/ by age and count; a live session's cur/ by age and
 # count; everything of an ended session past its grace; the room of a dissolved channel; old files in
 # QUARANTINE and PRESENCE. Never a live session's new/ or claimed/.
-RETAINED_TOPS = (ROOMS, SESSIONS)  # owners of a tmp/ that the sweep visits
+RETAINED_TOPS = (ROOMS, SESSIONS, HUMANS)  # owners of a tmp/ that the sweep visits
 STALE_TMP_SECONDS = 129600  # 36 hours, as maildir(5) suggests for abandoned deliveries
 LOG_LIMIT = 256 * 1024  # the diagnostic log keeps at most two files of this size
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from attend.cli.render import table
+from attend.cli.render import table, when
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import on the hot paths; mypy reads this as true
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ def peers_text(result: Peers) -> str:
             h.user + (f"@{h.host}" if h.host else "") + " (human" + (", you)" if h.self else ")"),
             "-",
             "-",
-            f"active {h.active_at}",
+            f"active {when(h.active_at)}",  # the reader's local time, zone named, as inbox shows times
             "-",
             ", ".join(h.channels) or "-",
             "-",

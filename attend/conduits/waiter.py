@@ -19,7 +19,9 @@ exits 2: the client starts a new turn with that text. Otherwise it exits 0, sile
   with an error of its own making.
 
 It never wakes in a loop: consecutive wakes that each come soon after the turn they follow are
-counted (``wake-rounds``), and past the drain's ceiling the messages wait for the next turn end.
+counted (``wake-rounds``), and past the drain's ceiling the wake is held until ``LOOP_WINDOW`` after
+the turn, when it is no longer quick: a slower wake, never none (an idle session has no next turn end
+to wait for, so giving up would leave the messages with no conduit).
 
 While keepwarm is armed (``attend keepwarm on``) and no loop is live, the same wait is timed to
 ``keepwarm.idle_seconds`` after the transcript's last write: then it wakes the session once with the
@@ -124,6 +126,7 @@ class Waiter:
         self.cfg = cfg  # None: no keepwarm from this waiter
         self.transcript = transcript
         self.warm_at: float | None = None  # epoch seconds: when keepwarm wants a look
+        self.hold: float | None = None  # monotonic: past the ceiling of quick wakes, no wake before this
 
     def report(self, line: str) -> None:
         self.err.write(line + "\n")
@@ -182,6 +185,8 @@ class Waiter:
     def timeout(self, left: float) -> float:
         """How long the next wait may sleep: to the deadline, the next look, or keepwarm's time."""
         wait = min(left, LOOK_EVERY)
+        if self.hold is not None:
+            wait = min(wait, max(0.0, self.hold - time.monotonic()) + 0.01)
         if self.warm_at is not None:
             wait = min(wait, max(0.0, self.warm_at - time.time()) + 0.01)
         return wait
@@ -248,6 +253,9 @@ class Waiter:
             if left <= 0:
                 return QUIET_EXIT
             if self.pending():
+                if self.hold is not None and time.monotonic() < self.hold:
+                    self.watcher.wait(self.timeout(left), wake=self.pidfd)
+                    continue
                 self.gather()
                 if self.claude_gone() or not self.mine() or self.loop_live():
                     return QUIET_EXIT
@@ -297,8 +305,10 @@ class Waiter:
 
         refusal = self.next_wake()
         if refusal:
-            self.report(f"attend wait: {refusal}; the messages wait for the next turn end")
-            return QUIET_EXIT
+            # Held, not dropped: by then the wake is no longer quick, and the chain starts again.
+            self.hold = self.started + LOOP_WINDOW
+            self.report(f"attend wait: {refusal}; the wake waits until {LOOP_WINDOW:g} s after the turn")
+            return None
         with drain.claimed(self.spool, self.sid) as batch:
             if batch.busy:
                 return None
