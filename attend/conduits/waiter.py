@@ -6,8 +6,9 @@ session's ``new/`` (no polling) until a delivery lands, claims everything pendin
 lock with the drain's own claim (``drain.claimed``), writes the drain's hook reason on stderr and
 exits 2: the client starts a new turn with that text. Otherwise it exits 0, silently:
 
-- when the sensor loop is live (the loop delivers), or ``conduits.wake`` is ``off``, or the
-  session is not enrolled;
+- when the sensor loop is live (the loop delivers), or an ``attend mcp`` of the session serves its
+  inbox socket (``sessions/<sid>/socket``), or ``conduits.wake`` is ``off``, or the session is not
+  enrolled;
 - at once in a headless session (``claude -p``, the Agent SDK: the client marks it unattended),
   which the client would otherwise keep running for as long as this hook waits; unless
   ``conduits.headless_wait`` opts in, and then for that many seconds;
@@ -73,17 +74,22 @@ def me() -> str:
     return f"{os.getpid()} {fields[19] if fields else '?'}"
 
 
-def waiter_live(spool: Spool, sid: str) -> bool:
-    """Whether the newest waiter of ``sid`` is running (for status and doctor)."""
+def live_pid(spool: Spool, sid: str, name: str) -> int | None:
+    """The process ``sessions/<sid>/<name>`` names (``<pid> <procStart>``), when it still runs."""
     try:
-        text = spool.read_text(L.SESSIONS, sid, WAITER)
+        text = spool.read_text(L.SESSIONS, sid, name)
     except OSError:
-        return False
+        return None
     pid, _, start = (text or "").strip().partition(" ")
     if not pid.isdigit():
-        return False
+        return None
     fields = stat_fields(int(pid))
-    return fields is not None and fields[0] != "Z" and fields[19] == start
+    return int(pid) if fields is not None and fields[0] != "Z" and fields[19] == start else None
+
+
+def waiter_live(spool: Spool, sid: str) -> bool:
+    """Whether the newest waiter of ``sid`` is running (for status and doctor)."""
+    return live_pid(spool, sid, WAITER) is not None
 
 
 def load_config(env: Mapping[str, str]) -> Config:
@@ -141,7 +147,9 @@ class Waiter:
             return False
 
     def loop_live(self) -> bool:
-        return self.spool.is_held(L.SESSIONS, self.sid, L.RUN_LOCK)
+        """The loop delivers, or an ``attend mcp`` of the session posts to its inbox socket."""
+        socket = live_pid(self.spool, self.sid, L.SOCKET) is not None
+        return socket or self.spool.is_held(L.SESSIONS, self.sid, L.RUN_LOCK)
 
     def pending(self) -> bool:
         return bool(self.spool.listing(self.sid, L.NEW) or self.spool.listing(self.sid, L.CLAIMED))
