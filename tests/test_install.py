@@ -14,7 +14,7 @@ import pytest
 
 from attend.setup import install
 from attend.setup.install import resolve_target
-from tests.support import World
+from tests.support import World, tree
 
 MCP_TOOLS = [
     "send",
@@ -309,9 +309,18 @@ def test_uninstall_purge_removes_the_spool(world: World) -> None:
     assert world.spool.root.is_dir()  # opening creates it
     assert world.spool_root.is_dir()
     assert world.cli("install").returncode == 0
-    out = world.cli("uninstall", "--purge")
+    out = world.cli("uninstall", "--purge", "--yes")
     assert out.returncode == 0, out.stderr
     assert not world.spool_root.exists()
+
+
+def test_uninstall_purge_without_a_terminal_needs_yes_and_changes_nothing_without_it(world: World) -> None:
+    assert world.spool.root.is_dir()
+    assert world.cli("install").returncode == 0
+    before = tree(world.home)
+    out = world.cli("uninstall", "--purge")
+    assert out.returncode == 2 and "add --yes to confirm" in out.stderr and str(world.spool_root) in out.stderr
+    assert tree(world.home) == before  # neither the spool nor the wiring was touched
 
 
 def test_uninstall_keeps_edits_a_later_install_merged_in(world: World) -> None:
