@@ -249,6 +249,22 @@ def test_a_custom_config_dir_gets_its_own_claude_json(world: World, tmp_path: Pa
     assert resolve_target(str(custom), world.env).claude_json == custom / ".claude.json"
 
 
+def test_a_projects_claude_folder_gets_its_mcp_server_in_the_projects_mcp_json(world: World) -> None:
+    project = world.project("web")
+    (project / ".claude").mkdir()
+    mine = write_json(project / ".mcp.json", {"mcpServers": {"db": {"command": "db-mcp"}}})
+    out = world.cli("install", "--target", "./.claude", "--host", "claude", cwd=project)
+    assert out.returncode == 0, out.stderr
+    servers = json.loads((project / ".mcp.json").read_text())["mcpServers"]
+    assert set(servers) == {"db", "attend"}  # where Claude Code reads a project's servers, beside the user's own
+    assert not (project / ".claude" / ".claude.json").exists()  # a file Claude Code never reads
+    stop = json.loads((project / ".claude" / "settings.json").read_text())["hooks"]["Stop"]
+    assert stop[0]["hooks"][0]["command"] == str(project / ".claude" / "hooks" / "ways" / "attend-drain-stop.sh")
+    assert not claude_json(world).exists()  # the user's own config is untouched
+    assert world.cli("uninstall", "--target", "./.claude", "--host", "claude", cwd=project).returncode == 0
+    assert (project / ".mcp.json").read_bytes() == mine
+
+
 BAD_INPUTS = [
     ("settings.json", b'{"permissions": {"allow": [}', "is not valid JSON"),
     (".claude.json", b"not json", "is not valid JSON"),
