@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from attend import layout, safejson
+from attend import layout
 
 # typing for mypy alone, and pathlib only for the callers that want a Path: every sensor loop loads
 # config, and reads its files by str (~0.6 MB each, in a hundred idle loops).
@@ -518,7 +518,7 @@ def project_of(cwd: str | None) -> str:
 
 # ---------------------------------------------------------------------- writing, and trust
 
-TRUST_FILE = "trusted.json"  # {project file: sha256 of the text approved}, beside config.yaml
+TRUST_FILE = "trusted.json"  # the user's approvals of project files, beside config.yaml (attend.domain.trust)
 
 
 def write_atomically(path: Path, text: str, overwrite: bool = True) -> None:
@@ -556,28 +556,6 @@ def trust_path(env: Mapping[str, str] | None = None) -> Path:
     from pathlib import Path
 
     return Path(layout.config_root(env), TRUST_FILE)
-
-
-def _trusted(env: Mapping[str, str] | None) -> dict[str, str]:
-
-    try:
-        data = safejson.loads(_read(os.path.join(layout.config_root(env), TRUST_FILE)))
-    except (OSError, ValueError):
-        return {}
-    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
-
-
-def is_trusted(env: Mapping[str, str] | None, file: str, sha: str) -> bool:
-    """Whether the user approved exactly this text of ``file`` (a changed file needs approval again)."""
-    return _trusted(env).get(file) == sha
-
-
-def trust(env: Mapping[str, str] | None, file: str, sha: str) -> None:
-    import json
-
-    approved = _trusted(env)
-    approved[file] = sha
-    write_atomically(trust_path(env), json.dumps(approved, indent=1, sort_keys=True) + "\n")
 
 
 def default_text() -> str:
