@@ -183,3 +183,21 @@ def test_a_gemini_record_of_an_ended_process_proves_nothing(world: World) -> Non
     assert gemini.HOST.find(os.getpid(), world.env) is None
     with pytest.raises(IdentityError):
         identity.resolve(env={**world.env, "GEMINI_CLI": "1"})
+
+
+# ---------------------------------------------------------------------- the client, where a human looks
+
+
+def test_the_client_header_carries_the_senders_client_and_refuses_anything_but_a_token() -> None:
+    from attend.domain import envelope
+
+    sig = envelope.Signal("", "Kai", "agent", T1, "fixture-human", "h-fixture-human", "/p", "hi", 0.0, client="codex")
+    named = sig.with_id("1796229836.M351515P18181Q0Rf6ac385b.vm", 0.0)
+    data = envelope.render(named)
+    assert b"\nClient: codex\n" in data
+    assert envelope.parse(data).client == "codex"
+    forged = data.replace(b"Client: codex", b"Client: Codex CLI")
+    with pytest.raises(envelope.EnvelopeError):
+        envelope.parse(forged)
+    human = envelope.render(named._replace(client=None))
+    assert b"Client:" not in human and envelope.parse(human).client is None

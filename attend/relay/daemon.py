@@ -27,7 +27,8 @@ from attend.spool import Spool
 
 BATCH = 64  # records fetched at once, written, then acknowledged together
 WINDOW = 64  # publishes in flight at once (acknowledged in order)
-FETCH_WAIT = 5.0  # seconds a fetch waits for records
+FETCH_WAIT = 20.0  # seconds a fetch waits for records (it returns as soon as one comes)
+POLL = 30.0  # seconds between outbox looks besides inotify (a missed event, a reconnect)
 PRUNE_EVERY = 3600.0
 
 
@@ -142,7 +143,7 @@ class Relay:
     # ------------------------------------------------------------------ outbound
 
     async def _watch_outbox(self) -> None:
-        """Wake the publisher on each link into outbox/new/ (inotify), and every second regardless."""
+        """Wake the publisher on each link into outbox/new/ (inotify), and every POLL seconds regardless."""
         from attend.conduits.watch import IN_CREATE, IN_MOVED_TO, INotify
 
         loop = asyncio.get_running_loop()
@@ -161,7 +162,7 @@ class Relay:
             ino = None
         try:
             while True:
-                await asyncio.sleep(1.0)
+                await asyncio.sleep(POLL if ino is not None else 1.0)
                 self.wake.set()
         finally:
             if ino is not None:
@@ -236,16 +237,28 @@ class Relay:
                         await m.ack()
 
     def _write_batch(self, batch: list[tuple[str, dict[str, str], bytes]]) -> list[object]:
+        """Write a fetched batch, then sync it once (each file, each room's new/): the fsyncs of a batch
+        cost about one journal commit, not one per record. Nothing is acknowledged before that."""
         out: list[object] = []
+        written: list[tuple[str, str]] = []
         for subject, headers, data in batch:
             try:
-                out.append(store.receive(self.spool, self.me, subject, headers, data))
+                out.append(store.receive(self.spool, self.me, subject, headers, data, written))
             except store.Refused as e:
                 self.spool.log(f"relay: refused: {e}")
                 out.append(e)
             except (OSError, AttendError) as e:
                 self.spool.log(f"relay: could not write an arrival now: {e}")
                 out.append(e)
+        by_room: dict[str, list[str]] = {}
+        for room, name in written:
+            by_room.setdefault(room, []).append(name)
+        try:
+            for room, names in by_room.items():
+                self.spool.sync_records(room, names)
+        except OSError as e:  # not durable: acknowledge nothing written; the redelivery finds them in the index
+            self.spool.log(f"relay: could not sync a batch: {e}")
+            out = [e if x == "stored" else x for x in out]
         return out
 
     # ------------------------------------------------------------------ presence

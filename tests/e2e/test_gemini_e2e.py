@@ -72,4 +72,5 @@ def test_gemini_install_alone_wires_identity_mcp_and_turn_end_delivery_exactly_o
     assert len([t for t in api.user_texts() if "hello gemini" in t]) == 1, api.user_texts()
     sent_by = [s for s in hw.signals() if s.body == "hi human, from gemini"]
     assert [s.from_id for s in sent_by] == [seen["sid"]], [(s.from_id, s.body) for s in hw.signals()]
+    assert [s.client for s in sent_by] == ["gemini"]
     assert maildir(hw, victim.session_id, "new") == [], "nothing was sent to the victim"
