@@ -54,6 +54,7 @@ REPLY_HINT = "reply-hint"  # present once a conduit has shown the reply forms
 DRAIN_ROUNDS = "drain-rounds"  # consecutive blocking drains (the loop guard)
 DRAINED = "drained"  # "<event tag> block|none": the drain's verdict at the last turn end (for the waiter)
 WAITER = "waiter"  # "<pid> <procStart>" of the session's newest waiter (`attend wait --hook`)
+SOCKET = "socket"  # "<pid> <procStart>" of the `attend mcp` posting to the session's inbox socket
 WAKE_ROUNDS = "wake-rounds"  # consecutive quick wakes by the waiter (its loop guard)
 BANNER = "banner"  # the fingerprint of the last banner the loop printed
 PRESENCE_CURSOR = "presence-cursor"  # the newest peer event the loop has printed
@@ -92,7 +93,7 @@ CARRIED_FOLDERS = (NOTIFY, MCP)
 # tmp/ of ROOMS and SESSIONS; room records in new/ by age and count; a live session's cur/ by age and
 # count; everything of an ended session past its grace; the room of a dissolved channel; old files in
 # QUARANTINE and PRESENCE. Never a live session's new/ or claimed/.
-RETAINED_TOPS = (ROOMS, SESSIONS)  # owners of a tmp/ that the sweep visits
+RETAINED_TOPS = (ROOMS, SESSIONS, HUMANS)  # owners of a tmp/ that the sweep visits
 STALE_TMP_SECONDS = 129600  # 36 hours, as maildir(5) suggests for abandoned deliveries
 LOG_LIMIT = 256 * 1024  # the diagnostic log keeps at most two files of this size
 

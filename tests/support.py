@@ -74,6 +74,9 @@ SCRUB = (
     "KITTY_PID",
     "ALACRITTY_SOCKET",
     "WEZTERM_PANE",
+    # The runner's terminal size: pytest-xdist's workers carry COLUMNS, which would wrap a pipe's output.
+    "COLUMNS",
+    "LINES",
 )
 
 

@@ -324,7 +324,7 @@ def test_no_supported_interpreter_decodes_an_encoded_word_into_the_header_block(
     repo = str(Path(__file__).resolve().parent.parent)
     for field, value in ENCODED_WORD_ATTACKS:
         out = subprocess.run(
-            [python, "-I", "-c", f"import sys; sys.path.insert(0, {repo!r})\n{CHECK}", field, value],
+            [python, "-I", "-B", "-c", f"import sys; sys.path.insert(0, {repo!r})\n{CHECK}", field, value],
             capture_output=True,
             text=True,
             timeout=60,

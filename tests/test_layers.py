@@ -40,6 +40,7 @@ ALLOWED: dict[str, str] = {
     "attend.domain.config": "reads config.yaml and the project's .claude/attend.yaml; writes the user's files",
     "attend.domain.scenes": "reads ~/.config/attend/scenes.yaml",
     "attend.domain.transcript": "reads Claude Code's session transcripts (~/.claude/projects) for context and cadence",
+    "attend.conduits.inbox_client": "posts to Claude Code's inbox socket; reads its settings and transcript to confirm",
     "attend.verbs.permissions": "reads Claude Code's settings files and checks the MCP command is executable",
     "attend.testing.standin": "writes and removes a stand-in session's record under a test's ~/.claude/sessions",
     "attend.testing.demo": "builds and removes the demo's throwaway HOME",

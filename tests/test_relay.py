@@ -596,6 +596,12 @@ def test_doctor_reports_the_relay_running_and_then_not_running(hosts: tuple[Host
     assert found["status"] == "warn" and "not running" in found["detail"], found
 
 
+def test_the_documented_server_config_is_the_one_the_tests_run() -> None:
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "architecture" / "relay.md").read_text()
+    block = "\n".join("   " + line for line in subjects.server_accounts(["laptop", "devbox"]).splitlines())
+    assert block in doc, "docs/architecture/relay.md's accounts block is stale: paste subjects.server_accounts()"
+
+
 # ---------------------------------------------------------------------- the send path
 
 

@@ -87,7 +87,7 @@ def render_toplevel() -> str:
         "    (\n"
         f"{lines},\n"
         "    )\n"
-        ')\n'
+        ")\n"
         "\n\n"
         "def fits() -> bool:\n"
         '    """Whether click would wrap at WIDTH here: 80 columns or more (a terminal, COLUMNS, or none)."""\n'

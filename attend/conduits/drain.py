@@ -130,7 +130,11 @@ def claimed(spool: Spool, sid: str) -> Iterator[Batch]:
 
 
 def clock(at: float) -> str:
-    return time.strftime("%H:%M", time.localtime(at))
+    """Local time with the zone named (``16:40 CET``; an offset where the zone has no name), so a
+    model whose sessions span zones, or that compares with a UTC log, reads the time rightly."""
+    local = time.localtime(at)
+    name = time.strftime("%Z", local)
+    return time.strftime("%H:%M ", local) + (name if name.isalpha() else time.strftime("%z", local))
 
 
 def render_one(sig: Signal) -> str:

@@ -303,8 +303,10 @@ class Sensor:
             self._show(shown, plan, set(abandoned), set(won))
             if plan.lines:
                 # After the line, still under the show lock: it is a state file's replace (on ext4 a
-                # writeback of the new file), which a hundred loops woken at once queue for.
-                governor.save()
+                # writeback of the new file), which a hundred loops woken at once queue for. The line
+                # is out: a save that fails forgets a minute of pacing (reported once), and must not
+                # keep the batch from being marked seen, or it would be shown again.
+                self._safe(governor.save, "governor")
             self.spool.mark_seen(self.sid, names)
         if shown:
             self.last_line = time.monotonic()

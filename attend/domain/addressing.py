@@ -223,6 +223,16 @@ def _one_human(want: str, people: list[str], spool: Spool) -> str | None:
     return want
 
 
+def _other_account(name: str) -> bool:
+    """Whether ``name`` is an account of this machine other than the caller's own (on the refusal path only)."""
+    import pwd
+
+    try:
+        return pwd.getpwnam(name).pw_uid != os.getuid()
+    except (KeyError, ValueError):
+        return False
+
+
 def display_names(spool: Spool) -> list[tuple[str, str]]:
     """Every registered session's display name (``Persona-ordinal``) and id. Not a mapping: ordinals
     count per project, so one persona in two projects gives two sessions the same name."""
@@ -247,6 +257,11 @@ def _one_session(
             raise UsageError(f"{want!r} names several sessions ({ids}); give a session id (attend peers --json)")
         options = sorted(name for name, _ in matches)
         raise UsageError(f"{want!r} matches several sessions ({', '.join(options)}); give more of the name")
+    if _other_account(want):
+        raise NotFoundError(
+            f"{want!r} is another user account of this machine: each account's spool is its own, and attend "
+            f"never writes into another's; write to a human of your spool (attend peers lists them)"
+        )
     known = sorted(name for name, _ in names)
     hint = f"; sessions: {', '.join(known[:10])}" if known else "; no sessions registered"
     hint += f"; humans: {', '.join(people[:10])}" if people else ""

@@ -94,6 +94,13 @@ KEYS: dict[str, Key] = {
         "which sessions the waiting conduit wakes when idle: joined (every session enrolled by run or join) or off",
         choices=("joined", "off"),
     ),
+    "conduits.socket": Key(
+        "on",
+        str,
+        0,
+        "whether attend mcp posts a session's mail to the client's inbox socket (mid-turn, or waking it): on or off",
+        choices=("on", "off"),
+    ),
     "conduits.headless_wait": Key(
         0,
         int,

@@ -26,6 +26,7 @@ FIELDS = (
     ("Attend-Version", "version"),
     ("From-Kind", "from_kind"),
     ("From-Id", "from_id"),
+    ("Client", "client"),
     ("On-Behalf-Of", "on_behalf_of"),
     ("Attend-To", "to"),
     ("Room", "room"),
@@ -34,7 +35,9 @@ FIELDS = (
     ("Relayed-From", "via"),
     ("Relayed-Id", "relayed"),
 )
-_OPTIONAL = {"On-Behalf-Of", "Re", "Relayed-From", "Relayed-Id"}
+_OPTIONAL = {"Client", "On-Behalf-Of", "Re", "Relayed-From", "Relayed-Id"}
+# The agent client a session runs in (claude, codex, gemini): a token, never free text.
+CLIENT_RE = re.compile(r"[a-z][a-z0-9-]{0,31}")
 MAIL_HEADERS = ("Message-ID", "Date", "From", "To", "Subject")  # always written; threads add two
 V1_FIELDS = ("Message-Id", "From", "To")  # what version 1 kept in the headers version 2 made standard
 
@@ -68,6 +71,7 @@ class Signal(Record):
     ancestors: tuple[str, ...] = ()  # ids above ``re`` in its thread, oldest first (References)
     via: str | None = None  # the host a relayed record came from (its From-Id then carries ``@<host>``)
     relayed: str | None = None  # a relayed record's id on the host that sent it
+    client: str | None = None  # the sender's agent client (claude, codex, gemini); None for a human
 
     def with_id(self, id: str, at: float) -> Signal:
         return self._replace(id=id, at=at)
@@ -265,6 +269,7 @@ def render(sig: Signal) -> bytes:
         "Attend-Version": str(VERSION),  # the layout written is this version's, whatever was read
         "From-Kind": sig.from_kind,
         "From-Id": sig.from_id,
+        "Client": sig.client if sig.client and CLIENT_RE.fullmatch(sig.client) else None,
         "On-Behalf-Of": sig.on_behalf_of,
         "Attend-To": sig.to,
         "Room": sig.room,
@@ -323,6 +328,9 @@ def parse(data: bytes, at: float | None = None) -> Signal:
         raise EnvelopeError(f"missing header {missing[0]}")
     if headers["From-Kind"] not in ("agent", "human"):
         raise EnvelopeError(f"unknown From-Kind {headers['From-Kind']!r}")
+    client = headers.get("Client")
+    if client is not None and not CLIENT_RE.fullmatch(client):
+        raise EnvelopeError(f"Client {client[:40]!r} is not a client name")
     ancestors: tuple[str, ...] = ()
     if version == 1:
         msg_id, to = headers["Message-Id"], headers["To"]
@@ -349,4 +357,5 @@ def parse(data: bytes, at: float | None = None) -> Signal:
         ancestors=ancestors,
         via=headers.get("Relayed-From"),
         relayed=headers.get("Relayed-Id"),
+        client=client,
     )

@@ -78,6 +78,7 @@ class Enrollment(Record):
     # The pid namespace the session's Claude runs in, recorded only by a process that found that
     # Claude among its ancestors: the evidence the sandbox rule compares against (sessions.md).
     pid_ns: str | None = None
+    client: str | None = None  # the agent client the session runs in (claude, codex, gemini)
 
     @property
     def project(self) -> str:
@@ -87,7 +88,7 @@ class Enrollment(Record):
     def of(cls, who: Identity, ways: tuple[str, ...], enrolled_at: float, pid_ns: str | None = None) -> Enrollment:
         """``pid_ns``: the one already recorded, kept unless ``who`` came through its ancestry."""
         ns = who.pid_ns if who.resolved_by == "ancestry" and who.pid_ns else pid_ns
-        return cls(who.id, ways, who.origin, who.claude_pid, who.proc_start, who.name, enrolled_at, ns)
+        return cls(who.id, ways, who.origin, who.claude_pid, who.proc_start, who.name, enrolled_at, ns, who.host)
 
     def document(self) -> bytes:
         """The enrollment document, ``sessions/<sid>/enrolled``: the one place its fields are written."""
@@ -99,6 +100,7 @@ class Enrollment(Record):
             "name": self.name,
             "enrolled_at": self.enrolled_at,
             "pid_ns": self.pid_ns,
+            "client": self.client,
         }
         return json.dumps(record, indent=1).encode()
 
@@ -121,6 +123,7 @@ def read_enrollment(spool: Spool, sid: str) -> Enrollment | None:
             name=raw.get("name"),
             enrolled_at=float(raw.get("enrolled_at", 0)),
             pid_ns=raw.get("pid_ns") if isinstance(raw.get("pid_ns"), str) else None,
+            client=raw.get("client") if raw.get("client") in ("claude", "codex", "gemini") else None,
         )
     except (ValueError, KeyError, TypeError):
         spool.log(f"enrollment record of {sid} is malformed; treating the session as not enrolled")

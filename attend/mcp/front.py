@@ -150,6 +150,7 @@ class Startup(threading.Thread):
     def __init__(self) -> None:
         super().__init__(name="attend-mcp-startup", daemon=True)
         self.marker: Any = None
+        self.conduit: Any = None  # the socket conduit (attend.conduits.inbox_socket), when it serves
         self.server: Any = None
         self.present = threading.Event()
         self.loaded = threading.Event()
@@ -180,8 +181,26 @@ class Startup(threading.Thread):
             who = ctx.who()
             if who.is_agent:
                 self.marker.ensure(ctx.spool, who.id)
+                self._conduit(ctx, who)
         except Exception as e:  # an unresolvable caller, a spool that cannot be written: serve anyway
             print(f"attend mcp: {e}", file=sys.stderr, flush=True)
+
+    def _conduit(self, ctx: Any, who: Any) -> None:
+        """Start the socket conduit beside the server (a daemon thread asleep in inotify); a session
+        it cannot serve is one log line, and the other conduits deliver."""
+        config = importlib.import_module("attend.domain.config")
+        conduit = importlib.import_module("attend.conduits.inbox_socket")
+        started = conduit.start(ctx.spool, os.environ, who, config.load(os.environ))
+        if isinstance(started, str):
+            ctx.spool.log(f"attend mcp: the socket conduit does not serve {who.id}: {started}")
+        else:
+            self.conduit = started
+
+    def stop_conduit(self) -> None:
+        """At the end: a post not yet confirmed stays unseen, for the next conduit."""
+        if self.conduit is not None:
+            self.conduit.stop()
+            self.conduit.join(1.0)
 
     def remove_marker(self) -> None:
         if self.marker is not None:
@@ -251,6 +270,7 @@ def main() -> None:
         else:
             startup.present.wait()  # stdin closed in discovery: the marker (if written) goes
     finally:
+        startup.stop_conduit()
         startup.remove_marker()
         sys.stderr.flush()
     # Interpreter teardown after stdin closes costs ~0.2 s and does nothing for us.

@@ -27,7 +27,8 @@ from attend.spool import Spool
 
 BATCH = 64  # records fetched at once, written, then acknowledged together
 WINDOW = 64  # publishes in flight at once (acknowledged in order)
-FETCH_WAIT = 5.0  # seconds a fetch waits for records
+FETCH_WAIT = 20.0  # seconds a fetch waits for records (it returns as soon as one comes)
+POLL = 30.0  # seconds between outbox looks besides inotify (a missed event, a reconnect)
 PRUNE_EVERY = 3600.0
 
 
@@ -142,7 +143,7 @@ class Relay:
     # ------------------------------------------------------------------ outbound
 
     async def _watch_outbox(self) -> None:
-        """Wake the publisher on each link into outbox/new/ (inotify), and every second regardless."""
+        """Wake the publisher on each link into outbox/new/ (inotify), and every POLL seconds regardless."""
         from attend.conduits.watch import IN_CREATE, IN_MOVED_TO, INotify
 
         loop = asyncio.get_running_loop()
@@ -161,7 +162,7 @@ class Relay:
             ino = None
         try:
             while True:
-                await asyncio.sleep(1.0)
+                await asyncio.sleep(POLL if ino is not None else 1.0)
                 self.wake.set()
         finally:
             if ino is not None:

@@ -10,7 +10,7 @@ from typing import Any
 from attend import layout
 from attend.domain import config
 
-DEFAULT_HEARTBEAT = 10.0  # seconds between presence puts; entries live 3 heartbeats (the bucket's TTL)
+DEFAULT_HEARTBEAT = 15.0  # seconds between presence puts; entries live 3 heartbeats (the readers' TTL)
 KNOWN = ("servers", "host", "nkey_seed", "creds", "user", "password_file", "tls_ca", "same_humans", "heartbeat")
 
 
@@ -99,8 +99,8 @@ def parse(data: object, where: str = "relay") -> RelaySettings:
     else:
         out.same_humans = same
     beat = data.get("heartbeat", DEFAULT_HEARTBEAT)
-    if isinstance(beat, bool) or not isinstance(beat, int | float) or not 1 <= beat <= 300:
-        bad.append(f"{where}: relay.heartbeat: seconds between 1 and 300")
+    if isinstance(beat, bool) or not isinstance(beat, int | float) or not 1 <= beat <= 60:
+        bad.append(f"{where}: relay.heartbeat: seconds between 1 and 60 (the bucket keeps a key 90 s)")
     else:
         out.heartbeat = float(beat)
     return out

@@ -152,6 +152,7 @@ def receive(spool: Spool, me: str, subject: str, headers: dict[str, str], data: 
         on_behalf_of=sig.on_behalf_of,
         via=src,
         relayed=msg_id,
+        client=sig.client,
     )
     for _ in range(delivery.PUBLISH_TRIES):
         name = layout.unique_name()

@@ -105,3 +105,20 @@ def permissions(host: str) -> dict[str, dict[str, list[str]]]:
 
 def inbox_prefix(host: str) -> str:
     return f"_INBOX_{host}"
+
+
+def server_accounts(hosts: list[str]) -> str:
+    """The ``accounts`` block of a nats-server configuration for these hosts (one nkey user each, plus
+    an admin who provisions), as docs/architecture/relay.md shows it; the tests run its permissions."""
+    lines = ["accounts: {", "  ATTEND: {", "    jetstream: enabled", "    users: ["]
+    lines.append("      { user: admin, password: $ATTEND_ADMIN_PASSWORD }  # provisions; never on a host")
+    for host in hosts:
+        perms = permissions(host)
+        lines.append(f"      {{ nkey: <{host}'s public nkey, U...>  # {host}")
+        lines.append("        permissions: {")
+        for side in ("publish", "subscribe"):
+            allowed = ", ".join(f'"{s}"' for s in perms[side]["allow"])
+            lines.append(f"          {side}: {{ allow: [{allowed}] }}")
+        lines.append("        } }")
+    lines += ["    ]", "  }", "}"]
+    return "\n".join(lines)

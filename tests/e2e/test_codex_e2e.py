@@ -73,6 +73,12 @@ def test_codex_install_alone_wires_mcp_send_and_turn_end_delivery_exactly_once(h
     # The MCP send went out as the thread, through the identity rule.
     sent_by = [s for s in hw.signals() if s.body == "hi human, from codex"]
     assert [s.from_id for s in sent_by] == [thread], [(s.from_id, s.body) for s in hw.signals()]
+    assert [s.client for s in sent_by] == ["codex"]  # the Client header, from the resolved identity
+    # Where the human looks: peers names the client; the inbox and the record carry it.
+    peers = json.loads(hw.attend("peers", "--json").stdout)["peers"]
+    assert [(p["session_id"], p["client"]) for p in peers] == [(thread, "codex")], peers
+    inbox = json.loads(hw.attend("inbox", "--json").stdout)
+    assert [m["client"] for m in inbox["unread"] + inbox["messages"] if m["body"] == "hi human, from codex"], inbox
 
 
 def test_codex_shell_tool_cannot_act_as_another_session(hw: HostWorld) -> None:
