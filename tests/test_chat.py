@@ -530,6 +530,21 @@ async def test_a_long_body_is_cut_to_a_few_lines_and_o_opens_it_whole(world: Wor
         assert "line 0899" not in screen_text(app)
 
 
+async def test_an_arrival_in_a_room_of_200_is_appended_and_the_room_is_not_redrawn(world: World) -> None:
+    hana = enrolled(world, "api", "Hana")
+    for i in range(chat_verb.HISTORY):
+        send_verb.run(world.context(hana), send_verb.SendRequest(f"old {i:03d}"))
+    app = app_for(world, live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        view = app.conversation()
+        first = view.get_option_at_index(0)
+        sent = send_verb.run(world.context(hana), send_verb.SendRequest("new one"))
+        app.arrived([chat_verb.read(world.spool, "open", sent.id)])  # type: ignore[list-item]
+        await pilot.pause()
+        assert view.option_count == chat_verb.HISTORY + 1 and app.rows[-1].msg.body == "new one"
+        assert view.get_option_at_index(0) is first  # the 200 drawn are kept, not built again
+
+
 # ---------------------------------------------------------------------- the same record as attend send
 
 

@@ -246,6 +246,7 @@ class ChatApp(App[None]):
         self.shown: list[Message] = []
         self.folded: set[str] = set()
         self.opened: set[str] = set()  # long messages shown whole
+        self.bodies: dict[tuple[str, bool], Text] = {}  # (id, whole): each body's text, built once
         self.replying: Message | None = None
         self.parents: dict[str, Message | None] = {}
         self.peer_names: list[str] = []
@@ -411,6 +412,13 @@ class ChatApp(App[None]):
         the widget's padding), cut to its first lines unless opened: a 64 KB body would lay out
         ~800 rows, and 200 of them took seconds to the first screen."""
         whole = m.id in self.opened
+        key = (m.id, whole)
+        if key not in self.bodies:  # a redraw (a fold, a reply) draws the same bodies again
+            self.bodies[key] = self.make_body(m, whole)
+        return self.bodies[key]
+
+    @staticmethod
+    def make_body(m: Message, whole: bool) -> Text:
         rows = framing.trimmed(m.body if whole else m.body[:CUT_CHARS])
         cut = not whole and (len(m.body) > CUT_CHARS or len(rows) > CUT_LINES)
         out = Text("\n".join(line.replace("\t", " ") for line in (rows[:CUT_LINES] if cut else rows)))
@@ -458,7 +466,10 @@ class ChatApp(App[None]):
             known = {m.id for m in self.shown}
             add = [m for m in mine if m.id not in known]  # the feed's first rescan may repeat what is shown
             if add:
-                self.shown = sorted(self.shown + add, key=lambda m: m.id)[-chat_verb.HISTORY :]
+                self.shown = sorted(self.shown + add, key=lambda m: m.id)
+                if len(self.shown) > 2 * chat_verb.HISTORY:
+                    # Dropped in one go, not one per arrival: dropping the oldest redraws the whole room.
+                    self.shown = self.shown[-chat_verb.HISTORY :]
                 self.redraw_after(add)
                 self.call_after_refresh(self.mark_shown)
         if fresh_rooms:

@@ -193,6 +193,7 @@ class Startup(threading.Thread):
         started = conduit.start(ctx.spool, os.environ, who, config.load(os.environ))
         if isinstance(started, str):
             ctx.spool.log(f"attend mcp: the socket conduit does not serve {who.id}: {started}")
+            conduit.declined(ctx.spool, who.id, started)
         else:
             self.conduit = started
 
