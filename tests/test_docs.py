@@ -46,7 +46,9 @@ def test_the_code_cites_only_the_repositorys_own_docs() -> None:
     assert not hits, "cite docs/architecture/ instead:\n" + "\n".join(hits)
 
 
-DOCS_OUTSIDE = re.compile(r"DESIGN\.md|\bissues? \d+|\bshared/|reference/[a-z-]+\.md|\bthe seeds\b|\bseed's\b|\bADR[- ]?\d", re.I)
+DOCS_OUTSIDE = re.compile(
+    r"DESIGN\.md|\bissues? \d+|\bshared/|reference/[a-z-]+\.md|\bthe seeds\b|\bseed's\b|\bADR[- ]?\d", re.I
+)
 
 
 def test_the_docs_stand_on_their_own() -> None:
