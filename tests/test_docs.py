@@ -46,6 +46,24 @@ def test_the_code_cites_only_the_repositorys_own_docs() -> None:
     assert not hits, "cite docs/architecture/ instead:\n" + "\n".join(hits)
 
 
+DOCS_OUTSIDE = re.compile(
+    r"DESIGN\.md|\bissues? \d+|\bshared/|reference/[a-z-]+\.md|\bthe seeds\b|\bseed's\b|\bADR[- ]?\d", re.I
+)
+
+
+def test_the_docs_stand_on_their_own() -> None:
+    """The README and docs/ cite only what the repository holds: no design documents, tracker issues
+    or folders a newcomer does not have."""
+    docs = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+    hits = [
+        f"{path.relative_to(REPO)}:{n}: {line.strip()}"
+        for path in docs
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if DOCS_OUTSIDE.search(line)
+    ]
+    assert not hits, "say it in the project's own words:\n" + "\n".join(hits)
+
+
 def test_every_architecture_doc_link_resolves() -> None:
     for doc in sorted((REPO / "docs").rglob("*.md")):
         for target in re.findall(r"\]\(([^)#]+\.md)(?:#[^)]*)?\)", doc.read_text(encoding="utf-8")):
