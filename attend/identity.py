@@ -240,11 +240,11 @@ def human_id(env: Mapping[str, str]) -> str:
 # ---------------------------------------------------------------------- resolution
 
 
-def find_caller(pid: int, env: Mapping[str, str]) -> tuple[Host, Found] | None:
+def find_caller(pid: int, env: Mapping[str, str], claims: tuple[str, ...] = ()) -> tuple[Host, Found] | None:
     """The session nearest above ``pid`` among every host's, with the host that found it."""
     best: tuple[Host, Found] | None = None
     for host in HOSTS:
-        found = host.find(pid, env, parent_pid)
+        found = host.find(pid, env, parent_pid, claims)
         if found is not None and (best is None or found.hops < best[1].hops):
             best = (host, found)
     return best
@@ -257,8 +257,9 @@ def _agent(host: Host, found: Found, notes: tuple[str, ...]) -> Identity:
         origin=normalise_origin(found.cwd or os.getcwd()),
         resolved_by="ancestry",
         resolved=True,
-        claude_pid=found.pid,
-        proc_start=found.proc_start,
+        # A process that hosts many sessions never stands for one (no liveness, no /clear move by pid).
+        claude_pid=found.pid if host.one_session_per_process else None,
+        proc_start=found.proc_start if host.one_session_per_process else None,
         name=found.name,
         notes=notes,
         evidence=host.evidence(found),
@@ -360,7 +361,7 @@ def authority(
     start = os.getpid() if pid is None else pid
     if human_only is not None:
         return _human_only(human_only, env, start, cwd)
-    found = find_caller(start, env)
+    found = find_caller(start, env, (claimed,) if claimed else ())
 
     if hook:
         if found is None:
@@ -384,6 +385,13 @@ def authority(
         return _agent(host, where, notes)
 
     inside = next((h for h in HOSTS if h.offered_id(env)), None) or next((h for h in HOSTS if h.inside(env)), None)
+    if inside is None:
+        for host in HOSTS:
+            if (why := host.inside_ancestry(start, parent_pid)) is not None:
+                claim = f" (the session_id offered, {claimed}, is not one of them)" if claimed else ""
+                raise IdentityError(
+                    f"this process is inside {host.name} ({why}) but no session of it is proved{claim}; {SANDBOX_FIX}"
+                )
     if inside is not None:
         who = _sandbox(inside, inside.offered_id(env), pid, enrollment or (lambda _sid: None))
         if claimed and claimed != who.id:
@@ -423,6 +431,9 @@ def _human_only(action: str, env: Mapping[str, str], pid: int, cwd: str | None) 
     offered = next((h for h in HOSTS if h.inside(env)), None)
     if offered is not None:
         raise HumanOnlyError(f"{action} is for a human only, and this runs inside {offered.name}; {fix}")
+    for host in HOSTS:
+        if (why := host.inside_ancestry(pid, parent_pid)) is not None:
+            raise HumanOnlyError(f"{action} is for a human only, and this runs inside {host.name} ({why}); {fix}")
     if (above := inside_host(pid)) is not None:
         host, p, var = above
         raise HumanOnlyError(

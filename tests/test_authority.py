@@ -396,7 +396,7 @@ def test_a_human_at_a_terminal_may_trust_and_purge(world: World) -> None:
     assert trusted.returncode == 0, trusted.stderr
     assert (world.home / ".config" / "attend" / "trusted.json").exists()
     (world.tmp / "target").mkdir()
-    purged = world.attend("uninstall", "--purge", "--target", str(world.tmp / "target"), stdin="y\n")
+    purged = world.attend("uninstall", "--purge", "--yes", "--target", str(world.tmp / "target"))
     assert purged.returncode == 0, purged.stderr
     assert not world.spool_root.exists()
 

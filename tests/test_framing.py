@@ -68,7 +68,8 @@ def parse_reason(text: str) -> list[dict[str, Any]]:
     count = re.fullmatch(r"\[attend\] (\d+) message\(s\):", rows[0])
     assert count, rows[0]
     assert rows[-1] == CLOSING, text
-    head = re.compile(rf"\[\d\d:\d\d\] ({LABEL}) \(({SCOPE}), id ({NAME_ID})(?:, from ({LABEL}))?\):")
+    clock = r"\d\d:\d\d (?:[A-Za-z]+|[+-]\d{4})"  # local time, zone named
+    head = re.compile(rf"\[{clock}\] ({LABEL}) \(({SCOPE}), id ({NAME_ID})(?:, from ({LABEL}))?\):")
     messages: list[dict[str, Any]] = []
     for row in rows[1:-1]:
         if m := head.fullmatch(row):

@@ -200,6 +200,51 @@ def test_an_unenrolled_session_or_wake_off_gets_no_waiter_and_nothing_is_written
     assert not (world.spool_root / "sessions" / s.session_id / waiter.WAITER).exists()
 
 
+def mark_sdk_cli(s: StandIn) -> None:
+    """Give the stand-in's session record the entrypoint a `claude -p` run's record carries."""
+    record = json.loads(s.record_path.read_text())
+    s.record_path.write_text(json.dumps({**record, "entrypoint": "sdk-cli"}))
+
+
+@pytest.mark.parametrize("mark", ["CLAUDE_CODE_SESSION_ATTENDED=0", "entrypoint sdk-cli"])
+def test_in_a_headless_session_the_waiter_steps_aside_at_once_and_the_drain_still_delivers(
+    world: World, waits, mark: str
+) -> None:
+    """`claude -p` waits for every asyncRewake hook: a waiter that stayed would keep it running for a day."""
+    s = world.session("proj")
+    enroll(world, s)
+    env = {"CLAUDE_CODE_SESSION_ATTENDED": "0"} if mark.startswith("CLAUDE") else {}
+    if not env:
+        mark_sdk_cli(s)
+    w = waits(s, env=env, ready=False, drained=False)
+    drain(world, s.session_id)  # the turn end's drain: nothing pending
+    wait_until(w.exited, "the waiter to step aside by itself")
+    assert w.done() == (0, "", "")
+    assert not (world.spool_root / "sessions" / s.session_id / waiter.WAITER).exists()
+    world.attend("send", "for the next turn end")
+    assert "for the next turn end" in json.loads(drain(world, s.session_id).stdout)["reason"]
+
+
+def test_a_headless_session_that_opted_in_is_woken_and_its_waiter_leaves_after_the_set_seconds(
+    world: World, waits
+) -> None:
+    s = world.session("proj")
+    enroll(world, s)
+    config = Path(layout.config_root(world.env)) / "config.yaml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("conduits:\n  headless_wait: 600\n")
+    headless = {"CLAUDE_CODE_SESSION_ATTENDED": "0"}
+    w = waits(s, env=headless)
+    assert not w.exited()
+    world.attend("send", "wake the worker")
+    rc, _, err = w.done()
+    assert rc == 2 and "  wake the worker" in err.splitlines(), err
+    config.write_text("conduits:\n  headless_wait: 1\n")
+    w = waits(s, env=headless)
+    wait_until(w.exited, "the waiter to leave after its one second")
+    assert w.done() == (0, "", "")
+
+
 def test_a_spool_the_gate_refuses_fails_open_with_one_line(world: World, waits) -> None:
     s = world.session("proj")
     enroll(world, s)
@@ -212,18 +257,21 @@ def test_a_spool_the_gate_refuses_fails_open_with_one_line(world: World, waits) 
     assert len(err.splitlines()) == 1 and err.startswith("attend wait: the waiter failed"), err
 
 
-def test_past_the_ceiling_of_quick_wakes_the_message_waits_for_the_turn_end(world: World, waits) -> None:
+def test_past_the_ceiling_of_quick_wakes_the_wake_is_delayed_never_dropped(world: World, waits) -> None:
+    # A waiter-only session is idle: giving up would leave the message in new/ with no conduit at all.
     s = world.session("proj")
     enroll(world, s)
     rounds = world.spool_root / "sessions" / s.session_id / waiter.WAKE_ROUNDS
     rounds.write_text(str(waiter.MAX_WAKES))
     w = waits(s, active=True)  # this turn was itself started by a wake
-    world.attend("send", "not now")
+    world.attend("send", "later, not never")
     rc, out, err = w.done()
-    assert (rc, out) == (0, "")
-    assert "wake round 6 > 5" in err and len(err.splitlines()) == 1
-    assert len(maildir(world, s.session_id, "new")) == 1
-    assert "not now" in json.loads(drain(world, s.session_id, True).stdout)["reason"]
+    assert rc == 2 and out == "", err
+    assert "later, not never" in err and "wake round" not in err  # the model sees only the messages
+    log = (world.spool_root / "log" / "attend.log").read_text()
+    assert "wake round 6 > 5" in log and f"waits until {waiter.LOOP_WINDOW:g} s after the turn" in log
+    assert maildir(world, s.session_id, "new") == []
+    assert rounds.read_text() == "1"  # a wake that late is not quick: the chain starts again
 
 
 def test_a_wake_after_a_turn_a_human_started_begins_a_new_chain(world: World, waits) -> None:

@@ -6,8 +6,12 @@ session's ``new/`` (no polling) until a delivery lands, claims everything pendin
 lock with the drain's own claim (``drain.claimed``), writes the drain's hook reason on stderr and
 exits 2: the client starts a new turn with that text. Otherwise it exits 0, silently:
 
-- when the sensor loop is live (the loop delivers), or ``conduits.wake`` is ``off``, or the
-  session is not enrolled;
+- when the sensor loop is live (the loop delivers), or an ``attend mcp`` of the session serves its
+  inbox socket (``sessions/<sid>/socket``), or ``conduits.wake`` is ``off``, or the session is not
+  enrolled;
+- at once in a headless session (``claude -p``, the Agent SDK: the client marks it unattended),
+  which the client would otherwise keep running for as long as this hook waits; unless
+  ``conduits.headless_wait`` opts in, and then for that many seconds;
 - when a newer waiter of the same session takes over (``sessions/<sid>/waiter`` names the newest;
   an older one sees it change and leaves), so two waiters never both wake the model for one message;
 - when its Claude process ends (a pidfd wakes it), or its own deadline, ``MARGIN`` before the
@@ -16,7 +20,9 @@ exits 2: the client starts a new turn with that text. Otherwise it exits 0, sile
   with an error of its own making.
 
 It never wakes in a loop: consecutive wakes that each come soon after the turn they follow are
-counted (``wake-rounds``), and past the drain's ceiling the messages wait for the next turn end.
+counted (``wake-rounds``), and past the drain's ceiling the wake is held until ``LOOP_WINDOW`` after
+the turn, when it is no longer quick: a slower wake, never none (an idle session has no next turn end
+to wait for, so giving up would leave the messages with no conduit).
 
 While keepwarm is armed (``attend keepwarm on``) and no loop is live, the same wait is timed to
 ``keepwarm.idle_seconds`` after the transcript's last write: then it wakes the session once with the
@@ -30,17 +36,17 @@ the drain (and the domain it imports) is imported when there is something to sho
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import select
 import time
 from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any
 
-from attend import identity
+from attend import identity, safejson
 from attend import layout as L
 from attend.conduits.watch import ARRIVALS, IN_CLOSE_WRITE, IN_CREATE, IN_DELETE, IN_MOVED_TO, Watcher
 from attend.errors import IdentityError, SpoolError
+from attend.hosts.claude import unattended
 from attend.procfs import stat_fields
 from attend.spool import Spool
 
@@ -68,17 +74,22 @@ def me() -> str:
     return f"{os.getpid()} {fields[19] if fields else '?'}"
 
 
-def waiter_live(spool: Spool, sid: str) -> bool:
-    """Whether the newest waiter of ``sid`` is running (for status and doctor)."""
+def live_pid(spool: Spool, sid: str, name: str) -> int | None:
+    """The process ``sessions/<sid>/<name>`` names (``<pid> <procStart>``), when it still runs."""
     try:
-        text = spool.read_text(L.SESSIONS, sid, WAITER)
+        text = spool.read_text(L.SESSIONS, sid, name)
     except OSError:
-        return False
+        return None
     pid, _, start = (text or "").strip().partition(" ")
     if not pid.isdigit():
-        return False
+        return None
     fields = stat_fields(int(pid))
-    return fields is not None and fields[0] != "Z" and fields[19] == start
+    return int(pid) if fields is not None and fields[0] != "Z" and fields[19] == start else None
+
+
+def waiter_live(spool: Spool, sid: str) -> bool:
+    """Whether the newest waiter of ``sid`` is running (for status and doctor)."""
+    return live_pid(spool, sid, WAITER) is not None
 
 
 def load_config(env: Mapping[str, str]) -> Config:
@@ -102,7 +113,9 @@ class Waiter:
         tag: str = "",
         cfg: Config | None = None,
         transcript: str | None = None,
+        stay: float | None = None,
     ) -> None:
+        """``stay``: seconds a headless session that opted in waits (None: as long as the hook may)."""
         self.tag = tag  # this turn end's event tag, to find the drain's verdict on it
         self.cleared = not tag  # the drain of this turn end did not block (or is not coming)
         self.spool = spool
@@ -112,12 +125,14 @@ class Waiter:
         self.err = err
         self.me = me()
         self.started = time.monotonic()
-        self.deadline = self.started + HOOK_TIMEOUT - MARGIN
+        limit = HOOK_TIMEOUT - MARGIN
+        self.deadline = self.started + (limit if stay is None else min(limit, stay))
         self.watcher = Watcher()
         self.pidfd: int | None = None
         self.cfg = cfg  # None: no keepwarm from this waiter
         self.transcript = transcript
         self.warm_at: float | None = None  # epoch seconds: when keepwarm wants a look
+        self.hold: float | None = None  # monotonic: past the ceiling of quick wakes, no wake before this
 
     def report(self, line: str) -> None:
         self.err.write(line + "\n")
@@ -132,7 +147,9 @@ class Waiter:
             return False
 
     def loop_live(self) -> bool:
-        return self.spool.is_held(L.SESSIONS, self.sid, L.RUN_LOCK)
+        """The loop delivers, or an ``attend mcp`` of the session posts to its inbox socket."""
+        socket = live_pid(self.spool, self.sid, L.SOCKET) is not None
+        return socket or self.spool.is_held(L.SESSIONS, self.sid, L.RUN_LOCK)
 
     def pending(self) -> bool:
         return bool(self.spool.listing(self.sid, L.NEW) or self.spool.listing(self.sid, L.CLAIMED))
@@ -176,6 +193,8 @@ class Waiter:
     def timeout(self, left: float) -> float:
         """How long the next wait may sleep: to the deadline, the next look, or keepwarm's time."""
         wait = min(left, LOOK_EVERY)
+        if self.hold is not None:
+            wait = min(wait, max(0.0, self.hold - time.monotonic()) + 0.01)
         if self.warm_at is not None:
             wait = min(wait, max(0.0, self.warm_at - time.time()) + 0.01)
         return wait
@@ -242,6 +261,9 @@ class Waiter:
             if left <= 0:
                 return QUIET_EXIT
             if self.pending():
+                if self.hold is not None and time.monotonic() < self.hold:
+                    self.watcher.wait(self.timeout(left), wake=self.pidfd)
+                    continue
                 self.gather()
                 if self.claude_gone() or not self.mine() or self.loop_live():
                     return QUIET_EXIT
@@ -291,8 +313,12 @@ class Waiter:
 
         refusal = self.next_wake()
         if refusal:
-            self.report(f"attend wait: {refusal}; the messages wait for the next turn end")
-            return QUIET_EXIT
+            # Held, not dropped: by then the wake is no longer quick, and the chain starts again. Said
+            # in the log only: what this hook writes on stderr before a wake is shown to the model.
+            self.hold = self.started + LOOP_WINDOW
+            with contextlib.suppress(Exception):
+                self.spool.log(f"attend wait: {refusal}; the wake waits until {LOOP_WINDOW:g} s after the turn")
+            return None
         with drain.claimed(self.spool, self.sid) as batch:
             if batch.busy:
                 return None
@@ -311,7 +337,7 @@ class Waiter:
 
 def _payload(data: bytes) -> dict[str, Any]:
     try:
-        raw = json.loads(data or b"{}")
+        raw = safejson.loads(data or b"{}")
     except ValueError:
         return {}
     return raw if isinstance(raw, dict) else {}
@@ -333,18 +359,23 @@ def hook_main(data: bytes, env: Mapping[str, str], err: IO[str]) -> int:
         # naming another (``echo '{"session_id": …}' | attend wait --hook`` from a session's shell)
         # is refused before anything is claimed, displaced or read.
         who = identity.authority(claimed=sid, env=env, hook=True)
+        claude_pid = who.claude_pid
         cfg = load_config(env)
         if str(cfg.get("conduits.wake")) == "off":
             return QUIET_EXIT
+        stay = None
+        if unattended(env, claude_pid):  # claude -p, the SDK: it must end after its last turn
+            stay = float(cfg.get("conduits.headless_wait"))
+            if stay <= 0:
+                return QUIET_EXIT
         stop_active = payload.get("stop_hook_active") is True
-        claude_pid = who.claude_pid
         path = None
         if spool.present((L.SESSIONS, sid), (L.KEEPWARM,))[0]:  # armed (or was): the loop's transcript
             from attend.domain import transcript
 
             cwd = payload.get("cwd")
             path = transcript.of_claude(env, sid, claude_pid, cwd if isinstance(cwd, str) else os.getcwd())
-        return Waiter(spool, sid, claude_pid, stop_active, err, L.event_tag(data), cfg, path).run()
+        return Waiter(spool, sid, claude_pid, stop_active, err, L.event_tag(data), cfg, path, stay).run()
     except IdentityError as e:
         with contextlib.suppress(Exception):
             err.write(f"attend wait: {e}\n")
@@ -360,11 +391,84 @@ def hook_main(data: bytes, env: Mapping[str, str], err: IO[str]) -> int:
         return QUIET_EXIT
 
 
+class QueueWriter:
+    """Where a Codex waiter's wake goes: ``codex queue --thread <id> --message <text>``, run when the
+    waiter flushes, still under the show lock, so a failed queue raises before anything is marked
+    seen and the messages stay for the next conduit."""
+
+    def __init__(self, exe: str, sid: str, env: Mapping[str, str]) -> None:
+        self.argv = [exe, "queue", "--thread", sid, "--message"]
+        self.env = dict(env)
+        self.text = ""
+
+    def write(self, text: str) -> int:
+        self.text += text
+        return len(text)
+
+    def flush(self) -> None:
+        text, self.text = self.text.rstrip("\n"), ""
+        if not text:
+            return
+        import subprocess
+
+        done = subprocess.run(
+            [*self.argv, text], env=self.env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False
+        )
+        if done.returncode != 0:
+            why = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit {done.returncode}"]
+            raise OSError(f"codex queue failed: {why[0][:200]}")
+
+
+class CodexWaiter(Waiter):
+    """The waiter for an idle Codex thread: its wake is a ``codex queue`` (``QueueWriter``), and its
+    own notes go to the log, never to the model."""
+
+    def report(self, line: str) -> None:
+        with contextlib.suppress(Exception):
+            self.spool.log(line)
+
+
+def codex_main(sid: str, env: Mapping[str, str], out: IO[str]) -> int:
+    """``attend wait --codex <thread>``, started by the Codex Stop hook (attend/conduits/hosthooks.py).
+    It proves its session while the hook, its parent, still links it to the codex process hosting
+    the thread, says ``ready``, and waits. 0 always: nothing it does is an answer to anyone."""
+    from attend import identity
+    from attend.hosts import codex
+
+    spool: Spool | None = None
+    try:
+        spool = Spool(L.default_root(env))
+        host = codex.HOST.host_process(os.getpid())
+        who = identity.resolve(payload_sid=sid, env=env)
+        if host is None or who.host != "codex" or who.id != sid or not L.is_session_id(sid):
+            spool.log(f"attend wait --codex {sid[:80]}: not this process's Codex thread; not waiting")
+            return QUIET_EXIT
+        exe = os.readlink(f"/proc/{host[0]}/exe")
+        out.write("ready\n")
+        out.flush()
+        with contextlib.suppress(OSError):  # the hook stops reading; stderr is /dev/null (hosthooks)
+            os.dup2(2, 1)
+        cfg = load_config(env)
+        if str(cfg.get("conduits.wake")) == "off":
+            return QUIET_EXIT
+        writer = QueueWriter(exe, sid, env)
+        return CodexWaiter(spool, sid, host[0], False, writer, "", cfg).run()  # type: ignore[arg-type]
+    except Exception as e:
+        with contextlib.suppress(Exception):
+            if spool is not None:
+                spool.log(f"attend wait --codex: the waiter failed ({type(e).__name__}: {e})")
+        return QUIET_EXIT
+
+
 USAGE = "attend wait runs as Claude Code's asyncRewake Stop hook only: attend wait --hook (attend install wires it)"
 
 
 def main(argv: list[str], env: Mapping[str, str], err: IO[str]) -> int:
     """``attend wait …`` from the console entry, before click is imported."""
+    if len(argv) == 2 and argv[0] == "--codex":
+        import sys
+
+        return codex_main(argv[1], env, sys.stdout)
     if argv != ["--hook"]:
         err.write(f"attend: {USAGE}\n")
         # Exit 2 is a wake to the client: under a Claude process a misuse is a plain failure.

@@ -15,10 +15,10 @@ from __future__ import annotations
 import os
 
 from attend import identity
-from attend.domain import humans, liveness, rooms, sessions
+from attend.domain import humans, liveness, remote, rooms, sessions
 from attend.errors import NotFoundError, UsageError
 from attend.identity import Identity
-from attend.layout import is_session_id
+from attend.layout import HOST_RE, host, is_session_id
 from attend.record import Record
 from attend.spool import Spool
 
@@ -61,6 +61,7 @@ def resolve(
 def _channel(spool: Spool, to: str, sender: Identity, sessions_dir: os.PathLike[str] | str) -> Address:
     name = rooms.channel_name(to)
     live = live_channels(spool, sender.id, sessions_dir)
+    live += sorted({c for p in remote.peers(spool) for c in p.channels if c not in live})  # members elsewhere
     if name not in live:
         listed = ", ".join("#" + c for c in live) or "none"
         from attend.domain import channels
@@ -140,10 +141,20 @@ def _sessions(spool: Spool, to: str, sessions_dir: os.PathLike[str] | str, user:
         raise UsageError(f"empty address {to!r}; use *, #channel, a project path, or session ids or names")
     names = display_names(spool)
     people = addressable_humans(spool, user)
+    mirror = remote.read(spool)  # other hosts' sessions and humans, when a relay serves this spool
     targets: list[str] = []
     room_list: list[str] = []
     reached: list[str] = []
     for want in wanted:
+        if mirror is not None:
+            found = _across_hosts(spool, want, mirror, names, sessions_dir, people)
+            if found is not None:
+                target, room = found
+                if room not in room_list:
+                    targets.append(target)
+                    room_list.append(room)
+                continue
+            want = want.removesuffix("@" + host())
         if want.startswith(HUMAN_PREFIX):
             human: str | None = want[len(HUMAN_PREFIX) :]
             if human not in people:
@@ -184,6 +195,58 @@ def session_names_like(spool: Spool, name: str, sessions_dir: os.PathLike[str] |
     return None
 
 
+def _across_hosts(
+    spool: Spool,
+    want: str,
+    mirror: remote.Mirror,
+    names: list[tuple[str, str]],
+    sessions_dir: os.PathLike[str] | str,
+    people: list[str],
+) -> tuple[str, str] | None:
+    """A part that names a session or human of another host: (To label, room). None: resolve it here.
+    ``name@host`` picks the host; a bare name on this host and another, or on two others, is refused
+    with the ``name@host`` forms that tell them apart (a human's name on this host wins when config
+    says same-named humans are one person)."""
+    me = host()
+    bare, at, where = want.rpartition("@")
+    if at and HOST_RE.fullmatch(where):
+        if where == me:
+            return None
+        found = [p for p in mirror.peers if p.host == where and _names(p, bare)]
+        if not found:
+            raise NotFoundError(f"no session or human {bare!r} on host {where} (attend peers lists them)")
+        if len(found) > 1:
+            ids = ", ".join(f"{p.id}@{p.host}" for p in found)
+            raise UsageError(f"{want!r} names several sessions ({ids}); give a session id with its @host")
+        return found[0].id + "@" + where, found[0].room
+    found = [p for p in mirror.peers if _names(p, want)]
+    if not found:
+        return None
+    here = []
+    if _one_human(want, people, spool) is not None:
+        if mirror.same_humans:
+            return None  # one person: the mailbox here
+        here.append(f"{want}@{me}")
+    elif _is_local_session(spool, want, names, sessions_dir):
+        here.append(f"{want}@{me}")
+    if len(found) == 1 and not here:
+        return found[0].id + "@" + found[0].host, found[0].room
+    options = ", ".join(here + sorted({p.address if p.name != p.id else f"{p.id}@{p.host}" for p in found}))
+    raise UsageError(f"{want!r} is on more than one host; say which: {options}")
+
+
+def _names(peer: remote.RemotePeer, want: str) -> bool:
+    return peer.id == want or peer.name.lower() == want.lower()
+
+
+def _is_local_session(
+    spool: Spool, want: str, names: list[tuple[str, str]], sessions_dir: os.PathLike[str] | str
+) -> bool:
+    if is_session_id(want) and spool.exists("sessions", want):
+        return True
+    return any(name.lower() == want.lower() for name, _ in names)
+
+
 def addressable_humans(spool: Spool, user: str | None) -> list[str]:
     """Humans a message can be addressed to: each with a mailbox, and the user running the command."""
     people = humans.known(spool)
@@ -198,6 +261,16 @@ def _one_human(want: str, people: list[str], spool: Spool) -> str | None:
     if want not in people or spool.exists("sessions", want):
         return None
     return want
+
+
+def _other_account(name: str) -> bool:
+    """Whether ``name`` is an account of this machine other than the caller's own (on the refusal path only)."""
+    import pwd
+
+    try:
+        return pwd.getpwnam(name).pw_uid != os.getuid()
+    except (KeyError, ValueError):
+        return False
 
 
 def display_names(spool: Spool) -> list[tuple[str, str]]:
@@ -224,6 +297,11 @@ def _one_session(
             raise UsageError(f"{want!r} names several sessions ({ids}); give a session id (attend peers --json)")
         options = sorted(name for name, _ in matches)
         raise UsageError(f"{want!r} matches several sessions ({', '.join(options)}); give more of the name")
+    if _other_account(want):
+        raise NotFoundError(
+            f"{want!r} is another user account of this machine: each account's spool is its own, and attend "
+            f"never writes into another's; write to a human of your spool (attend peers lists them)"
+        )
     known = sorted(name for name, _ in names)
     hint = f"; sessions: {', '.join(known[:10])}" if known else "; no sessions registered"
     hint += f"; humans: {', '.join(people[:10])}" if people else ""

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+GRID = 30.0  # seconds: the sensor loop's timer grid (attend.conduits.loop.TICK); a timer under it wakes off it
+
+
 @dataclass(frozen=True)
 class Key:
     default: float | int | str
@@ -33,6 +36,12 @@ class Key:
     help: str
     project: bool = False  # a project overlay may set it
     choices: tuple[str, ...] = ()
+    maximum: float = float("inf")
+    off: bool = False  # 0 is allowed below ``minimum``: it turns the thing off
+    # What a project overlay may set, when narrower: a project's file needs no approval, so it may not
+    # make every loop of the project spend more than the defaults do.
+    project_min: float | None = None
+    project_max: float | None = None
 
 
 KEYS: dict[str, Key] = {
@@ -43,9 +52,17 @@ KEYS: dict[str, Key] = {
         24, float, 0, "the spool of a session that is no longer live is removed this long after its last activity"
     ),
     "sensor.cleanup_interval": Key(
-        600, float, 0, "seconds between the sensor loop's bounded cleanup sweeps; 0 turns them off", project=True
+        600,
+        float,
+        GRID,
+        "seconds between the sensor loop's bounded cleanup sweeps; 0 turns them off",
+        project=True,
+        off=True,
+        project_min=600,
     ),
-    "sensor.cleanup_budget": Key(5000, int, 100, "spool entries one in-loop sweep may examine", project=True),
+    "sensor.cleanup_budget": Key(
+        5000, int, 100, "spool entries one in-loop sweep may examine", project=True, maximum=1_000_000, project_max=5000
+    ),
     # The two lanes' governors (docs/architecture/sensors.md): messages pass freely, events are held.
     "governor.message.cooldown": Key(3, float, 0, "seconds between two message-lane lines (peers, keepwarm)"),
     "governor.message.max_per_window": Key(30, int, 1, "message-lane lines at most per governor.message.window"),
@@ -77,6 +94,20 @@ KEYS: dict[str, Key] = {
         "which sessions the waiting conduit wakes when idle: joined (every session enrolled by run or join) or off",
         choices=("joined", "off"),
     ),
+    "conduits.socket": Key(
+        "on",
+        str,
+        0,
+        "whether attend mcp posts a session's mail to the client's inbox socket (mid-turn, or waking it): on or off",
+        choices=("on", "off"),
+    ),
+    "conduits.headless_wait": Key(
+        0,
+        int,
+        0,
+        "seconds a headless session (claude -p, the Agent SDK) waits for a message after each turn before "
+        "it may end; 0: attend never holds it open",
+    ),
     "governor.sender.burst": Key(
         5, int, 1, "lines a minute per sender that a conduit shows as they come; after that, the cooldown"
     ),
@@ -86,6 +117,7 @@ KEYS: dict[str, Key] = {
     "governor.sender.max_per_minute": Key(30, int, 1, "lines a minute per sender that a conduit shows, at most"),
 }
 SENSORS = "sensors"  # the one section that is not a key: sensors: {+name: {script: …}, -name:, name: {…}}
+RELAY = "relay"  # relay: {servers: [...], …}: read and checked by attend.relay (docs/architecture/relay.md)
 
 
 @dataclass(frozen=True)
@@ -96,7 +128,20 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}: {self.key}: {self.message}"
+        # A problem of the whole file (unreadable, not YAML) names no key.
+        return f"{self.file}:{self.line}: " + (f"{self.key}: " if self.key else "") + self.message
+
+
+def _closest(key: str) -> str:
+    """The known key an unknown one most likely meant (a typo, or the right name under another
+    section), or where the known keys are listed: never all of them in one line."""
+    import difflib
+
+    near = difflib.get_close_matches(key, list(KEYS), n=1, cutoff=0.6)
+    if not near:  # the right leaf under the wrong section (`sensor.cooldown`), or a section alone
+        leaf = key.split(".")[-1]
+        near = [k for k in KEYS if k.split(".")[-1] == leaf or k.startswith(key + ".")][:1]
+    return f"; did you mean {near[0]}?" if near else "; attend config lists the known keys"
 
 
 BUILT_IN_SENSORS = ("peers", "context", "keepwarm", "disclosure")  # the names a `name:` entry (no sign) may configure
@@ -109,6 +154,7 @@ SCRIPT_INTERVAL = 30.0  # seconds, when a script sensor names none
 SCRIPT_TIMEOUT = 10.0
 MIN_SCRIPT_INTERVAL = 5.0  # a script is a process: no faster than this
 MIN_BUILT_IN_INTERVAL = 1.0
+MAX_SCRIPT_TIMEOUT = 600.0  # seconds: a timeout is there to end a hung script
 
 
 @dataclass(frozen=True)
@@ -135,6 +181,7 @@ class Config:
     files: list[str] = field(default_factory=list)  # the files that exist and were read
     sensors: dict[str, SensorSetting] = field(default_factory=dict)  # the last file's word on each name
     digests: dict[str, str] = field(default_factory=dict)  # file -> sha256 of the text read (trust)
+    relay: tuple[object, str, int] | None = None  # the user file's ``relay:`` section as data, its file, line
 
     def get(self, key: str) -> float | int | str:
         return self.values[key]
@@ -180,7 +227,7 @@ def load(env: Mapping[str, str] | None = None, project: str | None = None) -> Co
         except FileNotFoundError:
             continue
         except (OSError, UnicodeDecodeError) as e:
-            cfg.problems.append(Problem(file, 1, "-", f"cannot read: {e}"))
+            cfg.problems.append(Problem(file, 1, "", f"cannot read: {e}"))
             continue
         cfg.files.append(file)
         cfg.digests[file] = digest(text)
@@ -194,6 +241,13 @@ def _read(file: str) -> str:
 
 
 def _apply(cfg: Config, text: str, where: str, is_project: bool) -> None:
+    try:
+        _apply_yaml(cfg, text, where, is_project)
+    except RecursionError:  # PyYAML composes recursively: a file nested a thousand deep is 2 KB
+        cfg.problems.append(Problem(where, 1, "", "nested too deep to read"))
+
+
+def _apply_yaml(cfg: Config, text: str, where: str, is_project: bool) -> None:
     import yaml
 
     try:
@@ -201,7 +255,7 @@ def _apply(cfg: Config, text: str, where: str, is_project: bool) -> None:
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 1
-        cfg.problems.append(Problem(where, line, "-", f"not valid YAML: {getattr(e, 'problem', None) or e}"))
+        cfg.problems.append(Problem(where, line, "", f"not valid YAML: {getattr(e, 'problem', None) or e}"))
         return
     if root is None:
         return
@@ -210,14 +264,16 @@ def _apply(cfg: Config, text: str, where: str, is_project: bool) -> None:
         for key_node, value_node in root.value:
             if key_node.value == SENSORS:
                 _sensors(cfg, value_node, where, is_project)
+            elif key_node.value == RELAY and not is_project:
+                # attend.relay checks it (a relay that is not configured never imports it).
+                cfg.relay = (yaml.safe_load(yaml.serialize(value_node)), where, key_node.start_mark.line + 1)
             else:
                 kept.append((key_node, value_node))
         root.value = kept
     for key, node, line in _leaves(root, "", cfg, where):
         spec = KEYS.get(key)
         if spec is None:
-            near = [k for k in KEYS if k.split(".")[-1] == key.split(".")[-1] or k.startswith(key + ".")]
-            hint = f"; did you mean {near[0]}?" if near else f"; known keys: {', '.join(KEYS)}"
+            hint = _closest(key)
             cfg.problems.append(Problem(where, line, key, f"unknown key{hint}"))
             continue
         if is_project and not spec.project:
@@ -225,7 +281,7 @@ def _apply(cfg: Config, text: str, where: str, is_project: bool) -> None:
                 Problem(where, line, key, "applies to the whole machine; set it in the user config, not a project's")
             )
             continue
-        value = _value(node, spec)
+        value = _value(node, spec, is_project)
         if isinstance(value, Bad):
             cfg.problems.append(Problem(where, line, key, value))
             continue
@@ -239,7 +295,7 @@ def _leaves(node: Any, prefix: str, cfg: Config, where: str) -> list[tuple[str, 
     line = node.start_mark.line + 1
     if not isinstance(node, yaml.MappingNode):
         if not prefix:
-            cfg.problems.append(Problem(where, line, "-", "the file must be a mapping, e.g. `retention: {...}`"))
+            cfg.problems.append(Problem(where, line, "", "the file must be a mapping, e.g. `retention: {...}`"))
             return []
         return [(prefix, node, line)]
     out: list[tuple[str, Any, int]] = []
@@ -252,8 +308,10 @@ def _leaves(node: Any, prefix: str, cfg: Config, where: str) -> list[tuple[str, 
     return out
 
 
-def _value(node: Any, spec: Key) -> float | int | str | Bad:
-    """The parsed value, or what is wrong with it."""
+def _value(node: Any, spec: Key, is_project: bool = False) -> float | int | str | Bad:
+    """The parsed value, or what is wrong with it (a project overlay within its narrower bounds)."""
+    import math
+
     import yaml
 
     if spec.choices:
@@ -270,8 +328,18 @@ def _value(node: Any, spec: Key) -> float | int | str | Bad:
         value: float | int = int(raw) if spec.kind is int else float(raw)
     except ValueError:
         return Bad(f"must be {want}, not {node.value!r}")
-    if value < spec.minimum:
-        return Bad(f"must be at least {spec.minimum:g}, not {node.value}")
+    if not math.isfinite(value):
+        return Bad(f"must be a finite number, not {node.value}")
+    if spec.off and value == 0:
+        return value
+    low = max(spec.minimum, spec.project_min) if is_project and spec.project_min is not None else spec.minimum
+    high = min(spec.maximum, spec.project_max) if is_project and spec.project_max is not None else spec.maximum
+    where = " in a project's file" if is_project and (low, high) != (spec.minimum, spec.maximum) else ""
+    also = " (or 0, off)" if spec.off else ""
+    if value < low:
+        return Bad(f"must be at least {low:g}{also}{where}, not {node.value}")
+    if value > high:
+        return Bad(f"must be at most {high:g}{where}, not {node.value}")
     return value
 
 
@@ -359,10 +427,15 @@ def _sensor_entry(
         fields[k.value] = (v, line)
     setting = SensorSetting(name, where, at, is_project, base=base)
     floor = MIN_SCRIPT_INTERVAL if script else MIN_INTERVAL.get(name, MIN_BUILT_IN_INTERVAL)
+    # A project's built-in sensor polls in every loop of the project, unapproved: on the grid, no faster.
+    limits = {
+        "interval": Key(0, float, floor, "", project_min=None if script else GRID),
+        "timeout": Key(0, float, 0.1, "", maximum=MAX_SCRIPT_TIMEOUT),
+    }
     for k, (v, line) in fields.items():
         where_key = f"{key}.{k}"
         if k in ("interval", "timeout"):
-            value = _value(v, Key(0, float, floor if k == "interval" else 0.1, ""))
+            value = _value(v, limits[k], is_project)
             if isinstance(value, str):
                 return Problem(where, line, where_key, value)
             setting = _replace(setting, **{k: float(value)})
@@ -445,7 +518,7 @@ def project_of(cwd: str | None) -> str:
 
 # ---------------------------------------------------------------------- writing, and trust
 
-TRUST_FILE = "trusted.json"  # {project file: sha256 of the text approved}, beside config.yaml
+TRUST_FILE = "trusted.json"  # the user's approvals of project files, beside config.yaml (attend.domain.trust)
 
 
 def write_atomically(path: Path, text: str, overwrite: bool = True) -> None:
@@ -483,29 +556,6 @@ def trust_path(env: Mapping[str, str] | None = None) -> Path:
     from pathlib import Path
 
     return Path(layout.config_root(env), TRUST_FILE)
-
-
-def _trusted(env: Mapping[str, str] | None) -> dict[str, str]:
-    import json
-
-    try:
-        data = json.loads(_read(os.path.join(layout.config_root(env), TRUST_FILE)))
-    except (OSError, ValueError):
-        return {}
-    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
-
-
-def is_trusted(env: Mapping[str, str] | None, file: str, sha: str) -> bool:
-    """Whether the user approved exactly this text of ``file`` (a changed file needs approval again)."""
-    return _trusted(env).get(file) == sha
-
-
-def trust(env: Mapping[str, str] | None, file: str, sha: str) -> None:
-    import json
-
-    approved = _trusted(env)
-    approved[file] = sha
-    write_atomically(trust_path(env), json.dumps(approved, indent=1, sort_keys=True) + "\n")
 
 
 def default_text() -> str:

@@ -11,7 +11,7 @@ which process wrote it; another one is pid reuse). It sets ``CLAUDECODE=1`` and
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from attend.hosts.base import MAX_HOPS, Found, Host, Parent, environ_of, parent_pid, pid_alive, proc_start
 from attend.layout import is_session_id
@@ -100,6 +100,40 @@ def live_records(sessions_dir: str | os.PathLike[str]) -> list[SessionRecord]:
         if record is not None and record.pid == int(name[:-5]) and record_is_live(record):
             records.append(record)
     return records
+
+
+def unattended(env: Mapping[str, str], claude_pid: int | None) -> bool:
+    """Whether the client runs this session with no person at it (``claude -p``, the Agent SDK, a
+    background session). It tells every child so (``CLAUDE_CODE_SESSION_ATTENDED=0``), and a
+    ``claude -p`` run's record says ``"entrypoint": "sdk-cli"``. Such a run ends after its last turn
+    unless a hook holds it, so attend's waiter must not (conduits.md)."""
+    if env.get("CLAUDE_CODE_SESSION_ATTENDED") == "0":
+        return True
+    if claude_pid is None:
+        return False
+    raw = claude_record(sessions_home(env), claude_pid)
+    return isinstance(raw, dict) and raw.get("entrypoint") == "sdk-cli"
+
+
+def _walk(
+    pid: int, sessions_dir_of: Callable[[int], str | None], parent: Parent
+) -> tuple[SessionRecord, str, int] | None:
+    """Climb at most 15 parents from ``pid`` to one with a live record in ``sessions_dir_of(pid)``:
+    the record, its path, and the hops climbed. (The Gemini adapter's walk; Claude Code's own is
+    ``sessions_in_ancestry`` with ``choose``.)"""
+    current: int | None = pid
+    for hops in range(MAX_HOPS + 1):
+        if current is None or current <= 1:
+            return None  # in a pid namespace the walk ends at its pid 1
+        folder = sessions_dir_of(current)
+        record = read_record(folder, current) if folder is not None else None
+        if record is not None and folder is not None and record.pid == current and record_is_live(record):
+            return record, os.path.join(folder, f"{current}.json"), hops
+        nxt = parent(current)
+        if nxt == current:
+            return None
+        current = nxt
+    return None
 
 
 def find_ancestor_record(
@@ -209,7 +243,9 @@ class Claude(Host):
     inside_env = ("CLAUDECODE",)
     session_env = ("CLAUDE_CODE_SESSION_ID",)
 
-    def find(self, pid: int, env: Mapping[str, str], parent: Parent = parent_pid) -> Found | None:
+    def find(
+        self, pid: int, env: Mapping[str, str], parent: Parent = parent_pid, claims: tuple[str, ...] = ()
+    ) -> Found | None:
         found = sessions_in_ancestry(pid, env, parent)
         if not found:
             return None

@@ -13,11 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from attend import identity
-from attend.conduits import waiter
+from attend.conduits import inbox_socket, waiter
 from attend.domain import delivery, mcp_markers, sessions
 from attend.domain.context import Context, enrollment_probe
 from attend.errors import AttendError
 from attend.identity import Identity
+from attend.layout import OUTBOX, RELAY, RELAY_LOCK, RELAY_ON, RELAY_STATE
 from attend.setup import install
 from attend.spool import Spool
 from attend.verbs import permissions
@@ -171,6 +172,48 @@ def _waiter_check(spool: Spool, sid: str, sensor: bool, env: Mapping[str, str]) 
     )
 
 
+def _socket_check(spool: Spool, sid: str, sensor: bool, env: Mapping[str, str], cwd: str) -> Check:
+    """Which conduit serves the session between turn ends, and whether the inbox socket is one of them."""
+    serving = inbox_socket.serving(spool, sid, sensor, waiter.waiter_live(spool, sid), env, cwd)
+    if inbox_socket.served_by(spool, sid) is not None:
+        return Check("socket", "ok", serving)
+    return Check(
+        "socket",
+        "skip" if sensor or not sessions.is_enrolled(spool, sid) else "warn",
+        serving,
+        "attend log shows why attend mcp stopped posting; restart the session to start it again",
+    )
+
+
+def _relay_check(spool: Spool, env: Mapping[str, str]) -> Check:
+    """The relay to other hosts: configured, running, and how much waits in its outbox."""
+    from attend.relay import settings
+
+    s = settings.load(env)
+    enabled = spool.exists(RELAY, RELAY_ON)
+    queued = len(spool.names(RELAY, OUTBOX, "new"))
+    if s is None and not enabled:
+        return Check("relay", "skip", "no relay configured: this machine's sessions only")
+    if s is None:
+        return Check(
+            "relay",
+            "warn",
+            f"sends are still queued for other hosts ({queued} waiting), but no relay is configured",
+            "attend relay --off",
+        )
+    if s.problems:
+        return Check("relay", "fail", s.problems[0], "fix config.yaml, then attend relay --check")
+    if not spool.is_held(RELAY, RELAY_LOCK):
+        return Check(
+            "relay",
+            "warn",
+            f"configured for host {s.host} but not running: {queued} waiting in the outbox, other hosts unheard",
+            "start it: attend relay (under a supervisor; docs/architecture/relay.md has a systemd unit)",
+        )
+    state = spool.read_text(RELAY, RELAY_STATE) or "{}"
+    return Check("relay", "ok", f"running for host {s.host} ({queued} waiting in the outbox; {state.strip()[:120]})")
+
+
 def run(ctx: Context, req: DoctorRequest) -> Doctor:
     """Works without a spool: a context from ``Context.for_env`` opens it here, and a refusal is a check."""
     env, pid = ctx.env, ctx.pid
@@ -189,7 +232,7 @@ def run(ctx: Context, req: DoctorRequest) -> Doctor:
     repaired = 0
     if who is None or not who.is_agent or spool is None:
         why = "not inside a Claude Code session" if who is not None else "identity unresolved"
-        for name in ("MCP marker", "waiter", "sensor loop", "enrollment", "repair"):
+        for name in ("MCP marker", "waiter", "socket", "sensor loop", "enrollment", "repair"):
             checks.append(Check(name, "skip", why))
     else:
         sid = who.id
@@ -206,6 +249,7 @@ def run(ctx: Context, req: DoctorRequest) -> Doctor:
         )
         sensor = sessions.run_is_live(spool, sid)
         checks.append(_waiter_check(spool, sid, sensor, env))
+        checks.append(_socket_check(spool, sid, sensor, env, who.origin))
         checks.append(
             Check("sensor loop", "ok", "attend run is live")
             if sensor
@@ -230,6 +274,8 @@ def run(ctx: Context, req: DoctorRequest) -> Doctor:
             )
         repaired = delivery.repair(spool, sid)
         checks.append(Check("repair", "ok", f"restored {repaired} missing deliveries"))
+    if spool is not None:
+        checks.append(_relay_check(spool, env))
     off = [name for name in MONITOR_OFF if env.get(name)]
     checks.append(
         Check(

@@ -9,12 +9,10 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from attend import layout
 from tests.e2e.fake_api import Entry, Reply, Request, bash, call, done, tool_search
 from tests.e2e.harness import (
     E2EWorld,
@@ -37,11 +35,6 @@ USER_SETTINGS = {
 def install(e2e: E2EWorld) -> None:
     out = e2e.attend("install", "--target", str(e2e.claude_dir))
     assert out.returncode == 0, out.stdout + out.stderr
-    # The waiter install wires keeps an idle `-p` session waiting for messages (that is its job;
-    # tests/e2e/test_waiter_e2e.py drives it): off here, so these runs end at their last turn.
-    config = Path(layout.config_root(e2e.env)) / "config.yaml"
-    config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text("conduits:\n  wake: off\n")
 
 
 def wire_guard(e2e: E2EWorld, matcher: str = "*") -> None:

@@ -2,8 +2,10 @@
 never arms Monitor, is woken from idle by a message (once); with Monitor armed too the message comes
 once, through the loop; a burst is one wake; and no waiter outlives its Claude process.
 
-`-p` waits for a background hook, and the waiter re-arms at every turn end, so a run that should end
-by itself turns the waiter off (`conduits.wake: off`) in its last turn.
+`-p` waits for every background hook, so attend's waiter steps aside at once in a headless session,
+and such a run ends after its last turn by itself. The tests of waking run as a headless worker that
+opted in (`conduits.headless_wait`): its waiter waits that many seconds after each turn, then the run
+ends by itself.
 """
 
 from __future__ import annotations
@@ -34,11 +36,14 @@ def install(e2e: E2EWorld) -> None:
     assert out.returncode == 0, out.stdout + out.stderr
 
 
-def wake_off(e2e: E2EWorld) -> None:
-    """From now on the waiter steps aside at once, so `-p` can exit at the next turn end."""
+STAY = 30  # seconds an opted-in headless run waits after each turn: the operator sends well within it
+
+
+def headless_wait(e2e: E2EWorld, seconds: int = STAY) -> None:
+    """Opt this headless run in to being woken: each turn end's waiter waits ``seconds``, then leaves."""
     config = Path(layout.config_root(e2e.env)) / "config.yaml"
     config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text("conduits:\n  wake: off\n")
+    config.write_text(f"conduits:\n  headless_wait: {seconds}\n")
 
 
 def waiter_pid(e2e: E2EWorld, sid: str) -> int | None:
@@ -55,8 +60,29 @@ def turns_with(requests: list[Request], body: str) -> list[int]:
     return [i for i, r in enumerate(requests) if any(body in t for t in latest_user_texts(r))]
 
 
+def test_a_headless_run_that_joined_a_channel_ends_by_itself_after_its_last_turn(e2e: E2EWorld) -> None:
+    """`attend install` alone, nothing in config: the waiter wired at every turn end steps aside for a
+    `claude -p` run, so the run exits. The timeout is only the failure bound (before, it ran a day)."""
+    install(e2e)
+    state: dict[str, Any] = {}
+
+    def joined(req: Request) -> Reply:
+        expect_ok(req, "attend join")
+        state["sid"] = session_id_of(req)
+        return done("Joined; that was all.")
+
+    run = e2e.claude([bash("attend join e2e"), joined], timeout=90)
+
+    assert not run.timed_out and run.rc == 0 and not run.api.errors, run.explain()
+    assert len(run.turns) == 2 and run.api.exhausted == 0, run.explain()
+    assert not (Path(layout.config_root(e2e.env)) / "config.yaml").exists()
+    assert (e2e.spool_root / "sessions" / state["sid"] / "enrolled").exists()
+    assert not _waiters_of(run.pid)
+
+
 def test_an_idle_session_is_woken_by_a_message_sent_after_its_turn_ended_exactly_once(e2e: E2EWorld) -> None:
     install(e2e)
+    headless_wait(e2e)
     body = f"wake up {uuid.uuid4().hex[:8]}"
     state: dict[str, Any] = {}
 
@@ -66,7 +92,6 @@ def test_an_idle_session_is_woken_by_a_message_sent_after_its_turn_ended_exactly
         return done("Joined; nothing else to do.")
 
     def woken(req: Request) -> Reply:
-        wake_off(e2e)
         return done("Read it.")
 
     def operator() -> None:
@@ -91,6 +116,7 @@ def test_an_idle_session_is_woken_by_a_message_sent_after_its_turn_ended_exactly
 
 def test_with_monitor_armed_as_well_the_message_arrives_once_through_the_loop(e2e: E2EWorld) -> None:
     install(e2e)
+    headless_wait(e2e)  # the waiter is there at every turn end, and must leave the message to the loop
     body = f"via the loop {uuid.uuid4().hex[:8]}"
     state: dict[str, Any] = {}
 
@@ -106,7 +132,6 @@ def test_with_monitor_armed_as_well_the_message_arrives_once_through_the_loop(e2
             return done("Stopped.")
         if any(body in t for t in latest_user_texts(req)):
             state["stopped"] = True
-            wake_off(e2e)
             return call("TaskStop", {"task_id": state["task"]})
         return done("Still waiting.")
 
@@ -137,6 +162,7 @@ def test_with_monitor_armed_as_well_the_message_arrives_once_through_the_loop(e2
 
 def test_three_messages_that_land_while_the_waiter_sleeps_arrive_in_one_wake(e2e: E2EWorld) -> None:
     install(e2e)
+    headless_wait(e2e)
     bodies = [f"burst {i} {uuid.uuid4().hex[:6]}" for i in range(3)]
     state: dict[str, Any] = {}
 
@@ -146,7 +172,6 @@ def test_three_messages_that_land_while_the_waiter_sleeps_arrive_in_one_wake(e2e
         return done("Idle.")
 
     def woken(req: Request) -> Reply:
-        wake_off(e2e)
         return done("Read them.")
 
     def operator() -> None:
@@ -186,6 +211,7 @@ def _waiters_of(claude_pid: int) -> list[int]:
 
 def test_after_the_claude_process_exits_no_waiter_of_that_session_is_left(e2e: E2EWorld) -> None:
     install(e2e)
+    headless_wait(e2e, 3600)  # a waiter that would outlive the test unless its client's end ends it
     state: dict[str, Any] = {}
 
     def joined_then_idle(req: Request) -> Reply:
