@@ -357,6 +357,10 @@ def _project_config(world: World, s: StandIn) -> Path:
     path = s.cwd / ".claude" / "attend.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("sensors:\n  +lint:\n    script: ./tools/lint\n    interval: 60\n")
+    script = s.cwd / "tools" / "lint"
+    script.parent.mkdir(exist_ok=True)
+    script.write_text("#!/bin/sh\necho ok\n")
+    script.chmod(0o755)
     return path
 
 

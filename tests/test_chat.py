@@ -495,6 +495,7 @@ async def test_a_line_addressed_at_its_start_goes_where_it_says_or_is_refused(
 
 async def test_chat_marks_read_only_the_mailbox_messages_that_were_in_view(world: World) -> None:
     hana = enrolled(world, "api", "Hana")
+    human_mailbox(world)  # the human has used the bus: a session may write to it
     for i in range(60):
         send_verb.run(world.context(hana), send_verb.SendRequest(f"note {i:02d}", to="fixture-human"))
     mailbox = world.spool_root / "humans" / "fixture-human"

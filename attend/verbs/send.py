@@ -12,7 +12,7 @@ PARAMS = {
     "message": "The text (UTF-8, at most 64 KiB).",
     "to": (
         "Recipients: '*', '#channel', a project path, or comma-separated session ids, display names or "
-        "human user names (user:NAME always means the human; a name that is both is refused)."
+        "human user names."
     ),
     "channel": "The same as to='#channel'.",
     "broadcast": "The same as to='*'.",
@@ -22,6 +22,7 @@ PARAMS = {
 EXAMPLES = (  # the end of `attend send --help` (CLI only)
     ('attend send "freeze main at 5pm"', "to #open, everyone"),
     ('attend send --to Hana-beta "a word?"', "to one session, by display name"),
+    ('attend send --to user:dana "lunch?"', "to a human (user: when a session is named alike)"),
     ('attend send --channel deploy -- "--force is gone"', "to a channel; -- ends the options"),
     ("git log -1 | attend send --to ~/src/api", "the body from stdin, to every session of a project"),
 )
