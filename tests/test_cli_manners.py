@@ -119,6 +119,20 @@ def test_the_fast_send_path_refuses_in_json_too(world: World, args: list[str], c
     assert out.stderr == ""
 
 
+def test_a_bare_reply_refusal_teaches_re_as_the_help_and_readme_do(world: World) -> None:
+    out = world.attend("reply", "hi")
+    assert out.returncode == 1 and 'attend reply --re <id> "…"' in out.stderr, out.stderr
+    assert "--re <id>" in world.cli("reply", "--help").stdout
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    assert "reply --to <id>" not in readme
+
+
+def test_inbox_help_says_what_reading_marks_as_its_example_does(world: World) -> None:
+    text = " ".join(world.cli("inbox", "--help").stdout.split())
+    assert "Marks nothing seen" not in text
+    assert "a human's unread mail comes first and is then marked read" in text
+
+
 # Every verb that serves an agent session, run by the human at a terminal.
 SESSION_ONLY = (
     ["run"],
