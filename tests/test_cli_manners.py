@@ -251,6 +251,14 @@ def test_to_completes_live_peers_channels_and_everyone(world: World) -> None:
     assert "Hana-alpha" not in _values(_complete(world, "attend send --to "))  # live peers only
 
 
+def test_to_completes_humans_by_user_name_but_not_yourself(world: World) -> None:
+    assert world.attend("send", "alice was here", env={"USER": "alice"}).returncode == 0
+    assert world.attend("send", "and so was I").returncode == 0
+    offered = _values(_complete(world, "attend send --to "))
+    assert "alice" in offered and "fixture-human" not in offered
+    assert _values(_complete(world, "attend send --to al")) == ["alice"]
+
+
 def test_channel_completes_channel_names(world: World) -> None:
     assert world.cli("channels", "create", "deploy").returncode == 0
     assert world.cli("channels", "create", "design").returncode == 0
