@@ -14,6 +14,7 @@ import sys
 import termios
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import click
 import pytest
@@ -116,6 +117,20 @@ def test_the_fast_send_path_refuses_in_json_too(world: World, args: list[str], c
     assert out.returncode == rc, (out.stdout, out.stderr)
     assert json.loads(out.stdout)["error"]["code"] == code
     assert out.stderr == ""
+
+
+def test_a_bare_reply_refusal_teaches_re_as_the_help_and_readme_do(world: World) -> None:
+    out = world.attend("reply", "hi")
+    assert out.returncode == 1 and 'attend reply --re <id> "…"' in out.stderr, out.stderr
+    assert "--re <id>" in world.cli("reply", "--help").stdout
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    assert "reply --to <id>" not in readme
+
+
+def test_inbox_help_says_what_reading_marks_as_its_example_does(world: World) -> None:
+    text = " ".join(world.cli("inbox", "--help").stdout.split())
+    assert "Marks nothing seen" not in text
+    assert "a human's unread mail comes first and is then marked read" in text
 
 
 # Every verb that serves an agent session, run by the human at a terminal.
@@ -250,6 +265,14 @@ def test_to_completes_live_peers_channels_and_everyone(world: World) -> None:
     assert "Hana-alpha" not in _values(_complete(world, "attend send --to "))  # live peers only
 
 
+def test_to_completes_humans_by_user_name_but_not_yourself(world: World) -> None:
+    assert world.attend("send", "alice was here", env={"USER": "alice"}).returncode == 0
+    assert world.attend("send", "and so was I").returncode == 0
+    offered = _values(_complete(world, "attend send --to "))
+    assert "alice" in offered and "fixture-human" not in offered
+    assert _values(_complete(world, "attend send --to al")) == ["alice"]
+
+
 def test_channel_completes_channel_names(world: World) -> None:
     assert world.cli("channels", "create", "deploy").returncode == 0
     assert world.cli("channels", "create", "design").returncode == 0
@@ -339,6 +362,17 @@ def test_dissolve_on_a_terminal_keeps_everything_unless_told_yes(world: World, a
     assert channels.exists(world.spool, "kept") and world.spool.room_names("@kept")
 
 
+@pytest.mark.parametrize(("answer", "gone"), [("y", True), ("n", False), ("", False)])
+def test_uninstall_purge_on_a_terminal_asks_before_deleting_every_message(
+    world: World, answer: str, gone: bool
+) -> None:
+    post(world.spool, "open", "a message worth keeping")
+    rc, shown = in_pty(world, "uninstall", "--purge", answer=answer)
+    assert f"Delete the spool {world.spool_root}: every message and session record? [y/N]" in shown
+    assert rc == (0 if gone else 1), shown
+    assert world.spool_root.exists() is not gone
+
+
 def test_dissolve_yes_on_a_terminal_does_not_ask(world: World) -> None:
     assert world.cli("channels", "create", "doomed").returncode == 0
     rc, shown = in_pty(world, "dissolve", "doomed", "--yes")
@@ -356,6 +390,18 @@ def test_a_leave_that_would_empty_a_channel_asks_and_keeps_history_by_default(wo
     assert rc == 0, shown
     assert "#temp will be empty. Delete its history? [y/N]" in shown and "history stays" in shown
     assert channels.exists(world.spool, "temp") and world.spool.room_names("@temp")
+
+
+def test_off_a_terminal_a_leave_that_empties_a_channel_keeps_its_history_unless_yes(world: World) -> None:
+    _human_in(world, "kept")
+    out = world.attend("leave", "kept")  # no terminal: nothing to ask on, so nothing is deleted
+    assert out.returncode == 0 and "its history stays" in out.stdout, out
+    assert channels.exists(world.spool, "kept") and world.spool.room_names("@kept")
+    _human_in(world, "gone")
+    assert world.attend("leave", "gone", "--yes").returncode == 0
+    assert not channels.exists(world.spool, "gone") and not world.spool.exists("rooms", "@gone")
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    assert "elsewhere keeps it unless given `--yes`" in " ".join(readme.split())  # and the README says so
 
 
 def test_a_leave_that_would_empty_a_channel_deletes_its_history_on_yes(world: World) -> None:

@@ -156,6 +156,8 @@ def test_a_post_that_fails_leaves_the_message_unseen_for_the_next_conduit(world:
     assert conduit.reason and "post failed" in conduit.reason
     assert maildir(world, s.sid, "claimed") == [name] and not maildir(world, s.sid, "cur")
     assert inbox_socket.served_by(world.spool, s.sid) is None  # the waiter serves from the next turn end
+    conduits = json.loads(s.s.attend("status", "--json").stdout)["conduits"]
+    assert not conduits["socket"] and "post failed" in conduits["serving"]
     out = drain(world, s.sid)
     assert "through the drain instead" in json.loads(out.stdout)["reason"]
     assert [L.base_name(n) for n in maildir(world, s.sid, "cur")] == [name]
@@ -192,6 +194,11 @@ def test_the_waiter_steps_aside_while_an_attend_mcp_serves_the_socket(world: Wor
     assert rc == 0 and not err.strip()
     post(world.spool, "open", "the socket has it")
     wait_until(lambda: s.inbox.posts, "the post")
+    conduits = json.loads(s.s.attend("status", "--json").stdout)["conduits"]
+    assert conduits["socket"] and conduits["serving"].startswith("socket: attend mcp")
+    doctor = s.s.attend("doctor", "--json")
+    [check] = [c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "socket"]
+    assert check["status"] == "ok" and "inbox socket" in check["detail"], check
 
 
 def test_a_session_whose_settings_hold_peer_messages_is_not_served(world: World, setups: Any) -> None:

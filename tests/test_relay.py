@@ -128,11 +128,18 @@ def relay_config(world: World, host: str, servers: list[str], user: str | None =
 
 
 class Host:
-    """One host: its World (HOME, spool), its host name and its relay process."""
+    """One host: its World (HOME, spool), its host name and its relay process. With ``netns``, the
+    relay and this host's commands run in that network namespace, each in a UTS namespace of its own
+    whose node name is the host name (no ATTEND_HOST): a machine of its own but for the disk."""
 
-    def __init__(self, tmp: Path, host: str, servers: list[str], user: str = "fixture-human") -> None:
+    def __init__(
+        self, tmp: Path, host: str, servers: list[str], user: str = "fixture-human", netns: str | None = None
+    ) -> None:
         self.world = World(tmp / host)
-        self.world.env.update(ATTEND_HOST=host, USER=user)
+        self.world.env.update(USER=user)
+        if netns is None:
+            self.world.env.update(ATTEND_HOST=host)
+        self.netns = netns
         self.host = host
         self.user = user
         self.servers = servers
@@ -140,10 +147,38 @@ class Host:
         self.relay: subprocess.Popen[bytes] | None = None
         self.log = tmp / f"relay-{host}.log"
 
+    def wrap(self, *argv: str) -> list[str]:
+        """argv as this host runs it: in its network namespace, under its own node name."""
+        if self.netns is None:
+            return list(argv)
+        line = " ".join(f"'{a}'" for a in argv)
+        return [
+            "ip",
+            "netns",
+            "exec",
+            self.netns,
+            "unshare",
+            "--uts",
+            "sh",
+            "-c",
+            f"hostname {self.host} && exec {line}",
+        ]
+
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """`attend args…` on this host, as its human."""
+        return subprocess.run(
+            self.wrap(ATTEND, *args),
+            capture_output=True,
+            text=True,
+            env=self.world.env,
+            cwd=str(self.world.tmp),
+            timeout=120,
+        )
+
     def start_relay(self) -> None:
         with open(self.log, "ab") as log:
             self.relay = subprocess.Popen(
-                [ATTEND, "relay"], env=self.world.env, stdout=log, stderr=log, cwd=str(self.world.tmp)
+                self.wrap(ATTEND, "relay"), env=self.world.env, stdout=log, stderr=log, cwd=str(self.world.tmp)
             )
         wait_until(lambda: self.state().startswith("connected"), lambda: f"relay {self.host} up: {self.said()}")
 
@@ -225,7 +260,7 @@ class Host:
         return []
 
     def peers(self) -> dict[str, Any]:
-        r = self.world.attend("peers", "--json")
+        r = self.run("peers", "--json")
         assert r.returncode == 0, r.stderr
         return dict(json.loads(r.stdout))
 
@@ -313,6 +348,82 @@ def test_every_address_kind_crosses_hosts_exactly_once_and_says_where_it_came_fr
     reply = a.records(sa.session_id, "back to you")[0].decode()
     assert f"Re: {direct}" in reply and f"From-Id: {sb.session_id}@hostb" in reply
     assert not a.outbox() and not b.outbox()
+
+
+@pytest.fixture
+def namespaces(tmp_path: Path) -> Iterator[tuple[str, str, str, str]]:
+    """Two network namespaces joined by a veth pair: (ns A, ns B, A's address, B's address)."""
+    if os.geteuid() != 0 or shutil.which("ip") is None or shutil.which("unshare") is None:
+        pytest.skip("network and UTS namespaces need root, ip(8) and unshare(1); CI runs as root")
+    tag = f"{os.getpid() % 100000}"
+    ns_a, ns_b, net = f"atta{tag}", f"attb{tag}", f"10.{77 + os.getpid() % 100}.{os.getpid() % 250}"
+
+    def ip(*args: str) -> None:
+        subprocess.run(["ip", *args], check=True, capture_output=True)
+
+    try:
+        ip("netns", "add", ns_a)
+        ip("netns", "add", ns_b)
+        ip("link", "add", f"va{tag}", "type", "veth", "peer", "name", f"vb{tag}")
+        ip("link", "set", f"va{tag}", "netns", ns_a)
+        ip("link", "set", f"vb{tag}", "netns", ns_b)
+        for ns, dev, addr in ((ns_a, f"va{tag}", f"{net}.1"), (ns_b, f"vb{tag}", f"{net}.2")):
+            ip("-n", ns, "addr", "add", f"{addr}/24", "dev", dev)
+            ip("-n", ns, "link", "set", dev, "up")
+            ip("-n", ns, "link", "set", "lo", "up")
+        yield ns_a, ns_b, f"{net}.1", f"{net}.2"
+    finally:
+        for ns in (ns_a, ns_b):
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
+def test_two_machines_in_their_own_network_and_uts_namespaces_talk_over_a_veth_pair(
+    tmp_path: Path, namespaces: tuple[str, str, str, str]
+) -> None:
+    ns_a, ns_b, addr_a, _addr_b = namespaces
+    port = free_port()
+    srv = NatsServer(tmp_path)
+    conf = json.loads(srv.conf.read_text())
+    conf["listen"] = f"{addr_a}:{port}"
+    srv.conf.write_text(json.dumps(conf))
+    proc = subprocess.Popen(["ip", "netns", "exec", ns_a, str(NATS_SERVER), "-c", str(srv.conf)])
+    url = f"nats://{addr_a}:{port}"
+    a = Host(tmp_path, "hosta", [url], netns=ns_a)
+    b = Host(tmp_path, "hostb", [url], user="bob", netns=ns_b)
+    try:
+        admin = Host(tmp_path, "admin", [url], netns=ns_b)
+        relay_config(admin.world, "admin", [url], user="admin")
+        wait_until(
+            lambda: admin.run("relay", "--provision", "hosta,hostb").returncode == 0, "provisioning across the veth"
+        )
+        a.start_relay()
+        b.start_relay()
+        sb = b.world.session("proj-b", name="Nia")
+        assert sb.attend("join", "crew").rc == 0
+        assert b.run("inbox").returncode == 0  # bob used the bus on hostb
+        wait_until(lambda: sees(a, "hostb", "Nia-alpha"), lambda: f"hosta to see hostb's Nia: {a.peers()}")
+        assert a.run("send", "across the wire").returncode == 0
+        r = a.run("send", "--json", "--to", "bob", "to bob across the wire")
+        assert r.returncode == 0, r.stderr
+        sent = json.loads(r.stdout)["id"]
+        assert sent.endswith(".hosta")  # the name this machine's own node name gives
+        wait_until(lambda: "across the wire" in b.bodies(sb.session_id), "#open on hostb")
+        wait_until(lambda: "to bob across the wire" in b.human_bodies("bob"), "bob's mail on hostb")
+        box = b.world.spool_root / "humans" / "bob"
+        mail = next(f for d in ("new", "cur") if (box / d).is_dir() for f in (box / d).iterdir())
+        local = mail.name.split(":")[0]
+        r = b.run("reply", "--to", local, "bob answers")
+        assert r.returncode == 0, r.stderr
+        wait_until(lambda: "bob answers" in a.human_bodies("fixture-human"), "the reply in hosta's human mailbox")
+        time.sleep(1)
+        assert b.bodies(sb.session_id).count("across the wire") == 1
+        assert b.human_bodies("bob").count("to bob across the wire") == 1
+        assert a.human_bodies("fixture-human").count("bob answers") == 1
+    finally:
+        a.close()
+        b.close()
+        proc.kill()
+        proc.wait(30)
 
 
 def test_peers_lists_the_other_hosts_sessions_and_a_shared_name_is_refused_with_its_hosts(

@@ -40,6 +40,7 @@ from attend.conduits import inbox_client as client
 from attend.conduits.inbox_client import SOCKET_ENV, TOKEN_ENV
 from attend.conduits.waiter import live_pid
 from attend.conduits.watch import ARRIVALS, IN_CLOSE_WRITE, IN_CREATE, IN_DELETE, IN_MODIFY, Watcher
+from attend.errors import AttendError
 from attend.procfs import stat_fields
 from attend.spool import Spool
 
@@ -141,9 +142,12 @@ class Conduit(threading.Thread):
         try:
             self.serve()
         except Exception as e:  # never take the server down; the other conduits deliver
-            self.report(f"attend mcp: the socket conduit failed ({type(e).__name__}: {e}); the drain and loop deliver")
+            self.reason = f"the socket conduit failed ({type(e).__name__}: {e})"
+            self.report(f"attend mcp: {self.reason}; the drain and loop deliver")
         finally:
             self.unname()
+            if self.reason and not self.stopping:
+                declined(self.spool, self.sid, self.reason)
             self.watcher.close()
 
     def name_self(self) -> None:
@@ -289,7 +293,34 @@ def start(spool: Spool, env: Mapping[str, str], who: identity.Identity, cfg: Con
     return conduit
 
 
-def describe(spool: Spool, sid: str) -> str | None:
-    """One line for status: the process serving the socket, when one does."""
+def declined(spool: Spool, sid: str, reason: str) -> None:
+    """Leave why the socket does not serve ``sid`` where status and doctor read it (``- <reason>``)."""
+    with contextlib.suppress(OSError, AttendError):
+        if spool.exists(L.SESSIONS, sid, L.ENROLLED):
+            spool.write_state(f"- {reason}".encode(), L.SESSIONS, sid, STATE)
+
+
+def declined_reason(spool: Spool, sid: str) -> str | None:
+    try:
+        text = (spool.read_text(L.SESSIONS, sid, STATE) or "").strip()
+    except OSError:
+        return None
+    return text[2:] if text.startswith("- ") else None
+
+
+def serving(spool: Spool, sid: str, sensor: bool, waiter: bool, env: Mapping[str, str], cwd: str | None) -> str:
+    """Which conduit brings this session its mail between turn ends, and why (status, doctor; both run
+    inside the session, so ``env`` is the session's and says whether the client gives a socket)."""
     pid = served_by(spool, sid)
-    return f"attend mcp (pid {pid})" if pid else None
+    if sensor:
+        also = f"; attend mcp (pid {pid}) serves the socket but leaves mail to the loop" if pid else ""
+        return f"sensor loop: attend run is live under Monitor, and the other conduits leave mail to it{also}"
+    if pid:
+        return (
+            f"socket: attend mcp (pid {pid}) posts each message to the client's inbox socket, "
+            "mid-turn when busy, a new turn when idle"
+        )
+    why = declined_reason(spool, sid) or why_not(env, None, cwd) or "no attend mcp of this session serves it"
+    if waiter:
+        return f"waiter: attend wait --hook wakes the idle session (not the socket: {why})"
+    return f"the turn-end drain only (not the socket: {why})"

@@ -105,8 +105,17 @@ def prune(spool: Spool, now: float | None = None) -> int:
 # ---------------------------------------------------------------------- arrivals
 
 
-def receive(spool: Spool, me: str, subject: str, headers: dict[str, str], data: bytes) -> str:
-    """Write one arrival; "stored", "duplicate" or "own" (this host's broadcast, skipped). Raises
+def receive(
+    spool: Spool,
+    me: str,
+    subject: str,
+    headers: dict[str, str],
+    data: bytes,
+    written: list[tuple[str, str]] | None = None,
+) -> str:
+    """Write one arrival; "stored", "duplicate" or "own" (this host's broadcast, skipped). With
+    ``written``, the record is not synced here: (room, name) is added for the caller's one
+    ``Spool.sync_records`` per batch, before it acknowledges anything. Raises
     Refused for an arrival that lies about its host or its room, SpoolError/OSError when the spool
     cannot take it now (not acknowledged: the server delivers it again)."""
     parsed = subjects.parse(subject)
@@ -160,10 +169,12 @@ def receive(spool: Spool, me: str, subject: str, headers: dict[str, str], data: 
         # The index first: a redelivery after a crash finds the name and looks for it in the room.
         spool.write_state(f"{name} {room}\n".encode(), RELAY, RELAY_SEEN, msg_id)
         try:
-            spool.publish([room], envelope.render(named), name, bounded=True)
+            spool.publish([room], envelope.render(named), name, bounded=True, sync=written is None)
         except LateName as e:
             spool.log(f"relay: {e}; writing {msg_id} again under a fresh name")
             continue
+        if written is not None:
+            written.append((room, name))
         delivery.fan_out(spool, named, [room])
         return "stored"
     raise SpoolError(f"the spool at {spool.root} is too slow to take {msg_id}")

@@ -21,11 +21,14 @@ DESCRIPTION = (
 EXAMPLES = (  # the end of `attend install --help` (CLI only)
     ("attend install --dry-run", "what it would change"),
     ("attend install", "wire attend into ~/.claude"),
-    ("attend install --target ./.claude", "into a project's settings"),
+    ("attend install --target ./.claude", "into this project: .claude/settings.json and .mcp.json"),
     ("attend install --host codex", "into Codex CLI only ($CODEX_HOME, else ~/.codex)"),
 )
 PARAMS: dict[str, str] = {
-    "target": "Claude Code config folder (default: $CLAUDE_CONFIG_DIR, else ~/.claude).",
+    "target": (
+        "Claude Code config folder (default: $CLAUDE_CONFIG_DIR, else ~/.claude); a project's .claude "
+        "folder gets its MCP server in the project's .mcp.json."
+    ),
     "dry_run": "Print the diff and write nothing.",
     "hosts": "Client to wire: claude, codex or gemini (repeatable; default: each one found).",
 }

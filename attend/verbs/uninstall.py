@@ -19,7 +19,8 @@ DESCRIPTION = (
 )
 EXAMPLES = (  # the end of `attend uninstall --help` (CLI only)
     ("attend uninstall", "take it out again; your own settings stay"),
-    ("attend uninstall --purge", "and remove the spool"),
+    ("attend uninstall --purge", "and remove the spool, after a [y/N] on a terminal"),
+    ("attend uninstall --purge --yes", "the same without asking (a script)"),
 )
 PARAMS: dict[str, str] = {
     "target": INSTALL_PARAMS["target"],
