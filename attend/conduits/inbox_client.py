@@ -13,7 +13,7 @@ import socket
 from collections.abc import Mapping
 from pathlib import Path
 
-from attend import identity
+from attend import identity, safejson
 
 SOCKET_ENV = "CLAUDE_CODE_MESSAGING_SOCKET"
 TOKEN_ENV = "CLAUDE_CODE_MESSAGING_TOKEN"
@@ -29,7 +29,7 @@ def inbound_setting(env: Mapping[str, str], cwd: str | None) -> str | None:
         files[:0] = [Path(cwd) / ".claude" / "settings.local.json", Path(cwd) / ".claude" / "settings.json"]
     for f in files:
         try:
-            data = json.loads(f.read_bytes()[: 1 << 20])
+            data = safejson.loads(f.read_bytes()[: 1 << 20])
         except (OSError, ValueError):
             continue
         value = data.get("crossSessionInbound") if isinstance(data, dict) else None
@@ -71,7 +71,7 @@ def confirmed_in(path: str | None, offset: int, ids: list[str]) -> bool:
         if not any(n in line for n in needles):
             continue
         try:
-            entry = json.loads(line)
+            entry = safejson.loads(line)
         except ValueError:
             continue
         if isinstance(entry, dict) and entry.get("type") in CONFIRMED_TYPES:

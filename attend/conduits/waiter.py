@@ -315,9 +315,11 @@ class Waiter:
 
         refusal = self.next_wake()
         if refusal:
-            # Held, not dropped: by then the wake is no longer quick, and the chain starts again.
+            # Held, not dropped: by then the wake is no longer quick, and the chain starts again. Said
+            # in the log only: what this hook writes on stderr before a wake is shown to the model.
             self.hold = self.started + LOOP_WINDOW
-            self.report(f"attend wait: {refusal}; the wake waits until {LOOP_WINDOW:g} s after the turn")
+            with contextlib.suppress(Exception):
+                self.spool.log(f"attend wait: {refusal}; the wake waits until {LOOP_WINDOW:g} s after the turn")
             return None
         with drain.claimed(self.spool, self.sid) as batch:
             if batch.busy:

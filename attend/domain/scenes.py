@@ -132,8 +132,14 @@ def _channel_list(node: Any, scene: str, fail: Any) -> tuple[str, ...]:
     return tuple(found)
 
 
-def find(scenes: list[Scene], name: str) -> Scene:
+def find(scenes: list[Scene], name: str, env: Mapping[str, str] | None = None) -> Scene:
     for scene in scenes:
         if scene.name == name:
             return scene
-    raise SceneFileError(f"unknown scene {name!r}; try: {', '.join(s.name for s in scenes)} (attend scenes lists them)")
+    file = path(env)
+    if len(scenes) == 1:  # only the built-in: say where scenes are written, and how
+        raise SceneFileError(
+            f"unknown scene {name!r}: no scene is defined yet; write one in {file}, "
+            f"e.g. `{name}: [{name}, deploy]` (the built-in scene is private)"
+        )
+    raise SceneFileError(f"unknown scene {name!r} in {file}; scenes: {', '.join(s.name for s in scenes)}")

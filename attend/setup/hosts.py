@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attend import layout
+from attend import layout, safejson
 from attend.setup import install as core
 from attend.setup import merge
 from attend.setup.data import data_file
@@ -91,7 +91,7 @@ def detected(env: Mapping[str, str]) -> list[str]:
 
 
 def _fragment(name: str, target: core.Target, attend_exe: str, scripts: tuple[str, ...]) -> dict[str, Any]:
-    doc = json.loads(data_file("settings", name).read_text(encoding="utf-8"))
+    doc = safejson.loads(data_file("settings", name).read_text(encoding="utf-8"))
     subs = {f"@HOOKS@/{s}": target.hook_command(s) for s in scripts}
     subs["@ATTEND@"] = attend_exe
     filled = core._fill(doc, subs)
@@ -353,7 +353,7 @@ def _trust(exe: str, p: Plan, env: Mapping[str, str]) -> list[str]:
             while b"\n" in buffer:
                 line, buffer = buffer.split(b"\n", 1)
                 try:
-                    msg = json.loads(line)
+                    msg = safejson.loads(line)
                 except ValueError:
                     continue
                 if isinstance(msg, dict) and msg.get("id") == rid:
