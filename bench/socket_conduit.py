@@ -92,7 +92,7 @@ def idle(sends: int) -> None:
             state["sent"][tag] = time.perf_counter()
             e2e.attend("send", tag)
             returned = time.perf_counter()
-            wait_for(lambda: any(claimed.iterdir()), 60, "the claim", interval=0.002)
+            wait_for(lambda claimed=claimed: any(claimed.iterdir()), 60, "the claim", interval=0.002)
             claim = time.perf_counter()
             wait_for(lambda tag=tag: tag in state["arrived"], 60, "the woken request")
             xs.append(state["arrived"][tag] - state["sent"][tag])
@@ -103,7 +103,8 @@ def idle(sends: int) -> None:
         tui.close()
         e2e.close()
     report("send start -> the idle session's new request", xs)
-    report("send returned -> the idle session's new request", [a + b for a, b in zip(parts["claim"], parts["client"])])
+    back = [a + b for a, b in zip(parts["claim"], parts["client"], strict=True)]
+    report("send returned -> the idle session's new request", back)
     report("  send start -> send returned", parts["send"])
     report("  send returned -> claimed by the conduit", parts["claim"])
     report("  claimed -> the client's request (render, post, the client)", parts["client"])
