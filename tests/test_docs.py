@@ -99,3 +99,17 @@ def test_attend_help_lists_the_commands_without_importing_click_or_a_verb() -> N
     from attend.cli import toplevel
 
     assert out.stdout == (toplevel.HELP + "\n") * 4
+
+
+GLOSSARY = REPO / "docs" / "guide" / "glossary.md"
+TERMS = ("conduit", "drain", "waiter", "trailer", "reheat", "governor", "lane", "fold", "parked", "enrolled", "persona")
+
+
+def test_the_readme_links_the_user_guide_and_its_glossary_defines_every_term() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "](docs/guide/README.md)" in readme and "](docs/guide/glossary.md)" in readme
+    defined = set(re.findall(r"^\*\*([a-z -]+)\*\*", GLOSSARY.read_text(encoding="utf-8"), re.M))
+    assert set(TERMS) <= defined, sorted(set(TERMS) - defined)
+    for page in ("README.md", "daily.md", "files.md"):  # the guide's pages exist and are linked from its start
+        assert (REPO / "docs" / "guide" / page).is_file()
+        assert page == "README.md" or f"]({page})" in (REPO / "docs" / "guide" / "README.md").read_text()
