@@ -189,6 +189,17 @@ def test_the_reference_shows_the_same_examples_as_the_help() -> None:
             assert line.strip() in reference, (path, line)
 
 
+@pytest.mark.parametrize("verb", ["recall", "wait"])
+def test_the_hook_only_commands_have_help_both_ways_and_still_refuse_a_bare_run(world: World, verb: str) -> None:
+    via_help = world.attend("help", verb)
+    direct = world.attend(verb, "--help")
+    assert via_help.returncode == direct.returncode == 0, (via_help.stderr, direct.stderr)
+    assert via_help.stdout == direct.stdout and f"Usage: attend {verb} [OPTIONS]" in direct.stdout
+    assert "Examples:" in direct.stdout and "--hook" in direct.stdout
+    bare = world.attend(verb)
+    assert bare.returncode == 2 and f"attend {verb} --hook" in bare.stderr
+
+
 @pytest.mark.parametrize("path", [["send"], ["inbox"], ["notify", "subscribe"], ["dissolve"]])
 def test_attend_help_verb_prints_what_verb_help_prints(world: World, path: list[str]) -> None:
     via_help = world.cli("help", *path)
