@@ -108,7 +108,9 @@ def plan(host: str, env: Mapping[str, str], attend_exe: str) -> Plan:
         folder = codex_home(env)
         target = _target("codex", folder, "hooks.json", "config.toml", env)
         ours = _fragment("codex-hooks.json", target, attend_exe, (CODEX_STOP,))
-        table: dict[str, Any] = {"command": attend_exe, "args": ["mcp"]}
+        # The tools run without asking, as Claude Code's allow entries let them (attend's own rule
+        # decides who may act; a sandboxed Codex would otherwise refuse every call under "never").
+        table: dict[str, Any] = {"command": attend_exe, "args": ["mcp"], "default_tools_approval_mode": "approve"}
         # Codex starts MCP servers with a filtered environment: pass where the spool is.
         passed = {k: env[k] for k in ("ATTEND_HOME", "XDG_CACHE_HOME") if env.get(k)}
         if passed:
