@@ -163,6 +163,17 @@ def test_a_post_that_fails_leaves_the_message_unseen_for_the_next_conduit(world:
     assert [L.base_name(n) for n in maildir(world, s.sid, "cur")] == [name]
 
 
+def test_a_socket_path_that_is_not_a_socket_gets_no_post_and_no_token(world: World, setups: Any) -> None:
+    planted = world.tmp / "planted"
+    planted.write_text("")
+    s = setups(socket_path=planted)
+    conduit = s.start()
+    name = post(world.spool, "open", "not through a planted file")
+    wait_until(lambda: not conduit.is_alive(), "the conduit to stop serving")
+    assert conduit.reason and "not a socket" in conduit.reason and planted.read_text() == ""
+    assert maildir(world, s.sid, "claimed") == [name] and not maildir(world, s.sid, "cur")
+
+
 def test_a_post_the_client_never_shows_is_not_marked_seen(world: World, setups: Any, monkeypatch: Any) -> None:
     monkeypatch.setattr(inbox_socket, "DROP_WAIT", 0.5)
     s = setups(shows=False)
