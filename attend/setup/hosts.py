@@ -171,6 +171,7 @@ def toml_with(doc: Any, table: dict[str, Any] | None, trusted: list[str]) -> Any
             fresh[k] = tomlkit.inline_table() if isinstance(v, dict) else v
             if isinstance(v, dict):
                 fresh[k].update(v)
+        fresh.add(tomlkit.nl())  # a blank line before whatever table follows, as a person writes it
         servers["attend"] = fresh
         return out
     if servers is not None and "attend" in servers:
