@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attend import layout
+from attend import layout, safejson
 from attend.setup import install as core
 from attend.setup import merge
 from attend.setup.data import data_file
@@ -91,7 +91,7 @@ def detected(env: Mapping[str, str]) -> list[str]:
 
 
 def _fragment(name: str, target: core.Target, attend_exe: str, scripts: tuple[str, ...]) -> dict[str, Any]:
-    doc = json.loads(data_file("settings", name).read_text(encoding="utf-8"))
+    doc = safejson.loads(data_file("settings", name).read_text(encoding="utf-8"))
     subs = {f"@HOOKS@/{s}": target.hook_command(s) for s in scripts}
     subs["@ATTEND@"] = attend_exe
     filled = core._fill(doc, subs)
@@ -108,7 +108,9 @@ def plan(host: str, env: Mapping[str, str], attend_exe: str) -> Plan:
         folder = codex_home(env)
         target = _target("codex", folder, "hooks.json", "config.toml", env)
         ours = _fragment("codex-hooks.json", target, attend_exe, (CODEX_STOP,))
-        table: dict[str, Any] = {"command": attend_exe, "args": ["mcp"]}
+        # The tools run without asking, as Claude Code's allow entries let them (attend's own rule
+        # decides who may act; a sandboxed Codex would otherwise refuse every call under "never").
+        table: dict[str, Any] = {"command": attend_exe, "args": ["mcp"], "default_tools_approval_mode": "approve"}
         # Codex starts MCP servers with a filtered environment: pass where the spool is.
         passed = {k: env[k] for k in ("ATTEND_HOME", "XDG_CACHE_HOME") if env.get(k)}
         if passed:
@@ -169,6 +171,7 @@ def toml_with(doc: Any, table: dict[str, Any] | None, trusted: list[str]) -> Any
             fresh[k] = tomlkit.inline_table() if isinstance(v, dict) else v
             if isinstance(v, dict):
                 fresh[k].update(v)
+        fresh.add(tomlkit.nl())  # a blank line before whatever table follows, as a person writes it
         servers["attend"] = fresh
         return out
     if servers is not None and "attend" in servers:
@@ -353,7 +356,7 @@ def _trust(exe: str, p: Plan, env: Mapping[str, str]) -> list[str]:
             while b"\n" in buffer:
                 line, buffer = buffer.split(b"\n", 1)
                 try:
-                    msg = json.loads(line)
+                    msg = safejson.loads(line)
                 except ValueError:
                     continue
                 if isinstance(msg, dict) and msg.get("id") == rid:

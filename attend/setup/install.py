@@ -146,7 +146,7 @@ def attend_executable(env: Mapping[str, str] | None = None) -> str:
 
 
 def _fragment(name: str) -> dict[str, Any]:
-    doc = json.loads(data_file("settings", name).read_text(encoding="utf-8"))
+    doc = safejson.loads(data_file("settings", name).read_text(encoding="utf-8"))
     assert isinstance(doc, dict)
     return doc
 
@@ -454,7 +454,7 @@ def verified_write(
             f"{path} changed while attend wrote it (another program wrote it too); "
             f"run the command again. The previous version is in {backup}"
         )
-    if not merge.same_user_view(loaded.doc, json.loads(after), attends, owns):
+    if not merge.same_user_view(loaded.doc, safejson.loads(after), attends, owns):
         if loaded.raw is None:
             os.unlink(path)
         else:
