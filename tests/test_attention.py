@@ -172,6 +172,21 @@ def test_the_drain_marks_muted_mail_seen_and_says_nothing_when_that_is_all_there
     assert maildir(world, me.session_id, "new") == [] and len(maildir(world, me.session_id, "cur")) == 1
 
 
+def test_the_plain_drain_honours_mute_too_and_a_bare_reply_never_threads_under_muted_mail(world: World) -> None:
+    me, friend, noisy = world.session("proj"), world.session("friend"), world.session("noisy")
+    enroll(world, me)
+    asked = say(world, friend, "is the build green?", to=me.session_id)
+    assert "is the build green?" in me.attend("inbox", "--drain").stdout  # the plain form, shown
+    assert me.attend("mute", noisy.session_id).rc == 0
+    say(world, noisy, "buy my tool", to=me.session_id)
+    out = me.attend("inbox", "--drain")
+    assert out.rc == 0 and "buy my tool" not in out.stdout, out.stdout
+    assert "0 message(s) drained (1 muted" in out.stdout
+    assert maildir(world, me.session_id, "new") == []  # marked seen, as the hook form does
+    answered = json.loads(me.attend("reply", "--json", "yes, green").stdout)
+    assert answered["re"] == asked  # not the muted one
+
+
 def test_bad_mute_input_exits_2_and_writes_nothing(world: World) -> None:
     me = world.session("proj")
     enroll(world, me)

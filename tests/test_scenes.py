@@ -67,6 +67,12 @@ def test_a_malformed_scenes_file_names_file_and_line_and_changes_no_membership(w
     assert tree(world.spool.root) == before
 
 
+def test_a_scenes_file_nested_a_thousand_deep_is_one_line_not_a_traceback(world: World) -> None:
+    path = scenes_file(world, "good: " + "[" * 1000 + "]" * 1000 + "\n")
+    out = world.attend("scenes")
+    assert out.returncode == 1 and out.stderr == f"attend: {path}: nested too deep to read\n", out.stderr
+
+
 def test_unknown_keys_in_a_scene_are_an_error_naming_them_and_the_line(world: World) -> None:
     path = scenes_file(world, "good: [a]\nodd:\n  channels: [b]\n  colour: blue\n")
     out = world.cli("scene", "good")

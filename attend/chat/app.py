@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from rich.console import Group, RenderableType
 from rich.padding import Padding
+from rich.style import Style as RichStyle
 from rich.text import Text
 from textual import events
 from textual.app import App, ComposeResult
@@ -23,6 +24,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.geometry import Size
 from textual.message import Message as TMessage
 from textual.screen import ModalScreen
+from textual.strip import Strip
 from textual.widgets import Footer, Label, ListItem, ListView, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
@@ -172,6 +174,15 @@ class Conversation(OptionList):
         top = self.scroll_offset.y
         return sorted({lines[y][0] for y in range(top, min(top + height, len(lines)))})
 
+    def render_line(self, y: int) -> Strip:
+        strip = super().render_line(y)
+        if self.app.no_color:  # no background to show the chosen message by: reverse video, a style
+            lines = self._lines
+            at = self.scroll_offset.y + y
+            if at < len(lines) and lines[at][0] == self.highlighted:
+                strip = strip.apply_style(RichStyle(reverse=True))
+        return strip
+
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
         if round(old_value) != round(new_value):
@@ -209,6 +220,8 @@ class ChatApp(App[None]):
     /* The pane with the keys has a bar down its left edge: a glyph, seen with NO_COLOR as well. */
     #rooms, #conversation, #compose { border-left: blank; }
     #rooms:focus, #conversation:focus, #compose:focus { border-left: outer $accent; }
+    /* Without colour a background is lost: the chosen room (and message, Conversation) in reverse video. */
+    App:nocolor #rooms > ListItem.-highlight { text-style: reverse; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         # With a modifier, a command works from every pane, the compose line too; the footer shows these.

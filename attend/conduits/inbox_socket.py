@@ -41,6 +41,7 @@ from attend.conduits.inbox_client import SOCKET_ENV, TOKEN_ENV
 from attend.conduits.waiter import live_pid
 from attend.conduits.watch import ARRIVALS, IN_CLOSE_WRITE, IN_CREATE, IN_DELETE, IN_MODIFY, Watcher
 from attend.errors import AttendError
+from attend.hosts.claude import unattended
 from attend.procfs import stat_fields
 from attend.spool import Spool
 
@@ -121,6 +122,7 @@ class Conduit(threading.Thread):
             self.cwd = record.cwd
         self.record_name = f"{who.claude_pid}.json"
         self.transcript = identity.transcript_path(env, self.sid, self.cwd)
+        self.headless = unattended(env, who.claude_pid)
 
     # -- lifecycle
 
@@ -170,6 +172,11 @@ class Conduit(threading.Thread):
     def loop_live(self) -> bool:
         return self.spool.is_held(L.SESSIONS, self.sid, L.RUN_LOCK)
 
+    def waiter_keeps(self) -> bool:
+        """A headless run that opted in to waiting (``conduits.headless_wait``) is kept alive between
+        turns by its waiter, which then delivers; the socket serves it while it works."""
+        return self.headless and live_pid(self.spool, self.sid, L.WAITER) is not None
+
     def pending(self) -> bool:
         return bool(self.spool.listing(self.sid, L.NEW) or self.spool.listing(self.sid, L.CLAIMED))
 
@@ -187,7 +194,7 @@ class Conduit(threading.Thread):
                 if not named:
                     self.name_self()  # the waiter steps aside from now on
                     named = True
-                if self.pending() and not self.loop_live():
+                if self.pending() and not self.loop_live() and not self.waiter_keeps():
                     self.gather()
                     if self.stopping:
                         return
@@ -205,11 +212,9 @@ class Conduit(threading.Thread):
         while (left := end - time.monotonic()) > 0:
             if "new" not in self.watcher.wait(min(QUIET, left), wake=self._stop_r):
                 break
-        gap = self.last_post + POST_GAP - time.monotonic()
-        if gap > 0:
+        # An arrival wakes the wait early: sleep on until the gap has passed (or the server ends).
+        while (gap := self.last_post + POST_GAP - time.monotonic()) > 0 and not self.stopping:
             self.watcher.wait(gap, wake=self._stop_r)
-            while time.monotonic() < self.last_post + POST_GAP and not self.stopping:
-                self.watcher.wait(self.last_post + POST_GAP - time.monotonic(), wake=self._stop_r)
 
     # -- showing
 

@@ -133,6 +133,7 @@ class Waiter:
         self.transcript = transcript
         self.warm_at: float | None = None  # epoch seconds: when keepwarm wants a look
         self.hold: float | None = None  # monotonic: past the ceiling of quick wakes, no wake before this
+        self.headless = stay is not None  # an opted-in headless run: the socket cannot keep it alive, this does
 
     def report(self, line: str) -> None:
         self.err.write(line + "\n")
@@ -147,8 +148,9 @@ class Waiter:
             return False
 
     def loop_live(self) -> bool:
-        """The loop delivers, or an ``attend mcp`` of the session posts to its inbox socket."""
-        socket = live_pid(self.spool, self.sid, L.SOCKET) is not None
+        """The loop delivers, or an ``attend mcp`` of the session posts to its inbox socket (but a
+        headless run that opted in to waiting is kept alive by this waiter alone: it serves then)."""
+        socket = not self.headless and live_pid(self.spool, self.sid, L.SOCKET) is not None
         return socket or self.spool.is_held(L.SESSIONS, self.sid, L.RUN_LOCK)
 
     def pending(self) -> bool:

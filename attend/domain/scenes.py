@@ -66,6 +66,8 @@ def parse(text: str, where: str) -> list[Scene]:
         line = f":{mark.line + 1}" if mark is not None else ""
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
         raise SceneFileError(f"{where}{line}: not valid YAML: {problem}") from e
+    except RecursionError:  # PyYAML composes recursively: a thousand `[` take 2 KB
+        raise SceneFileError(f"{where}: nested too deep to read") from None
     if root is None:
         return []
 
