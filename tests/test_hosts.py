@@ -49,13 +49,14 @@ def world(tmp_path: Path) -> Iterator[World]:
 
 
 def as_codex(
-    world: World, threads: list[str], argv: list[str], env: dict[str, str]
+    world: World, threads: list[str], argv: list[str], env: dict[str, str], stdin: str = ""
 ) -> subprocess.CompletedProcess[str]:
     home = world.home / ".codex"
     (home / "thread-writer-locks").mkdir(parents=True, exist_ok=True)
     return subprocess.run(
         [sys.executable, "-c", CODEX, str(home), *threads, "--", *argv],
         env={**world.env, **env},
+        input=stdin,
         capture_output=True,
         text=True,
         timeout=60,
@@ -220,3 +221,34 @@ def test_an_empty_drain_of_a_codex_thread_is_decided_on_the_fast_path(world: Wor
     assert mine.stdout.strip() == "0", mine.stderr  # decided: nothing to show
     other = as_codex(world, [T2], [sys.executable, "-c", code, payload], {})
     assert other.stdout.strip() == "None", other.stderr  # another thread's process: the full path decides
+
+
+def test_attend_mcp_under_codex_acts_only_as_a_thread_its_codex_process_holds(world: World) -> None:
+    """``attend mcp`` gets no id in its environment under Codex: each ``tools/call`` names the thread in
+    ``_meta.threadId``, checked against the writer locks of the codex process above the server."""
+    init = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "codex-mcp-client", "version": "0"},
+    }
+    frames = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        *(
+            {
+                "jsonrpc": "2.0",
+                "id": n,
+                "method": "tools/call",
+                "params": {"name": "join", "arguments": {"name": "crew"}, "_meta": {"threadId": thread}},
+            }
+            for n, thread in ((2, T1), (3, T2))
+        ),
+    ]
+    stdin = "".join(json.dumps(f) + "\n" for f in frames)
+    out = as_codex(world, [T1], [sys.executable, "-m", "attend", "mcp"], {}, stdin=stdin)
+    answers = {m.get("id"): m for m in map(json.loads, out.stdout.splitlines()) if "id" in m}
+    own, other = answers[2]["result"], answers[3]["result"]
+    assert not own.get("isError") and own["structuredContent"]["enrolled"], own
+    assert (world.spool_root / "sessions" / T1 / "enrolled").is_file()  # joined as the thread it holds
+    assert other.get("isError") and "not one of them" in other["content"][0]["text"], other
+    assert not (world.spool_root / "sessions" / T2).exists(), "nothing was written for the other thread"
