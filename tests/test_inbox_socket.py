@@ -135,6 +135,19 @@ def test_a_burst_is_one_post_in_the_drains_framing_and_is_marked_seen_once_the_t
     assert "attend reply" in text or "mcp__attend__reply" in text
 
 
+def test_what_arrives_within_the_post_gap_joins_the_next_post(world: World, setups: Any) -> None:
+    s = setups()
+    s.start()
+    post(world.spool, "open", "first")
+    wait_until(lambda: len(maildir(world, s.sid, "cur")) == 1, "the first post shown")
+    with world.spool.show_lock(s.sid, timeout=10):  # both land before the conduit may claim again
+        post(world.spool, "open", "second")
+        post(world.spool, "open", "third")
+    wait_until(lambda: len(maildir(world, s.sid, "cur")) == 3, "the rest shown")
+    assert len(s.inbox.posts) == 2
+    assert "second" in s.inbox.contents[1] and "third" in s.inbox.contents[1]
+
+
 def test_a_body_cannot_forge_attends_header_in_a_post(world: World, setups: Any) -> None:
     s = setups()
     s.start()
