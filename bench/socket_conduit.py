@@ -9,6 +9,7 @@ posting a session's mail to the client's inbox socket (docs/architecture/conduit
 
 Run: .venv/bin/python bench/socket_conduit.py idle [sends=10]
      .venv/bin/python bench/socket_conduit.py busy [sends=8]
+     .venv/bin/python bench/socket_conduit.py burst [n=25]   # n at once, n more over 5 s, mid-tool-call
      .venv/bin/python bench/socket_conduit.py cost [seconds=120]
 """
 
@@ -156,6 +157,49 @@ def busy(sends: int) -> None:
     report("tool end -> the next request, nothing sent (the client's own turnaround)", plain)
 
 
+def burst(n: int) -> None:
+    """n messages land at once, then n more spread over 5 s, during an 8 s tool call: how many reach
+    the model (in the next request, or the turn-end drain's block), and in how many posts."""
+    from tests.support import post
+
+    e2e = world()
+    flag = e2e.tmp / "go"
+    tags = [f"b{i}-{uuid.uuid4().hex[:6]}" for i in range(2 * n)]
+
+    def joined(req: Request) -> Reply:
+        expect_ok(req, "attend join")
+        sid = session_id_of(req)
+        wait_for(lambda: serving(e2e, sid), 60, "the socket conduit")
+        return bash(f"until [ -e {flag} ]; do sleep 0.05; done; sleep 8", "sleep")
+
+    def operator() -> None:
+        wait_for(lambda: api.consumed >= 2, 60, "the tool call")
+        flag.touch()
+        for t in tags[:n]:
+            post(e2e.spool, "open", t)
+        for t in tags[n:]:
+            post(e2e.spool, "open", t)
+            time.sleep(5 / n)
+
+    api = FakeAPI([bash("attend join bench"), joined, done("Read."), done("Read."), done("Read.")])
+    threading.Thread(target=operator, daemon=True).start()
+    run = e2e.claude([], api=api, mcp_config=e2e.mcp_config(), timeout=120)
+    import re
+
+    texts = run.user_texts()
+    posts = sum(inbox_socket.HEADER in t for t in texts)
+    counted = sum(int(m) for t in texts for m in re.findall(r"\[attend\] (\d+) message\(s\)", t))
+    in_full = sum(any(t in x for x in texts) for t in tags)
+    folded = len(re.findall(r"\[folded\]", "\n".join(texts)))
+    sid = str(run.session_id)
+    left = [p.name for sub in ("new", "claimed") for p in (e2e.spool_root / "sessions" / sid / sub).glob("*")]
+    e2e.close()
+    print(
+        f"rc {run.rc}: {2 * n} messages; the model was shown {counted} ({in_full} in full, the rest in "
+        f"{folded} folded line(s) naming them by id) in {posts} post(s); left unshown: {len(left)}"
+    )
+
+
 def switches(pid: int) -> dict[int, int]:
     """Context switches (voluntary + involuntary) of every thread of ``pid``."""
     out = {}
@@ -251,5 +295,7 @@ if __name__ == "__main__":
         idle(int(args[0]) if args else 10)
     elif what == "busy":
         busy(int(args[0]) if args else 8)
+    elif what == "burst":
+        burst(int(args[0]) if args else 25)
     else:
         cost(float(args[0]) if args else 120)

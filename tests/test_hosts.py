@@ -201,3 +201,22 @@ def test_the_client_header_carries_the_senders_client_and_refuses_anything_but_a
         envelope.parse(forged)
     human = envelope.render(named._replace(client=None))
     assert b"Client:" not in human and envelope.parse(human).client is None
+
+
+def test_an_empty_drain_of_a_codex_thread_is_decided_on_the_fast_path(world: World) -> None:
+    """The turn-end drain's common case (nothing pending) costs about an interpreter start for a Codex
+    thread too: the fast path proves the payload's thread by its writer lock, not only Claude's record."""
+    from attend.domain import sessions
+    from attend.identity import Identity
+
+    sessions.enroll(world.spool, Identity("agent", T1, str(world.project("p")), "ancestry", True, host="codex"), "join")
+    payload = json.dumps({"session_id": T1, "stop_hook_active": False})
+    code = (
+        "import os, sys\n"
+        "from attend.conduits import fastdrain\n"
+        "print(fastdrain.decide(sys.argv[1].encode(), os.environ))"
+    )
+    mine = as_codex(world, [T1], [sys.executable, "-c", code, payload], {})
+    assert mine.stdout.strip() == "0", mine.stderr  # decided: nothing to show
+    other = as_codex(world, [T2], [sys.executable, "-c", code, payload], {})
+    assert other.stdout.strip() == "None", other.stderr  # another thread's process: the full path decides

@@ -135,6 +135,19 @@ def test_a_burst_is_one_post_in_the_drains_framing_and_is_marked_seen_once_the_t
     assert "attend reply" in text or "mcp__attend__reply" in text
 
 
+def test_what_arrives_within_the_post_gap_joins_the_next_post(world: World, setups: Any) -> None:
+    s = setups()
+    s.start()
+    post(world.spool, "open", "first")
+    wait_until(lambda: len(maildir(world, s.sid, "cur")) == 1, "the first post shown")
+    with world.spool.show_lock(s.sid, timeout=10):  # both land before the conduit may claim again
+        post(world.spool, "open", "second")
+        post(world.spool, "open", "third")
+    wait_until(lambda: len(maildir(world, s.sid, "cur")) == 3, "the rest shown")
+    assert len(s.inbox.posts) == 2
+    assert "second" in s.inbox.contents[1] and "third" in s.inbox.contents[1]
+
+
 def test_a_body_cannot_forge_attends_header_in_a_post(world: World, setups: Any) -> None:
     s = setups()
     s.start()
@@ -161,6 +174,17 @@ def test_a_post_that_fails_leaves_the_message_unseen_for_the_next_conduit(world:
     out = drain(world, s.sid)
     assert "through the drain instead" in json.loads(out.stdout)["reason"]
     assert [L.base_name(n) for n in maildir(world, s.sid, "cur")] == [name]
+
+
+def test_a_socket_path_that_is_not_a_socket_gets_no_post_and_no_token(world: World, setups: Any) -> None:
+    planted = world.tmp / "planted"
+    planted.write_text("")
+    s = setups(socket_path=planted)
+    conduit = s.start()
+    name = post(world.spool, "open", "not through a planted file")
+    wait_until(lambda: not conduit.is_alive(), "the conduit to stop serving")
+    assert conduit.reason and "not a socket" in conduit.reason and planted.read_text() == ""
+    assert maildir(world, s.sid, "claimed") == [name] and not maildir(world, s.sid, "cur")
 
 
 def test_a_post_the_client_never_shows_is_not_marked_seen(world: World, setups: Any, monkeypatch: Any) -> None:

@@ -113,7 +113,7 @@ class NatsServer:
 
 
 def relay_config(world: World, host: str, servers: list[str], user: str | None = None) -> None:
-    folder = Path(world.env["XDG_CONFIG_HOME"]) / "attend"
+    folder = Path(layout.config_root(world.env))
     folder.mkdir(parents=True, exist_ok=True)
     secret = folder / "relay.password"
     secret.write_text(PASSWORDS[user or host] + "\n")
@@ -133,9 +133,15 @@ class Host:
     whose node name is the host name (no ATTEND_HOST): a machine of its own but for the disk."""
 
     def __init__(
-        self, tmp: Path, host: str, servers: list[str], user: str = "fixture-human", netns: str | None = None
+        self,
+        tmp: Path,
+        host: str,
+        servers: list[str],
+        user: str = "fixture-human",
+        netns: str | None = None,
+        world: World | None = None,
     ) -> None:
-        self.world = World(tmp / host)
+        self.world = world or World(tmp / host)
         self.world.env.update(USER=user)
         if netns is None:
             self.world.env.update(ATTEND_HOST=host)
@@ -723,3 +729,57 @@ def test_a_send_with_a_relay_configured_imports_nothing_of_nats(hosts: tuple[Hos
     assert r.rc == 0, r.stderr
     assert " nats" not in r.stderr and "attend.relay" not in r.stderr
     assert a.outbox() == [] or True  # queued or already published; the relay carries it either way
+
+
+# ---------------------------------------------------------------------- the real client
+
+
+@pytest.mark.e2e
+def test_the_real_claude_code_on_one_host_replies_to_a_human_on_another(tmp_path: Path, server: NatsServer) -> None:
+    from tests.e2e.fake_api import Reply, Request, bash, done
+    from tests.e2e.harness import E2EWorld, claude_bin
+
+    claude_bin()  # skips (or fails in CI) when the pinned client is not installed
+    provision(tmp_path, [server.url])
+    e2e = E2EWorld(tmp_path / "hosta")
+    a = Host(tmp_path, "hosta", [server.url], world=e2e)
+    b = Host(tmp_path, "hostb", [server.url], user="bob")
+    try:
+        a.start_relay()
+        b.start_relay()
+        assert b.run("inbox").returncode == 0  # bob used the bus on hostb
+
+        def mail_for(sid: str) -> Path | None:
+            base = e2e.spool_root / "sessions" / sid
+            for sub in ("new", "claimed", "cur"):
+                for f in sorted((base / sub).glob("*")) if (base / sub).is_dir() else []:
+                    if b"hi from bob" in f.read_bytes():
+                        return f
+            return None
+
+        def answer(req: Request) -> Reply:
+            # The model answers once bob's message is in its maildir: it replies to it by id.
+            sid = str(json.loads(e2e.attend("peers", "--json").stdout)["peers"][0]["session_id"])
+            found = wait_until(lambda: mail_for(sid), "bob's message in the session's maildir", 120)
+            assert isinstance(found, Path)
+            return bash(f"attend reply --re {found.name.split(':')[0]} 'hello bob, from Claude on hosta'")
+
+        claude = e2e.start([bash("attend join crew"), answer, done()], allowed_tools=["Bash(attend:*)"])
+        peer = wait_until(
+            lambda: next((p for p in b.peers()["peers"] if p.get("host") == "hosta"), None),
+            lambda: f"hostb to see the Claude session on hosta: {b.peers()}",
+            120,
+        )
+        assert isinstance(peer, dict)
+        r = b.run("send", "--to", f"{peer['session_id']}@hosta", "hi from bob")
+        assert r.returncode == 0, r.stderr
+        run = claude.wait()
+        assert run.rc == 0, run.explain()
+        wait_until(
+            lambda: "hello bob, from Claude on hosta" in b.human_bodies("bob"), "Claude's reply in bob's mailbox"
+        )
+        time.sleep(1)
+        assert b.human_bodies("bob").count("hello bob, from Claude on hosta") == 1
+    finally:
+        a.close()
+        b.close()

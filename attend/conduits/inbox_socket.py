@@ -212,11 +212,9 @@ class Conduit(threading.Thread):
         while (left := end - time.monotonic()) > 0:
             if "new" not in self.watcher.wait(min(QUIET, left), wake=self._stop_r):
                 break
-        gap = self.last_post + POST_GAP - time.monotonic()
-        if gap > 0:
+        # An arrival wakes the wait early: sleep on until the gap has passed (or the server ends).
+        while (gap := self.last_post + POST_GAP - time.monotonic()) > 0 and not self.stopping:
             self.watcher.wait(gap, wake=self._stop_r)
-            while time.monotonic() < self.last_post + POST_GAP and not self.stopping:
-                self.watcher.wait(self.last_post + POST_GAP - time.monotonic(), wake=self._stop_r)
 
     # -- showing
 

@@ -27,7 +27,7 @@ from attend.spool import Spool
 
 BATCH = 64  # records fetched at once, written, then acknowledged together
 WINDOW = 64  # publishes in flight at once (acknowledged in order)
-FETCH_WAIT = 20.0  # seconds a fetch waits for records (it returns as soon as one comes)
+FETCH_WAIT = 60.0  # seconds a fetch waits for records (it returns as soon as one comes)
 POLL = 30.0  # seconds between outbox looks besides inotify (a missed event, a reconnect)
 PRUNE_EVERY = 3600.0
 

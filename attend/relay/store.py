@@ -17,6 +17,7 @@ again under a fresh name. The index outlives the room's ``new/`` (retention, cla
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 from attend import layout
@@ -140,6 +141,11 @@ def receive(
     if seen:
         local, _, where = seen.strip().partition(" ")
         if NAME_RE.fullmatch(local) and spool.exists(layout.ROOMS, where or room, layout.NEW, local):
+            # Landed; its fan-out may not have (a relay killed between the two): link what is missing,
+            # as repair would (a name already in a maildir is never linked again).
+            with contextlib.suppress(OSError, EnvelopeError):
+                here = envelope.parse(spool.read_record(where or room, local))
+                delivery.fan_out(spool, here, [where or room])
             return "duplicate"
         if (
             NAME_RE.fullmatch(local)

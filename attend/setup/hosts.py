@@ -21,7 +21,6 @@ else changed it since, else strips attend's entries from it.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import hashlib
 import json
@@ -171,6 +170,7 @@ def toml_with(doc: Any, table: dict[str, Any] | None, trusted: list[str]) -> Any
             fresh[k] = tomlkit.inline_table() if isinstance(v, dict) else v
             if isinstance(v, dict):
                 fresh[k].update(v)
+        fresh.add(tomlkit.nl())  # a blank line before whatever table follows, as a person writes it
         servers["attend"] = fresh
         return out
     if servers is not None and "attend" in servers:
@@ -209,20 +209,6 @@ def install(p: Plan, env: Mapping[str, str], dry_run: bool = False) -> core.Outc
         return _install(p, env, False)
 
 
-def _copy_plan(p: Plan, attend_exe: str) -> list[tuple[Path, Path, int, bytes]]:
-    out = []
-    for src, dest, mode in p.copies:
-        data = core.script_bytes(src, attend_exe)
-        try:
-            st = os.lstat(dest)
-            same = stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == mode and dest.read_bytes() == data
-        except FileNotFoundError:
-            same = False
-        if not same:
-            out.append((src, dest, mode, data))
-    return out
-
-
 def _install(p: Plan, env: Mapping[str, str], dry_run: bool) -> core.Outcome:
     import tomlkit
 
@@ -237,7 +223,7 @@ def _install(p: Plan, env: Mapping[str, str], dry_run: bool) -> core.Outcome:
     if p.toml is not None:
         toml_raw, toml_doc, toml_mode = load_toml(target.claude_json)
         new_toml = tomlkit.dumps(toml_with(toml_doc, p.toml, [])).encode()
-    copies = _copy_plan(p, attend_exe)
+    copies = core.copy_plan(p.copies, attend_exe)
     outcome = core.Outcome(str(target.dir), str(target.settings), str(target.claude_json), [], [])
 
     json_changes = loaded.raw is None or new_doc != loaded.doc
@@ -475,21 +461,7 @@ def _uninstall(p: Plan, outcome: core.Outcome) -> core.Outcome:
                         outcome.backups.append(str(backup))
                     diff = core.unified_diff(target.claude_json, raw, stripped)
                     outcome.changes.append(core.Change(str(target.claude_json), "write", diff))
-    recorded_copies: dict[str, Any] = state.data.get("copies", {}) if state.exists else {}
-    for _, dest, mode in p.copies:
-        rel = str(dest.relative_to(target.dir))
-        if not dest.is_file() or dest.is_symlink():
-            continue
-        original_b64 = recorded_copies.get(rel, {}).get("original")
-        if original_b64:
-            core.write_atomic(dest, base64.b64decode(original_b64), mode)
-            outcome.changes.append(core.Change(str(dest), "restore"))
-        else:
-            os.unlink(dest)
-            outcome.changes.append(core.Change(str(dest), "remove"))
-    for rel in sorted(state.data.get("created_dirs", []), key=len, reverse=True):
-        with contextlib.suppress(OSError):
-            os.rmdir(target.dir / rel)
+    core.withdraw_copies(state, target, p.copies, outcome)
     state.forget()
     return outcome
 
