@@ -9,7 +9,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 import stat
 from collections.abc import Mapping
 from pathlib import Path
@@ -45,6 +44,8 @@ def post(path: str, token: str, content: str) -> None:
     st = os.lstat(path)
     if not stat.S_ISSOCK(st.st_mode) or st.st_uid != os.geteuid():
         raise OSError(f"{path} is not a socket of this user")
+    import socket  # here: status and doctor import this module, and only a post needs it
+
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         s.settimeout(SEND_TIMEOUT)
