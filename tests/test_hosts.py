@@ -252,3 +252,22 @@ def test_attend_mcp_under_codex_acts_only_as_a_thread_its_codex_process_holds(wo
     assert (world.spool_root / "sessions" / T1 / "enrolled").is_file()  # joined as the thread it holds
     assert other.get("isError") and "not one of them" in other["content"][0]["text"], other
     assert not (world.spool_root / "sessions" / T2).exists(), "nothing was written for the other thread"
+
+
+def test_a_gemini_clear_moves_the_session_to_the_new_id(world: World) -> None:
+    """``/clear`` fires SessionStart again with a new id for the same gemini process: the record is
+    rewritten, and the spool's /clear move follows by that process, as for Claude Code."""
+    attend = [sys.executable, "-m", "attend"]
+    code = (
+        "import os, subprocess, sys\n"
+        "from attend.hosts import gemini\n"
+        "gemini.write_record(os.getppid(), 'g-before', '/tmp', os.environ)\n"
+        f"subprocess.run({[*attend, 'join', 'crew']!r}, check=True, capture_output=True)\n"
+        "gemini.write_record(os.getppid(), 'g-after', '/tmp', os.environ)\n"
+        f"subprocess.run({[*attend, 'join', 'other']!r}, check=True, capture_output=True)\n"
+    )
+    out = as_gemini(world, [sys.executable, "-c", code])
+    assert out.returncode == 0, out.stderr
+    sessions_dir = world.spool_root / "sessions"
+    assert (sessions_dir / "g-before" / "moved-to").read_text().strip() == "g-after"
+    assert (sessions_dir / "g-after" / "enrolled").is_file() and not (sessions_dir / "g-before" / "enrolled").exists()
