@@ -130,7 +130,7 @@ def test_a_bare_reply_refusal_teaches_re_as_the_help_and_readme_do(world: World)
 def test_inbox_help_says_what_reading_marks_as_its_example_does(world: World) -> None:
     text = " ".join(world.cli("inbox", "--help").stdout.split())
     assert "Marks nothing seen" not in text
-    assert "a human's unread mail comes first and is then marked read" in text
+    assert "A human's unread mail comes first, then is marked read" in text
 
 
 # Every verb that serves an agent session, run by the human at a terminal.

@@ -783,3 +783,56 @@ def test_the_real_claude_code_on_one_host_replies_to_a_human_on_another(tmp_path
     finally:
         a.close()
         b.close()
+
+
+# ---------------------------------------------------------------------- addressing, without a server
+
+
+def _mirror(world: World, *entries: dict[str, object], same_humans: bool = False) -> None:
+    """What a relay would have written: this spool served by a relay, and other hosts' presence."""
+    from attend.domain import remote
+
+    spool = world.spool
+    spool.make_dir("relay")
+    spool.write_state(b"{}", "relay", "enabled")
+    now = time.time()
+    remote.write(spool, "vm", same_humans, 45.0, [{**e, "seen": now} for e in entries])
+
+
+def _human(user: str, host: str) -> dict[str, object]:
+    return {"host": host, "kind": "human", "id": user, "name": user, "project": "", "status": "", "channels": []}
+
+
+def test_a_human_name_on_two_hosts_is_refused_unless_config_says_they_are_one_person(world: World) -> None:
+    env = {"USER": "alice"}
+    assert world.attend("inbox", env=env).returncode == 0  # alice has a mailbox here
+    _mirror(world, _human("alice", "devbox"))
+    r = world.attend("send", "--to", "alice", "which alice?", env=env)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "alice@devbox" in r.stderr and "say which" in r.stderr
+    r = world.attend("send", "--json", "--to", "alice@devbox", "the other one", env=env)
+    assert r.returncode == 0, r.stderr
+    sent = json.loads(r.stdout)
+    assert sent["room"] == "h-alice@devbox"
+    outbox = world.spool_root / "relay" / "outbox" / "new"
+    assert [p.name for p in outbox.iterdir()] == [sent["id"]]  # queued for the relay, durably, before return
+    assert not (world.spool_root / "humans" / "alice" / "new").exists() or not any(
+        (world.spool_root / "humans" / "alice" / "new").iterdir()
+    )  # never delivered to the alice of this host
+
+    _mirror(world, _human("alice", "devbox"), same_humans=True)
+    r = world.attend("send", "--json", "--to", "alice", "one person", env=env)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["room"] == "h-alice"
+
+
+def test_a_name_on_an_unknown_host_is_refused_and_relay_off_stops_the_queue(world: World) -> None:
+    _mirror(world, _human("carol", "devbox"))
+    r = world.attend("send", "--to", "carol@laptop", "hello")
+    assert r.returncode == 1 and "on host laptop" in r.stderr, r.stderr
+    assert world.attend("send", "to everyone").returncode == 0
+    outbox = world.spool_root / "relay" / "outbox" / "new"
+    assert len(list(outbox.iterdir())) == 1
+    assert world.attend("relay", "--off").returncode == 0
+    assert world.attend("send", "to everyone again").returncode == 0
+    assert len(list(outbox.iterdir())) == 1  # no longer queued for other hosts
