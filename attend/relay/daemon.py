@@ -53,6 +53,7 @@ class Relay:
         self.errors: list[str] = []
         self.denied = False
         self.watching: asyncio.Task[None] | None = None
+        self.rewatch = False
 
     # ------------------------------------------------------------------ start, stop
 
@@ -131,6 +132,7 @@ class Relay:
     async def _reconnected(self) -> None:
         self._state("connected")
         self.wake.set()
+        self.rewatch = True  # a restarted server forgot the watch's consumer: make a new one
 
     def _state(self, what: str) -> None:
         doc = {"pid": os.getpid(), "host": self.me, "state": what, "at": time.time()}
@@ -304,6 +306,13 @@ class Relay:
             try:
                 if self.kv is None:
                     self.kv = await self.js.key_value(subjects.BUCKET)
+                if watcher is not None and (self.rewatch or self.watching is None or self.watching.done()):
+                    self.rewatch = False
+                    if self.watching is not None:
+                        self.watching.cancel()
+                    with contextlib.suppress(Exception):
+                        await asyncio.wait_for(watcher.stop(), 2)
+                    watcher = None
                 if watcher is None:
                     watcher = await self.kv.watchall()
                     self.watching = asyncio.create_task(self._read_watch(watcher))
