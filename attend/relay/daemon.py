@@ -192,20 +192,35 @@ class Relay:
             if not names:
                 return
             for start in range(0, len(names), WINDOW):
-                batch = []
-                for name in names[start : start + WINDOW]:
-                    out = await self._io(store.outgoing, self.spool, self.me, name)
-                    if out is not None:
-                        batch.append((name, out))
+                batch = await self._io(self._read_window, names[start : start + WINDOW])
                 # Sent in order on one connection: the stream stores them in this order.
                 acks = await asyncio.gather(
                     *(self.js.publish(subj, data, headers=hdrs, timeout=5) for _, (subj, data, hdrs) in batch),
                     return_exceptions=True,
                 )
+                done = []
                 for (name, _), ack in zip(batch, acks, strict=True):
                     if isinstance(ack, BaseException):
-                        raise ack  # retried in order, same Msg-Id: the server drops a repeat
-                    await self._io(store.sent, self.spool, name)
+                        break  # this one and those after it are sent again, in order, same Msg-Id
+                    done.append(name)
+                await self._io(self._mark_sent, done)
+                if len(done) < len(batch):
+                    failed = acks[len(done)]
+                    assert isinstance(failed, BaseException)
+                    raise failed
+
+    def _read_window(self, names: list[str]) -> list[tuple[str, tuple[str, bytes, dict[str, str]]]]:
+        """One worker call for a window's reads (not one per record)."""
+        out = []
+        for name in names:
+            item = store.outgoing(self.spool, self.me, name)
+            if item is not None:
+                out.append((name, item))
+        return out
+
+    def _mark_sent(self, names: list[str]) -> None:
+        for name in names:
+            store.sent(self.spool, name)
 
     # ------------------------------------------------------------------ inbound
 
