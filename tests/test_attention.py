@@ -11,6 +11,8 @@ import re
 import time
 from collections.abc import Callable
 
+import pytest
+
 from attend.domain import attention, sessions
 from attend.testing.standin import StandIn
 from attend.verbs import inbox, mute, reply, send, status, unmute
@@ -112,6 +114,7 @@ def test_a_fast_sender_folds_into_one_drain_line_nothing_is_lost_and_its_send_is
     assert "slow down" not in quiet.stderr
 
 
+@pytest.mark.slow  # a stress run: the full suite (CI) has it, the developer loop leaves it out
 def test_a_flood_of_500_on_open_reaches_three_live_loops_as_at_most_the_governors_share_of_lines(
     world: World, loops: Callable[[StandIn], Loop]
 ) -> None:

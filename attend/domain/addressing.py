@@ -2,7 +2,12 @@
 display names (``Hana-beta``, or a unique prefix) or humans' user names, resolved at send time.
 
 A part that is a session id wins, then a human's user name exactly (a human who has a mailbox, or the
-user running the command), then a display name exactly, then a unique display-name prefix.
+human running the command), then a display name exactly, then a unique display-name prefix.
+``user:NAME`` is always the human NAME, and only a human.
+
+Names cannot be shadowed: a bare name that is a human's and also a session's display name, persona
+or client name is refused, naming both explicit forms. An agent is never "the human running the
+command", so it cannot bring a human mailbox into being by addressing one.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from attend.spool import Spool
 class Address(Record):
     rooms: list[str]
     to: str  # the To header
+    humans: tuple[str, ...] = ()  # the humans a name resolved to (send says so)
 
 
 def scope_to(to: str | None, channel: str | None, broadcast: bool) -> str:
@@ -39,7 +45,9 @@ def resolve(
     spool: Spool, to: str, sender: Identity, sessions_dir: os.PathLike[str] | str, user: str | None = None
 ) -> Address:
     """``user`` is the human running the command (``identity.human_id``): addressable by name even
-    before it has a mailbox."""
+    before it has a mailbox, when the sender is that human (an agent's environment names no one)."""
+    if sender.is_agent:
+        user = None
     to = to.strip()
     if to in ("*", "#open", "open"):
         return Address([rooms.OPEN], "*")
@@ -124,6 +132,9 @@ def _nearest(path: str, candidates: list[str]) -> str | None:
     return close[0] if close else None
 
 
+HUMAN_PREFIX = "user:"  # the explicit form of a human's name
+
+
 def _sessions(spool: Spool, to: str, sessions_dir: os.PathLike[str] | str, user: str | None) -> Address:
     wanted = [part.strip() for part in to.split(",") if part.strip()]
     if not wanted:
@@ -133,6 +144,7 @@ def _sessions(spool: Spool, to: str, sessions_dir: os.PathLike[str] | str, user:
     mirror = remote.read(spool)  # other hosts' sessions and humans, when a relay serves this spool
     targets: list[str] = []
     room_list: list[str] = []
+    reached: list[str] = []
     for want in wanted:
         if mirror is not None:
             found = _across_hosts(spool, want, mirror, names, sessions_dir, people)
@@ -143,7 +155,18 @@ def _sessions(spool: Spool, to: str, sessions_dir: os.PathLike[str] | str, user:
                     room_list.append(room)
                 continue
             want = want.removesuffix("@" + host())
-        human = _one_human(want, people, spool)
+        if want.startswith(HUMAN_PREFIX):
+            human: str | None = want[len(HUMAN_PREFIX) :]
+            if human not in people:
+                listed = ", ".join(people[:10]) or "none yet"
+                raise NotFoundError(f"no human named {human!r} has a mailbox (humans: {listed})")
+        else:
+            human = _one_human(want, people, spool)
+            if human is not None and (clash := session_names_like(spool, want, sessions_dir)):
+                raise UsageError(
+                    f"{want!r} names a human and also a session ({clash}); say {HUMAN_PREFIX}{want} for the "
+                    "human, or the session's id (attend peers --json)"
+                )
         if human is not None:
             target, room = human, rooms.human_room(human)
         else:
@@ -152,7 +175,24 @@ def _sessions(spool: Spool, to: str, sessions_dir: os.PathLike[str] | str, user:
         if room not in room_list:
             targets.append(target)
             room_list.append(room)
-    return Address(room_list, ",".join(targets))
+            if human is not None:
+                reached.append(human)
+    return Address(room_list, ",".join(targets), tuple(reached))
+
+
+def session_names_like(spool: Spool, name: str, sessions_dir: os.PathLike[str] | str) -> str | None:
+    """The first session whose display name, persona or client name is ``name`` (case aside), as
+    ``Persona-ordinal`` or the client's name; None when no session is called that."""
+    lowered = name.lower()
+    for _key, sid, entry in sessions.all_registrations(spool):
+        persona = str(entry.get("persona") or "")
+        shown = sessions.display(persona, entry) if persona else sid
+        if lowered in (shown.lower(), persona.lower()):
+            return shown
+    for record in identity.live_records(sessions_dir):
+        if record.name and record.name.lower() == lowered:
+            return record.name
+    return None
 
 
 def _across_hosts(

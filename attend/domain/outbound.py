@@ -25,6 +25,7 @@ class Outcome(Record):
     delivered: int  # recipients linked: live + parked
     live: int  # of them, live now (peers lists them)
     warnings: list[str]
+    humans: tuple[str, ...] = ()  # the humans a name in ``to`` resolved to
 
 
 def check_message(message: str) -> list[str]:
@@ -94,7 +95,7 @@ def deliver(
     is_live = liveness.Liveness(ctx.spool, ctx.sessions_dir)
     live = sum(map(is_live, linked.sessions)) + sum(humans.is_recent(ctx.spool, u) for u in linked.humans)
     warnings = warnings + list(sender.notes) + slow_down(ctx, sender, live)
-    return Outcome(sig, rooms.scope(sig.room), len(linked), live, warnings)
+    return Outcome(sig, rooms.scope(sig.room), len(linked), live, warnings, address.humans)
 
 
 def slow_down(ctx: Context, sender: Identity, live: int) -> list[str]:
