@@ -1,21 +1,21 @@
-"""Who is calling: the Claude session among the caller's ancestors, the sandbox rule, or the human.
+"""The authority rule: who is calling, and so on whose behalf it may act (``authority``).
 
-Resolved fresh on every call (docs/architecture/sessions.md, "Who is calling"). The ancestry decides:
-1. a walk of at most 15 parents to a pid with ``<claude dir>/sessions/<pid>.json`` whose ``procStart``
-   is present and matches the live process (a record without one, or with another, is refused);
-   when the environment's claude dir finds nothing, each ancestor's own config dir is tried too, so
-   pointing ``CLAUDE_CONFIG_DIR`` elsewhere cannot hide the session a process belongs to;
-2. a hook payload's ``session_id`` or ``CLAUDE_CODE_SESSION_ID`` that disagrees with the ancestry is
-   ignored, with a note; neither makes an identity by itself;
-3. with no session in the ancestry, ``CLAUDE_CODE_SESSION_ID=B`` is accepted only under the sandbox
-   rule: B is enrolled, and the caller's pid namespace differs from the one B's Claude runs in (as
-   recorded when B enrolled through its ancestry): Claude Code's Bash sandbox, where the walk ends
-   at the namespace's pid 1;
-4. otherwise the human, ``$USER`` whatever the terminal, but never while ``CLAUDECODE=1`` or a
-   session id is in the environment.
+Every entry point asks it, fresh on every call (docs/architecture/sessions.md, "The authority rule"):
+1. the ancestry decides: each host (attend/hosts) finds its session among the caller's ancestors by
+   live evidence kept where the host's own process keeps it, never where the caller's environment
+   points; the nearest one that stands wins;
+2. a hook payload's ``session_id`` or an environment's session id that disagrees with the ancestry is
+   ignored, with a note; neither makes an identity by itself. A hook acts only for the session that
+   runs it (``hook=True``);
+3. with no session in the ancestry, an environment's id B is accepted only under the sandbox rule: B
+   is enrolled, and the caller's pid namespace differs from the one B's host process runs in (as
+   recorded when B enrolled through its ancestry): a client's Bash sandbox, where the walk ends at the
+   namespace's pid 1;
+4. otherwise the human, ``$USER`` whatever the terminal, but never while the caller, an ancestor or
+   the namespace's first process runs inside a host. What only a human may do asks ``human_only``.
 
-The walk reads /proc directly on Linux (~0.07 ms, and no psutil import on the hot paths);
-psutil is the portable fallback where /proc is absent.
+The walk reads /proc directly on Linux (a few reads per ancestor, and no psutil import on the hot
+paths); psutil is the portable fallback where /proc is absent.
 """
 
 from __future__ import annotations
@@ -342,10 +342,10 @@ def inside_host(pid: int | None = None, parent: Parent = parent_pid) -> tuple[Ho
     way down hides nothing."""
     start = os.getpid() if pid is None else pid
     for p in [*ancestry(start, parent), 1]:
-        env = environ_of(p)
-        for host in HOSTS if env else ():
+        env = environ_of(p) or {}
+        for host in HOSTS:
             for var in (*host.inside_env, *host.session_env):
-                if env and env.get(var):
+                if env.get(var):
                     return host, p, var
     return None
 
