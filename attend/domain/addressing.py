@@ -18,7 +18,7 @@ from attend import identity
 from attend.domain import humans, liveness, rooms, sessions
 from attend.errors import NotFoundError, UsageError
 from attend.identity import Identity
-from attend.layout import HOST_RE, host, is_session_id
+from attend.layout import HOST_RE, RELAY, RELAY_PEERS, host, is_session_id
 from attend.record import Record
 from attend.spool import Spool
 
@@ -65,9 +65,8 @@ def resolve(
 def _channel(spool: Spool, to: str, sender: Identity, sessions_dir: os.PathLike[str] | str) -> Address:
     name = rooms.channel_name(to)
     live = live_channels(spool, sender.id, sessions_dir)
-    from attend.domain import remote
-
-    live += sorted({c for p in remote.peers(spool) for c in p.channels if c not in live})  # members elsewhere
+    mirror = _mirror(spool)
+    live += sorted({c for p in (mirror.peers if mirror else []) for c in p.channels if c not in live})  # elsewhere
     if name not in live:
         listed = ", ".join("#" + c for c in live) or "none"
         from attend.domain import channels
@@ -147,9 +146,7 @@ def _sessions(spool: Spool, to: str, sessions_dir: os.PathLike[str] | str, user:
         raise UsageError(f"empty address {to!r}; use *, #channel, a project path, or session ids or names")
     names = display_names(spool)
     people = addressable_humans(spool, user)
-    from attend.domain import remote
-
-    mirror = remote.read(spool)  # other hosts' sessions and humans, when a relay serves this spool
+    mirror = _mirror(spool)  # other hosts' sessions and humans, when a relay serves this spool
     targets: list[str] = []
     room_list: list[str] = []
     reached: list[str] = []
@@ -201,6 +198,18 @@ def session_names_like(spool: Spool, name: str, sessions_dir: os.PathLike[str] |
         if record.name and record.name.lower() == lowered:
             return record.name
     return None
+
+
+def _mirror(spool: Spool) -> remote.Mirror | None:
+    """The relay's mirror of other hosts, read (and its module imported) only where a relay wrote one."""
+    try:
+        if not spool.exists(RELAY, RELAY_PEERS):
+            return None
+    except OSError:
+        return None  # a planted folder on the way: no mirror, as reading it would say
+    from attend.domain import remote
+
+    return remote.read(spool)
 
 
 def _across_hosts(
