@@ -61,7 +61,7 @@ def peers_text(result: Peers) -> str:
         return "no live Claude sessions"
     rows = [
         [
-            p.display + (" (you)" if p.self else ""),
+            p.display + (" (you)" if p.self else "") + ("" if p.enrolled else " (not joined)"),
             p.project,
             p.status,
             "-" if p.ctx is None else f"{p.ctx}%",

@@ -32,7 +32,7 @@ def document_line(result: Any) -> str:
 
 
 def sent_line(sent: Any) -> str:
-    return sent_text(sent.id, sent.scope, sent.to, sent.re, sent.delivered, sent.live)
+    return sent_text(sent.id, sent.scope, sent.to_name or sent.to, sent.re, sent.delivered, sent.live)
 
 
 def sent_text(id: str, scope: str, to: str, re: str | None, delivered: int, live: int) -> str:

@@ -42,7 +42,7 @@ class Sent:
     id: str
     room: str
     scope: str
-    to: str
+    to: str  # the To header: session ids, a human's user name, #channel, a project path or *
     re: str | None
     from_kind: str
     from_id: str
@@ -50,6 +50,7 @@ class Sent:
     live: int  # of them, live now (peers lists them): a session per the liveness policy, a human active recently
     parked: int  # enrolled (or a human's mailbox) but not live: it keeps the message until it is back
     warnings: list[str] = field(default_factory=list)
+    to_name: str = ""  # the recipients as attend names them: a session by its name, not its id
 
 
 def sent(outcome: outbound.Outcome) -> Sent:
@@ -67,6 +68,7 @@ def sent(outcome: outbound.Outcome) -> Sent:
         outcome.live,
         outcome.delivered - outcome.live,
         outcome.warnings,
+        outcome.to_name,
     )
 
 
