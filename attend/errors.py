@@ -32,6 +32,13 @@ class IdentityError(AttendError):
     code = "identity"
 
 
+class NotASessionError(UsageError):
+    """A verb that serves an agent session was run by someone who is not one (a human at a terminal):
+    exit 2, like any other use of a command where it does not apply, whichever verb it was."""
+
+    code = "not_a_session"
+
+
 class NotEnrolledError(AttendError):
     """A Claude session that is not enrolled tried to act as a sender."""
 

@@ -242,11 +242,11 @@ def human_id(env: Mapping[str, str]) -> str:
 # ---------------------------------------------------------------------- resolution
 
 
-def find_caller(pid: int, env: Mapping[str, str]) -> tuple[Host, Found] | None:
+def find_caller(pid: int, env: Mapping[str, str], claims: tuple[str, ...] = ()) -> tuple[Host, Found] | None:
     """The session nearest above ``pid`` among every host's, with the host that found it."""
     best: tuple[Host, Found] | None = None
     for host in HOSTS:
-        found = host.find(pid, env, parent_pid)
+        found = host.find(pid, env, parent_pid, claims)
         if found is not None and (best is None or found.hops < best[1].hops):
             best = (host, found)
     return best
@@ -259,8 +259,9 @@ def _agent(host: Host, found: Found, notes: tuple[str, ...]) -> Identity:
         origin=normalise_origin(found.cwd or os.getcwd()),
         resolved_by="ancestry",
         resolved=True,
-        claude_pid=found.pid,
-        proc_start=found.proc_start,
+        # A process that hosts many sessions never stands for one (no liveness, no /clear move by pid).
+        claude_pid=found.pid if host.one_session_per_process else None,
+        proc_start=found.proc_start if host.one_session_per_process else None,
         name=found.name,
         notes=notes,
         evidence=host.evidence(found),
@@ -332,7 +333,8 @@ def resolve(
     """Resolve the caller; ``enrollment`` answers for the sandbox rule. The ancestry decides: an id
     offered by a hook payload or the environment never makes an identity by itself."""
     env = os.environ if env is None else env
-    found = find_caller(os.getpid() if pid is None else pid, env)
+    start = os.getpid() if pid is None else pid
+    found = find_caller(start, env, (payload_sid,) if payload_sid else ())
 
     if found is not None:
         host, where = found
@@ -346,6 +348,13 @@ def resolve(
         return _agent(host, where, notes)
 
     inside = next((h for h in HOSTS if h.offered_id(env)), None) or next((h for h in HOSTS if h.inside(env)), None)
+    if inside is None:
+        for host in HOSTS:
+            if (why := host.inside_ancestry(start, parent_pid)) is not None:
+                claim = f" (the session_id offered, {payload_sid}, is not one of them)" if payload_sid else ""
+                raise IdentityError(
+                    f"this process is inside {host.name} ({why}) but no session of it is proved{claim}; {SANDBOX_FIX}"
+                )
     if inside is not None:
         who = _sandbox(inside, inside.offered_id(env), pid, enrollment or (lambda _sid: None))
         if payload_sid and payload_sid != who.id:

@@ -27,8 +27,9 @@ QUARANTINE = "quarantine"  # unreadable or foreign files set aside, never delete
 STATE = "state"  # state/sweep.json: where the loop's bounded retention sweep stopped
 PRESENCE = "presence"  # presence/<sid>.<event>: claimed once, so of all loops one publishes a peer event
 HUMANS = "humans"  # humans/<user>/{tmp,new,cur}: a human's own mailbox, and when it last used the bus
+RELAY = "relay"  # relay/: the cross-host relay's outbox, dedupe index and peers mirror (only once a relay ran)
 
-TOP = (ROOMS, SESSIONS, CHANNELS, PROJECTS, REGISTRY, BY_CLAUDE, LOCKS, LOG, QUARANTINE, STATE, PRESENCE, HUMANS)
+TOP = (ROOMS, SESSIONS, CHANNELS, PROJECTS, REGISTRY, BY_CLAUDE, LOCKS, LOG, QUARANTINE, STATE, PRESENCE, HUMANS, RELAY)
 PRESENCE_ROOM = "sys-presence"  # rooms/sys-presence: peer started / ended records
 
 TMP, NEW, CUR, CLAIMED = "tmp", "new", "cur", "claimed"
@@ -53,6 +54,7 @@ REPLY_HINT = "reply-hint"  # present once a conduit has shown the reply forms
 DRAIN_ROUNDS = "drain-rounds"  # consecutive blocking drains (the loop guard)
 DRAINED = "drained"  # "<event tag> block|none": the drain's verdict at the last turn end (for the waiter)
 WAITER = "waiter"  # "<pid> <procStart>" of the session's newest waiter (`attend wait --hook`)
+SOCKET = "socket"  # "<pid> <procStart>" of the `attend mcp` posting to the session's inbox socket
 WAKE_ROUNDS = "wake-rounds"  # consecutive quick wakes by the waiter (its loop guard)
 BANNER = "banner"  # the fingerprint of the last banner the loop printed
 PRESENCE_CURSOR = "presence-cursor"  # the newest peer event the loop has printed
@@ -65,6 +67,14 @@ FOLDED_BY = "folded-by"  # sessions/<sender>/folded-by/<receiver>: bumped by eac
 SENSOR_STATE = "sensors.json"  # what the loop's sensors remember across restarts (a context crossing said once)
 DISCLOSED = "disclosed"  # JSON {at, why}: when the reheat was last said, by any conduit or the compact hook
 COMPACTED = "compacted"  # JSON {at, shown}: the last compaction, and the cur/ names shown before it
+
+# The relay's files (docs/architecture/relay.md), under relay/.
+RELAY_ON = "enabled"  # relay/enabled: a relay serves this spool; sends for other hosts also go to the outbox
+OUTBOX = "outbox"  # relay/outbox/{tmp,new,cur}/: records for other hosts; new/ is the queue, cur/ what the server took
+RELAY_SEEN = "seen"  # relay/seen/<original id>: the local name an arrival got (the dedupe index, outlives new/)
+RELAY_PEERS = "peers.json"  # relay/peers.json: other hosts' sessions and humans, as presence last said
+RELAY_LOCK = "relay.lock"  # relay/relay.lock: held by the one running `attend relay`
+RELAY_STATE = "state.json"  # relay/state.json: what the running relay last said of its link (doctor reads it)
 
 # A channel's files, and the other named files.
 MEMBERS = "members"  # channels/<name>/members/<sid or user>: one file per member
@@ -83,7 +93,7 @@ CARRIED_FOLDERS = (NOTIFY, MCP)
 # tmp/ of ROOMS and SESSIONS; room records in new/ by age and count; a live session's cur/ by age and
 # count; everything of an ended session past its grace; the room of a dissolved channel; old files in
 # QUARANTINE and PRESENCE. Never a live session's new/ or claimed/.
-RETAINED_TOPS = (ROOMS, SESSIONS)  # owners of a tmp/ that the sweep visits
+RETAINED_TOPS = (ROOMS, SESSIONS, HUMANS)  # owners of a tmp/ that the sweep visits
 STALE_TMP_SECONDS = 129600  # 36 hours, as maildir(5) suggests for abandoned deliveries
 LOG_LIMIT = 256 * 1024  # the diagnostic log keeps at most two files of this size
 
@@ -103,7 +113,19 @@ USER_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")  # a human's user name
 # on a disk under a heavy journal commit. Longer costs only re-examining that many seconds of names.
 LINK_BOUND = 10.0
 
-_HOST = re.sub(r"[^A-Za-z0-9-]", "-", os.uname().nodename)[:63] or "localhost"
+HOST_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,62}")  # a host name as names and relay subjects carry it
+
+
+def _host_name() -> str:
+    """This host's name in message ids: ``$ATTEND_HOST`` when it is a valid name (two relayed hosts on
+    one machine, a container), else the machine's node name made safe."""
+    given = os.environ.get("ATTEND_HOST", "")
+    if HOST_RE.fullmatch(given) and given != "all":
+        return given
+    return re.sub(r"[^A-Za-z0-9-]", "-", os.uname().nodename)[:63].strip("-") or "localhost"
+
+
+_HOST = _host_name()
 _name_lock = _thread.allocate_lock()  # not threading: the fast paths import this module
 _counter = 0
 _last_us = 0
@@ -120,6 +142,16 @@ def unique_name(now_ns: int | None = None) -> str:
         _counter += 1
     sec, usec = divmod(us, 1_000_000)
     return f"{sec:010d}.M{usec:06d}P{os.getpid()}Q{seq}R{os.urandom(4).hex()}.{_HOST}"
+
+
+def host() -> str:
+    """The host name this process writes into message ids (and the relay publishes under)."""
+    return _HOST
+
+
+def name_host(name: str) -> str:
+    """The host a unique name was made on: its last dotted part."""
+    return name.rsplit(".", 1)[-1]
 
 
 def name_time(name: str) -> float:

@@ -4,9 +4,10 @@ read says "unknown" (None)."""
 
 from __future__ import annotations
 
-import json
 import os
 import stat
+
+from attend import safejson
 
 
 def stat_fields(pid: int) -> list[str] | None:
@@ -31,7 +32,7 @@ def claude_record(folder: str, pid: int) -> object | None:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
         with os.fdopen(fd, "rb", closefd=False) as f:
-            data: object = json.loads(f.read(1 << 20))
+            data: object = safejson.loads(f.read(1 << 20))
             return data
     except (OSError, ValueError):
         return None

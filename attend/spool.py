@@ -463,17 +463,23 @@ class Spool:
     # ------------------------------------------------------------------ rooms
 
     @_writes
-    def publish(self, rooms: list[str], data: bytes, name: str | None = None, *, bounded: bool = False) -> str:
+    def publish(
+        self, rooms: list[str], data: bytes, name: str | None = None, *, bounded: bool = False, outbox: bool = False
+    ) -> str:
         """Deliver one signal into each room's new/ under one unique name; durable on return.
 
         ``bounded`` (every send): each link must return within ``LINK_BOUND`` of the name's time, as
         the clock read after it proves; otherwise every link of it is withdrawn and LateName raised,
-        so no record stays below a repair cursor. Unbounded is for records planted with old names."""
+        so no record stays below a repair cursor. Unbounded is for records planted with old names.
+        ``outbox``: the record is also linked into the relay's ``relay/outbox/new/``, durable with the
+        rest (the relay publishes it to other hosts)."""
         name = name or L.unique_name()
         deadline = L.name_time(name) + L.LINK_BOUND if bounded else float("inf")
         with contextlib.ExitStack() as stack:
             tmp = stack.enter_context(_Handle(self._room_dir(rooms[0], L.TMP)))
             news = [stack.enter_context(_Handle(self._room_dir(room, L.NEW))) for room in rooms]
+            if outbox:
+                news.append(stack.enter_context(_Handle(self._open_dir((L.RELAY, L.OUTBOX, L.NEW), create=True))))
             _write_new(tmp, name, data)
             linked: list[int] = []
             try:

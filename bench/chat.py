@@ -8,8 +8,10 @@
 
 ``--base DIR`` also starts `attend chat` from another checkout (PYTHONPATH=DIR: the branch point in
 a temporary worktree), one start of each in turn, so a baseline is measured in the same sitting.
+``--history N --body BYTES`` fills #open with N messages of BYTES each (80-column lines) instead of
+30 one-liners: ``--history 200 --body 65536`` is the worst a room holds (chat loads the newest 200).
 
-Run: .venv/bin/python bench/chat.py [startups] [sends] [--base DIR]
+Run: .venv/bin/python bench/chat.py [startups] [sends] [--base DIR] [--history N] [--body BYTES]
 """
 
 from __future__ import annotations
@@ -108,22 +110,42 @@ def main() -> None:
     ap.add_argument("startups", nargs="?", type=int, default=10)
     ap.add_argument("sends", nargs="?", type=int, default=50)
     ap.add_argument("--base", type=Path, help="also start chat from this checkout, in turn with this one")
+    ap.add_argument("--history", type=int, default=HISTORY, help="messages in #open before the start")
+    ap.add_argument("--body", type=int, default=0, help="bytes per message (80-column lines); 0: one line")
     args = ap.parse_args()
     startups, sends = args.startups, args.sends
     env, spool, home = make_world()
     try:
-        measure(env, spool, home, startups, sends, args.base)
+        measure(env, spool, home, startups, sends, args.base, args.history, args.body)
     finally:
         cleanup(home.parent)
 
 
-def measure(env: dict[str, str], spool: object, home: Path, startups: int, sends: int, base: Path | None) -> None:
+def filled(head: str, size: int) -> str:
+    """``head``, then 80-column lines up to ``size`` bytes (a diff or a log pasted whole)."""
+    line = "x" * 79 + "\n"
+    body = head + "\n"
+    return body + line * max(0, (size - len(body)) // len(line))
+
+
+def measure(
+    env: dict[str, str],
+    spool: object,
+    home: Path,
+    startups: int,
+    sends: int,
+    base: Path | None,
+    history: int = HISTORY,
+    size: int = 0,
+) -> None:
     print(load())
     sid = enrolled(spool, home)
-    for i in range(HISTORY):
-        publish(spool, f"history {i:02d}", sid)
+    for i in range(history):
+        publish(spool, filled(f"history {i:03d}", size) if size else f"history {i:03d}", sid)
+    if size:
+        print(f"#open: {history} messages of {size} bytes")
     cwd = str(home / "proj")
-    newest = f"history {HISTORY - 1:02d}".encode()
+    newest = f"history {history - 1:03d}".encode()
 
     bare = time_process([sys.executable, "-c", "pass"], startups)
     helped = time_process([ATTEND, "--help"], startups, env=env)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from attend.testing.standin import StandIn
-from tests.support import Loop, World
+from tests.support import TERMINAL_MARK, Loop, World
 
 
 @pytest.fixture
@@ -40,3 +40,11 @@ def loops(world: World) -> Iterator[Callable[..., Loop]]:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that drives mutt or tmux is marked ``terminal`` (tests.support.require_tools fails it
+    when they are missing), so ``-m "not terminal"`` leaves those tests out by choice, never by a skip."""
+    for item in items:
+        if {"mutt", "tmux"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(TERMINAL_MARK)

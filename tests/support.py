@@ -74,6 +74,9 @@ SCRUB = (
     "KITTY_PID",
     "ALACRITTY_SOCKET",
     "WEZTERM_PANE",
+    # The runner's terminal size: pytest-xdist's workers carry COLUMNS, which would wrap a pipe's output.
+    "COLUMNS",
+    "LINES",
 )
 
 
@@ -265,6 +268,23 @@ def wait_until(check: Callable[[], object], what: str | Callable[[], str], timeo
         if time.monotonic() > end:
             raise AssertionError(f"timed out waiting for {what() if callable(what) else what}")
         time.sleep(0.02)
+
+
+TERMINAL_MARK = "terminal"  # tests that drive mutt or tmux: `-m "not terminal"` leaves them out, on purpose
+
+
+def require_tools(*tools: str) -> None:
+    """Fail, saying what to install, when a program a terminal test drives is missing: a skip would
+    leave the run green with the mail-reader and chat tests never run."""
+    import pytest
+
+    missing = [tool for tool in tools if shutil.which(tool) is None]
+    if missing:
+        pytest.fail(
+            f"{' and '.join(missing)} not installed: apt-get install {' '.join(missing)} (.ci/run installs them), "
+            f'or leave these tests out on purpose with -m "not {TERMINAL_MARK}"',
+            pytrace=False,
+        )
 
 
 def stopped(pid: int) -> bool:

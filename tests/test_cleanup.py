@@ -277,3 +277,28 @@ def test_a_large_room_goes_whole_without_following_a_planted_link_and_counts_onl
     assert shared.read_bytes() == b"x" * 100
     assert report.files == len(old) + 1
     assert report.bytes == 100 * (len(old) - 1) + len(os.fsencode(target))  # a symlink's size: its target's path
+
+
+def test_a_humans_read_mail_ages_out_and_its_unread_mail_never_does(world: World) -> None:
+    from attend.domain import humans
+
+    spool = world.spool
+    user = "fixture-human"
+    humans.note_active(spool, user)
+    old_read = post(spool, f"h-{user}", "read three weeks ago", age=20 * DAY)
+    assert spool.link_to_human(f"h-{user}", old_read, user)
+    shown, _ = humans.read_unread(spool, user)  # the human reads it: cur/
+    assert [n for n, _ in shown] == [old_read]
+    old_unread = post(spool, f"h-{user}", "never read", age=20 * DAY)
+    assert spool.link_to_human(f"h-{user}", old_unread, user)
+    fresh_read = post(spool, f"h-{user}", "read today", age=DAY)
+    assert spool.link_to_human(f"h-{user}", fresh_read, user)
+    spool.claim_all(user, [fresh_read], "humans")
+    spool.mark_seen(user, [fresh_read], "humans")
+
+    out = world.attend("cleanup", "--json")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert [n.split(":")[0] for n in spool.listing(user, "cur", "humans")] == [fresh_read]
+    assert spool.listing(user, "new", "humans") == [old_unread]  # unseen: never removed
+    assert report["by_reason"]["seen-age"]["files"] == 1 and report["bytes"] > 0  # its last link went

@@ -14,6 +14,7 @@ import sys
 import termios
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import click
 import pytest
@@ -116,6 +117,28 @@ def test_the_fast_send_path_refuses_in_json_too(world: World, args: list[str], c
     assert out.returncode == rc, (out.stdout, out.stderr)
     assert json.loads(out.stdout)["error"]["code"] == code
     assert out.stderr == ""
+
+
+# Every verb that serves an agent session, run by the human at a terminal.
+SESSION_ONLY = (
+    ["run"],
+    ["keepwarm"],
+    ["notify", "list"],
+    ["notify", "unsubscribe", "abc"],
+    ["mute", "Hana"],
+    ["unmute", "Hana"],
+    ["inbox", "--wait", "1"],
+)
+
+
+@pytest.mark.parametrize("args", SESSION_ONLY, ids=lambda a: " ".join(a))
+def test_you_are_not_a_session_is_exit_2_from_every_verb(world: World, args: list[str]) -> None:
+    out = world.attend(*args)
+    assert out.returncode == 2, (out.stdout, out.stderr)
+    assert out.stderr.startswith("attend: ") and len(out.stderr.splitlines()) == 1, out.stderr
+    if args != ["run"]:  # run prints lines for the Monitor tool, never a JSON document
+        doc = world.attend(*args, "--json")
+        assert doc.returncode == 2 and json.loads(doc.stdout)["error"]["code"] == "not_a_session", doc
 
 
 def test_without_json_a_refusal_stays_one_line_on_stderr(world: World) -> None:
@@ -317,6 +340,17 @@ def test_dissolve_on_a_terminal_keeps_everything_unless_told_yes(world: World, a
     assert channels.exists(world.spool, "kept") and world.spool.room_names("@kept")
 
 
+@pytest.mark.parametrize(("answer", "gone"), [("y", True), ("n", False), ("", False)])
+def test_uninstall_purge_on_a_terminal_asks_before_deleting_every_message(
+    world: World, answer: str, gone: bool
+) -> None:
+    post(world.spool, "open", "a message worth keeping")
+    rc, shown = in_pty(world, "uninstall", "--purge", answer=answer)
+    assert f"Delete the spool {world.spool_root}: every message and session record? [y/N]" in shown
+    assert rc == (0 if gone else 1), shown
+    assert world.spool_root.exists() is not gone
+
+
 def test_dissolve_yes_on_a_terminal_does_not_ask(world: World) -> None:
     assert world.cli("channels", "create", "doomed").returncode == 0
     rc, shown = in_pty(world, "dissolve", "doomed", "--yes")
@@ -334,6 +368,18 @@ def test_a_leave_that_would_empty_a_channel_asks_and_keeps_history_by_default(wo
     assert rc == 0, shown
     assert "#temp will be empty. Delete its history? [y/N]" in shown and "history stays" in shown
     assert channels.exists(world.spool, "temp") and world.spool.room_names("@temp")
+
+
+def test_off_a_terminal_a_leave_that_empties_a_channel_keeps_its_history_unless_yes(world: World) -> None:
+    _human_in(world, "kept")
+    out = world.attend("leave", "kept")  # no terminal: nothing to ask on, so nothing is deleted
+    assert out.returncode == 0 and "its history stays" in out.stdout, out
+    assert channels.exists(world.spool, "kept") and world.spool.room_names("@kept")
+    _human_in(world, "gone")
+    assert world.attend("leave", "gone", "--yes").returncode == 0
+    assert not channels.exists(world.spool, "gone") and not world.spool.exists("rooms", "@gone")
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    assert "elsewhere keeps it unless given `--yes`" in " ".join(readme.split())  # and the README says so
 
 
 def test_a_leave_that_would_empty_a_channel_deletes_its_history_on_yes(world: World) -> None:
@@ -501,3 +547,14 @@ def test_tail_never_pages(world: World) -> None:
     rc, shown = in_pty(world, "tail", "--count", "12", rows=5, then=("Ctrl-C to stop", burst), **PAGER)
     assert rc == 0 and "message 11" in shown, shown
     assert "paged:" not in shown
+
+
+def test_version_prints_the_package_version_from_an_editable_install(world: World) -> None:
+    # The dev venv's install is editable, and the distribution is attend-bus, not attend.
+    import tomllib
+    from pathlib import Path
+
+    out = world.attend("--version")
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.stderr
+    pyproject = tomllib.loads((Path(__file__).resolve().parent.parent / "pyproject.toml").read_text())
+    assert out.stdout.strip() == f"attend {pyproject['project']['version']}"

@@ -81,6 +81,23 @@ def test_a_loop_killed_between_claim_and_show_shows_the_message_when_it_restarts
     wait_until(lambda: maildir(world, s.session_id, "claimed") == [], "the shown message to leave claimed/")
 
 
+def test_a_governor_save_that_fails_after_the_line_never_shows_the_message_again(world: World, loops) -> None:
+    s = world.session("proj")
+    loop = loops(s)
+    # A folder where the governor's state file goes: every save of it fails, after the line is out.
+    planted = world.spool_root / "sessions" / s.session_id / "governor"
+    planted.mkdir()
+    (planted / "keep").write_text("")
+    world.attend("send", "shown once")
+    loop.wait_for(lambda lines: any("shown once" in line for line in lines), "the message")
+    wait_until(lambda: maildir(world, s.session_id, "claimed") == [], "the shown message to be marked seen")
+    assert len(maildir(world, s.session_id, "cur")) == 1
+    world.attend("send", "and the next")
+    loop.wait_for(lambda lines: any("and the next" in line for line in lines), "the next message")
+    assert sum("shown once" in line for line in loop.lines()) == 1, loop.said()
+    assert loop.stderr().count("attend run: governor failed") == 1, loop.stderr()
+
+
 def test_a_drain_shows_what_a_killed_loop_left_in_claimed(world: World, loops) -> None:
     s = world.session("proj")
     loop = loops(s, env={"ATTEND_PAUSE_AT": "claimed"})

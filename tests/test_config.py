@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from attend.domain import config
 from tests.support import World
 
@@ -38,10 +40,10 @@ def test_defaults_apply_with_no_files(world: World) -> None:
 
 def test_the_project_overlay_wins_for_the_keys_a_project_may_set(world: World) -> None:
     user = user_config(world, "retention:\n  max_age_days: 3\nsensor:\n  cleanup_interval: 300\n")
-    proj = project_config(world, "sensor:\n  cleanup_interval: 60\n")
+    proj = project_config(world, "sensor:\n  cleanup_interval: 1200\n")
     got = settings(world.cli("config", "show", "--json").stdout)
     assert got["retention.max_age_days"]["value"] == 3.0 and got["retention.max_age_days"]["source"] == str(user)
-    assert got["sensor.cleanup_interval"]["value"] == 60.0 and got["sensor.cleanup_interval"]["source"] == str(proj)
+    assert got["sensor.cleanup_interval"]["value"] == 1200.0 and got["sensor.cleanup_interval"]["source"] == str(proj)
 
 
 def test_a_bad_key_is_reported_on_stderr_while_the_rest_still_loads(world: World) -> None:
@@ -109,3 +111,67 @@ def test_a_files_digest_is_its_sha256_so_trust_given_earlier_still_holds() -> No
 
     text = "sensors:\n  +ci: {script: ./ci.sh}\n# é\n"
     assert config.digest(text) == hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# ---------------------------------------------------------------------- bounds
+
+
+@pytest.mark.parametrize("value", ["nan", "NaN", "inf", "-inf", "1e999"])
+@pytest.mark.parametrize(
+    "text", ["sensor: {{cleanup_interval: {v}}}", "context: {{threshold: {v}}}", "keepwarm: {{idle_seconds: {v}}}"]
+)
+def test_config_refuses_a_number_that_is_not_finite(text: str, value: str) -> None:
+    cfg = config.parse(text.format(v=value), "x.yaml")
+    key = next(iter(p.key for p in cfg.problems))
+    assert cfg.values[key] == config.KEYS[key].default
+    assert any("must be a finite number" in p.message or "must be at least" in p.message for p in cfg.problems)
+
+
+@pytest.mark.parametrize("field", ["interval", "timeout"])
+@pytest.mark.parametrize("value", ["nan", "inf"])
+def test_a_script_sensor_refuses_a_non_finite_interval_or_timeout(field: str, value: str) -> None:
+    cfg = config.parse(f"sensors:\n  +ci: {{script: ./ci, {field}: {value}}}\n", "x.yaml")
+    assert "ci" not in cfg.sensors
+    assert [p.key for p in cfg.problems] == [f"sensors.+ci.{field}"]
+
+
+@pytest.mark.parametrize("value", ["1e-300", "0.5", "29"])
+def test_the_cleanup_interval_stays_on_the_loops_grid_or_off(value: str) -> None:
+    cfg = config.parse(f"sensor: {{cleanup_interval: {value}}}", "x.yaml")
+    assert cfg.values["sensor.cleanup_interval"] == 600 and "at least 30 (or 0, off)" in cfg.problems[0].message
+    assert config.parse("sensor: {cleanup_interval: 0}", "x.yaml").values["sensor.cleanup_interval"] == 0
+    assert config.parse("sensor: {cleanup_interval: 30}", "x.yaml").values["sensor.cleanup_interval"] == 30
+
+
+def test_the_config_grid_is_the_loops() -> None:
+    from attend.conduits import loop
+
+    assert config.GRID == loop.TICK
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("sensor: {cleanup_interval: 30}", "sensor.cleanup_interval"),
+        ("sensor: {cleanup_budget: 1000000}", "sensor.cleanup_budget"),
+        ("sensors: {keepwarm: {interval: 1}}", "sensors.keepwarm.interval"),
+        ("sensors: {context: {interval: 20}}", "sensors.context.interval"),
+    ],
+)
+def test_a_project_file_may_not_make_its_loops_spend_more_than_the_defaults(world: World, text: str, key: str) -> None:
+    proj = project_config(world, text + "\n")
+    cfg = config.load(world.env, str(world.project("proj")))
+    assert [(p.file, p.key) for p in cfg.problems] == [(str(proj), key)], cfg.problems
+    assert "in a project's file" in cfg.problems[0].message
+    assert cfg.values["sensor.cleanup_interval"] == 600 and cfg.values["sensor.cleanup_budget"] == 5000
+    assert all(s.interval is None for s in cfg.sensors.values())
+    user_config(world, text + "\n")  # the user may
+    assert config.parse(text, "user.yaml").problems == []
+
+
+def test_a_project_file_nested_a_thousand_deep_is_one_problem_not_a_crash(world: World) -> None:
+    project_config(world, "a: " + "[" * 1000 + "]" * 1000 + "\n")
+    cfg = config.load(world.env, str(world.project("proj")))
+    assert [p.message for p in cfg.problems] == ["nested too deep to read"]
+    out = world.attend("config", "lint")
+    assert out.returncode == 3 and "nested too deep to read" in out.stdout and "Traceback" not in out.stderr

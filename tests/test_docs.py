@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import click
@@ -48,3 +51,33 @@ def test_every_architecture_doc_link_resolves() -> None:
         for target in re.findall(r"\]\(([^)#]+\.md)(?:#[^)]*)?\)", doc.read_text(encoding="utf-8")):
             if "://" not in target:
                 assert (doc.parent / target).resolve().is_file(), f"{doc.relative_to(REPO)} links to missing {target}"
+
+
+def test_the_top_level_help_printed_without_click_is_current() -> None:
+    from attend.cli import toplevel
+
+    assert docs.top_help() == toplevel.HELP, "attend/cli/toplevel.py is stale; run: python -m attend.cli.docs --write"
+
+
+def test_attend_help_lists_the_commands_without_importing_click_or_a_verb() -> None:
+    """`attend --help` was the slowest thing a newcomer runs first: it imported every verb to list them."""
+    probe = (
+        "import sys\n"
+        "from attend.cli.entry import main\n"
+        "for argv in (['attend', '--help'], ['attend', '-h'], ['attend'], ['attend', 'help']):\n"
+        "    sys.argv = argv\n"
+        "    try:\n"
+        "        main()\n"
+        "    except SystemExit as e:\n"
+        "        assert e.code in (0, None), e.code\n"
+        "loaded = sorted(m for m in sys.modules if m == 'click' or m.startswith(('attend.verbs', 'attend.domain')))\n"
+        "print('LOADED', loaded, file=sys.stderr)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "100"}
+    )
+    assert out.returncode == 0, out.stderr
+    assert "LOADED []" in out.stderr, out.stderr
+    from attend.cli import toplevel
+
+    assert out.stdout == (toplevel.HELP + "\n") * 4

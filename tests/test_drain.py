@@ -371,3 +371,13 @@ def test_the_fast_path_never_follows_a_planted_session_symlink(world: World, tmp
     out = drain(world, s.session_id)
     assert out.returncode == 0 and out.stdout == ""
     assert (decoy / "drain-rounds").read_text() == "3"  # nothing removed through the link
+
+
+def test_the_drains_times_name_their_zone(world: World) -> None:
+    world.env["TZ"] = "Asia/Kolkata"  # +05:30, named IST: neither UTC nor the machine's own zone
+    s = world.session("proj")
+    enroll(world, s)
+    world.attend("send", "what time is it there")
+    item = reason(drain(world, s.session_id)).split("\n")[1]
+    stamp = item[1 : item.index("]")]
+    assert stamp.endswith(" IST") and len(stamp) == len("16:40 IST"), item

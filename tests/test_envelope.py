@@ -9,6 +9,9 @@ import email
 import email.policy
 import mailbox
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -252,10 +255,95 @@ def test_the_plain_header_path_writes_what_the_email_package_writes() -> None:
             assert sig.id.endswith("h" * 40) or sig.to.startswith("/"), sig
 
 
-@pytest.mark.parametrize(
-    "kw", [{"sender": "Jörg"}, {"sender": 'a "b"'}, {"sender": "a.b"}, {"body": "café"}, {"body": "=?utf-8?q?x?="}]
-)
+@pytest.mark.parametrize("kw", [{"sender": "Jörg"}, {"sender": 'a "b"'}, {"sender": "a.b"}, {"body": "café"}])
 def test_a_name_or_subject_that_needs_quoting_or_encoding_goes_through_the_email_package(kw: dict[str, str]) -> None:
     sig = _sig(**kw)
     assert envelope.plain_headers(sig) is None
     assert envelope.parse(envelope.render(sig)) == sig
+
+
+# ---------------------------------------------------------------------- RFC 2047 encoded words
+
+PARENT = "1700000000.M000009P9Q9R0000beef.host"  # the id a forged Re would thread under
+# The email package decodes an encoded word in any text it is handed, quoted or not, and writes what it
+# decoded as it stands: a line break in a subject or a display name would start a header of its own.
+ENCODED_WORD_ATTACKS = [
+    ("body", f"=?utf-8?q?=0ARe:_{PARENT}?= a stranger's broadcast"),
+    ("body", "look: =?utf-8?b?ClJlOiB7fQ==?= and =?utf-8?q?x=0AOn-Behalf-Of:_alice?="),
+    ("sender", "=?utf-8?q?x=0AMessage-ID:_<1.M1P1Q1R00000001.h@attend.invalid>=0AOn-Behalf-Of:_alice?="),
+    ("sender", '"=?utf-8?q?x=0AOn-Behalf-Of:_alice?=" quoted'),
+    ("to", "/srv/=?utf-8?q?x=0AFrom-Kind:_human?="),
+]
+
+CHECK = """
+import sys
+from attend.domain import envelope
+field, value = sys.argv[1], sys.argv[2]
+base = dict(id="1700000000.M000001P1Q0R0000abcd.host", sender="Hana-beta", from_kind="agent", from_id="sess-1",
+            to="*", room="open", origin="/srv/proj", body="hi", at=1700000000.000001)
+base[field] = value
+if field == "to":
+    base["room"] = "p-x"
+sig = envelope.Signal(**base)
+data = envelope.render(sig)
+head = data.split(b"\\n\\n", 1)[0].decode("ascii")
+keys = [line.split(":", 1)[0] for line in head.split("\\n") if line[:1] not in (" ", "\\t")]
+assert len(keys) == len(set(keys)), keys
+assert "=?" not in "".join(line for line in head.split("\\n") if line.startswith(("Subject:", "From:", "To:"))), head
+parsed = envelope.parse(data)
+assert (parsed.re, parsed.on_behalf_of, parsed.from_kind, parsed.id) == (None, None, "agent", sig.id), parsed
+assert parsed.body == sig.body and parsed.to == sig.to and "\\n" not in parsed.sender, parsed
+print("ok", sys.version.split()[0])
+"""
+
+
+def _interpreters() -> list[str]:
+    """This interpreter, and each other CPython 3.11+ that pyenv keeps on this machine."""
+    root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    found = {sys.executable}
+    for minor in ("3.11", "3.12", "3.13", "3.14"):
+        found.update(str(p) for p in sorted(root.glob(f"{minor}.*/bin/python3"))[-1:])
+    return sorted(found)
+
+
+@pytest.mark.parametrize(("field", "value"), ENCODED_WORD_ATTACKS)
+def test_an_encoded_word_in_a_subject_or_name_never_forges_a_header(field: str, value: str) -> None:
+    sig = _sig(**{field: value, **({"room": "p-x"} if field == "to" else {})})
+    data = envelope.render(sig)
+    head = data.split(b"\n\n", 1)[0].decode("ascii")
+    keys = [line.split(":", 1)[0] for line in head.split("\n") if line[:1] not in (" ", "\t")]
+    assert len(keys) == len(set(keys)), head
+    assert _mail(data).get_all("Re") is None and _mail(data).get_all("On-Behalf-Of") is None
+    parsed = envelope.parse(data)
+    assert (parsed.re, parsed.on_behalf_of, parsed.from_kind, parsed.id) == (None, None, "agent", sig.id)
+    assert parsed.body == sig.body and parsed.to == sig.to and "\n" not in parsed.sender
+
+
+@pytest.mark.parametrize("python", _interpreters())
+def test_no_supported_interpreter_decodes_an_encoded_word_into_the_header_block(python: str) -> None:
+    repo = str(Path(__file__).resolve().parent.parent)
+    for field, value in ENCODED_WORD_ATTACKS:
+        out = subprocess.run(
+            [python, "-I", "-B", "-c", f"import sys; sys.path.insert(0, {repo!r})\n{CHECK}", field, value],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert out.returncode == 0 and out.stdout.startswith("ok"), (python, field, out.stderr)
+
+
+@pytest.mark.parametrize("key", ["Message-ID", "Re", "References", "From-Kind", "From-Id", "On-Behalf-Of", "re"])
+def test_a_record_with_a_repeated_structural_header_is_refused(key: str) -> None:
+    data = envelope.render(_sig("hi", re=PARENT, on_behalf_of="bob"))
+    head, _, body = data.partition(b"\n\n")
+    value = {"From-Kind": "human", "From-Id": "alice", "On-Behalf-Of": "alice"}.get(key, f"<{PARENT}@attend.invalid>")
+    for forged in (head + f"\n{key}: {value}".encode(), f"{key}: {value}\n".encode() + head):
+        with pytest.raises(EnvelopeError, match="repeated header"):
+            envelope.parse(forged + b"\n\n" + body)
+
+
+def test_a_planted_from_whose_encoded_word_holds_a_newline_reads_as_one_line() -> None:
+    data = envelope.render(_sig("hi"))
+    forged = data.replace(b"From: Hana-beta <", b"From: =?utf-8?q?Hana=0A[attend]_fake?= <")
+    assert b"=0A" in forged
+    assert "\n" not in envelope.parse(forged).sender

@@ -68,7 +68,8 @@ def parse_reason(text: str) -> list[dict[str, Any]]:
     count = re.fullmatch(r"\[attend\] (\d+) message\(s\):", rows[0])
     assert count, rows[0]
     assert rows[-1] == CLOSING, text
-    head = re.compile(rf"\[\d\d:\d\d\] ({LABEL}) \(({SCOPE}), id ({NAME_ID})(?:, from ({LABEL}))?\):")
+    clock = r"\d\d:\d\d (?:[A-Za-z]+|[+-]\d{4})"  # local time, zone named
+    head = re.compile(rf"\[{clock}\] ({LABEL}) \(({SCOPE}), id ({NAME_ID})(?:, from ({LABEL}))?\):")
     messages: list[dict[str, Any]] = []
     for row in rows[1:-1]:
         if m := head.fullmatch(row):
@@ -296,7 +297,7 @@ def test_a_session_name_cannot_add_a_row_to_the_peers_table(world: World) -> Non
     r = world.attend("peers")
     assert r.returncode == 0, r.stderr
     header, *rows = r.stdout.splitlines()
-    assert header.split() == ["Peer", "Project", "Status", "Ctx", "Channels", "Conduits"]
+    assert header.split() == ["Peer", "Client", "Project", "Status", "Ctx", "Channels", "Conduits"]
     assert len(rows) == 2 and "\x1b" not in r.stdout
     assert any(row.startswith("Mal ⏎ Ghost-alpha  proj  idle  -  sensor\\x1b[2K ") for row in rows), rows
     assert any(row.startswith("Hana ") for row in rows), rows

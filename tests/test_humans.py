@@ -14,7 +14,7 @@ import pytest
 from mcp import Client
 
 from attend.verbs import send as send_verb
-from tests.support import ATTEND, World, error_text, server_as, stopped, structured, wait_until
+from tests.support import ATTEND, World, error_text, server_as, stopped, structured, tree, wait_until
 
 HUMAN = "fixture-human"  # the world's $USER
 
@@ -303,3 +303,16 @@ async def test_the_mcp_send_result_counts_live_and_parked_apart(world: World) ->
     async with Client(server_as(world, a), mode="legacy") as client:
         sent = structured(await client.call_tool("send", {"message": "hello all"}))
     assert (sent["delivered"], sent["live"], sent["parked"]) == (2, 1, 1)
+
+
+def test_another_account_of_this_machine_is_refused_saying_its_spool_is_its_own(world: World) -> None:
+    import pwd
+
+    other = next(p.pw_name for p in pwd.getpwall() if p.pw_uid != os.getuid())
+    assert world.attend("send", "first, so the spool exists").returncode == 0
+    before = tree(world.spool_root)
+    out = world.attend("send", "--to", other, "lunch?")
+    assert out.returncode == 1 and out.stdout == ""
+    assert f"{other!r} is another user account of this machine" in out.stderr, out.stderr
+    assert "spool is its own" in out.stderr and len(out.stderr.splitlines()) == 1
+    assert tree(world.spool_root) == before

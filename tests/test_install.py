@@ -14,7 +14,7 @@ import pytest
 
 from attend.setup import install
 from attend.setup.install import resolve_target
-from tests.support import World
+from tests.support import World, tree
 
 MCP_TOOLS = [
     "send",
@@ -249,6 +249,22 @@ def test_a_custom_config_dir_gets_its_own_claude_json(world: World, tmp_path: Pa
     assert resolve_target(str(custom), world.env).claude_json == custom / ".claude.json"
 
 
+def test_a_projects_claude_folder_gets_its_mcp_server_in_the_projects_mcp_json(world: World) -> None:
+    project = world.project("web")
+    (project / ".claude").mkdir()
+    mine = write_json(project / ".mcp.json", {"mcpServers": {"db": {"command": "db-mcp"}}})
+    out = world.cli("install", "--target", "./.claude", "--host", "claude", cwd=project)
+    assert out.returncode == 0, out.stderr
+    servers = json.loads((project / ".mcp.json").read_text())["mcpServers"]
+    assert set(servers) == {"db", "attend"}  # where Claude Code reads a project's servers, beside the user's own
+    assert not (project / ".claude" / ".claude.json").exists()  # a file Claude Code never reads
+    stop = json.loads((project / ".claude" / "settings.json").read_text())["hooks"]["Stop"]
+    assert stop[0]["hooks"][0]["command"] == str(project / ".claude" / "hooks" / "ways" / "attend-drain-stop.sh")
+    assert not claude_json(world).exists()  # the user's own config is untouched
+    assert world.cli("uninstall", "--target", "./.claude", "--host", "claude", cwd=project).returncode == 0
+    assert (project / ".mcp.json").read_bytes() == mine
+
+
 BAD_INPUTS = [
     ("settings.json", b'{"permissions": {"allow": [}', "is not valid JSON"),
     (".claude.json", b"not json", "is not valid JSON"),
@@ -309,9 +325,18 @@ def test_uninstall_purge_removes_the_spool(world: World) -> None:
     assert world.spool.root.is_dir()  # opening creates it
     assert world.spool_root.is_dir()
     assert world.cli("install").returncode == 0
-    out = world.cli("uninstall", "--purge")
+    out = world.cli("uninstall", "--purge", "--yes")
     assert out.returncode == 0, out.stderr
     assert not world.spool_root.exists()
+
+
+def test_uninstall_purge_without_a_terminal_needs_yes_and_changes_nothing_without_it(world: World) -> None:
+    assert world.spool.root.is_dir()
+    assert world.cli("install").returncode == 0
+    before = tree(world.home)
+    out = world.cli("uninstall", "--purge")
+    assert out.returncode == 2 and "add --yes to confirm" in out.stderr and str(world.spool_root) in out.stderr
+    assert tree(world.home) == before  # neither the spool nor the wiring was touched
 
 
 def test_uninstall_keeps_edits_a_later_install_merged_in(world: World) -> None:

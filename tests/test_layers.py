@@ -30,18 +30,23 @@ GATE = frozenset({"attend.spool", "attend.layout"})
 ALLOWED: dict[str, str] = {
     "attend.identity": "reads /proc and Claude Code's session records (~/.claude/sessions) to name the caller",
     "attend.hosts.claude": "reads Claude Code's session records (~/.claude/sessions) to find the caller's session",
+    "attend.hosts.codex": "reads /proc/<pid>/fd and a Codex rollout's first line to prove the caller's thread",
+    "attend.hosts.gemini": "writes and reads attend's records of Gemini CLI processes (~/.gemini/attend/sessions)",
     "attend.procfs": "reads Claude Code's session records for the identity walk and the fast drain's ancestry check",
     "attend.setup.install": "reads and writes Claude Code's configuration (settings.json, hooks, skills, MCP)",
+    "attend.setup.hosts": "reads and writes Codex CLI's and Gemini CLI's configuration (hooks, config.toml, settings)",
     "attend.setup.data": "lists attend's packaged data (settings, hooks, skills)",
     "attend.domain.reheat": "reads the reheat's text, skills/attend/reheat.md, from attend's packaged data",
     "attend.domain.config": "reads config.yaml and the project's .claude/attend.yaml; writes the user's files",
     "attend.domain.scenes": "reads ~/.config/attend/scenes.yaml",
     "attend.domain.transcript": "reads Claude Code's session transcripts (~/.claude/projects) for context and cadence",
+    "attend.conduits.inbox_client": "posts to Claude Code's inbox socket; reads its settings and transcript to confirm",
     "attend.verbs.permissions": "reads Claude Code's settings files and checks the MCP command is executable",
     "attend.testing.standin": "writes and removes a stand-in session's record under a test's ~/.claude/sessions",
     "attend.testing.demo": "builds and removes the demo's throwaway HOME",
     "attend.cli.docs": "writes the generated CLI reference, docs/cli/attend.md",
     "attend.mcp.front": "opens /dev/null and serves the protocol on duplicates of the stdio descriptors",
+    "attend.relay.settings": "checks the relay's credential and CA files named in config.yaml, reads its password file",
     "attend.mcp.discovery": "writes the generated table of the SDK's discovery answers, attend/mcp/answers.py",
 }
 

@@ -124,18 +124,72 @@ def test_invalid_utf8_on_the_wire_is_refused_not_replaced(world: World) -> None:
     assert rc == 0 and rest == ""
 
 
-def test_a_bad_frame_without_a_request_id_is_one_stderr_line_and_the_server_goes_on(world: World) -> None:
+def test_a_bad_notification_is_one_stderr_line_and_the_server_goes_on(world: World) -> None:
     server = RawServer(world)
     server.initialize()
-    server.send_bytes(b"not json")
-    server.send_bytes(b'{"jsonrpc":"2.0","method":"notifications/\xff"}')
+    server.send_bytes(b'{"jsonrpc":"2.0","method":"notifications/\xff"}')  # nobody waits on a notification
     still = server.request("tools/call", {"name": "peers", "arguments": {}})
     rc, rest, err = server.close()
     assert still["result"]["isError"] is False
-    assert "refused a frame that is not JSON" in err
     assert "refused a frame with no request id: the frame is not valid UTF-8 (byte 0xff" in err
     assert "Traceback" not in err
     assert rc == 0 and rest == ""
+
+
+@pytest.mark.parametrize(
+    ("frame", "code", "says"),
+    [
+        (b"not json", -32700, "not JSON"),
+        (b"caf\xe9 not json either", -32700, "not valid UTF-8"),
+        (b'{"jsonrpc":"2.0","id":1.5,"method":"tools/list"}', -32600, "its id must be a string or an integer"),
+        (b'{"jsonrpc":"2.0","id":null,"method":"tools/list"}', -32600, "its id must be a string or an integer"),
+        (b"[]", -32600, "a batch (a JSON array) is not served"),
+        (b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":' + b"[" * 1000 + b"]" * 1000 + b"}", -32700, "deep"),
+    ],
+    ids=["not-json", "not-utf8", "float-id", "null-id", "empty-batch", "nested-1000-deep"],
+)
+def test_every_frame_a_client_waits_on_gets_an_answer_and_the_server_goes_on(
+    world: World, frame: bytes, code: int, says: str
+) -> None:
+    server = RawServer(world)
+    server.initialize()
+    server.send_bytes(frame)
+    refused = server.answer()
+    still = server.request("tools/call", {"name": "peers", "arguments": {}})
+    rc, rest, err = server.close()
+    assert refused["id"] is None and refused["error"]["code"] == code and says in refused["error"]["message"]
+    assert still["result"]["isError"] is False
+    assert "Traceback" not in err and rc == 0 and rest == ""
+
+
+@pytest.mark.parametrize("first", [True, False], ids=["as-the-first-frame", "after-the-handover"])
+def test_a_batch_gets_an_error_for_each_request_in_it(world: World, first: bool) -> None:
+    server = RawServer(world)
+    server.initialize()
+    if not first:
+        server.request("tools/call", {"name": "peers", "arguments": {}})
+    batch = [
+        {"jsonrpc": "2.0", "id": 41, "method": "ping"},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": "forty-two", "method": "tools/list"},
+    ]
+    server.send_bytes(json.dumps(batch).encode())
+    answers = [server.answer(), server.answer()]
+    still = server.request("ping")
+    rc, rest, err = server.close()
+    assert sorted(str(a["id"]) for a in answers) == ["41", "forty-two"]
+    assert all(a["error"]["code"] == -32600 and "batch" in a["error"]["message"] for a in answers)
+    assert "result" in still and rc == 0 and rest == "" and "Traceback" not in err
+
+
+def test_a_deep_frame_as_the_first_frame_never_kills_the_server(world: World) -> None:
+    server = RawServer(world)
+    server.send_bytes(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":' + b"[" * 1000 + b"]" * 1000 + b"}")
+    refused = server.answer()
+    answer = server.initialize()
+    rc, rest, err = server.close()
+    assert refused["error"]["code"] == -32700 and "result" in answer
+    assert "Traceback" not in err and rc == 0 and rest == ""
 
 
 def test_a_server_in_a_folder_whose_name_is_not_utf8_answers_instead_of_dying(world: World) -> None:

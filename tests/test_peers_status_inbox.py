@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 import subprocess
 import sys
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -134,3 +136,13 @@ def _human(world: World, argv: list[str]) -> Any:
 def _normal(text: str) -> str:
     """Times move on between the two runs (an age, a heartbeat): compare the rest."""
     return re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ|\d+(\.\d+)?", "<n>", text)
+
+
+def test_peers_shows_a_humans_time_in_the_readers_zone(world: World) -> None:
+    assert world.attend("send", "here I am").returncode == 0
+    doc = json.loads(world.attend("peers", "--json").stdout)
+    at = dt.datetime.fromisoformat(doc["humans"][0]["active_at"])
+    for tz, name in (("Asia/Kolkata", "IST"), ("America/New_York", "E")):
+        shown = world.attend("peers", env={"TZ": tz}).stdout
+        local = at.astimezone(ZoneInfo(tz))
+        assert f"active {local:%Y-%m-%d %H:%M:%S} {name}" in shown, shown

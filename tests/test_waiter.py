@@ -265,18 +265,20 @@ def test_a_spool_the_gate_refuses_fails_open_with_one_line(world: World, waits) 
     assert len(err.splitlines()) == 1 and err.startswith("attend wait: the waiter failed"), err
 
 
-def test_past_the_ceiling_of_quick_wakes_the_message_waits_for_the_turn_end(world: World, waits) -> None:
+def test_past_the_ceiling_of_quick_wakes_the_wake_is_delayed_never_dropped(world: World, waits) -> None:
+    # A waiter-only session is idle: giving up would leave the message in new/ with no conduit at all.
     s = world.session("proj")
     enroll(world, s)
     rounds = world.spool_root / "sessions" / s.session_id / waiter.WAKE_ROUNDS
     rounds.write_text(str(waiter.MAX_WAKES))
     w = waits(s, active=True)  # this turn was itself started by a wake
-    world.attend("send", "not now")
+    world.attend("send", "later, not never")
     rc, out, err = w.done()
-    assert (rc, out) == (0, "")
-    assert "wake round 6 > 5" in err and len(err.splitlines()) == 1
-    assert len(maildir(world, s.session_id, "new")) == 1
-    assert "not now" in json.loads(drain(world, s.session_id, True).stdout)["reason"]
+    assert rc == 2 and out == "", err
+    assert "wake round 6 > 5" in err and f"waits until {waiter.LOOP_WINDOW:g} s after the turn" in err
+    assert "later, not never" in err
+    assert maildir(world, s.session_id, "new") == []
+    assert rounds.read_text() == "1"  # a wake that late is not quick: the chain starts again
 
 
 def test_a_wake_after_a_turn_a_human_started_begins_a_new_chain(world: World, waits) -> None:

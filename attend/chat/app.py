@@ -40,28 +40,30 @@ if TYPE_CHECKING:
     from attend.verbs.send import Sent
 
 PEERS_SECONDS = 5.0  # the peers pane is also re-read this often: a session can end with no loop to say so
-PLACEHOLDER = "i: write · Enter: send · ?: keys"
+PLACEHOLDER = "write here · Enter: send · Tab: next pane · F1: keys"
 SNIPPET = 40  # characters of a parent shown beside a reply
+CUT_LINES = 6  # a longer body shows its first lines until it is opened (o)
+CUT_CHARS = 480  # and at most this much of it: one 64 KB line would otherwise wrap to ~800 rows
 
 HELP = """\
-attend chat: keys
+attend chat: keys (the footer shows those that work everywhere)
 
-  Tab / Shift+Tab   move between rooms, conversation, compose
-  Up / Down         choose a room, or a message
-  i                 write (the compose line)
-  Enter             in compose: send; on a message: reply to it
-  Ctrl+J, Alt+Enter in compose: a new line (a multi-line body)
-  Tab in compose    complete @name or #channel
-  r                 reply to the chosen message (threads under it)
-  f                 fold or unfold the chosen message's thread
-  Esc               leave compose; cancel a reply
-  ?  F1             this help
-  q  Ctrl+C         quit
+Typing goes to the compose line: Enter sends, Ctrl+J or Alt+Enter
+starts a new line, Tab completes @name and #channel, Esc cancels a
+reply, else leaves compose. Everywhere:
+  Ctrl+R  reply to the chosen message   Ctrl+T  fold its thread
+  Ctrl+O  open a long message (cut)     F1      this help
+  Tab / Shift+Tab   next / previous pane (compose, rooms, conversation)
+  Ctrl+Q  Ctrl+C    quit
+In the rooms and the conversation, letters are commands:
+  Up / Down  choose      Enter  write here, or reply to the message
+  i  write   r  reply   f  fold   o  open   ?  help   q  quit
 
-A line that starts with @name (or several) or #channel goes there;
-any other line goes to the room on screen. Your mailbox (@you) takes
-replies: choose a message and press r, or start the line with @name.
-Reading marks only your own mailbox read, as far as it was on screen.
+A line that starts with @name (or several: @a @b) or #channel goes
+there, or is refused; any other line goes to the room on screen. Your
+mailbox (@you) takes replies: choose a message and reply, or start
+the line with @name. Reading marks only your own mailbox read, as far
+as it was on screen.
 """
 
 
@@ -134,7 +136,9 @@ class RoomItem(ListItem):
 
     @staticmethod
     def text(room: chat_verb.Room) -> Text:
-        out = Text(framing.inline(room.label)[:18])
+        out = Text(framing.inline(room.label)[:18], no_wrap=True, overflow="ellipsis")
+        if room.kind == "project":
+            out.append(" project", style="dim")  # a project room is named by its folder: say what it is
         if room.unread:
             out.append(f" {room.unread}", style="bold")
         return out
@@ -158,6 +162,21 @@ class Conversation(OptionList):
 
     follow = True  # until the first layout: open scrolled to the newest message
 
+    class Viewed(TMessage):
+        """What is in view may have changed (a scroll, a resize): the app marks what is shown."""
+
+    def in_view(self) -> list[int]:
+        """The indexes of the options with at least one line in view."""
+        height = self.scrollable_content_region.height
+        lines = self._lines  # (option index, line in it) per row of the whole list
+        top = self.scroll_offset.y
+        return sorted({lines[y][0] for y in range(top, min(top + height, len(lines)))})
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if round(old_value) != round(new_value):
+            self.post_message(self.Viewed())
+
     def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
         # Textual calls this just before the first frame is painted, and scroll_end waits for the frame
         # after it: scrolling here puts the newest message in the first frame, not the oldest.
@@ -165,6 +184,8 @@ class Conversation(OptionList):
         if changed and self.follow and size.height:
             self.follow = False
             self.scroll_to_highlight()
+        if changed:
+            self.post_message(self.Viewed())
         return changed
 
 
@@ -176,22 +197,34 @@ class ChatApp(App[None]):
     #side > .title { text-style: bold; padding: 0 1; background: $boost; width: 100%; }
     #rooms { height: 1fr; max-height: 50%; }
     #peers-box { height: 1fr; }
-    #peers { padding: 0 1; }
+    #peers { padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     #main { width: 1fr; }
-    #room-title { text-style: bold; padding: 0 1; background: $boost; width: 100%; }
+    #room-title { text-style: bold; padding: 0 1; background: $boost; width: 100%; height: 1; }
+    #room-title { text-wrap: nowrap; text-overflow: ellipsis; }
     #conversation { height: 1fr; }
-    #conversation { border: none; padding: 0 0 0 1; }
+    #conversation { border: none; padding: 0; }
     #status { height: 1; padding: 0 1; color: $text-muted; text-wrap: nowrap; text-overflow: ellipsis; }
     #status.error { color: $error; text-style: bold; }
-    #compose { height: auto; min-height: 1; max-height: 6; border: none; padding: 0 1; background: $boost; }
+    #compose { height: auto; min-height: 1; max-height: 6; border: none; padding: 0 1 0 0; background: $boost; }
+    /* The pane with the keys has a bar down its left edge: a glyph, seen with NO_COLOR as well. */
+    #rooms, #conversation, #compose { border-left: blank; }
+    #rooms:focus, #conversation:focus, #compose:focus { border-left: outer $accent; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
+        # With a modifier, a command works from every pane, the compose line too; the footer shows these.
+        Binding("ctrl+q", "quit", "quit", priority=True),
         Binding("ctrl+c", "quit", "quit", priority=True, show=False),
-        Binding("q", "quit", "quit"),
-        Binding("question_mark,f1", "help", "help", key_display="?"),
-        Binding("i", "write", "write"),
-        Binding("r", "reply", "reply"),
-        Binding("f", "fold", "fold"),
+        Binding("f1", "help", "help"),
+        Binding("ctrl+r", "reply", "reply", priority=True),
+        Binding("ctrl+t", "fold", "fold", priority=True),
+        Binding("ctrl+o", "open", "open", priority=True),
+        # A single letter is a command only in the lists: the compose line takes letters as text.
+        Binding("q", "quit", "quit", show=False),
+        Binding("question_mark", "help", "help", show=False),
+        Binding("i", "write", "write", show=False),
+        Binding("r", "reply", "reply", show=False),
+        Binding("f", "fold", "fold", show=False),
+        Binding("o", "open", "open", show=False),
     ]
 
     def __init__(
@@ -212,6 +245,7 @@ class ChatApp(App[None]):
         self.current = self.rooms[seat.room]
         self.shown: list[Message] = []
         self.folded: set[str] = set()
+        self.opened: set[str] = set()  # long messages shown whole
         self.replying: Message | None = None
         self.parents: dict[str, Message | None] = {}
         self.peer_names: list[str] = []
@@ -242,7 +276,7 @@ class ChatApp(App[None]):
     def on_mount(self) -> None:
         rooms_view = self.query_one("#rooms", ListView)
         rooms_view.index = list(self.rooms).index(self.current.room)
-        rooms_view.focus()
+        self.query_one("#compose", Compose).focus()  # as in any chat app: typing goes to the compose line
         self.query_one("#peers-box").can_focus = False  # Tab goes rooms -> conversation -> compose
         if self.live:  # its baseline first, then the listing: nothing lands unseen between the two
             self.feed = Feed(
@@ -286,7 +320,7 @@ class ChatApp(App[None]):
         room.unread = 0
         self.shown = chat_verb.messages(self.ctx.spool, room, self.user)
         self.redraw(follow=True)
-        self.mark_shown()
+        self.call_after_refresh(self.mark_shown)  # once laid out: what is in view is known then
         self.update_room_labels()
         self.say(self.addressed_to())
 
@@ -314,8 +348,8 @@ class ChatApp(App[None]):
 
     # ------------------------------------------------------------------ the conversation
 
-    def conversation(self) -> OptionList:
-        return self.query_one("#conversation", OptionList)
+    def conversation(self) -> Conversation:
+        return self.query_one("#conversation", Conversation)
 
     def option(self, row: threads.Row) -> Option:
         parts = self.render_row(row)
@@ -345,8 +379,12 @@ class ChatApp(App[None]):
 
     def title_text(self) -> Text:
         out = Text(framing.inline(self.current.label))
+        if self.current.kind == "project":
+            out.append(" project", style="dim")
         n = len(self.shown)
         out.append(f"  {n} message{'s' if n != 1 else ''}", style="dim")
+        if self.current.detail:
+            out.append(f"  {framing.inline(self.current.detail)}", style="dim")
         return out
 
     def render_row(self, row: threads.Row) -> tuple[Text, Text | None, Text]:
@@ -362,11 +400,28 @@ class ChatApp(App[None]):
         re_line = None
         if m.re is not None:
             parent = self.parent_of(m.re)
-            what = f"{framing.label(parent.sender)}: {framing.inline(parent.body)}" if parent is not None else m.re
+            what = (
+                f"{framing.label(parent.sender)}: {framing.inline(parent.body[:200])}" if parent is not None else m.re
+            )
             re_line = Text("↳ re " + what, style="italic dim", no_wrap=True, overflow="ellipsis")
-        # framing's lines: every break a newline, every control escaped; the indent is the widget's padding.
-        body = Text("\n".join(line.replace("\t", " ") for line in framing.trimmed(m.body)))
-        return head, re_line, body
+        return head, re_line, self.body_text(m)
+
+    def body_text(self, m: Message) -> Text:
+        """The body as framing's lines (every break a newline, every control escaped; the indent is
+        the widget's padding), cut to its first lines unless opened: a 64 KB body would lay out
+        ~800 rows, and 200 of them took seconds to the first screen."""
+        whole = m.id in self.opened
+        rows = framing.trimmed(m.body if whole else m.body[:CUT_CHARS])
+        cut = not whole and (len(m.body) > CUT_CHARS or len(rows) > CUT_LINES)
+        out = Text("\n".join(line.replace("\t", " ") for line in (rows[:CUT_LINES] if cut else rows)))
+        if cut:
+            lines = m.body.strip("\n").count("\n") + 1  # str.count: framing's pass over 64 KB costs ~10 ms
+            size = len(m.body.encode("utf-8", "replace"))
+            amount = f"{size / 1024:.1f} KB" if size >= 1024 else f"{size} bytes"
+            out.append(
+                f"\n… cut: {lines} line{'s' if lines != 1 else ''}, {amount}; o or Ctrl+O opens it", style="dim italic"
+            )
+        return out
 
     def parent_of(self, msg_id: str) -> Message | None:
         for m in self.shown:
@@ -393,19 +448,19 @@ class ChatApp(App[None]):
                 r = self.rooms.get(room)
                 if r is None:
                     # A direct room is a conversation of the human's only once it wrote there or was written to.
-                    direct = room.startswith("d-") and (m.from_id == self.user or m.room != room)
+                    direct = room.startswith(("d-", "h-")) and (m.from_id == self.user or m.room != room)
                     fresh_rooms = fresh_rooms or direct or room.startswith(("p-", "@"))
                 elif r is not self.current and m.from_id != self.user and not (r.kind == "direct" and m.room == room):
                     r.unread += 1  # (a session's direct room holds others' mail to it too: not this conversation)
-        if self.current.kind == "direct":
-            mine = [m for m in mine if m.from_id in (self.user, self.current.room[2:])]
+        if self.current.kind == "direct":  # d-<sid> or h-<user>: what the two wrote each other
+            mine = [m for m in mine if chat_verb.peer_of(m) in (self.user, self.current.room[2:])]
         if mine:
             known = {m.id for m in self.shown}
             add = [m for m in mine if m.id not in known]  # the feed's first rescan may repeat what is shown
             if add:
                 self.shown = sorted(self.shown + add, key=lambda m: m.id)[-chat_verb.HISTORY :]
                 self.redraw_after(add)
-                self.mark_shown()
+                self.call_after_refresh(self.mark_shown)
         if fresh_rooms:
             self.refresh_rooms()
         self.update_room_labels()
@@ -428,9 +483,19 @@ class ChatApp(App[None]):
             return
         self.redraw(follow=at_end)
 
+    def on_conversation_viewed(self, _: Conversation.Viewed) -> None:
+        self.mark_shown()
+
     def mark_shown(self) -> None:
-        if self.current.kind == "mailbox":
-            chat_verb.mark_read(self.ctx.spool, self.user, {m.id for m in self.shown})
+        """Mark read the mailbox messages with a line in view: the mailbox's own, or the other side
+        of a direct conversation. What was loaded but never scrolled to stays unread."""
+        box = rooms.human_room(self.user)
+        if not any(m.room == box for m in self.shown):
+            return
+        in_view = self.conversation().in_view()
+        shown = {self.rows[i].msg.id for i in in_view if i < len(self.rows) and self.rows[i].msg.room == box}
+        if shown and chat_verb.mark_read(self.ctx.spool, self.user, shown):
+            self.update_room_labels()
 
     # ------------------------------------------------------------------ peers
 
@@ -440,7 +505,9 @@ class ChatApp(App[None]):
         except AttendError as e:
             self.query_one("#peers", Static).update(Text(f"peers: {e}"))
             return
-        out = Text()
+        # One peer is two lines, each cut to the pane's width rather than wrapped: a wrapped line of
+        # channels would start at the margin and read as another peer.
+        out = Text(no_wrap=True, overflow="ellipsis")
         for p in found.peers:
             if out:
                 out.append("\n")
@@ -450,9 +517,10 @@ class ChatApp(App[None]):
             out.append("\n  " + framing.label(project), style="dim")
             if p.channels:
                 out.append(" " + " ".join(framing.inline(c) for c in p.channels), style="dim")
-        people = [h.user for h in found.humans if not h.self]
-        if people:
-            out.append(("\n" if out else "") + "humans: " + ", ".join(people), style="dim")
+        for h in found.humans:
+            if not h.self:
+                out.append(("\n" if out else "") + framing.label(h.user), style="bold")
+                out.append(" human", style="dim")
         if not out:
             out = Text("no live sessions", style="dim")
         self.query_one("#peers", Static).update(out)
@@ -490,15 +558,23 @@ class ChatApp(App[None]):
         if root in ids:
             self.conversation().highlighted = ids.index(root)
 
+    def action_open(self) -> None:
+        msg = self.selected()
+        if msg is None:
+            self.say("no message chosen: Tab to the conversation, Up/Down to choose one", error=True)
+            return
+        self.opened.symmetric_difference_update({msg.id})
+        self.redraw()
+
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
 
     def addressed_to(self) -> str:
         if self.replying is not None:
             m = self.replying
-            return f"reply to {framing.label(m.sender)}: {framing.inline(m.body)[:SNIPPET]}  (Esc cancels)"
+            return f"reply to {framing.label(m.sender)}: {framing.inline(m.body[:200])[:SNIPPET]}  (Esc cancels)"
         if self.current.kind == "mailbox":
-            return "your mailbox: r replies to the chosen message; or start with @name"
+            return "your mailbox: Ctrl+R replies to the chosen message; or start with @name"
         return f"to {framing.inline(self.current.label)} · @name or #channel first: elsewhere"
 
     def say(self, text: str, error: bool = False) -> None:

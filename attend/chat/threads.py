@@ -11,7 +11,7 @@ from attend.errors import UsageError
 from attend.verbs.inbox import Message
 
 MAX_DEPTH = 4  # deeper replies are drawn at this indent (an 80-column screen has no room for more)
-_ADDRESS = re.compile(r"[@#][^\s@#]+")
+_ADDRESS = re.compile(r"[@#][^\s@#,:;]+")
 
 
 @dataclass(frozen=True)
@@ -71,22 +71,29 @@ class Line:
 
 def address(text: str) -> Line:
     """Split the ``@name`` and ``#channel`` words that open a line from its body. One channel, or
-    names, not both: the line goes to one place."""
+    names, not both: the line goes to one place. A line whose first word (after any spaces) starts
+    with @ or # is addressed: every such word up to the body must be a whole address (``@a @b``,
+    ``@a,@b``, ``@a:``), or the line is refused, never sent to the room on screen instead."""
     names: list[str] = []
     channel: str | None = None
     rest = text.lstrip()
-    while True:
-        m = _ADDRESS.match(rest)
-        if m is None or (m.end() < len(rest) and not rest[m.end()].isspace()):
-            break
-        word = m.group(0)
-        if word.startswith("@"):
-            names.append(word[1:])
-        else:
-            if channel is not None:
-                raise UsageError(f"one #channel per line ({channel} and {word}); send twice")
-            channel = word
-        rest = rest[m.end() :].lstrip(" \t")
+    while rest[:1] in ("@", "#"):
+        token = rest.split(None, 1)[0]
+        for part in token.split(","):
+            word = part.rstrip(":;")
+            if not word and part != token:
+                continue  # "@a, @b": the comma's empty side
+            if not _ADDRESS.fullmatch(word):
+                raise UsageError(
+                    f"{token!r} is not an address: write @name or #channel, a space after each (@a @b hello)"
+                )
+            if word.startswith("@"):
+                names.append(word[1:])
+            else:
+                if channel is not None:
+                    raise UsageError(f"one #channel per line ({channel} and {word}); send twice")
+                channel = word
+        rest = rest[len(token) :].lstrip(" \t")
         if rest.startswith("\n"):
             rest = rest[1:]
     if names and channel is not None:

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from attend import __version__
 from attend.errors import AttendError
 
 EXAMPLES_HEADING = "Examples:"
@@ -53,6 +54,7 @@ COMMANDS: dict[str, str] = {
     "chat": "attend.cli.chat:chat",
     "run": "attend.cli.conduits:run",
     "log": "attend.cli.conduits:log",
+    "relay": "attend.cli.relay:relay",
     "demo": "attend.cli.demo:demo",
     "install": "attend.cli.setup:install",
     "uninstall": "attend.cli.setup:uninstall",
@@ -97,7 +99,9 @@ class LazyGroup(click.Group):
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="attend", message="%(prog)s %(version)s")
+# The version the package carries: the distribution is attend-bus, and an editable install has no
+# metadata under the command's name for click to find.
+@click.version_option(version=__version__, message="%(prog)s %(version)s")
 def cli() -> None:
     """attend: messages between the Claude Code sessions on this machine, and the human beside them."""
 

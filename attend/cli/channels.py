@@ -87,10 +87,6 @@ def _channels_text(r: channels_verb.Channels) -> str:
             "unpin": f"[attend] unpinned #{name}",
         }[r.action]
     lines = []
-    for note in r.pruned:
-        lines.append(f"[attend] pruned {note} (session ended)")
-    for name in r.removed:
-        lines.append(f"[attend] removed #{name} (empty and unpinned)")
     rows = [["#open", "(all)", "(always)", "(base)", "the commons"]]
     for c in r.channels:
         rows.append(

@@ -1,9 +1,11 @@
-"""The ``attend`` console entry: route the Stop-hook drain, the waiter (``attend wait --hook``), plain
-`send`, `peers`, `status`, plain `chat`, bare `run` and bare `mcp` command lines to their fast paths
-before click (or anything heavy) is imported; everything else goes to the click frontend."""
+"""The ``attend`` console entry: print `attend --help` (attend/cli/toplevel.py), and route the Stop-hook
+drain, the waiter (``attend wait --hook``), plain `send`, `peers`, `status`, plain `chat`, bare `run`
+and bare `mcp` command lines to their fast paths before click (or anything heavy) is imported;
+everything else goes to the click frontend."""
 
 from __future__ import annotations
 
+import os
 import sys
 
 
@@ -15,12 +17,18 @@ def main() -> None:
         if reconfigure is not None:
             reconfigure(errors="backslashreplace")
 
+    if sys.argv[1:] in ([], ["--help"], ["-h"], ["help"]) and "_ATTEND_COMPLETE" not in os.environ:
+        # (A shell's Tab runs attend with no arguments and _ATTEND_COMPLETE set: that is click's.)
+        from attend.cli import toplevel  # the list of commands, without importing every verb to list them
+
+        if toplevel.fits():
+            sys.stdout.write(toplevel.HELP + "\n")
+            sys.exit(0)
+
     if sys.argv[1:2] == ["inbox"]:  # the drain's module only for it: `send` never loads it
         from attend.conduits import fastdrain
 
         if fastdrain.wants_fast_path(sys.argv):
-            import os
-
             data = fastdrain.read_payload()
             try:
                 decided = fastdrain.decide(data, os.environ)
@@ -33,18 +41,19 @@ def main() -> None:
             sys.exit(drain.hook_main(data, sys.stdout, sys.stderr))
 
     if sys.argv[1:2] == ["recall"]:
-        import os
-
         from attend.conduits import recall  # the SessionStart hook after a compaction: small, fails open
 
         sys.exit(recall.main(sys.argv[2:], os.environ, sys.stdout, sys.stderr))
 
     if sys.argv[1:2] == ["wait"]:
-        import os
-
         from attend.conduits import waiter  # the asyncRewake Stop hook: it waits for hours, so stays small
 
         sys.exit(waiter.main(sys.argv[2:], os.environ, sys.stderr))
+
+    if sys.argv[1:2] == ["hook"]:
+        from attend.conduits import hosthooks  # Codex's and Gemini's own hooks: small, fail open
+
+        sys.exit(hosthooks.main(sys.argv[2:], os.environ, sys.stdout, sys.stderr))
 
     if sys.argv[1:2] == ["send"]:
         from attend.cli import fastsend  # the hot outbound path, parsed without click

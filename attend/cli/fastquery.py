@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from attend.cli.render import table
+from attend.cli.render import table, when
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import on the hot paths; mypy reads this as true
 if TYPE_CHECKING:
@@ -58,10 +58,14 @@ def run(args: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> 
 
 def peers_text(result: Peers) -> str:
     if not result.peers and not result.humans:
-        return "no live Claude sessions"
+        return "no live sessions"
     rows = [
         [
-            p.display + (" (you)" if p.self else "") + ("" if p.enrolled else " (not joined)"),
+            p.display
+            + (f"@{p.host}" if p.host else "")
+            + (" (you)" if p.self else "")
+            + ("" if p.enrolled else " (not joined)"),
+            p.client,
             p.project,
             p.status,
             "-" if p.ctx is None else f"{p.ctx}%",
@@ -72,16 +76,17 @@ def peers_text(result: Peers) -> str:
     ]
     rows += [
         [
-            h.user + " (human" + (", you)" if h.self else ")"),
+            h.user + (f"@{h.host}" if h.host else "") + " (human" + (", you)" if h.self else ")"),
             "-",
-            f"active {h.active_at}",
+            "-",
+            f"active {when(h.active_at)}",  # the reader's local time, zone named, as inbox shows times
             "-",
             ", ".join(h.channels) or "-",
             "-",
         ]
         for h in result.humans
     ]
-    return table(rows, ["Peer", "Project", "Status", "Ctx", "Channels", "Conduits"])
+    return table(rows, ["Peer", "Client", "Project", "Status", "Ctx", "Channels", "Conduits"])
 
 
 def status_text(s: Status) -> str:

@@ -214,7 +214,7 @@ def _whoami_text(w: whoami_verb.WhoAmI) -> str:
         ["evidence", w.evidence],
         *(["ignored", note] for note in w.warnings),
         ["display", w.display],
-        ["kind", w.kind],
+        ["kind", w.kind + (f" ({w.host})" if w.host else "")],
         ["enrolled", "yes" if w.enrolled else "no"],
     ]
     return table(rows) + f"\nspool: {w.spool}"

@@ -8,6 +8,7 @@ from attend.domain import framing
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import on the hot paths; mypy reads this as true
 if TYPE_CHECKING:
+    import datetime as dt
     from collections.abc import Sequence
     from typing import Any, TextIO
 
@@ -55,3 +56,34 @@ def table(rows: Sequence[Sequence[str]], header: Sequence[str] | None = None) ->
     widths = [max(len(r[i]) for r in all_rows) for i in range(len(all_rows[0]))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in all_rows]
     return "\n".join(lines)
+
+
+def when(stamp: str, utc: bool = False) -> str:
+    """An ISO 8601 UTC time (the --json form) as the reader's local time with the zone named, or in
+    UTC; ``inbox --since`` takes this form back (attend/verbs/inbox_filters.py)."""
+    import datetime as dt
+
+    at = dt.datetime.fromisoformat(stamp)
+    if utc:
+        return at.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    local = at.astimezone()
+    return local.strftime("%Y-%m-%d %H:%M:%S ") + zone(local)
+
+
+def clock(stamp: str, utc: bool = False) -> str:
+    """The time of day alone, for one-line-per-message views (the zone is said once, by ``zone``)."""
+    import datetime as dt
+
+    at = dt.datetime.fromisoformat(stamp)
+    return (at.astimezone(dt.UTC) if utc else at.astimezone()).strftime("%H:%M:%S")
+
+
+def zone(at: dt.datetime | None = None, utc: bool = False) -> str:
+    """The zone's abbreviation (CET, EST, UTC), or its offset where the zone has no name (+0530)."""
+    import datetime as dt
+
+    if utc:
+        return "UTC"
+    local = (at or dt.datetime.now()).astimezone()
+    name = local.strftime("%Z")
+    return name if name.isalpha() else local.strftime("%z")

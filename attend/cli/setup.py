@@ -5,6 +5,8 @@ a spool exists, uninstall may remove one, and doctor reports a refused spool as 
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from attend.cli.app import epilog
@@ -23,11 +25,30 @@ def _changes_text(changes: list[install_verb.Change], verb: str) -> list[str]:
 
 
 def _installed_text(r: install_verb.Installed) -> str:
+    lines = [f"hosts: {', '.join(r.hosts)}"] if r.hosts != ["claude"] else []
+    if "claude" in r.hosts:
+        lines.append(_claude_installed(r))
+    for o in r.others:
+        if r.dry_run:
+            body = [c.diff for c in o.changes if c.diff] + [
+                f"would {c.action} {c.path}" for c in o.changes if not c.diff
+            ]
+            lines.append("\n".join(body) or f"attend is already installed in {o.target} ({o.host}); nothing to change")
+        elif not o.changed:
+            lines.append(f"attend is already installed in {o.target} ({o.host}); nothing changed")
+        else:
+            lines += [f"installed attend into {o.target} ({o.host})", *_changes_text(o.changes, "merged")]
+            lines += [f"   backup {b}" for b in o.backups]
+        lines += [f"   {o.host}: {n}" for n in o.notes]
+    return "\n".join(lines)
+
+
+def _claude_installed(r: install_verb.Installed) -> str:
     if r.dry_run:
         diffs = [c.diff for c in r.changes if c.diff]
         files = [f"would {c.action} {c.path}" for c in r.changes if not c.diff]
         return "\n".join(diffs + files) or f"attend is already installed in {r.target}; nothing to change"
-    if not r.changed:
+    if not r.changes:
         return f"attend is already installed in {r.target}; nothing changed"
     lines = [f"installed attend into {r.target}", *_changes_text(r.changes, "merged")]
     lines += [f"   backup {b}" for b in r.backups]
@@ -35,19 +56,32 @@ def _installed_text(r: install_verb.Installed) -> str:
     return "\n".join(lines)
 
 
+HOST = click.option("--host", "hosts", multiple=True, metavar="NAME", help=install_verb.PARAMS["hosts"])
+
+
 @click.command(help=install_verb.DESCRIPTION, epilog=epilog(install_verb.EXAMPLES))
 @TARGET
 @click.option("--dry-run", is_flag=True, help=install_verb.PARAMS["dry_run"])
+@HOST
 @json_option
 @quiet_option
-def install(target: str | None, dry_run: bool, as_json: bool) -> None:
-    emit(install_verb.run(Context.for_env(), install_verb.InstallRequest(target, dry_run)), as_json, _installed_text)
+def install(target: str | None, dry_run: bool, hosts: tuple[str, ...], as_json: bool) -> None:
+    req = install_verb.InstallRequest(target, dry_run, hosts)
+    emit(install_verb.run(Context.for_env(), req), as_json, _installed_text)
 
 
 def _uninstalled_text(r: uninstall_verb.Uninstalled) -> str:
-    lines = [f"withdrew attend from {r.target}" if r.changes else f"nothing of attend's in {r.target}"]
-    lines += _changes_text(r.changes, "stripped")
-    lines += [f"   backup {b}" for b in r.backups]
+    lines = []
+    if "claude" in r.hosts:
+        lines = [f"withdrew attend from {r.target}" if r.changes else f"nothing of attend's in {r.target}"]
+        lines += _changes_text(r.changes, "stripped")
+        lines += [f"   backup {b}" for b in r.backups]
+    for o in r.others:
+        lines.append(
+            f"withdrew attend from {o.target} ({o.host})" if o.changes else f"nothing of attend's in {o.target}"
+        )
+        lines += _changes_text(o.changes, "stripped")
+        lines += [f"   backup {b}" for b in o.backups]
     lines.append(f"spool {r.spool}: removed" if r.purged else f"spool left in place: {r.spool} (--purge removes it)")
     return "\n".join(lines)
 
@@ -55,11 +89,22 @@ def _uninstalled_text(r: uninstall_verb.Uninstalled) -> str:
 @click.command(help=uninstall_verb.DESCRIPTION, epilog=epilog(uninstall_verb.EXAMPLES))
 @click.option("--target", metavar="DIR", help=uninstall_verb.PARAMS["target"])
 @click.option("--purge", is_flag=True, help=uninstall_verb.PARAMS["purge"])
+@click.option("--host", "hosts", multiple=True, metavar="NAME", help=uninstall_verb.PARAMS["hosts"])
+@click.option("--yes", "-y", is_flag=True, help="With --purge, do not ask. Without a terminal, this is how to confirm.")
 @json_option
 @quiet_option
-def uninstall(target: str | None, purge: bool, as_json: bool) -> None:
-    req = uninstall_verb.UninstallRequest(target, purge)
-    emit(uninstall_verb.run(Context.for_env(), req), as_json, _uninstalled_text)
+def uninstall(target: str | None, purge: bool, hosts: tuple[str, ...], yes: bool, as_json: bool) -> None:
+    ctx = Context.for_env()
+    if purge and not yes:
+        # Every message of every session and human goes: asked first, as dissolve asks for one channel.
+        if not sys.stdin.isatty():
+            raise click.UsageError(
+                f"--purge deletes the spool {ctx.spool_root} (every message and session record); "
+                "add --yes to confirm (no terminal to ask on)"
+            )
+        click.confirm(f"Delete the spool {ctx.spool_root}: every message and session record?", abort=True, err=True)
+    req = uninstall_verb.UninstallRequest(target, purge, hosts)
+    emit(uninstall_verb.run(ctx, req), as_json, _uninstalled_text)
 
 
 def _permissions_text(p: permissions_verb.Permissions) -> str:

@@ -8,7 +8,6 @@ and wrapping never adds a line that starts at the left margin, so it cannot undo
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import shutil
 import sys
@@ -16,30 +15,9 @@ import textwrap
 
 import click
 
-
-def when(stamp: str, utc: bool = False) -> str:
-    """An ISO 8601 UTC time (the --json form) as the reader's local time with the zone named, or in
-    UTC; ``inbox --since`` takes this form back (attend/verbs/inbox_filters.py)."""
-    at = dt.datetime.fromisoformat(stamp)
-    if utc:
-        return at.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    local = at.astimezone()
-    return local.strftime("%Y-%m-%d %H:%M:%S ") + zone(local)
-
-
-def clock(stamp: str, utc: bool = False) -> str:
-    """The time of day alone, for one-line-per-message views (the zone is said once, by ``zone``)."""
-    at = dt.datetime.fromisoformat(stamp)
-    return (at.astimezone(dt.UTC) if utc else at.astimezone()).strftime("%H:%M:%S")
-
-
-def zone(at: dt.datetime | None = None, utc: bool = False) -> str:
-    """The zone's abbreviation (CET, EST, UTC), or its offset where the zone has no name (+0530)."""
-    if utc:
-        return "UTC"
-    local = (at or dt.datetime.now()).astimezone()
-    name = local.strftime("%Z")
-    return name if name.isalpha() else local.strftime("%z")
+from attend.cli.render import clock as clock  # the times live beside the tables: peers shows one too
+from attend.cli.render import when as when
+from attend.cli.render import zone as zone
 
 
 def width() -> int | None:

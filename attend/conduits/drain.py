@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
+from attend import safejson
 from attend.conduits import fastdrain, monitor
 from attend.domain import attention, delivery, disclosure, framing, mcp_markers, rooms, sessions
 from attend.domain.context import Context
@@ -129,7 +130,11 @@ def claimed(spool: Spool, sid: str) -> Iterator[Batch]:
 
 
 def clock(at: float) -> str:
-    return time.strftime("%H:%M", time.localtime(at))
+    """Local time with the zone named (``16:40 CET``; an offset where the zone has no name), so a
+    model whose sessions span zones, or that compares with a UTC log, reads the time rightly."""
+    local = time.localtime(at)
+    name = time.strftime("%Z", local)
+    return time.strftime("%H:%M ", local) + (name if name.isalpha() else time.strftime("%z", local))
 
 
 def render_one(sig: Signal) -> str:
@@ -280,7 +285,7 @@ def render_plain(batch: Batch) -> str:
 
 def _payload(data: bytes) -> dict[str, Any]:
     try:
-        raw = json.loads(data.decode("utf-8", "replace") or "{}")
+        raw = safejson.loads(data.decode("utf-8", "replace") or "{}")
     except ValueError:
         return {}
     return raw if isinstance(raw, dict) else {}
@@ -312,11 +317,20 @@ def hook(ctx: Context, payload: dict[str, Any], out: IO[str], err: IO[str], data
                 end_chain(spool, sid)  # nothing, or only muted mail: marked seen, never shown
                 return
             reason = render_reason(batch, arranged)
-            out.write(json.dumps({"decision": "block", "reason": reason}, ensure_ascii=False) + "\n")
+            out.write(json.dumps(turn_end(who, reason), ensure_ascii=False) + "\n")
             out.flush()
             blocked = True
     finally:
         fastdrain.verdict(spool, sid, data, blocked)
+
+
+def turn_end(who: Identity, reason: str) -> dict[str, str]:
+    """The line that hands the model ``reason`` in the caller's client: Claude Code's and Codex's Stop
+    hook block, Gemini CLI's AfterAgent deny (attend/hosts)."""
+    from attend.hosts import by_name
+
+    host = by_name(who.host or "claude")
+    return host.turn_end(reason) if host is not None else {"decision": "block", "reason": reason}
 
 
 def govern(spool: Spool, origin: str, batch: Batch) -> Arranged:

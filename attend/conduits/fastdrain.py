@@ -17,11 +17,11 @@ payload's ``session_id`` and the enrollment file (docs/architecture/conduits.md)
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from collections.abc import Mapping
 
 from attend import layout as L
+from attend import safejson
 from attend.errors import SpoolError
 from attend.procfs import claude_record, stat_fields
 from attend.spool import Spool
@@ -108,7 +108,7 @@ def verdict(spool: Spool, sid: str, data: bytes, blocked: bool) -> None:
 def decide(data: bytes, env: Mapping[str, str]) -> int | None:
     """0 when the drain is decided here (nothing printed); None to take the full path."""
     try:
-        payload = json.loads(data or b"{}")
+        payload = safejson.loads(data or b"{}")
     except ValueError:
         return None
     if not isinstance(payload, dict):

@@ -31,7 +31,7 @@ from attend.conduits.watch import ARRIVALS, CHANGES, WAKE, Watcher
 from attend.domain import attention, delivery, liveness, mcp_markers, presence, rooms, sessions
 from attend.domain.context import Context
 from attend.domain.envelope import Signal
-from attend.errors import AttendError, IdentityError
+from attend.errors import AttendError, IdentityError, NotASessionError
 from attend.identity import Identity
 from attend.layout import LINK_BOUND
 from attend.spool import Spool
@@ -303,8 +303,10 @@ class Sensor:
             self._show(shown, plan, set(abandoned), set(won))
             if plan.lines:
                 # After the line, still under the show lock: it is a state file's replace (on ext4 a
-                # writeback of the new file), which a hundred loops woken at once queue for.
-                governor.save()
+                # writeback of the new file), which a hundred loops woken at once queue for. The line
+                # is out: a save that fails forgets a minute of pacing (reported once), and must not
+                # keep the batch from being marked seen, or it would be shown again.
+                self._safe(governor.save, "governor")
             self.spool.mark_seen(self.sid, names)
         if shown:
             self.last_line = time.monotonic()
@@ -634,7 +636,7 @@ def run(ctx: Context, write: Callable[[str], None], warn: Callable[[str], None])
     """Run until killed. Returns the exit code: 0 for a clean stop or a duplicate loop."""
     who = ctx.who()
     if not who.is_agent:
-        raise IdentityError(
+        raise NotASessionError(
             "attend run serves a Claude Code session and found none in its ancestry; "
             "arm it from a session with the Monitor tool (command: attend run)"
         )

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from typing import IO, Any
 
 from attend import layout as L
+from attend import safejson
 from attend.conduits import fastdrain, monitor
 from attend.domain import attention, disclosure, envelope, framing, mcp_markers, reheat
 from attend.domain.envelope import EnvelopeError, Signal
@@ -45,7 +46,7 @@ def shown_since(spool: Spool, sid: str) -> tuple[list[str], list[str]]:
     cur = spool.listing(sid, L.CUR)
     try:
         raw = spool.read_text(L.SESSIONS, sid, L.COMPACTED)
-        before = set(json.loads(raw).get("shown", [])) if raw else set()
+        before = set(safejson.loads(raw).get("shown", [])) if raw else set()
     except (OSError, ValueError, AttributeError):
         before = set()
     return cur, [e for e in cur if e not in before]
@@ -128,7 +129,7 @@ def hook_main(data: bytes, env: Mapping[str, str], out: IO[str], err: IO[str]) -
     """Entry for the hook form, the SessionStart payload already read. Always 0."""
     spool: Spool | None = None
     try:
-        payload = json.loads(data or b"{}")
+        payload = safejson.loads(data or b"{}")
         if not isinstance(payload, dict) or payload.get("source") != "compact":
             return 0
         sid = payload.get("session_id")

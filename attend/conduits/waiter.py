@@ -6,8 +6,9 @@ session's ``new/`` (no polling) until a delivery lands, claims everything pendin
 lock with the drain's own claim (``drain.claimed``), writes the drain's hook reason on stderr and
 exits 2: the client starts a new turn with that text. Otherwise it exits 0, silently:
 
-- when the sensor loop is live (the loop delivers), or ``conduits.wake`` is ``off``, or the
-  session is not enrolled;
+- when the sensor loop is live (the loop delivers), or an ``attend mcp`` of the session serves its
+  inbox socket (``sessions/<sid>/socket``), or ``conduits.wake`` is ``off``, or the session is not
+  enrolled;
 - at once in a headless session (``claude -p``, the Agent SDK: the client marks it unattended),
   which the client would otherwise keep running for as long as this hook waits; unless
   ``conduits.headless_wait`` opts in, and then for that many seconds;
@@ -19,7 +20,9 @@ exits 2: the client starts a new turn with that text. Otherwise it exits 0, sile
   with an error of its own making.
 
 It never wakes in a loop: consecutive wakes that each come soon after the turn they follow are
-counted (``wake-rounds``), and past the drain's ceiling the messages wait for the next turn end.
+counted (``wake-rounds``), and past the drain's ceiling the wake is held until ``LOOP_WINDOW`` after
+the turn, when it is no longer quick: a slower wake, never none (an idle session has no next turn end
+to wait for, so giving up would leave the messages with no conduit).
 
 While keepwarm is armed (``attend keepwarm on``) and no loop is live, the same wait is timed to
 ``keepwarm.idle_seconds`` after the transcript's last write: then it wakes the session once with the
@@ -33,7 +36,6 @@ the drain (and the domain it imports) is imported when there is something to sho
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import select
 import time
@@ -41,6 +43,7 @@ from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any
 
 from attend import layout as L
+from attend import safejson
 from attend.conduits.watch import ARRIVALS, IN_CLOSE_WRITE, IN_CREATE, IN_DELETE, IN_MOVED_TO, Watcher
 from attend.errors import SpoolError
 from attend.hosts.claude import unattended
@@ -71,17 +74,22 @@ def me() -> str:
     return f"{os.getpid()} {fields[19] if fields else '?'}"
 
 
-def waiter_live(spool: Spool, sid: str) -> bool:
-    """Whether the newest waiter of ``sid`` is running (for status and doctor)."""
+def live_pid(spool: Spool, sid: str, name: str) -> int | None:
+    """The process ``sessions/<sid>/<name>`` names (``<pid> <procStart>``), when it still runs."""
     try:
-        text = spool.read_text(L.SESSIONS, sid, WAITER)
+        text = spool.read_text(L.SESSIONS, sid, name)
     except OSError:
-        return False
+        return None
     pid, _, start = (text or "").strip().partition(" ")
     if not pid.isdigit():
-        return False
+        return None
     fields = stat_fields(int(pid))
-    return fields is not None and fields[0] != "Z" and fields[19] == start
+    return int(pid) if fields is not None and fields[0] != "Z" and fields[19] == start else None
+
+
+def waiter_live(spool: Spool, sid: str) -> bool:
+    """Whether the newest waiter of ``sid`` is running (for status and doctor)."""
+    return live_pid(spool, sid, WAITER) is not None
 
 
 def load_config(env: Mapping[str, str]) -> Config:
@@ -124,6 +132,7 @@ class Waiter:
         self.cfg = cfg  # None: no keepwarm from this waiter
         self.transcript = transcript
         self.warm_at: float | None = None  # epoch seconds: when keepwarm wants a look
+        self.hold: float | None = None  # monotonic: past the ceiling of quick wakes, no wake before this
 
     def report(self, line: str) -> None:
         self.err.write(line + "\n")
@@ -138,7 +147,9 @@ class Waiter:
             return False
 
     def loop_live(self) -> bool:
-        return self.spool.is_held(L.SESSIONS, self.sid, L.RUN_LOCK)
+        """The loop delivers, or an ``attend mcp`` of the session posts to its inbox socket."""
+        socket = live_pid(self.spool, self.sid, L.SOCKET) is not None
+        return socket or self.spool.is_held(L.SESSIONS, self.sid, L.RUN_LOCK)
 
     def pending(self) -> bool:
         return bool(self.spool.listing(self.sid, L.NEW) or self.spool.listing(self.sid, L.CLAIMED))
@@ -182,6 +193,8 @@ class Waiter:
     def timeout(self, left: float) -> float:
         """How long the next wait may sleep: to the deadline, the next look, or keepwarm's time."""
         wait = min(left, LOOK_EVERY)
+        if self.hold is not None:
+            wait = min(wait, max(0.0, self.hold - time.monotonic()) + 0.01)
         if self.warm_at is not None:
             wait = min(wait, max(0.0, self.warm_at - time.time()) + 0.01)
         return wait
@@ -248,6 +261,9 @@ class Waiter:
             if left <= 0:
                 return QUIET_EXIT
             if self.pending():
+                if self.hold is not None and time.monotonic() < self.hold:
+                    self.watcher.wait(self.timeout(left), wake=self.pidfd)
+                    continue
                 self.gather()
                 if self.claude_gone() or not self.mine() or self.loop_live():
                     return QUIET_EXIT
@@ -297,8 +313,10 @@ class Waiter:
 
         refusal = self.next_wake()
         if refusal:
-            self.report(f"attend wait: {refusal}; the messages wait for the next turn end")
-            return QUIET_EXIT
+            # Held, not dropped: by then the wake is no longer quick, and the chain starts again.
+            self.hold = self.started + LOOP_WINDOW
+            self.report(f"attend wait: {refusal}; the wake waits until {LOOP_WINDOW:g} s after the turn")
+            return None
         with drain.claimed(self.spool, self.sid) as batch:
             if batch.busy:
                 return None
@@ -317,7 +335,7 @@ class Waiter:
 
 def _payload(data: bytes) -> dict[str, Any]:
     try:
-        raw = json.loads(data or b"{}")
+        raw = safejson.loads(data or b"{}")
     except ValueError:
         return {}
     return raw if isinstance(raw, dict) else {}
@@ -366,11 +384,84 @@ def hook_main(data: bytes, env: Mapping[str, str], err: IO[str]) -> int:
         return QUIET_EXIT
 
 
+class QueueWriter:
+    """Where a Codex waiter's wake goes: ``codex queue --thread <id> --message <text>``, run when the
+    waiter flushes, still under the show lock, so a failed queue raises before anything is marked
+    seen and the messages stay for the next conduit."""
+
+    def __init__(self, exe: str, sid: str, env: Mapping[str, str]) -> None:
+        self.argv = [exe, "queue", "--thread", sid, "--message"]
+        self.env = dict(env)
+        self.text = ""
+
+    def write(self, text: str) -> int:
+        self.text += text
+        return len(text)
+
+    def flush(self) -> None:
+        text, self.text = self.text.rstrip("\n"), ""
+        if not text:
+            return
+        import subprocess
+
+        done = subprocess.run(
+            [*self.argv, text], env=self.env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False
+        )
+        if done.returncode != 0:
+            why = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit {done.returncode}"]
+            raise OSError(f"codex queue failed: {why[0][:200]}")
+
+
+class CodexWaiter(Waiter):
+    """The waiter for an idle Codex thread: its wake is a ``codex queue`` (``QueueWriter``), and its
+    own notes go to the log, never to the model."""
+
+    def report(self, line: str) -> None:
+        with contextlib.suppress(Exception):
+            self.spool.log(line)
+
+
+def codex_main(sid: str, env: Mapping[str, str], out: IO[str]) -> int:
+    """``attend wait --codex <thread>``, started by the Codex Stop hook (attend/conduits/hosthooks.py).
+    It proves its session while the hook, its parent, still links it to the codex process hosting
+    the thread, says ``ready``, and waits. 0 always: nothing it does is an answer to anyone."""
+    from attend import identity
+    from attend.hosts import codex
+
+    spool: Spool | None = None
+    try:
+        spool = Spool(L.default_root(env))
+        host = codex.HOST.host_process(os.getpid())
+        who = identity.resolve(payload_sid=sid, env=env)
+        if host is None or who.host != "codex" or who.id != sid or not L.is_session_id(sid):
+            spool.log(f"attend wait --codex {sid[:80]}: not this process's Codex thread; not waiting")
+            return QUIET_EXIT
+        exe = os.readlink(f"/proc/{host[0]}/exe")
+        out.write("ready\n")
+        out.flush()
+        with contextlib.suppress(OSError):  # the hook stops reading; stderr is /dev/null (hosthooks)
+            os.dup2(2, 1)
+        cfg = load_config(env)
+        if str(cfg.get("conduits.wake")) == "off":
+            return QUIET_EXIT
+        writer = QueueWriter(exe, sid, env)
+        return CodexWaiter(spool, sid, host[0], False, writer, "", cfg).run()  # type: ignore[arg-type]
+    except Exception as e:
+        with contextlib.suppress(Exception):
+            if spool is not None:
+                spool.log(f"attend wait --codex: the waiter failed ({type(e).__name__}: {e})")
+        return QUIET_EXIT
+
+
 USAGE = "attend wait runs as Claude Code's asyncRewake Stop hook only: attend wait --hook (attend install wires it)"
 
 
 def main(argv: list[str], env: Mapping[str, str], err: IO[str]) -> int:
     """``attend wait …`` from the console entry, before click is imported."""
+    if len(argv) == 2 and argv[0] == "--codex":
+        import sys
+
+        return codex_main(argv[1], env, sys.stdout)
     if argv != ["--hook"]:
         err.write(f"attend: {USAGE}\n")
         # Exit 2 is a wake to the client: under a Claude process a misuse is a plain failure.

@@ -4,7 +4,8 @@ names (``proj-8d``, ``Hana-beta``, or a unique prefix) or humans' user names, re
 A part that is a session id wins, then a human's user name exactly (a human who has a mailbox, or the
 user running the command), then a session's name exactly (the client's name in its live record, else
 the last registered; ``Persona-ordinal`` for one without), then an alias exactly (the
-``Persona-ordinal`` of a session that has a client name), then a unique prefix of either. A name that
+``Persona-ordinal`` of a session that has a client name, or the ``name-ordinal`` earlier versions
+showed), then a unique prefix of either. A name that
 fits several sessions is refused with each of them and its state. A live session that has not
 enrolled is addressed all the same (its direct room keeps the message for its enrollment), and the
 sender is told what it takes to reach it.
@@ -15,10 +16,10 @@ from __future__ import annotations
 import os
 
 from attend import identity
-from attend.domain import humans, liveness, rooms, sessions
+from attend.domain import humans, liveness, remote, rooms, sessions
 from attend.errors import NotFoundError, UsageError
 from attend.identity import Identity
-from attend.layout import is_session_id
+from attend.layout import HOST_RE, host, is_session_id
 from attend.record import Record
 from attend.spool import Spool
 
@@ -72,6 +73,7 @@ def resolve(
 def _channel(spool: Spool, to: str, sender: Identity, sessions_dir: os.PathLike[str] | str) -> Address:
     name = rooms.channel_name(to)
     live = live_channels(spool, sender.id, sessions_dir)
+    live += sorted({c for p in remote.peers(spool) for c in p.channels if c not in live})  # members elsewhere
     if name not in live:
         listed = ", ".join("#" + c for c in live) or "none"
         from attend.domain import channels
@@ -148,11 +150,22 @@ def _sessions(spool: Spool, to: str, sessions_dir: os.PathLike[str] | str, user:
         raise UsageError(f"empty address {to!r}; use *, #channel, a project path, or session ids or names")
     known = candidates(spool, sessions_dir)
     people = addressable_humans(spool, user)
+    mirror = remote.read(spool)  # other hosts' sessions and humans, when a relay serves this spool
     targets: list[str] = []
     shown: list[str] = []
     room_list: list[str] = []
     warnings: list[str] = []
     for want in wanted:
+        if mirror is not None:
+            elsewhere = _across_hosts(spool, want, mirror, known, people)
+            if elsewhere is not None:
+                target, room = elsewhere
+                if room not in room_list:
+                    targets.append(target)
+                    shown.append(target)
+                    room_list.append(room)
+                continue
+            want = want.removesuffix("@" + host())
         human = _one_human(want, people, spool)
         if human is not None:
             target, name, room = human, human, rooms.human_room(human)
@@ -176,6 +189,55 @@ def unenrolled(c: Candidate) -> str:
         f"direct room keeps this until it does: in that session, run attend join <channel> (or arm attend "
         f"run under Monitor)"
     )
+
+
+def _across_hosts(
+    spool: Spool,
+    want: str,
+    mirror: remote.Mirror,
+    known: list[Candidate],
+    people: list[str],
+) -> tuple[str, str] | None:
+    """A part that names a session or human of another host: (To label, room). None: resolve it here.
+    ``name@host`` picks the host; a bare name on this host and another, or on two others, is refused
+    with the ``name@host`` forms that tell them apart (a human's name on this host wins when config
+    says same-named humans are one person)."""
+    me = host()
+    bare, at, where = want.rpartition("@")
+    if at and HOST_RE.fullmatch(where):
+        if where == me:
+            return None
+        found = [p for p in mirror.peers if p.host == where and _names(p, bare)]
+        if not found:
+            raise NotFoundError(f"no session or human {bare!r} on host {where} (attend peers lists them)")
+        if len(found) > 1:
+            ids = ", ".join(f"{p.id}@{p.host}" for p in found)
+            raise UsageError(f"{want!r} names several sessions ({ids}); give a session id with its @host")
+        return found[0].id + "@" + where, found[0].room
+    found = [p for p in mirror.peers if _names(p, want)]
+    if not found:
+        return None
+    here = []
+    if _one_human(want, people, spool) is not None:
+        if mirror.same_humans:
+            return None  # one person: the mailbox here
+        here.append(f"{want}@{me}")
+    elif _is_local_session(spool, want, known):
+        here.append(f"{want}@{me}")
+    if len(found) == 1 and not here:
+        return found[0].id + "@" + found[0].host, found[0].room
+    options = ", ".join(here + sorted({p.address if p.name != p.id else f"{p.id}@{p.host}" for p in found}))
+    raise UsageError(f"{want!r} is on more than one host; say which: {options}")
+
+
+def _names(peer: remote.RemotePeer, want: str) -> bool:
+    return peer.id == want or peer.name.lower() == want.lower()
+
+
+def _is_local_session(spool: Spool, want: str, known: list[Candidate]) -> bool:
+    if is_session_id(want) and spool.exists("sessions", want):
+        return True
+    return any(n.lower() == want.lower() for c in known for n in c.names())
 
 
 def addressable_humans(spool: Spool, user: str | None) -> list[str]:
@@ -206,9 +268,10 @@ def candidates(spool: Spool, sessions_dir: os.PathLike[str] | str) -> list[Candi
             continue
         record = live.pop(sid, None)
         client = (record.name if record else None) or sessions.stored_name(entry)
-        alias = sessions.alias(str(persona), entry)
         name = sessions.display(str(persona), entry, client)
-        out.append(Candidate(sid, name, (alias,) if alias != name else (), record))
+        # Persona-ordinal, and the name-ordinal earlier versions showed for a session with a name.
+        aliases = {sessions.alias(str(persona), entry), sessions.alias(client, entry) if client else name} - {name}
+        out.append(Candidate(sid, name, tuple(sorted(aliases)), record))
     for sid, record in live.items():
         origin = identity.normalise_origin(record.cwd or "/")
         out.append(Candidate(sid, record.name or identity.nickname(origin), (), record))
@@ -230,6 +293,16 @@ def _where(spool: Spool, c: Candidate) -> str:
     return enrollment.origin if enrollment else "?"
 
 
+def _other_account(name: str) -> bool:
+    """Whether ``name`` is an account of this machine other than the caller's own (on the refusal path only)."""
+    import pwd
+
+    try:
+        return pwd.getpwnam(name).pw_uid != os.getuid()
+    except (KeyError, ValueError):
+        return False
+
+
 def _one_session(
     spool: Spool, want: str, known: list[Candidate], sessions_dir: os.PathLike[str] | str, people: list[str]
 ) -> Candidate:
@@ -249,6 +322,11 @@ def _one_session(
         )
         more = "give the session id" if exact else "give more of the name, or the session id"
         raise UsageError(f"{want!r} fits {len(matches)} sessions: {listed}; {more}")
+    if _other_account(want):
+        raise NotFoundError(
+            f"{want!r} is another user account of this machine: each account's spool is its own, and attend "
+            f"never writes into another's; write to a human of your spool (attend peers lists them)"
+        )
     names = sorted(c.name for c in known)
     hint = f"; sessions: {', '.join(names[:10])}" if names else "; no sessions registered"
     hint += f"; humans: {', '.join(people[:10])}" if people else ""

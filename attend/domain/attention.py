@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 
+from attend import safejson
 from attend.domain import rooms
 from attend.domain.envelope import Signal
 from attend.errors import AttendError
@@ -126,7 +127,7 @@ class Governor:
         now = time.time() if now is None else now
         lines: dict[str, list[float]] = {}
         try:
-            raw = json.loads(spool.read_text("sessions", sid, GOVERNOR) or "{}")
+            raw = safejson.loads(spool.read_text("sessions", sid, GOVERNOR) or "{}")
         except (OSError, ValueError, AttendError):
             raw = {}  # a lost or torn governor forgets a minute of history; nothing else depends on it
         raw = raw if isinstance(raw, dict) else {}
@@ -214,7 +215,7 @@ def mutes(spool: Spool, sid: str, now: float | None = None) -> list[Mute]:
     """The mutes in force (expired ones are dropped as they are read)."""
     now = time.time() if now is None else now
     try:
-        raw = json.loads(spool.read_text("sessions", sid, MUTES) or "{}")
+        raw = safejson.loads(spool.read_text("sessions", sid, MUTES) or "{}")
     except (OSError, ValueError, AttendError):
         return []
     if not isinstance(raw, dict):

@@ -17,6 +17,7 @@ import re
 import time
 from collections.abc import Callable
 
+from attend import safejson
 from attend.domain import rooms
 from attend.errors import NotFoundError, UsageError
 from attend.record import Record
@@ -95,7 +96,7 @@ def member_kind(spool: Spool, name: str, member: str) -> str:
     whether the id has a session folder."""
     text = spool.read_text("channels", name, "members", member)
     try:
-        kind = json.loads(text).get("kind") if text else None
+        kind = safejson.loads(text).get("kind") if text else None
     except (ValueError, AttributeError):
         kind = None
     if kind in ("agent", "human"):
@@ -109,7 +110,7 @@ def read_meta(spool: Spool, name: str) -> tuple[dict[str, object], str | None]:
     if text is None:
         return {}, None
     try:
-        raw = json.loads(text)
+        raw = safejson.loads(text)
         if not isinstance(raw, dict):
             raise ValueError("not an object")
     except ValueError:

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from attend import layout
+from attend import layout, safejson
 
 # typing for mypy alone, and pathlib only for the callers that want a Path: every sensor loop loads
 # config, and reads its files by str (~0.6 MB each, in a hundred idle loops).
@@ -23,6 +23,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
+
+
+GRID = 30.0  # seconds: the sensor loop's timer grid (attend.conduits.loop.TICK); a timer under it wakes off it
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,12 @@ class Key:
     help: str
     project: bool = False  # a project overlay may set it
     choices: tuple[str, ...] = ()
+    maximum: float = float("inf")
+    off: bool = False  # 0 is allowed below ``minimum``: it turns the thing off
+    # What a project overlay may set, when narrower: a project's file needs no approval, so it may not
+    # make every loop of the project spend more than the defaults do.
+    project_min: float | None = None
+    project_max: float | None = None
 
 
 KEYS: dict[str, Key] = {
@@ -43,9 +52,17 @@ KEYS: dict[str, Key] = {
         24, float, 0, "the spool of a session that is no longer live is removed this long after its last activity"
     ),
     "sensor.cleanup_interval": Key(
-        600, float, 0, "seconds between the sensor loop's bounded cleanup sweeps; 0 turns them off", project=True
+        600,
+        float,
+        GRID,
+        "seconds between the sensor loop's bounded cleanup sweeps; 0 turns them off",
+        project=True,
+        off=True,
+        project_min=600,
     ),
-    "sensor.cleanup_budget": Key(5000, int, 100, "spool entries one in-loop sweep may examine", project=True),
+    "sensor.cleanup_budget": Key(
+        5000, int, 100, "spool entries one in-loop sweep may examine", project=True, maximum=1_000_000, project_max=5000
+    ),
     # The two lanes' governors (docs/architecture/sensors.md): messages pass freely, events are held.
     "governor.message.cooldown": Key(3, float, 0, "seconds between two message-lane lines (peers, keepwarm)"),
     "governor.message.max_per_window": Key(30, int, 1, "message-lane lines at most per governor.message.window"),
@@ -77,6 +94,13 @@ KEYS: dict[str, Key] = {
         "which sessions the waiting conduit wakes when idle: joined (every session enrolled by run or join) or off",
         choices=("joined", "off"),
     ),
+    "conduits.socket": Key(
+        "on",
+        str,
+        0,
+        "whether attend mcp posts a session's mail to the client's inbox socket (mid-turn, or waking it): on or off",
+        choices=("on", "off"),
+    ),
     "conduits.headless_wait": Key(
         0,
         int,
@@ -93,6 +117,7 @@ KEYS: dict[str, Key] = {
     "governor.sender.max_per_minute": Key(30, int, 1, "lines a minute per sender that a conduit shows, at most"),
 }
 SENSORS = "sensors"  # the one section that is not a key: sensors: {+name: {script: …}, -name:, name: {…}}
+RELAY = "relay"  # relay: {servers: [...], …}: read and checked by attend.relay (docs/architecture/relay.md)
 
 
 @dataclass(frozen=True)
@@ -116,6 +141,7 @@ SCRIPT_INTERVAL = 30.0  # seconds, when a script sensor names none
 SCRIPT_TIMEOUT = 10.0
 MIN_SCRIPT_INTERVAL = 5.0  # a script is a process: no faster than this
 MIN_BUILT_IN_INTERVAL = 1.0
+MAX_SCRIPT_TIMEOUT = 600.0  # seconds: a timeout is there to end a hung script
 
 
 @dataclass(frozen=True)
@@ -142,6 +168,7 @@ class Config:
     files: list[str] = field(default_factory=list)  # the files that exist and were read
     sensors: dict[str, SensorSetting] = field(default_factory=dict)  # the last file's word on each name
     digests: dict[str, str] = field(default_factory=dict)  # file -> sha256 of the text read (trust)
+    relay: tuple[object, str, int] | None = None  # the user file's ``relay:`` section as data, its file, line
 
     def get(self, key: str) -> float | int | str:
         return self.values[key]
@@ -201,6 +228,13 @@ def _read(file: str) -> str:
 
 
 def _apply(cfg: Config, text: str, where: str, is_project: bool) -> None:
+    try:
+        _apply_yaml(cfg, text, where, is_project)
+    except RecursionError:  # PyYAML composes recursively: a file nested a thousand deep is 2 KB
+        cfg.problems.append(Problem(where, 1, "-", "nested too deep to read"))
+
+
+def _apply_yaml(cfg: Config, text: str, where: str, is_project: bool) -> None:
     import yaml
 
     try:
@@ -217,6 +251,9 @@ def _apply(cfg: Config, text: str, where: str, is_project: bool) -> None:
         for key_node, value_node in root.value:
             if key_node.value == SENSORS:
                 _sensors(cfg, value_node, where, is_project)
+            elif key_node.value == RELAY and not is_project:
+                # attend.relay checks it (a relay that is not configured never imports it).
+                cfg.relay = (yaml.safe_load(yaml.serialize(value_node)), where, key_node.start_mark.line + 1)
             else:
                 kept.append((key_node, value_node))
         root.value = kept
@@ -232,7 +269,7 @@ def _apply(cfg: Config, text: str, where: str, is_project: bool) -> None:
                 Problem(where, line, key, "applies to the whole machine; set it in the user config, not a project's")
             )
             continue
-        value = _value(node, spec)
+        value = _value(node, spec, is_project)
         if isinstance(value, Bad):
             cfg.problems.append(Problem(where, line, key, value))
             continue
@@ -259,8 +296,10 @@ def _leaves(node: Any, prefix: str, cfg: Config, where: str) -> list[tuple[str, 
     return out
 
 
-def _value(node: Any, spec: Key) -> float | int | str | Bad:
-    """The parsed value, or what is wrong with it."""
+def _value(node: Any, spec: Key, is_project: bool = False) -> float | int | str | Bad:
+    """The parsed value, or what is wrong with it (a project overlay within its narrower bounds)."""
+    import math
+
     import yaml
 
     if spec.choices:
@@ -277,8 +316,18 @@ def _value(node: Any, spec: Key) -> float | int | str | Bad:
         value: float | int = int(raw) if spec.kind is int else float(raw)
     except ValueError:
         return Bad(f"must be {want}, not {node.value!r}")
-    if value < spec.minimum:
-        return Bad(f"must be at least {spec.minimum:g}, not {node.value}")
+    if not math.isfinite(value):
+        return Bad(f"must be a finite number, not {node.value}")
+    if spec.off and value == 0:
+        return value
+    low = max(spec.minimum, spec.project_min) if is_project and spec.project_min is not None else spec.minimum
+    high = min(spec.maximum, spec.project_max) if is_project and spec.project_max is not None else spec.maximum
+    where = " in a project's file" if is_project and (low, high) != (spec.minimum, spec.maximum) else ""
+    also = " (or 0, off)" if spec.off else ""
+    if value < low:
+        return Bad(f"must be at least {low:g}{also}{where}, not {node.value}")
+    if value > high:
+        return Bad(f"must be at most {high:g}{where}, not {node.value}")
     return value
 
 
@@ -366,10 +415,15 @@ def _sensor_entry(
         fields[k.value] = (v, line)
     setting = SensorSetting(name, where, at, is_project, base=base)
     floor = MIN_SCRIPT_INTERVAL if script else MIN_INTERVAL.get(name, MIN_BUILT_IN_INTERVAL)
+    # A project's built-in sensor polls in every loop of the project, unapproved: on the grid, no faster.
+    limits = {
+        "interval": Key(0, float, floor, "", project_min=None if script else GRID),
+        "timeout": Key(0, float, 0.1, "", maximum=MAX_SCRIPT_TIMEOUT),
+    }
     for k, (v, line) in fields.items():
         where_key = f"{key}.{k}"
         if k in ("interval", "timeout"):
-            value = _value(v, Key(0, float, floor if k == "interval" else 0.1, ""))
+            value = _value(v, limits[k], is_project)
             if isinstance(value, str):
                 return Problem(where, line, where_key, value)
             setting = _replace(setting, **{k: float(value)})
@@ -493,10 +547,9 @@ def trust_path(env: Mapping[str, str] | None = None) -> Path:
 
 
 def _trusted(env: Mapping[str, str] | None) -> dict[str, str]:
-    import json
 
     try:
-        data = json.loads(_read(os.path.join(layout.config_root(env), TRUST_FILE)))
+        data = safejson.loads(_read(os.path.join(layout.config_root(env), TRUST_FILE)))
     except (OSError, ValueError):
         return {}
     return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}

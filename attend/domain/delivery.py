@@ -15,7 +15,7 @@ import time
 from attend.domain import envelope, humans, sessions
 from attend.domain.envelope import EnvelopeError, Signal
 from attend.errors import SpoolError
-from attend.layout import LINK_BOUND, cutoff_name, name_time, unique_name
+from attend.layout import LINK_BOUND, RELAY, RELAY_ON, cutoff_name, name_time, unique_name
 from attend.spool import LateName, Spool, pause_point
 
 REPAIR_BUDGET = 2000  # records examined per room per pass, so a huge backlog never stalls a loop
@@ -39,14 +39,23 @@ class Fanout:
         return len(self.sessions) + len(self.humans)
 
 
+def crosses_hosts(spool: Spool, room_list: list[str]) -> bool:
+    """Whether a record for these rooms also goes to the relay's outbox: a relay serves this spool
+    (``relay/enabled``, one stat) and a room reaches other hosts (#open, a channel, or a session or
+    human of another host, whose rooms carry ``@<host>``). Project rooms and presence stay local."""
+    remote = any(room == "open" or room.startswith("@") or "@" in room for room in room_list)
+    return remote and spool.exists(RELAY, RELAY_ON)
+
+
 def publish(spool: Spool, sig: Signal, room_list: list[str]) -> Signal:
     """Name ``sig`` and publish it into each room within the link bound (layout.LINK_BOUND), taking a
     fresh name when a stall (a loaded disk, a stopped process) kept a link from landing in time."""
+    outbox = crosses_hosts(spool, room_list)
     for _ in range(PUBLISH_TRIES):
         name = unique_name()
         named = sig.with_id(name, name_time(name))
         try:
-            spool.publish(room_list, envelope.render(named), name, bounded=True)
+            spool.publish(room_list, envelope.render(named), name, bounded=True, outbox=outbox)
             return named
         except LateName as e:
             spool.log(f"send: {e}; publishing again under a fresh name")
@@ -62,9 +71,17 @@ def send(spool: Spool, sig: Signal, room_list: list[str]) -> tuple[Signal, Fanou
     if sig.re and not sig.ancestors:
         sig = sig._replace(ancestors=thread_above(spool, sig.re, room_list))
     sig = publish(spool, sig, room_list)
+    return sig, fan_out(spool, sig, room_list)
+
+
+def fan_out(spool: Spool, sig: Signal, room_list: list[str]) -> Fanout:
+    """Link a published record into every enrolled recipient of its rooms but the sender, and into the
+    mailbox of a human it is addressed to. A room of another host (``…@<host>``) has none here."""
     name = sig.id
     linked = Fanout()
     for room in room_list:
+        if "@" in room[1:]:
+            continue  # a session or human of another host: the relay carries it
         if room.startswith("h-"):
             try:
                 linked.humans += humans.deliver(spool, room, name, sig.from_id)
@@ -80,7 +97,7 @@ def send(spool: Spool, sig: Signal, room_list: list[str]) -> tuple[Signal, Fanou
             elif outcome:
                 linked.sessions.append(sid)
                 pause_point("fanout-partial")
-    return sig, linked
+    return linked
 
 
 def thread_above(spool: Spool, parent: str, near: list[str]) -> tuple[str, ...]:

@@ -15,6 +15,7 @@ import contextlib
 import json
 
 from attend import layout as L
+from attend import safejson
 from attend.domain import reheat
 from attend.errors import AttendError
 from attend.spool import Spool
@@ -41,7 +42,7 @@ def last(spool: Spool, sid: str) -> float | None:
     """When the reheat was last said to this session (epoch seconds); None: never."""
     try:
         raw = spool.read_text(L.SESSIONS, sid, L.DISCLOSED)
-        data = json.loads(raw) if raw else None
+        data = safejson.loads(raw) if raw else None
     except (OSError, ValueError):
         return None
     at = data.get("at") if isinstance(data, dict) else None

@@ -26,13 +26,18 @@ FIELDS = (
     ("Attend-Version", "version"),
     ("From-Kind", "from_kind"),
     ("From-Id", "from_id"),
+    ("Client", "client"),
     ("On-Behalf-Of", "on_behalf_of"),
     ("Attend-To", "to"),
     ("Room", "room"),
     ("Re", "re"),
     ("Origin", "origin"),
+    ("Relayed-From", "via"),
+    ("Relayed-Id", "relayed"),
 )
-_OPTIONAL = {"On-Behalf-Of", "Re"}
+_OPTIONAL = {"Client", "On-Behalf-Of", "Re", "Relayed-From", "Relayed-Id"}
+# The agent client a session runs in (claude, codex, gemini): a token, never free text.
+CLIENT_RE = re.compile(r"[a-z][a-z0-9-]{0,31}")
 MAIL_HEADERS = ("Message-ID", "Date", "From", "To", "Subject")  # always written; threads add two
 V1_FIELDS = ("Message-Id", "From", "To")  # what version 1 kept in the headers version 2 made standard
 
@@ -64,6 +69,9 @@ class Signal(Record):
     on_behalf_of: str | None = None
     version: int = VERSION
     ancestors: tuple[str, ...] = ()  # ids above ``re`` in its thread, oldest first (References)
+    via: str | None = None  # the host a relayed record came from (its From-Id then carries ``@<host>``)
+    relayed: str | None = None  # a relayed record's id on the host that sent it
+    client: str | None = None  # the sender's agent client (claude, codex, gemini); None for a human
 
     def with_id(self, id: str, at: float) -> Signal:
         return self._replace(id=id, at=at)
@@ -124,10 +132,18 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def inert(text: str) -> str:
+    """A name or subject the email package will not decode: ``=?`` (the start of an RFC 2047
+    encoded word) becomes ``= ?``. The package decodes such a word in any text it is handed, quoted
+    or not, and writes what it decoded as it stands, a line break included (Python 3.11 to 3.13):
+    ``=?utf-8?q?=0ARe:_<id>?=`` in a subject would start a header line of its own."""
+    return one_line(text).replace("=?", "= ?")
+
+
 def subject(body: str) -> str:
     """The body's first non-blank line, on one line, shortened to SUBJECT_MAX characters."""
     first = next((line for line in body.splitlines() if line.strip()), "")
-    text = one_line(first)
+    text = inert(first)
     return text if len(text) <= SUBJECT_MAX else text[: SUBJECT_MAX - 3].rstrip() + "..."  # ASCII: see plain_headers
 
 
@@ -160,14 +176,14 @@ def references(sig: Signal) -> list[str]:
 
 def _addresses(sig: Signal) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
     """(From, To) as (display name, local part, domain) triples."""
-    sender = [(one_line(sig.sender), local_part(sig.from_id), DOMAIN)]
+    sender = [(inert(sig.sender), local_part(sig.from_id), DOMAIN)]
     to = sig.to
     if to == "*":
         return sender, [("#open", "open", "room." + DOMAIN)]
     if to.startswith("#"):
-        return sender, [(one_line(to), local_part(to[1:]), "channel." + DOMAIN)]
+        return sender, [(inert(to), local_part(to[1:]), "channel." + DOMAIN)]
     if to.startswith("/"):
-        return sender, [(one_line(to), local_part(sig.room), "room." + DOMAIN)]
+        return sender, [(inert(to), local_part(sig.room), "room." + DOMAIN)]
     return sender, [("", local_part(part), DOMAIN) for part in to.split(",") if part]
 
 
@@ -208,7 +224,7 @@ def plain_headers(sig: Signal) -> str | None:
             return None
         addresses.append(f"{name} <{local}@{domain}>" if name else f"{local}@{domain}")
     text = subject(sig.body)
-    if not text or not text.isascii() or "=?" in text:
+    if not text or not text.isascii():
         return None
     refs = [message_id(r) for r in references(sig)]
     lines = [
@@ -230,7 +246,7 @@ def sender_label(headers: dict[str, str]) -> str:
     """The sender's display label from a parsed header block, whichever version wrote it."""
     value = headers.get("From", "?")
     if headers.get("Attend-Version") == "1":
-        return decode_value(value)
+        return one_line(decode_value(value))
     if m := _PLAIN_ADDRESS.fullmatch(value):
         return m.group(1)
     if "<" not in value:
@@ -241,7 +257,8 @@ def sender_label(headers: dict[str, str]) -> str:
         found = policy.header_factory("From", value).addresses
     except Exception:  # a foreign header the registry cannot parse: show it as written
         return value
-    return str(found[0].display_name) if found else ""
+    # A planted record's encoded word may decode to a line break: a label is one line.
+    return one_line(str(found[0].display_name)) if found else ""
 
 
 # ---------------------------------------------------------------------- write and read
@@ -252,11 +269,14 @@ def render(sig: Signal) -> bytes:
         "Attend-Version": str(VERSION),  # the layout written is this version's, whatever was read
         "From-Kind": sig.from_kind,
         "From-Id": sig.from_id,
+        "Client": sig.client if sig.client and CLIENT_RE.fullmatch(sig.client) else None,
         "On-Behalf-Of": sig.on_behalf_of,
         "Attend-To": sig.to,
         "Room": sig.room,
         "Re": sig.re,
         "Origin": sig.origin,
+        "Relayed-From": sig.via,
+        "Relayed-Id": sig.relayed,
     }
     lines = [f"{key}: {encode_value(value)}\n" for key, _ in FIELDS if (value := values[key]) is not None]
     head = lines[0] + mail_headers(sig) + "".join(lines[1:]) + _MIME
@@ -273,6 +293,7 @@ def parse_headers(data: bytes) -> tuple[dict[str, str], bytes]:
     except UnicodeDecodeError as e:
         raise EnvelopeError("header block is not ASCII") from e
     headers: dict[str, str] = {}
+    seen: set[str] = set()
     key = ""
     for line in text.split("\n"):
         if line[:1] in (" ", "\t") and key:
@@ -281,6 +302,11 @@ def parse_headers(data: bytes) -> tuple[dict[str, str], bytes]:
         key, colon, value = line.partition(":")
         if not colon or not key or " " in key:
             raise EnvelopeError(f"malformed header line {line[:40]!r}")
+        if key.lower() in seen:
+            # attend writes each header once: a second Re, Message-ID or On-Behalf-Of was forged
+            # (the forgery may come first, so neither copy can be trusted).
+            raise EnvelopeError(f"repeated header {key[:40]!r}")
+        seen.add(key.lower())
         headers[key] = value[1:] if value.startswith(" ") else value  # one space after the colon, as written
     return headers, body
 
@@ -302,6 +328,9 @@ def parse(data: bytes, at: float | None = None) -> Signal:
         raise EnvelopeError(f"missing header {missing[0]}")
     if headers["From-Kind"] not in ("agent", "human"):
         raise EnvelopeError(f"unknown From-Kind {headers['From-Kind']!r}")
+    client = headers.get("Client")
+    if client is not None and not CLIENT_RE.fullmatch(client):
+        raise EnvelopeError(f"Client {client[:40]!r} is not a client name")
     ancestors: tuple[str, ...] = ()
     if version == 1:
         msg_id, to = headers["Message-Id"], headers["To"]
@@ -326,4 +355,7 @@ def parse(data: bytes, at: float | None = None) -> Signal:
         on_behalf_of=decode_value(headers["On-Behalf-Of"]) if "On-Behalf-Of" in headers else None,
         version=version,
         ancestors=ancestors,
+        via=headers.get("Relayed-From"),
+        relayed=headers.get("Relayed-Id"),
+        client=client,
     )

@@ -14,7 +14,7 @@ import json
 import re
 from dataclasses import asdict, dataclass
 
-from attend import layout
+from attend import layout, safejson
 from attend.domain import transcript
 from attend.domain.config import Config
 from attend.spool import Spool
@@ -58,7 +58,7 @@ def duration(seconds: float) -> str:
 def read(spool: Spool, sid: str) -> Arm | None:
     raw = spool.read_text(layout.SESSIONS, sid, layout.KEEPWARM)
     try:
-        data = json.loads(raw) if raw else None
+        data = safejson.loads(raw) if raw else None
         return Arm(**data) if isinstance(data, dict) else None
     except (ValueError, TypeError):
         return None

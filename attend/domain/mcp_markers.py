@@ -11,7 +11,7 @@ import json
 import os
 import time
 
-from attend import identity
+from attend import identity, safejson
 from attend.domain import sessions
 from attend.spool import Spool
 
@@ -26,7 +26,7 @@ def live_markers(spool: Spool, sid: str) -> list[dict[str, object]]:
         if not name.endswith(".json"):
             continue
         try:
-            raw = json.loads(spool.read("sessions", sid, "mcp", name))
+            raw = safejson.loads(spool.read("sessions", sid, "mcp", name))
         except (OSError, ValueError):
             continue
         if not isinstance(raw, dict):

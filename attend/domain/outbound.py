@@ -87,6 +87,7 @@ def deliver(
         at=0.0,
         re=re,
         on_behalf_of=obo,
+        client=sender.host if sender.is_agent else None,
     )
     if not sender.is_agent:
         humans.note_active(ctx.spool, sender.id)

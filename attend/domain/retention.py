@@ -6,10 +6,11 @@ What goes (docs/architecture/spool.md, "Bounded growth"; the policy: docs/archit
   period: its maildir and state, its channel memberships, its project index entry (registry slots
   are left to the registry's own GC);
 - room records older than the age limit, or beyond the newest N of their room;
-- a live session's seen entries (cur/) by the same age and its own count limit;
+- a live session's seen entries (cur/) by the same age and its own count limit, and a human's
+  (``humans/<user>/cur/``) by the same rule;
 - the room of a channel that no longer exists, and old quarantined files.
 
-Never removed: new/ or claimed/ of a live session (an unseen delivery). A room record's removal
+Never removed: new/ or claimed/ of a live session or of a human (an unseen delivery). A room record's removal
 leaves a delivery intact: the session's link keeps the file. Freed bytes count only files whose last
 link goes (spool.remove_path).
 
@@ -27,10 +28,22 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from attend import safejson
 from attend.domain import channels, config, sessions
 from attend.domain.config import Config
 from attend.domain.liveness import Liveness
-from attend.layout import NAME_RE, PRESENCE, QUARANTINE, REAPING, RETAINED_TOPS, STALE_TMP_SECONDS, cutoff_name
+from attend.layout import (
+    CUR,
+    HUMANS,
+    NAME_RE,
+    PRESENCE,
+    QUARANTINE,
+    REAPING,
+    RETAINED_TOPS,
+    STALE_TMP_SECONDS,
+    cutoff_name,
+    is_user_name,
+)
 from attend.spool import Entry, Folder, RefusedEntry, Spool
 
 ORPHAN_GRACE = 90.0  # seconds: a channel room with no channel is left alone this long (a join may be under way)
@@ -153,6 +166,7 @@ class Cleaner:
         reaped session's links are gone before the room records they shared are weighed."""
         out = ["tmp", "quarantine"]
         out += [f"session:{s}" for s in self.spool.names("sessions")]
+        out += [f"human:{u}" for u in self.spool.names(HUMANS) if is_user_name(u)]
         out += [f"room:{r}" for r in self.spool.rooms()]
         return out
 
@@ -165,6 +179,10 @@ class Cleaner:
                 self.quarantine()
             elif kind == "session":
                 self.session(key)
+            elif kind == "human":
+                # A human's mailbox is never reaped (a human does not end), but what it has read ages
+                # out as a live session's does: its links alone kept every message to it for ever.
+                self.trim((HUMANS, key, CUR), self.policy.max_seen_per_session, "seen-age", "seen-count")
             elif kind == "room":
                 self.room(key)
         except RefusedEntry as e:  # something planted in the spool: never followed, reported once a pass
@@ -444,7 +462,7 @@ def sweep(
             return cleaner.report
         text = spool.read_text("state", "sweep.json")
         try:
-            start_after = str(json.loads(text).get("after", "")) if text else ""
+            start_after = str(safejson.loads(text).get("after", "")) if text else ""
         except (ValueError, AttributeError):
             start_after = ""
         swept = spool.mtime("state", "sweep.json")

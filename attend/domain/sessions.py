@@ -22,6 +22,7 @@ import time
 from collections.abc import Iterator, Mapping
 
 from attend import identity as ident
+from attend import safejson
 from attend.domain import rooms
 from attend.identity import Identity
 from attend.layout import (
@@ -81,6 +82,7 @@ class Enrollment(Record):
     # The pid namespace the session's Claude runs in, recorded only by a process that found that
     # Claude among its ancestors: the evidence the sandbox rule compares against (sessions.md).
     pid_ns: str | None = None
+    client: str | None = None  # the agent client the session runs in (claude, codex, gemini)
 
     @property
     def project(self) -> str:
@@ -90,7 +92,7 @@ class Enrollment(Record):
     def of(cls, who: Identity, ways: tuple[str, ...], enrolled_at: float, pid_ns: str | None = None) -> Enrollment:
         """``pid_ns``: the one already recorded, kept unless ``who`` came through its ancestry."""
         ns = who.pid_ns if who.resolved_by == "ancestry" and who.pid_ns else pid_ns
-        return cls(who.id, ways, who.origin, who.claude_pid, who.proc_start, who.name, enrolled_at, ns)
+        return cls(who.id, ways, who.origin, who.claude_pid, who.proc_start, who.name, enrolled_at, ns, who.host)
 
     def document(self) -> bytes:
         """The enrollment document, ``sessions/<sid>/enrolled``: the one place its fields are written."""
@@ -102,6 +104,7 @@ class Enrollment(Record):
             "name": self.name,
             "enrolled_at": self.enrolled_at,
             "pid_ns": self.pid_ns,
+            "client": self.client,
         }
         return json.dumps(record, indent=1).encode()
 
@@ -114,7 +117,7 @@ def read_enrollment(spool: Spool, sid: str) -> Enrollment | None:
     if text is None:
         return None
     try:
-        raw = json.loads(text)
+        raw = safejson.loads(text)
         return Enrollment(
             sid=sid,
             ways=tuple(raw["ways"]),
@@ -124,6 +127,7 @@ def read_enrollment(spool: Spool, sid: str) -> Enrollment | None:
             name=raw.get("name"),
             enrolled_at=float(raw.get("enrolled_at", 0)),
             pid_ns=raw.get("pid_ns") if isinstance(raw.get("pid_ns"), str) else None,
+            client=raw.get("client") if raw.get("client") in ("claude", "codex", "gemini") else None,
         )
     except (ValueError, KeyError, TypeError):
         spool.log(f"enrollment record of {sid} is malformed; treating the session as not enrolled")
@@ -189,7 +193,7 @@ def read_registry(spool: Spool, key: str) -> dict[str, dict[str, object]]:
     if not text:
         return {}
     try:
-        raw = json.loads(text)
+        raw = safejson.loads(text)
     except ValueError:
         return {}
     return {k: v for k, v in raw.items() if isinstance(v, dict)} if isinstance(raw, dict) else {}
@@ -483,7 +487,7 @@ def catch_up(spool: Spool, sid: str, room_list: list[str], now: float) -> tuple[
 def read_cursors(spool: Spool, sid: str) -> dict[str, str]:
     text = spool.read_text("sessions", sid, "repair.json")
     try:
-        raw = json.loads(text) if text else {}
+        raw = safejson.loads(text) if text else {}
     except ValueError:
         raw = {}
     return {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}

@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 
+from attend import safejson
 from attend.domain import envelope, framing, rooms, sessions
 from attend.errors import UsageError
 from attend.identity import Identity
@@ -105,7 +106,7 @@ def _folder(sid: str) -> tuple[str, ...]:
 
 def _read_json(spool: Spool, *parts: str) -> object:
     text = spool.read_text(*parts)
-    return None if text is None else json.loads(text)
+    return None if text is None else safejson.loads(text)
 
 
 def _write_json(spool: Spool, data: object, *parts: str) -> None:

@@ -9,13 +9,12 @@ Nothing here writes; a transcript that is absent or unreadable is "no figure", n
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from attend import identity
+from attend import identity, safejson
 
 # A transcript's path is a str: it is only opened and stat'd, and pathlib would cost every sensor loop
 # ~0.6 MB (the context sensor looks each minute). ``attend tune`` lists them as Paths.
@@ -125,7 +124,7 @@ def last_usage(path: str | None) -> Usage | None:
         if b'"usage"' not in line:
             continue  # most lines are tool results and user turns: not worth parsing
         try:
-            found = usage_of(json.loads(line))
+            found = usage_of(safejson.loads(line))
         except ValueError:
             continue
         if found is not None:
@@ -166,7 +165,7 @@ def turn_gaps(path: str | Path, limit: int = 8 * 1024 * 1024) -> list[float]:
     last_answer = 0.0
     for line in data.splitlines():
         try:
-            entry = json.loads(line)
+            entry = safejson.loads(line)
         except ValueError:
             continue
         if not isinstance(entry, dict):

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from attend.hosts.base import Host
 from attend.hosts.claude import HOST as CLAUDE
+from attend.hosts.codex import HOST as CODEX
+from attend.hosts.gemini import HOST as GEMINI
 
-HOSTS: tuple[Host, ...] = (CLAUDE,)
+HOSTS: tuple[Host, ...] = (CLAUDE, CODEX, GEMINI)
 
 
 def by_name(name: str) -> Host | None:

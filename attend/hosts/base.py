@@ -46,11 +46,25 @@ class Host:
     name: str = ""
     inside_env: tuple[str, ...] = ()  # any set (non-empty): this process runs inside the host
     session_env: tuple[str, ...] = ()  # the first set offers a session id
+    # One session per host process at a time (a /clear replaces it): the process can stand for the
+    # session (liveness, the /clear move). False where one process hosts many sessions (Codex's daemon).
+    one_session_per_process: bool = True
 
-    def find(self, pid: int, env: Mapping[str, str], parent: Parent) -> Found | None:
+    def find(self, pid: int, env: Mapping[str, str], parent: Parent, claims: tuple[str, ...] = ()) -> Found | None:
         """The host's session nearest above ``pid`` (``pid`` itself included), climbing at most
-        ``MAX_HOPS`` parents with ``parent``; None when there is none with live evidence."""
+        ``MAX_HOPS`` parents with ``parent``; None when there is none with live evidence. ``claims``:
+        ids the caller was handed by the client (a hook's payload, an MCP call's metadata), for a host
+        whose evidence proves an offered id rather than naming one."""
         raise NotImplementedError
+
+    def inside_ancestry(self, pid: int, parent: Parent) -> str | None:
+        """Why ``pid`` is inside this host although ``find`` proved no session (so it is never the
+        human), or None. Default: the environment alone says so (``inside``)."""
+        return None
+
+    def turn_end(self, reason: str) -> dict[str, str]:
+        """What the turn-end hook prints to hand the model ``reason`` and keep the turn going."""
+        return {"decision": "block", "reason": reason}
 
     def offered_id(self, env: Mapping[str, str]) -> tuple[str, str] | None:
         """(variable, session id) the environment offers, or None."""

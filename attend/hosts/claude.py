@@ -184,7 +184,9 @@ class Claude(Host):
     inside_env = ("CLAUDECODE",)
     session_env = ("CLAUDE_CODE_SESSION_ID",)
 
-    def find(self, pid: int, env: Mapping[str, str], parent: Parent = parent_pid) -> Found | None:
+    def find(
+        self, pid: int, env: Mapping[str, str], parent: Parent = parent_pid, claims: tuple[str, ...] = ()
+    ) -> Found | None:
         found = find_session(pid, env, parent)
         if found is None:
             return None

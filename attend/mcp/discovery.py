@@ -60,7 +60,7 @@ async def _answers(frames: list[bytes]) -> list[dict[str, Any]]:
         tg.start_soon(lambda: low.run(from_wire, to_wire, low.create_initialization_options()))
         for raw in frames:
             verdict = screen(raw)
-            assert not isinstance(verdict, str | tuple), verdict
+            assert not isinstance(verdict, str | tuple | list), verdict
             await to_server.send(SessionMessage(verdict))
             if isinstance(verdict, types.JSONRPCRequest):
                 with anyio.fail_after(10):

@@ -23,7 +23,7 @@ import signal
 import sys
 import threading
 
-from attend import __version__
+from attend import __version__, safejson
 from attend.mcp import answers
 
 TYPE_CHECKING = False
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 PROTOCOL_META = "io.modelcontextprotocol/protocolVersion"
 SUBSCRIPTION_META = "io.modelcontextprotocol/subscriptionId"
 LIST_FLAGS = ("toolsListChanged", "promptsListChanged", "resourcesListChanged")
+DEPTH = 64  # as attend.mcp.stdio.DEPTH: a deeper frame goes to the server, which refuses it
 PRIVATE_ID = "attend-front-initialize"  # the replayed initialize's id: its answer never reaches the wire
 
 # A frame to give the server again at the handover, and the answer of its own to drop:
@@ -58,8 +59,10 @@ class Front:
     def take(self, raw: bytes) -> bool:
         """Answer ``raw`` and return True, or return False: the server must see it (and what follows)."""
         try:
-            msg = json.loads(raw)
-        except ValueError:  # not UTF-8, not JSON: the server's screen words the refusal
+            msg = safejson.loads(raw)
+        except ValueError:  # not UTF-8, not JSON, nested too deep: the server's screen words the refusal
+            return False
+        if not safejson.within(msg, DEPTH):
             return False
         if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0" or not isinstance(msg.get("method"), str):
             return False
@@ -147,6 +150,7 @@ class Startup(threading.Thread):
     def __init__(self) -> None:
         super().__init__(name="attend-mcp-startup", daemon=True)
         self.marker: Any = None
+        self.conduit: Any = None  # the socket conduit (attend.conduits.inbox_socket), when it serves
         self.server: Any = None
         self.present = threading.Event()
         self.loaded = threading.Event()
@@ -177,8 +181,26 @@ class Startup(threading.Thread):
             who = ctx.who()
             if who.is_agent:
                 self.marker.ensure(ctx.spool, who.id)
+                self._conduit(ctx, who)
         except Exception as e:  # an unresolvable caller, a spool that cannot be written: serve anyway
             print(f"attend mcp: {e}", file=sys.stderr, flush=True)
+
+    def _conduit(self, ctx: Any, who: Any) -> None:
+        """Start the socket conduit beside the server (a daemon thread asleep in inotify); a session
+        it cannot serve is one log line, and the other conduits deliver."""
+        config = importlib.import_module("attend.domain.config")
+        conduit = importlib.import_module("attend.conduits.inbox_socket")
+        started = conduit.start(ctx.spool, os.environ, who, config.load(os.environ))
+        if isinstance(started, str):
+            ctx.spool.log(f"attend mcp: the socket conduit does not serve {who.id}: {started}")
+        else:
+            self.conduit = started
+
+    def stop_conduit(self) -> None:
+        """At the end: a post not yet confirmed stays unseen, for the next conduit."""
+        if self.conduit is not None:
+            self.conduit.stop()
+            self.conduit.join(1.0)
 
     def remove_marker(self) -> None:
         if self.marker is not None:
@@ -248,6 +270,7 @@ def main() -> None:
         else:
             startup.present.wait()  # stdin closed in discovery: the marker (if written) goes
     finally:
+        startup.stop_conduit()
         startup.remove_marker()
         sys.stderr.flush()
     # Interpreter teardown after stdin closes costs ~0.2 s and does nothing for us.

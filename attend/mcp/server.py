@@ -19,6 +19,7 @@ This package (``server``, ``schema``, ``stdio``, ``discovery``) is the only plac
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import json
 import logging
 import os
@@ -115,10 +116,30 @@ class CallContext(Context):
         return self
 
 
+# The session id the client handed this call (Codex: ``params._meta.threadId``): a claim, never an
+# identity by itself; the identity rule accepts it only when the ancestry proves it (attend/hosts/codex.py).
+OFFERED: contextvars.ContextVar[str | None] = contextvars.ContextVar("attend_offered_sid", default=None)
+
+
+def offered_sid(context: Any) -> str | None:
+    """``_meta.threadId`` of the call under way, when the client sent one (a plain string only)."""
+    try:
+        meta = context.request_context.meta
+    except Exception:
+        return None
+    if meta is None:
+        return None
+    extra = meta if isinstance(meta, dict) else {**(getattr(meta, "model_extra", None) or {}), **vars(meta)}
+    value = extra.get("threadId")
+    return value if isinstance(value, str) and 0 < len(value) <= 128 else None
+
+
 def call_context(base: Context) -> CallContext:
+    payload_sid = base.payload_sid or OFFERED.get()
     if isinstance(base, CallContext):
+        base.payload_sid = payload_sid
         return base
-    return CallContext(spool=base.spool, env=base.env, cwd=base.cwd, payload_sid=base.payload_sid, pid=base.pid)
+    return CallContext(spool=base.spool, env=base.env, cwd=base.cwd, payload_sid=payload_sid, pid=base.pid)
 
 
 def default_context() -> CallContext:
@@ -190,6 +211,7 @@ class AttendServer(MCPServer[Any]):
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         """Errors as one sentence: the SDK prefixes 'Error executing tool …' and dumps pydantic text."""
+        token = OFFERED.set(offered_sid(context))
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError:
@@ -201,6 +223,8 @@ class AttendServer(MCPServer[Any]):
             if isinstance(cause, ToolError):
                 raise ToolError(str(cause)) from None
             raise
+        finally:
+            OFFERED.reset(token)
 
     async def serve_wire(self, wire_in: IO[bytes], wire_out: IO[bytes], replay: Sequence[Replay]) -> None:
         """Serve on attend's own stdio transport (the SDK's drops or mangles frames it cannot parse),

@@ -31,52 +31,99 @@ from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
+from attend import safejson
+
 SUBSCRIPTION_META = "io.modelcontextprotocol/subscriptionId"
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
 
-Reply = tuple[int | str, int, str]  # (request id, code, message): a refusal to write back
+# A refusal to write back: (request id, code, message). The id is None when the frame's id cannot be
+# read (not JSON, an id that is a float or null, a batch): JSON-RPC answers those with a null id.
+Reply = tuple[int | str | None, int, str]
+BAD_ID = "not a valid JSON-RPC request: its id must be a string or an integer"
+DEPTH = 64  # nesting a frame may have: the SDK's own parser stops near 255; no MCP message needs 64
 
 
-def screen(raw: bytes) -> types.JSONRPCMessage | Reply | str:
-    """One frame off the wire: the message, a refusal to answer, or (no readable id) a line for stderr."""
+def screen(raw: bytes) -> types.JSONRPCMessage | Reply | list[Reply] | str:
+    """One frame off the wire: the message, the refusals to answer (a list for a batch), or (a bad
+    notification or response, which nobody waits on) a line for stderr."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         # Read the id through the bad bytes, so the refusal reaches the request that is waiting for it.
-        rid = _request_id(raw.decode("utf-8", "surrogateescape"))
+        surrogated = raw.decode("utf-8", "surrogateescape")
         what = f"the frame is not valid UTF-8 (byte 0x{raw[e.start]:02x} at offset {e.start})"
-        if rid is None:
+        if _unanswered(surrogated):
             return f"attend mcp: refused a frame with no request id: {what}"
+        rid = _request_id(surrogated)
         return (rid, PARSE_ERROR, f"{what}; attend refuses it rather than guess: send it again as UTF-8")
     try:
-        return types.jsonrpc_message_adapter.validate_json(text, by_name=False)
+        message = types.jsonrpc_message_adapter.validate_json(text, by_name=False)
     except ValueError as e:
         refused = e
+    else:
+        if not isinstance(message, types.JSONRPCNotification) or '"id"' not in text:
+            return message
+        # The SDK reads a request whose id is a float or null as a notification, and answers nothing.
+        parsed = safejson.loads(text)
+        if not (isinstance(parsed, dict) and "id" in parsed):
+            return message
+        return (None, INVALID_REQUEST, BAD_ID)
     try:
-        parsed = json.loads(text)
-    except ValueError:
-        return f"attend mcp: refused a frame that is not JSON: {_first_line(refused)}"
-    rid = _request_id(parsed)
+        parsed = safejson.loads(text)
+    except ValueError as e:
+        return (None, PARSE_ERROR, f"not JSON: {_first_line(e)}")
+    if not safejson.within(parsed, DEPTH):
+        return (_request_id(parsed), INVALID_REQUEST, f"the frame nests deeper than {DEPTH} levels")
+    if isinstance(parsed, list):
+        return _batch(parsed)
     where = _lone_surrogate(parsed)
     if where is not None:
         path, char = where
         what = f"{path or 'the frame'} holds a lone surrogate ({char}), which is not Unicode text"
-        if rid is None:
+        if _unanswered(parsed):
             return f"attend mcp: refused a frame with no request id: {what}"
-        return (rid, INVALID_PARAMS, f"{what}; attend takes UTF-8 text only: send it again without it")
-    if rid is None:
+        return (_request_id(parsed), INVALID_PARAMS, f"{what}; attend takes UTF-8 text only: send it again without it")
+    if _unanswered(parsed):
         return f"attend mcp: refused a frame that is not a JSON-RPC message: {_first_line(refused)}"
+    rid = _request_id(parsed)
+    if rid is None:
+        return (None, INVALID_REQUEST, BAD_ID)
     return (rid, INVALID_REQUEST, f"not a valid JSON-RPC request: {_first_line(refused)}")
+
+
+def _batch(frames: list[object]) -> list[Reply]:
+    """A batch (a JSON array) is refused whole: MCP dropped JSON-RPC batching. Each request in it gets
+    its own error, so nobody waits on an id; no request with a readable id, one error with a null id."""
+    what = "a batch (a JSON array) is not served: send each message as its own line"
+    replies: list[Reply] = [
+        (rid, INVALID_REQUEST, what) for f in frames if not _unanswered(f) and (rid := _request_id(f)) is not None
+    ]
+    return replies or [(None, INVALID_REQUEST, what)]
+
+
+def _unanswered(frame: object) -> bool:
+    """A frame nobody waits on, so no error is sent for it (JSON-RPC answers no notification and no
+    response): an object with a method and no id, or with a result or an error."""
+    if isinstance(frame, str):
+        try:
+            frame = safejson.loads(frame)
+        except ValueError:
+            return False
+    if not isinstance(frame, dict):
+        return False
+    return ("method" in frame and "id" not in frame) or (
+        "method" not in frame and ("result" in frame or "error" in frame)
+    )
 
 
 def _request_id(frame: object) -> int | str | None:
     """The id of a request that can be echoed back (a number, or a string that is Unicode), else None:
-    a notification or a response, which nobody waits on, or a frame whose id cannot be read."""
+    a frame whose id cannot be read."""
     if isinstance(frame, str):
         try:
-            frame = json.loads(frame)
+            frame = safejson.loads(frame)
         except ValueError:
             return None
     if not isinstance(frame, dict) or "method" not in frame:
@@ -147,7 +194,7 @@ def _visible(value: Any) -> Any:
     return value
 
 
-def _refusal(rid: int | str, code: int, message: str) -> SessionMessage:
+def _refusal(rid: int | str | None, code: int, message: str) -> SessionMessage:
     error = types.JSONRPCError(jsonrpc="2.0", id=rid, error=types.ErrorData(code=code, message=message))
     return SessionMessage(error)
 
@@ -183,6 +230,9 @@ async def transport(wire_in: IO[bytes], wire_out: IO[bytes], replay: Sequence[Re
             print(verdict, file=sys.stderr, flush=True)
         elif isinstance(verdict, tuple):
             await refusals.send(_refusal(*verdict))
+        elif isinstance(verdict, list):
+            for reply in verdict:
+                await refusals.send(_refusal(*reply))
         else:
             if isinstance(verdict, types.JSONRPCRequest) and not _waits(verdict):
                 owed.add(verdict.id)

@@ -1,12 +1,14 @@
 """Apply attend's baseline to a Claude Code configuration (a *target*), and withdraw it.
 
-A target is a Claude Code config folder: ``~/.claude``, or ``$CLAUDE_CONFIG_DIR``. attend writes:
+A target is a Claude Code config folder: ``~/.claude``, ``$CLAUDE_CONFIG_DIR``, or a project's
+``<project>/.claude``. attend writes:
 - ``<target>/settings.json``: the allow entries, the Stop-hook drain, the waiting conduit (an
   ``asyncRewake`` Stop hook) and the re-presentation after a compaction (a SessionStart hook,
   matcher ``compact``) (settings/permissions.json, settings/hooks.json), by the three-way merge in
   attend.setup.merge;
-- the matching ``.claude.json`` (``~/.claude.json`` for ``~/.claude``, else ``<target>/.claude.json``):
-  ``mcpServers.attend`` (settings/mcp.json). Claude Code reads user MCP servers only from there;
+- the matching MCP file (``~/.claude.json`` for ``~/.claude``, ``<project>/.mcp.json`` for a
+  project's ``.claude``, else ``<target>/.claude.json``): ``mcpServers.attend`` (settings/mcp.json).
+  Claude Code reads a user's MCP servers only from the first, a project's only from the second;
 - ``<target>/hooks/ways/attend-*.sh`` (0755) and ``<target>/skills/attend/SKILL.md``.
 
 Per target, attend's config folder keeps the base (what attend wrote last), the bytes each file
@@ -36,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attend import identity, layout
+from attend import identity, layout, safejson
 from attend.errors import AttendError, UsageError
 from attend.setup import merge
 from attend.setup.data import data_file
@@ -114,8 +116,16 @@ def resolve_target(target: str | None, env: Mapping[str, str] | None = None) -> 
             f"target {folder} {what}; start Claude Code once (or mkdir -p {folder}), or name another with --target"
         )
     custom = env.get("CLAUDE_CONFIG_DIR")
-    is_default = folder == home / ".claude" and not (custom and Path(os.path.abspath(custom)) == folder)
-    claude_json = home / ".claude.json" if is_default else folder / ".claude.json"
+    is_custom = bool(custom) and Path(os.path.abspath(str(custom))) == folder
+    is_default = folder == home / ".claude" and not is_custom
+    if is_default:
+        claude_json = home / ".claude.json"
+    elif folder.name == ".claude" and not is_custom:
+        # A project's .claude folder: Claude Code reads a project's MCP servers from <project>/.mcp.json
+        # (it never reads a .claude.json inside the project), beside the folder's settings.json.
+        claude_json = folder.parent / ".mcp.json"
+    else:
+        claude_json = folder / ".claude.json"
     digest = hashlib.sha256(str(folder).encode()).hexdigest()[:16]
     return Target(
         folder, folder / "settings.json", claude_json, home, Path(layout.config_root(env)) / "targets" / digest
@@ -274,7 +284,7 @@ def load_json(path: Path) -> Loaded:
     _check_folder_writable(path.parent)
     raw = path.read_bytes()
     try:
-        doc = json.loads(raw, parse_constant=_not_finite, parse_float=_finite) if raw.strip() else {}
+        doc = safejson.loads(raw, parse_constant=_not_finite, parse_float=_finite) if raw.strip() else {}
     except _NotFinite as e:
         raise InstallError(
             f"{path} holds {e}; rewritten it would read NaN or Infinity, which is not JSON to Claude Code. "
@@ -359,7 +369,7 @@ class State:
     @classmethod
     def load(cls, folder: Path) -> State:
         try:
-            raw = json.loads((folder / STATE_FILE).read_text(encoding="utf-8"))
+            raw = safejson.loads((folder / STATE_FILE).read_text(encoding="utf-8"))
         except FileNotFoundError:
             return cls(folder)
         except ValueError as e:
@@ -699,7 +709,7 @@ def _same_user_part(
     original: bytes | None, doc: dict[str, Any], base: dict[str, Any], owns: Callable[[str], bool]
 ) -> bool:
     try:
-        before = json.loads(original) if original and original.strip() else {}
+        before = safejson.loads(original) if original and original.strip() else {}
     except (ValueError, UnicodeDecodeError):
         return False
     return isinstance(before, dict) and merge.same_user_view(before, doc, base, owns)

@@ -1,5 +1,6 @@
-"""channels: list channels (pruning members whose session is gone), or create, describe, pin and
-unpin one. ``--joined`` only reads: it lists the caller's channels and changes nothing on disk."""
+"""channels: list channels, or create, describe, pin and unpin one. A listing only reads: the spool is
+byte-identical after it. It shows the members that are here (a human, or an agent session that is
+live); the member files of a session that ended go when retention reaps its spool, after the grace."""
 
 from __future__ import annotations
 
@@ -11,15 +12,15 @@ from attend.domain.liveness import Liveness
 from attend.errors import AttendError, UsageError
 
 DESCRIPTION = (
-    "List channels with their members, pinned flag and description (members whose session has ended "
-    "are pruned), or: create NAME [DESC], describe NAME [DESC], pin NAME, unpin NAME. "
-    "--joined lists only the caller's channels and changes nothing."
+    "List channels with their members, pinned flag and description (a listing changes nothing; sessions "
+    "that have ended are not shown as members), or: create NAME [DESC], describe NAME [DESC], pin NAME, "
+    "unpin NAME. --joined lists only the caller's channels."
 )
 PARAMS = {
     "action": "list (default), create, describe, pin or unpin.",
     "name": "The channel, for create, describe, pin and unpin.",
     "description": "The description, for create and describe (describe with none clears it).",
-    "joined": "List only the channels the caller is in; read-only.",
+    "joined": "List only the channels the caller is in.",
 }
 EXAMPLES = (  # the end of `attend channels --help` (CLI only)
     ("attend channels", "every channel, its members and whether you joined"),
@@ -51,8 +52,7 @@ class Channels:
     action: str
     channels: list[Channel]
     changed: str | None = None  # the channel an action changed
-    removed: list[str] = field(default_factory=list)  # channels that went away (emptied and unpinned)
-    pruned: list[str] = field(default_factory=list)  # "#channel member" entries dropped as no longer live
+    removed: list[str] = field(default_factory=list)  # unpin: the channel went away (empty and unpinned)
     warnings: list[str] = field(default_factory=list)
 
 
@@ -98,16 +98,13 @@ def _list(ctx: Context, joined_only: bool) -> Channels:
             raise
         me = ""
     out = Channels("list", [])
-    if not joined_only:
-        pruned = channels.prune(spool, Liveness(spool, ctx.sessions_dir))
-        out.pruned = [f"#{c} {m}" for c, m in pruned.members]
-        out.removed = pruned.removed
-        out.warnings.extend(pruned.warnings)
+    live = Liveness(spool, ctx.sessions_dir)
     for name in channels.names(spool):
         if joined_only and not channels.is_member(spool, name, me):
             continue
         info = channels.info(spool, name)
-        if not joined_only:
-            out.warnings.extend(w for w in info.warnings if w not in out.warnings)
-        out.channels.append(Channel(name, list(info.members), info.pinned, info.description, me in info.members))
+        out.warnings.extend(w for w in info.warnings if w not in out.warnings)
+        # Who is here: an agent member whose session ended stays on disk until retention reaps it.
+        here = [m for m in info.members if channels.member_kind(spool, name, m) == "human" or live(m)]
+        out.channels.append(Channel(name, here, info.pinned, info.description, me in info.members))
     return out

@@ -19,11 +19,16 @@ from attend.verbs.inbox import Message, room_arg, to_message
 
 DESCRIPTION = (
     "Open the human's live seat at the table: a full-screen terminal app with the rooms (#open, your "
-    "mailbox, channels, projects, direct conversations) and their unread counts, the conversation, the "
-    "live peers, and a compose line whose @name and #channel complete and address the message. "
-    "Reading marks only your own mailbox read, as far as it was on screen. ? shows the keys; q quits."
+    "mailbox, channels, projects, direct conversations with sessions and humans) and their unread "
+    "counts, the conversation, the live peers, and a compose line, which has the keys when it opens: "
+    "type, Enter sends; @name and #channel complete and address the line. Commands take Ctrl and are "
+    "in the footer (Ctrl+R reply, Ctrl+T fold, Ctrl+O open a long message); F1 shows every key, Ctrl+Q "
+    "quits. Reading marks only your own mailbox read, as far as it was on screen."
 )
-PARAMS = {"room": "The room to open on: #channel, open, or a room name (default #open)."}
+PARAMS = {
+    "room": "The room to open on, as the rooms pane names it (#open, #channel, @you, @name, a project's "
+    "name) or a room name (default #open)."
+}
 EXAMPLES = (  # the end of `attend chat --help` (CLI only)
     ("attend chat", "open on #open"),
     ("attend chat --room '#deploy'", "open on a channel"),
@@ -42,10 +47,11 @@ class ChatRequest:
 @dataclass
 class Room:
     room: str  # the spool room (for a direct conversation, the session's direct room d-<sid>)
-    label: str  # as the rooms pane shows it: #open, @you, #deploy, project:api, @Hana-beta
+    label: str  # as the rooms pane shows it: #open, @you, #deploy, api (a project), @Hana-beta, @alice
     kind: str  # open | mailbox | channel | project | direct
     to: str | None  # what a plain line typed here is addressed to (send's --to); None in the mailbox
     unread: int = 0
+    detail: str = ""  # what the title bar adds: a project's path
 
 
 @dataclass
@@ -71,7 +77,8 @@ def run(ctx: Context, req: ChatRequest) -> Seat:
     listed = rooms_of(spool, user)
     start = rooms.OPEN
     if req.room is not None:
-        start = room_arg(req.room)
+        by_label = {r.label: r.room for r in listed}  # what the rooms pane shows, and the refusal lists
+        start = by_label[req.room] if req.room in by_label else room_arg(req.room)
         if start not in {r.room for r in listed}:
             raise UsageError(f"no room {req.room!r} here; the rooms are {', '.join(r.label for r in listed)}")
     humans.note_active(spool, user)  # chat uses the bus: peers lists the human, and it can be addressed
@@ -91,14 +98,31 @@ def rooms_of(spool: Spool, user: str) -> list[Room]:
     present = set(spool.rooms())
     names = set(channels.names(spool)) | {r[1:] for r in present if r.startswith("@")}
     out += [Room(rooms.channel_room(n), "#" + n, "channel", "#" + n) for n in sorted(names)]
-    for room in sorted(r for r in present if r.startswith("p-")):
-        path = _project_path(spool, room)
-        if path is not None:
-            label = "project:" + (path.rstrip("/").rsplit("/", 1)[-1] or "/")
-            out.append(Room(room, label, "project", path))
+    projects = [
+        (room, path)
+        for room in sorted(r for r in present if r.startswith("p-"))
+        if (path := _project_path(spool, room))
+    ]
+    labels = project_labels([path for _, path in projects])
+    out += [Room(room, labels[path], "project", path, detail=path) for room, path in projects]
     known = sessions.registered_names(spool)
-    for sid in sorted(_direct_peers(spool, user, present), key=lambda s: known.get(s, s)):
+    sids, people = _direct_peers(spool, user, present)
+    for sid in sorted(sids, key=lambda s: known.get(s, s)):
         out.append(Room(rooms.direct_room(sid), "@" + known.get(sid, sid[:8]), "direct", sid))
+    out += [Room(rooms.human_room(other), "@" + other, "direct", other) for other in sorted(people)]
+    return out
+
+
+def project_labels(paths: list[str]) -> dict[str, str]:
+    """Each project path's name in the rooms pane: its folder's name, with as many parent folders as
+    it takes to tell two projects of the same name apart."""
+    parts = {p: [x for x in p.split("/") if x] or ["/"] for p in paths}
+    out: dict[str, str] = {}
+    for path, segs in parts.items():
+        depth = 1
+        while depth < len(segs) and any(o != path and parts[o][-depth:] == segs[-depth:] for o in parts):
+            depth += 1
+        out[path] = "/".join(segs[-depth:])
     return out
 
 
@@ -111,39 +135,53 @@ def _headers(spool: Spool, room: str, name: str) -> dict[str, str] | None:
 
 
 def _project_path(spool: Spool, room: str) -> str | None:
-    """The project path a project room is addressed by: the To of its newest readable record."""
+    """The project path a project room is addressed by: the address of its newest readable record
+    (attend's own Attend-To; a version 1 record kept it in To)."""
     for name in reversed(spool.room_names(room)[-5:]):
         headers = _headers(spool, room, name)
-        if headers is not None and headers.get("To", "").startswith("/"):
-            return headers["To"]
+        if headers is None:
+            continue
+        to = envelope.decode_value(headers.get("Attend-To", headers.get("To", "")), "surrogateescape")
+        if to.startswith("/"):
+            return to
     return None
 
 
-def _direct_peers(spool: Spool, user: str, present: set[str]) -> set[str]:
-    """Sessions the human is in a direct conversation with: it wrote to their direct room, or they
-    wrote to its mailbox."""
-    out: set[str] = set()
+def _direct_peers(spool: Spool, user: str, present: set[str]) -> tuple[set[str], set[str]]:
+    """(sessions, other humans) the human is in a direct conversation with: it wrote to their direct
+    room (a session's d-<sid>, a human's h-<user>), or they wrote to its mailbox."""
+    sids: set[str] = set()
+    people: set[str] = set()
+    mine = rooms.human_room(user)
     for room in present:
-        if room.startswith("d-"):
+        if room.startswith(("d-", "h-")) and room != mine:
             for name in spool.room_names(room)[-SCAN:]:
                 headers = _headers(spool, room, name)
                 if headers is not None and headers.get("From-Id") == user:
-                    out.add(room[2:])
+                    other = room[2:]
+                    (sids if room.startswith("d-") else people).add(other)
                     break
-    mine = rooms.human_room(user)
     for name in spool.room_names(mine)[-HISTORY:]:
         headers = _headers(spool, mine, name)
-        if headers is not None and headers.get("From-Kind") == "agent" and headers.get("From-Id"):
-            out.add(headers["From-Id"])
-    return out
+        sender = headers.get("From-Id") if headers is not None else None
+        if headers is None or not sender:
+            continue
+        if headers.get("From-Kind") == "agent":
+            sids.add(sender)
+        elif (person := humans.mailbox(sender)) is not None and person != user:
+            people.add(person)
+    return sids, people
 
 
 def rooms_for(msg: Message, user: str) -> list[str]:
-    """The pane rooms a record shows in: its own room, and for a session's message to the human's
-    mailbox, that session's direct conversation too."""
+    """The pane rooms a record shows in: its own room, and for a message to the human's mailbox, the
+    direct conversation with its sender too (a session's d-<sid>, another human's h-<user>)."""
     out = [msg.room]
-    if msg.room == rooms.human_room(user) and msg.from_kind == "agent":
-        out.append(rooms.direct_room(msg.from_id))
+    if msg.room == rooms.human_room(user):
+        if msg.from_kind == "agent":
+            out.append(rooms.direct_room(msg.from_id))
+        elif (other := humans.mailbox(msg.from_id)) is not None and other != user:
+            out.append(rooms.human_room(other))
     return out
 
 
@@ -162,14 +200,21 @@ def read(spool: Spool, room: str, name: str) -> Message | None:
 
 def messages(spool: Spool, room: Room, user: str, limit: int = HISTORY) -> list[Message]:
     """The room's newest ``limit`` messages, oldest first. A direct conversation is what the human
-    wrote to the session and what the session wrote to the human."""
+    wrote to the session (or the other human) and what they wrote to the human."""
     if room.kind == "direct":
-        sid = room.room[2:]
+        other = room.room[2:]  # d-<sid> or h-<user>
         mine = [m for m in _newest(spool, room.room, limit) if m.from_id == user]
-        theirs = [m for m in _newest(spool, rooms.human_room(user), limit) if m.from_id == sid]
+        theirs = [m for m in _newest(spool, rooms.human_room(user), limit) if peer_of(m) == other]
         merged = {m.id: m for m in mine + theirs}
         return [merged[k] for k in sorted(merged)][-limit:]
     return _newest(spool, room.room, limit)
+
+
+def peer_of(msg: Message) -> str:
+    """Who a message is from, as a direct room names them: a session's id, a human's user name."""
+    if msg.from_kind == "agent":
+        return msg.from_id
+    return humans.mailbox(msg.from_id) or msg.from_id
 
 
 def _newest(spool: Spool, room: str, limit: int) -> list[Message]:

@@ -18,6 +18,7 @@ from attend.domain import delivery, mcp_markers, sessions
 from attend.domain.context import Context, enrollment_probe
 from attend.errors import AttendError
 from attend.identity import Identity
+from attend.layout import OUTBOX, RELAY, RELAY_LOCK, RELAY_ON, RELAY_STATE
 from attend.setup import install
 from attend.spool import Spool
 from attend.verbs import permissions
@@ -171,6 +172,35 @@ def _waiter_check(spool: Spool, sid: str, sensor: bool, env: Mapping[str, str]) 
     )
 
 
+def _relay_check(spool: Spool, env: Mapping[str, str]) -> Check:
+    """The relay to other hosts: configured, running, and how much waits in its outbox."""
+    from attend.relay import settings
+
+    s = settings.load(env)
+    enabled = spool.exists(RELAY, RELAY_ON)
+    queued = len(spool.names(RELAY, OUTBOX, "new"))
+    if s is None and not enabled:
+        return Check("relay", "skip", "no relay configured: this machine's sessions only")
+    if s is None:
+        return Check(
+            "relay",
+            "warn",
+            f"sends are still queued for other hosts ({queued} waiting), but no relay is configured",
+            "attend relay --off",
+        )
+    if s.problems:
+        return Check("relay", "fail", s.problems[0], "fix config.yaml, then attend relay --check")
+    if not spool.is_held(RELAY, RELAY_LOCK):
+        return Check(
+            "relay",
+            "warn",
+            f"configured for host {s.host} but not running: {queued} waiting in the outbox, other hosts unheard",
+            "start it: attend relay (under a supervisor; docs/architecture/relay.md has a systemd unit)",
+        )
+    state = spool.read_text(RELAY, RELAY_STATE) or "{}"
+    return Check("relay", "ok", f"running for host {s.host} ({queued} waiting in the outbox; {state.strip()[:120]})")
+
+
 def run(ctx: Context, req: DoctorRequest) -> Doctor:
     """Works without a spool: a context from ``Context.for_env`` opens it here, and a refusal is a check."""
     env, pid = ctx.env, ctx.pid
@@ -230,6 +260,8 @@ def run(ctx: Context, req: DoctorRequest) -> Doctor:
             )
         repaired = delivery.repair(spool, sid)
         checks.append(Check("repair", "ok", f"restored {repaired} missing deliveries"))
+    if spool is not None:
+        checks.append(_relay_check(spool, env))
     off = [name for name in MONITOR_OFF if env.get(name)]
     checks.append(
         Check(

@@ -76,6 +76,7 @@ class Message:
     scope: str
     origin: str
     body: str
+    client: str | None = None  # the sender's agent client (claude, codex, gemini); None for a human
 
 
 @dataclass
@@ -105,6 +106,7 @@ def to_message(sig: envelope.Signal, room: str) -> Message:
         scope=rooms.scope(room),
         origin=envelope.printable(sig.origin),  # JSON encoders (the MCP SDK's) refuse a lone surrogate
         body=sig.body,
+        client=sig.client,
     )
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from attend.conduits.watch import Watcher
 from attend.domain import sessions, trailer
 from attend.domain.context import Context
-from attend.errors import NotEnrolledError, UsageError
+from attend.errors import NotASessionError, NotEnrolledError, UsageError
 from attend.verbs import FRONTEND
 
 MAX_SECONDS = 60.0
@@ -90,7 +90,9 @@ def run(ctx: Context, req: WaitRequest) -> Waited:
         raise UsageError(f"seconds must be between 0 and {MAX_SECONDS:g}")
     who = ctx.who()
     if not who.is_agent:
-        raise UsageError("inbox --wait waits for a Claude session's deliveries; as a human, follow with attend tail")
+        raise NotASessionError(
+            "inbox --wait waits for a Claude session's deliveries; as a human, follow with attend tail"
+        )
     if not sessions.is_enrolled(ctx.spool, who.id):
         raise NotEnrolledError(
             "nothing can land here: this Claude session is not enrolled; "

@@ -12,19 +12,25 @@ from attend.domain.context import Context
 from attend.setup import install as core
 
 DESCRIPTION = (
-    "Wire attend into a Claude Code configuration: allow every attend tool, add the Stop-hook drain to "
-    "settings.json, register the `attend mcp` server in .claude.json, and copy the hook scripts and the "
-    "attend skill. A three-way merge keeps your own settings; running it again changes nothing. "
-    "The guard hook is copied but never wired."
+    "Wire attend into Claude Code, Codex CLI and Gemini CLI: the `attend mcp` server, the turn-end "
+    "drain hook, the hook scripts and the attend skill (for Claude Code also the allow entries). With no "
+    "--host it wires each client it finds and says which. A three-way merge keeps your own settings; "
+    "running it again changes nothing. Codex runs only trusted hooks: install asks Codex to trust "
+    "attend's. The guard hook is copied but never wired."
 )
 EXAMPLES = (  # the end of `attend install --help` (CLI only)
     ("attend install --dry-run", "what it would change"),
     ("attend install", "wire attend into ~/.claude"),
-    ("attend install --target ./.claude", "into a project's settings"),
+    ("attend install --target ./.claude", "into this project: .claude/settings.json and .mcp.json"),
+    ("attend install --host codex", "into Codex CLI only ($CODEX_HOME, else ~/.codex)"),
 )
 PARAMS: dict[str, str] = {
-    "target": "Claude Code config folder (default: $CLAUDE_CONFIG_DIR, else ~/.claude).",
+    "target": (
+        "Claude Code config folder (default: $CLAUDE_CONFIG_DIR, else ~/.claude); a project's .claude "
+        "folder gets its MCP server in the project's .mcp.json."
+    ),
     "dry_run": "Print the diff and write nothing.",
+    "hosts": "Client to wire: claude, codex or gemini (repeatable; default: each one found).",
 }
 
 
@@ -32,6 +38,7 @@ PARAMS: dict[str, str] = {
 class InstallRequest:
     target: str | None = None
     dry_run: bool = False
+    hosts: tuple[str, ...] = ()
 
 
 @dataclass
@@ -39,6 +46,19 @@ class Change:
     path: str
     action: str
     diff: str
+
+
+@dataclass
+class HostWired:
+    """One client besides Claude Code (Codex, Gemini): what install changed there, and what it did
+    that is not a file change (Codex's hook trust)."""
+
+    host: str
+    target: str
+    changed: bool
+    changes: list[Change]
+    backups: list[str]
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -52,22 +72,47 @@ class Installed:
     backups: list[str]
     guard_wired: bool = False  # install never wires the guard
     warnings: list[str] = field(default_factory=list)
+    hosts: list[str] = field(default_factory=list)  # the clients wired, in order ("claude", "codex", "gemini")
+    others: list[HostWired] = field(default_factory=list)  # Codex and Gemini, when wired
+
+
+def chosen_hosts(ctx: Context, target: str | None, named: tuple[str, ...]) -> list[str]:
+    """The clients to wire: those named; else with --target, Claude Code; else each one found (Claude
+    Code when none is, so its own refusal says what to do)."""
+    from attend.errors import UsageError
+    from attend.setup import hosts
+
+    for name in named:
+        if name not in hosts.HOSTS:
+            raise UsageError(f"unknown host {name!r}; the hosts are {', '.join(hosts.HOSTS)}")
+    if named:
+        return list(dict.fromkeys(named))
+    if target is not None:
+        return ["claude"]
+    return hosts.detected(ctx.env) or ["claude"]
 
 
 def run(ctx: Context, req: InstallRequest) -> Installed:
+    from attend.setup import hosts
+
     env, dry_run = ctx.env, req.dry_run
-    where = core.resolve_target(req.target, env)
-    out = core.install(where, dry_run=dry_run, attend_exe=core.attend_executable(env))
-    warnings = []
-    if core.attend_executable(env) == "attend":
-        warnings.append("no attend executable found by absolute path; the MCP entry relies on the client's PATH")
-    return Installed(
-        target=out.target,
-        settings=out.settings,
-        claude_json=out.claude_json,
-        dry_run=dry_run,
-        changed=bool(out.changes),
-        changes=[Change(c.path, c.action, c.diff) for c in out.changes],
-        backups=out.backups,
-        warnings=warnings,
-    )
+    wired = chosen_hosts(ctx, req.target, req.hosts)
+    attend_exe = core.attend_executable(env)
+    result = Installed("", "", "", dry_run, False, [], [], hosts=wired)
+    if "claude" in wired:
+        where = core.resolve_target(req.target, env)
+        out = core.install(where, dry_run=dry_run, attend_exe=attend_exe)
+        result.target, result.settings, result.claude_json = out.target, out.settings, out.claude_json
+        result.changes = [Change(c.path, c.action, c.diff) for c in out.changes]
+        result.backups = out.backups
+    for name in wired:
+        if name == "claude":
+            continue
+        plan = hosts.plan(name, env, attend_exe)
+        done = hosts.install(plan, env, dry_run=dry_run)
+        changes = [Change(c.path, c.action, c.diff) for c in done.changes]
+        result.others.append(HostWired(name, done.target, bool(changes), changes, done.backups, plan.notes))
+    result.changed = bool(result.changes) or any(o.changed for o in result.others)
+    if attend_exe == "attend":
+        result.warnings.append("no attend executable found by absolute path; the MCP entry relies on the client's PATH")
+    return result

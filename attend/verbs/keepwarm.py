@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from attend.domain import config, keepwarm, transcript
 from attend.domain.context import Context
-from attend.errors import IdentityError, UsageError
+from attend.errors import NotASessionError, UsageError
 
 DESCRIPTION = (
     "Keep this session's prompt cache warm while it idles: on [WINDOW] (6h by default; 90m, 2h30m) arms "
@@ -57,7 +57,7 @@ def run(ctx: Context, req: KeepwarmRequest) -> KeepwarmResult:
         seconds = parsed
     who = ctx.who()
     if not who.is_agent:
-        raise IdentityError("keepwarm: no Claude session owns this process, nothing to warm")
+        raise NotASessionError("keepwarm: no Claude session owns this process, nothing to warm")
     now = time.time()
     cfg = config.load(ctx.env, who.origin)
     idle = keepwarm.duration(float(cfg.get("keepwarm.idle_seconds")))

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from attend import identity
 from attend.domain import addressing, attention, rooms
 from attend.domain.context import Context
-from attend.errors import UsageError
+from attend.errors import NotASessionError, UsageError
 from attend.verbs.inbox_filters import DURATION_RE, UNITS
 
 DESCRIPTION = "Mute a peer, #channel or project: its messages still reach inbox, but never show or wake you."
@@ -81,7 +81,7 @@ def run(ctx: Context, req: MuteRequest) -> Muted:
     span = seconds(req.duration)
     who = ctx.who()
     if not who.is_agent:
-        raise UsageError("mute serves a Claude Code session (its conduits); the human's inbox shows everything")
+        raise NotASessionError("mute serves a Claude Code session (its conduits); the human's inbox shows everything")
     key, label = key_of(ctx, req.target)
     if key == f"peer:{who.id}":
         raise UsageError("that is this session; nothing to mute")

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from attend import identity
 from attend.domain import trailer
 from attend.domain.context import Context
-from attend.errors import IdentityError
+from attend.errors import NotASessionError
 from attend.identity import Identity
 
 DESCRIPTION = "Subscribe to events, reported from now on as nudges on later attend tool results."
@@ -41,7 +41,7 @@ def session(ctx: Context) -> Identity:
     """The caller, who must be a Claude Code session: notifications belong to one."""
     who = ctx.who()
     if not who.is_agent:
-        raise IdentityError(
+        raise NotASessionError(
             "notifications belong to a Claude Code session, and this caller is not one; "
             "run this from inside the session"
         )

@@ -7,14 +7,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from attend import identity
-from attend.domain import channels, config, humans, mcp_markers, rooms, sessions, transcript
+from attend.domain import channels, config, humans, liveness, mcp_markers, remote, rooms, sessions, transcript
 from attend.domain.context import Context
 from attend.errors import AttendError
+from attend.hosts import gemini
 from attend.layout import iso
 
 DESCRIPTION = (
     "List live sessions on this machine (name, project, status, context, channels, conduits) and the "
-    "humans active in the last 12 hours (their user name addresses them)."
+    "humans active in the last 12 hours (their user name addresses them); with a relay, other hosts' too "
+    "(name@host)."
 )
 EXAMPLES = (  # the end of `attend peers --help` (CLI only)
     ("attend peers", "the live sessions, and the humans who used the bus today"),
@@ -42,6 +44,8 @@ class Peer:
     pid: int
     ordinal: str | None  # alpha, beta, … once registered (display only, never a key)
     ctx: int | None = None  # percent of its model's window the context fills, from its transcript
+    host: str | None = None  # another host's session (through the relay); None: this machine's
+    client: str = "claude"  # the agent client it runs in: claude, codex, gemini
 
 
 @dataclass
@@ -50,6 +54,7 @@ class HumanPeer:
     active_at: str  # when it last sent or read (ISO 8601, UTC)
     channels: list[str]
     self: bool
+    host: str | None = None  # another host's human (through the relay); None: this machine's
 
 
 @dataclass
@@ -74,8 +79,12 @@ def run(ctx: Context, req: PeersRequest) -> Peers:
     registries: dict[str, dict[str, dict[str, object]]] = {}
     window = float(config.load(ctx.env).get("peers.activity_window"))  # the user's file: yaml only if it exists
     out = []
-    for record in identity.live_records(ctx.sessions_dir):
+    listed: set[str] = set()
+    found = [(r, "claude") for r in identity.live_records(ctx.sessions_dir)]
+    found += [(r, "gemini") for r in identity.live_records(gemini.records_home(ctx.env))]
+    for record, client in found:
         sid = record.session_id
+        listed.add(sid)
         origin = identity.normalise_origin(record.cwd or "/")
         who = identity.Identity("agent", sid, origin, "record", True, record.pid, record.proc_start, record.name)
         key = rooms.project_key(origin)
@@ -101,14 +110,66 @@ def run(ctx: Context, req: PeersRequest) -> Peers:
                 self=sid == me,
                 pid=record.pid,
                 ordinal=sessions.ordinal_of(entry),
-                ctx=_context(ctx, record),
+                ctx=_context(ctx, record) if client == "claude" else None,
+                client=client,
             )
         )
+    out += _codex_peers(ctx, me, member_of, registries, listed)
     out.sort(key=lambda p: (p.project, p.display))
     people = [
         HumanPeer(h.user, iso(h.active_at), member_of.get(h.user, []), h.user == me) for h in humans.recent(spool)
     ]
+    for p in remote.peers(spool):  # other hosts', as the relay last heard (nothing without a relay)
+        chans = ["#" + c for c in p.channels]
+        if p.kind == "human":
+            people.append(HumanPeer(p.id, iso(p.seen), chans, False, p.host))
+        else:
+            out.append(
+                Peer(p.id, p.name, p.project, p.status or "-", True, chans, False, False, False, 0, None, None, p.host)
+            )
     return Peers(out, people)
+
+
+def _codex_peers(
+    ctx: Context,
+    me: str,
+    member_of: dict[str, list[str]],
+    registries: dict[str, dict[str, dict[str, object]]],
+    listed: set[str],
+) -> list[Peer]:
+    """Codex threads keep no record by process (one process hosts many): the enrolled ones that are
+    live by a conduit or a fresh heartbeat (liveness.py)."""
+    spool = ctx.spool
+    is_live = liveness.Liveness(spool, ctx.sessions_dir)
+    out = []
+    for sid in sessions.enrolled_sessions(spool):
+        if sid in listed:
+            continue
+        enrollment = sessions.read_enrollment(spool, sid)
+        if enrollment is None or enrollment.client != "codex" or not is_live(sid):
+            continue
+        key = rooms.project_key(enrollment.origin)
+        if key not in registries:
+            registries[key] = sessions.read_registry(spool, key)
+        entry = registries[key].get(sid)
+        who = identity.Identity("agent", sid, enrollment.origin, "enrollment", False, name=enrollment.name)
+        out.append(
+            Peer(
+                session_id=sid,
+                display=sessions.display(identity.persona(who), entry, sessions.client_name(who, entry)),
+                project=enrollment.origin,
+                status="-",
+                enrolled=True,
+                channels=member_of.get(sid, []),
+                sensor=sessions.run_is_live(spool, sid),
+                mcp=mcp_markers.mcp_live(spool, sid),
+                self=sid == me,
+                pid=0,
+                ordinal=sessions.ordinal_of(entry),
+                client="codex",
+            )
+        )
+    return out
 
 
 def _context(ctx: Context, record: identity.SessionRecord) -> int | None:

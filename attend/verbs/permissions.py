@@ -6,12 +6,12 @@ simply fails there: every entry counts as required, except the outbound ones und
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from attend import safejson
 from attend.domain.context import Context
 from attend.setup import install as core
 
@@ -57,7 +57,7 @@ class Permissions:
 
 def _read(path: Path, warnings: list[str]) -> dict[str, Any]:
     try:
-        doc = json.loads(path.read_text(encoding="utf-8") or "{}")
+        doc = safejson.loads(path.read_text(encoding="utf-8") or "{}")
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as e:

@@ -55,7 +55,10 @@ def find_record(spool: Spool, msg_id: str) -> tuple[str, envelope.Signal] | None
 
 
 def own_room(spool: Spool, parent: envelope.Signal) -> str:
-    """The room only the parent's sender reads: its direct room, or a human's own room."""
+    """The room only the parent's sender reads: its direct room, or a human's own room. A relayed
+    parent's sender is on another host (its From-Id carries ``@<host>``): the room is that host's."""
+    if parent.via:
+        return ("h-" if parent.from_kind == "human" else "d-") + parent.from_id
     if parent.from_kind == "human":
         return rooms.human_room(parent.from_id)
     return rooms.direct_room(sessions.moved_to(spool, parent.from_id))
@@ -63,6 +66,8 @@ def own_room(spool: Spool, parent: envelope.Signal) -> str:
 
 def hears(spool: Spool, parent: envelope.Signal, room: str) -> bool:
     """Whether the parent's sender receives ``room`` now (so a reply there reaches it)."""
+    if parent.via:  # another host's: it hears #open and the channel it wrote to, through the relay
+        return room == rooms.OPEN or room.startswith("@")
     if parent.from_kind == "human":
         # A human's mailbox holds only its own room: a reply anywhere else is linked there too.
         return room == rooms.human_room(parent.from_id)

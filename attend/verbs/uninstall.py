@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from attend.domain.context import Context
 from attend.setup import install as core
 from attend.verbs.install import PARAMS as INSTALL_PARAMS
-from attend.verbs.install import Change
+from attend.verbs.install import Change, HostWired, chosen_hosts
 
 DESCRIPTION = (
     "Withdraw exactly what `attend install` wrote. Files nothing else changed since come back byte for "
@@ -19,11 +19,13 @@ DESCRIPTION = (
 )
 EXAMPLES = (  # the end of `attend uninstall --help` (CLI only)
     ("attend uninstall", "take it out again; your own settings stay"),
-    ("attend uninstall --purge", "and remove the spool"),
+    ("attend uninstall --purge", "and remove the spool, after a [y/N] on a terminal"),
+    ("attend uninstall --purge --yes", "the same without asking (a script)"),
 )
 PARAMS: dict[str, str] = {
     "target": INSTALL_PARAMS["target"],
     "purge": "Also delete the spool (every message and session record).",
+    "hosts": "Client to withdraw from: claude, codex or gemini (repeatable; default: each one found).",
 }
 
 
@@ -31,6 +33,7 @@ PARAMS: dict[str, str] = {
 class UninstallRequest:
     target: str | None = None
     purge: bool = False
+    hosts: tuple[str, ...] = ()
 
 
 @dataclass
@@ -43,17 +46,28 @@ class Uninstalled:
     spool: str
     purged: bool
     warnings: list[str] = field(default_factory=list)
+    hosts: list[str] = field(default_factory=list)
+    others: list[HostWired] = field(default_factory=list)
 
 
 def run(ctx: Context, req: UninstallRequest) -> Uninstalled:
-    where = core.resolve_target(req.target, ctx.env)
-    out = core.uninstall(where, ctx.spool_root, purge=req.purge)
-    return Uninstalled(
-        target=out.target,
-        settings=out.settings,
-        claude_json=out.claude_json,
-        changes=[Change(c.path, c.action, c.diff) for c in out.changes],
-        backups=out.backups,
-        spool=out.spool,
-        purged=out.purged,
-    )
+    from attend.setup import hosts
+
+    wired = chosen_hosts(ctx, req.target, req.hosts)
+    result = Uninstalled("", "", "", [], [], str(ctx.spool_root), False, hosts=wired)
+    if "claude" in wired:
+        where = core.resolve_target(req.target, ctx.env)
+        out = core.uninstall(where, ctx.spool_root, purge=False)
+        result.target, result.settings, result.claude_json = out.target, out.settings, out.claude_json
+        result.changes = [Change(c.path, c.action, c.diff) for c in out.changes]
+        result.backups = out.backups
+    for name in wired:
+        if name == "claude":
+            continue
+        plan = hosts.plan(name, ctx.env, core.attend_executable(ctx.env))
+        done = hosts.uninstall(plan)
+        changes = [Change(c.path, c.action, c.diff) for c in done.changes]
+        result.others.append(HostWired(name, done.target, bool(changes), changes, done.backups))
+    if req.purge:
+        result.purged = core.purge_spool(ctx.spool_root)
+    return result

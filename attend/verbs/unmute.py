@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from attend.domain import attention
 from attend.domain.context import Context
-from attend.errors import NotFoundError, UsageError
+from attend.errors import NotASessionError, NotFoundError
 from attend.verbs.mute import key_of, shown
 
 DESCRIPTION = "Undo a mute; what arrived meanwhile stays in inbox."
@@ -33,7 +33,7 @@ class Unmuted:
 def run(ctx: Context, req: UnmuteRequest) -> Unmuted:
     who = ctx.who()
     if not who.is_agent:
-        raise UsageError("unmute serves a Claude Code session; the human's inbox shows everything")
+        raise NotASessionError("unmute serves a Claude Code session; the human's inbox shows everything")
     key, label = key_of(ctx, req.target)
     items = attention.mutes(ctx.spool, who.id)
     if not any(m.key == key for m in items):

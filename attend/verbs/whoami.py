@@ -35,6 +35,7 @@ class WhoAmI:
     enrolled: bool
     spool: str
     warnings: list[str] = field(default_factory=list)  # the identity notes: ids offered and ignored
+    host: str | None = None  # the client whose session this is (claude, codex, gemini); None: the human
 
 
 def run(ctx: Context, req: WhoAmIRequest) -> WhoAmI:
@@ -50,4 +51,5 @@ def run(ctx: Context, req: WhoAmIRequest) -> WhoAmI:
         enrolled=who.is_agent and sessions.is_enrolled(ctx.spool, who.id),
         spool=str(ctx.spool.root),
         warnings=list(who.notes),
+        host=who.host,
     )

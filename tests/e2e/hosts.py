@@ -213,3 +213,96 @@ def wait_until(predicate: Any, timeout: float) -> bool:
 
 
 __all__ = ["HostRun", "HostWorld", "codex_bin", "gemini_bin", "os"]
+
+
+class AppServer:
+    """``codex app-server --listen stdio://`` driven over JSON-RPC, as an IDE drives it: a thread that
+    stays loaded and idle between turns, with no TTY."""
+
+    def __init__(self, world: HostWorld, api: FakeAPI, project: str = "proj") -> None:
+        import threading
+
+        api.__enter__()
+        self.api = api
+        self.cwd = str(world.project(project))
+        self.proc = subprocess.Popen(
+            [codex_bin(), "app-server", "--listen", "stdio://"],
+            cwd=self.cwd,
+            env=world.codex_env(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            start_new_session=True,
+        )
+        world.procs.append(self.proc)
+        self.messages: list[dict[str, Any]] = []
+        self._cond = threading.Condition()
+        self._ids = iter(range(1, 10_000))
+        threading.Thread(target=self._read, name="app-server", daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            with self._cond:
+                self.messages.append(msg)
+                self._cond.notify_all()
+
+    def send(self, method: str, params: dict[str, Any] | None = None, notify: bool = False) -> Any:
+        assert self.proc.stdin is not None
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params or {}}
+        rid = None if notify else next(self._ids)
+        if rid is not None:
+            msg["id"] = rid
+        self.proc.stdin.write(json.dumps(msg) + "\n")
+        self.proc.stdin.flush()
+        if rid is None:
+            return None
+        reply = self.wait(lambda m: m.get("id") == rid, 60, method)
+        assert "error" not in reply, reply
+        return reply.get("result")
+
+    def wait(self, match: Any, timeout: float, what: str) -> dict[str, Any]:
+        with self._cond:
+            found: list[dict[str, Any]] = []
+
+            def seen() -> bool:
+                found[:] = [m for m in self.messages if match(m)]
+                return bool(found)
+
+            assert self._cond.wait_for(seen, timeout), f"timed out after {timeout:.0f}s waiting for {what}"
+            return found[0]
+
+    def count(self, method: str) -> int:
+        with self._cond:
+            return sum(1 for m in self.messages if m.get("method") == method)
+
+    def wait_count(self, method: str, n: int, timeout: float) -> None:
+        with self._cond:
+            assert self._cond.wait_for(
+                lambda: sum(1 for m in self.messages if m.get("method") == method) >= n, timeout
+            ), f"timed out after {timeout:.0f}s waiting for {n} × {method}"
+
+    def start_thread(self) -> str:
+        self.send("initialize", {"clientInfo": {"name": "attend-e2e", "version": "1"}})
+        self.send("initialized", notify=True)
+        result = self.send(
+            "thread/start", {"cwd": self.cwd, "approvalPolicy": "never", "sandbox": "danger-full-access"}
+        )
+        thread = result.get("thread", {}).get("id") if isinstance(result, dict) else None
+        assert isinstance(thread, str), result
+        return thread
+
+    def turn(self, thread: str, text: str) -> None:
+        self.send("turn/start", {"threadId": thread, "input": [{"type": "text", "text": text}]})
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            _kill_group(self.proc)  # type: ignore[arg-type]
+            with contextlib.suppress(Exception):
+                self.proc.communicate(timeout=10)
+        self.api.close()

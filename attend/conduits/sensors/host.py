@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from attend import layout
+from attend import layout, safejson
 from attend.conduits import monitor
 from attend.conduits.sensors.base import EVENT, MESSAGE, PRIORITIES, Observation, Probe, Sensor
 from attend.conduits.sensors.governor import Governor
@@ -42,7 +42,7 @@ class Session:
 def read_states(spool: Spool, sid: str) -> dict[str, dict[str, Any]]:
     raw = spool.read_text(layout.SESSIONS, sid, layout.SENSOR_STATE)
     try:
-        data = json.loads(raw) if raw else {}
+        data = safejson.loads(raw) if raw else {}
     except ValueError:
         return {}
     return {k: v for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}

@@ -1,0 +1,133 @@
+"""The hooks attend installs into Codex CLI and Gemini CLI, beside the turn-end drain they share with
+Claude Code (``attend inbox --drain --format hook``, which answers in the caller's client's form).
+
+- ``attend hook gemini-start``: Gemini's SessionStart hook. It records the session for the gemini
+  process (its parent), so the session's shell tools and ``attend mcp`` find it by the ancestry walk
+  (attend/hosts/gemini.py). A ``/clear`` fires it again with a new id for the same process.
+- ``attend hook codex-stop``: Codex's Stop hook. The drain first; then, when it did not block and the
+  session is idle with no waiter, a waiter that outlives the hook and wakes the idle thread through
+  ``codex queue`` when mail lands (``waiter.codex_main``).
+
+Both fail open: any failure is one stderr line (and one line in the spool's log) and exit 0; a hook
+never blocks the client or keeps it alive.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from typing import IO, Any
+
+from attend import layout as L
+from attend.conduits import fastdrain
+
+READY_WAIT = 5.0  # seconds the Stop hook waits for the waiter it started to prove its session
+
+
+def _payload(data: bytes) -> dict[str, Any]:
+    try:
+        raw = json.loads(data or b"{}")
+    except ValueError:
+        return {}
+    return raw if isinstance(raw, dict) else {}
+
+
+def _report(err: IO[str], env: Mapping[str, str], line: str) -> None:
+    with contextlib.suppress(Exception):
+        err.write(line + "\n")
+        from attend.spool import Spool
+
+        Spool(L.default_root(env)).log(line)
+
+
+def gemini_start(data: bytes, env: Mapping[str, str], err: IO[str]) -> int:
+    from attend.hosts import gemini
+
+    payload = _payload(data)
+    sid, cwd = payload.get("session_id"), payload.get("cwd")
+    if not isinstance(sid, str):
+        _report(err, env, "attend: Gemini's SessionStart payload carries no session_id; no session recorded")
+        return 0
+    try:
+        gemini.write_record(os.getppid(), sid, cwd if isinstance(cwd, str) else None, env)
+    except (gemini.RecordError, OSError) as e:
+        _report(err, env, f"attend: {e}")
+    return 0
+
+
+def codex_stop(data: bytes, env: Mapping[str, str], out: IO[str], err: IO[str]) -> int:
+    """The drain, then (when it did not block) a waiter for the idle thread."""
+    buffer = io.StringIO()
+    try:
+        decided = fastdrain.decide(data, env)
+    except Exception:
+        decided = None
+    if decided is None:
+        from attend.conduits import drain
+
+        drain.hook_main(data, buffer, err)
+    out.write(buffer.getvalue())
+    out.flush()
+    if buffer.getvalue().strip():
+        return 0  # the drain blocked: the turn goes on, and the next turn end looks again
+    try:
+        start_waiter(data, env, err)
+    except Exception as e:
+        _report(err, env, f"attend: the Codex waiter did not start ({type(e).__name__}: {e})")
+    return 0
+
+
+def start_waiter(data: bytes, env: Mapping[str, str], err: IO[str]) -> None:
+    """Start ``attend wait --codex`` in a session of its own when the session is enrolled, awake to
+    wakes, and has no live waiter; wait (briefly) for it to prove its session while this hook, its
+    parent, still links it to the codex process."""
+    from attend.conduits import waiter
+    from attend.spool import Spool
+
+    sid = _payload(data).get("session_id")
+    if not isinstance(sid, str) or not L.is_session_id(sid):
+        return
+    spool = Spool(L.default_root(env))
+    enrolled, optout = spool.present((L.SESSIONS, sid), (L.ENROLLED, L.OPTOUT))
+    if not enrolled or optout or waiter.waiter_live(spool, sid):
+        return
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "attend", "wait", "--codex", sid],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # outlives the hook, outside the group the client may end
+        close_fds=True,
+        env=dict(env),
+    )
+    assert proc.stdout is not None
+    import select
+
+    ready, _, _ = select.select([proc.stdout], [], [], READY_WAIT)
+    line = proc.stdout.readline() if ready else b""
+    proc.stdout.close()
+    if line.strip() != b"ready":
+        with contextlib.suppress(ProcessLookupError):
+            if proc.poll() is None and not line:
+                proc.kill()
+        return
+
+
+USAGE = "`attend hook` runs as a hook only: attend hook gemini-start | codex-stop (attend install wires it)"
+
+
+def main(argv: list[str], env: Mapping[str, str], out: IO[str], err: IO[str]) -> int:
+    data = fastdrain.read_payload()
+    if argv == ["gemini-start"]:
+        return gemini_start(data, env, err)
+    if argv == ["codex-stop"]:
+        return codex_stop(data, env, out, err)
+    err.write(
+        "attend: `attend hook` runs as a hook only: attend hook gemini-start | codex-stop (attend install wires it)\n"
+    )
+    return 1

@@ -1,0 +1,90 @@
+"""The client's side of the socket conduit: what ``attend.conduits.inbox_socket`` needs from outside
+the spool. It posts to Claude Code's inbox socket, reads the session's ``crossSessionInbound`` setting,
+and reads the session's transcript to confirm that a post was put before the model. It never imports
+the gate (tests/test_layers.py): the spool is the other module's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+from collections.abc import Mapping
+from pathlib import Path
+
+from attend import identity
+
+SOCKET_ENV = "CLAUDE_CODE_MESSAGING_SOCKET"
+TOKEN_ENV = "CLAUDE_CODE_MESSAGING_TOKEN"
+SEND_TIMEOUT = 5.0  # seconds for connect and write: the client reads at once
+CONFIRMED_TYPES = ("user", "attachment", "api-request-blob")  # transcript entries that reached the model
+
+
+def inbound_setting(env: Mapping[str, str], cwd: str | None) -> str | None:
+    """The session's ``crossSessionInbound`` setting (project local, project, then user), or None."""
+    home = identity.claude_home(env)
+    files = [Path(home) / "settings.json"]
+    if cwd:
+        files[:0] = [Path(cwd) / ".claude" / "settings.local.json", Path(cwd) / ".claude" / "settings.json"]
+    for f in files:
+        try:
+            data = json.loads(f.read_bytes()[: 1 << 20])
+        except (OSError, ValueError):
+            continue
+        value = data.get("crossSessionInbound") if isinstance(data, dict) else None
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def post(path: str, token: str, content: str) -> None:
+    """One post: connect, the auth line, one user line. OSError when the socket refuses it."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.settimeout(SEND_TIMEOUT)
+        s.connect(path)
+        auth = json.dumps({"type": "auth", "token": token})
+        line = json.dumps({"type": "user", "message": {"role": "user", "content": content}}, ensure_ascii=False)
+        s.sendall(f"{auth}\n{line}\n".encode())
+        s.shutdown(socket.SHUT_WR)
+        with contextlib.suppress(OSError):  # the client answers nothing; wait for its close, briefly
+            s.settimeout(0.2)
+            while s.recv(4096):
+                pass
+    finally:
+        s.close()
+
+
+def confirmed_in(path: str | None, offset: int, ids: list[str]) -> bool:
+    """Whether the transcript, past ``offset``, records one of ``ids`` as put before the model."""
+    if not path or not ids:
+        return False
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            data = f.read(16 << 20)
+    except OSError:
+        return False
+    needles = [i.encode() for i in ids]
+    for line in data.splitlines():
+        if not any(n in line for n in needles):
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and entry.get("type") in CONFIRMED_TYPES:
+            return True
+    return False
+
+
+def size(path: str | None) -> int:
+    try:
+        return os.stat(path).st_size if path else 0
+    except OSError:
+        return 0
+
+
+def is_dir(path: str | None) -> bool:
+    return bool(path) and os.path.isdir(str(path))

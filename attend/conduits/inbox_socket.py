@@ -1,0 +1,295 @@
+"""The socket conduit: ``attend mcp`` posts a session's mail to the session's own inbox socket.
+
+Claude Code (2.1.332) gives each child of a session ``CLAUDE_CODE_MESSAGING_SOCKET`` and
+``CLAUDE_CODE_MESSAGING_TOKEN``. A child that connects and writes the auth line and one user line has
+the content put before the model: in its next request when the session is busy, as a new turn when it
+sits idle (measured: docs/architecture/conduits.md, "Reference notes"). ``attend mcp`` lives exactly as
+long as its session, so a thread of it can deliver mid-turn and wake an idle session with no Monitor
+and no hook left waiting.
+
+The rules, as every conduit's:
+- it sleeps in one inotify read (the session's ``new/``, its own folder, the client's session record),
+  woken only by an event or by the server's end: no timer runs while nothing happens;
+- it claims under the show lock with the drain's own claim (``drain.claimed``), shows through the
+  drain's governor, mutes and framing, and a burst is one post;
+- the client answers nothing on the socket, so a post is *confirmed* only when the session's transcript
+  records it as put before the model (an attachment, a user entry or a request). Until then the show
+  lock stays held and nothing is marked seen; a post the client dropped (the session idle and the post
+  not in its transcript ``DROP_WAIT`` later, or the client gone) leaves the messages in ``claimed/``,
+  where the next conduit (the drain at the turn end, the loop) shows them, and this conduit stops
+  serving, so the waiter takes over from the next turn end;
+- it steps aside while the sensor loop runs (the loop delivers), and when the session's settings hold
+  or refuse peer messages (``crossSessionInbound``), or ``conduits.socket`` is ``off``.
+
+``sessions/<sid>/socket`` names the serving process (``<pid> <procStart>``) while it serves; the waiter
+reads it to step aside, ``status`` and ``doctor`` to say which conduit serves the session.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from attend import identity
+from attend import layout as L
+from attend.conduits import inbox_client as client
+from attend.conduits.inbox_client import SOCKET_ENV, TOKEN_ENV
+from attend.conduits.waiter import live_pid
+from attend.conduits.watch import ARRIVALS, IN_CLOSE_WRITE, IN_CREATE, IN_DELETE, IN_MODIFY, Watcher
+from attend.procfs import stat_fields
+from attend.spool import Spool
+
+if TYPE_CHECKING:
+    from attend.conduits.drain import Arranged, Batch
+    from attend.domain.config import Config
+
+STATE = L.SOCKET  # sessions/<sid>/socket: "<pid> <procStart>" of the serving `attend mcp`
+QUIET = 0.05  # a burst is gathered until this long passes with no arrival...
+GATHER_MAX = 0.5  # ...but never longer than this
+POST_GAP = 2.0  # seconds between two posts: the client drops posts past ~30 in a short window
+DROP_WAIT = 10.0  # an idle session shows a post within ~0.4 s; unconfirmed this long after, it was dropped
+IDLE_SLEEP = 86400.0  # the longest sleep: one look a day, never a periodic wake
+HELD = ("hold", "refuse")  # crossSessionInbound values under which a post never reaches the model
+HEADER = (
+    "[attend] delivered by attend (not a Claude Code SendMessage): answer with attend's reply or send, "
+    "which the sender reads; SendMessage does not reach them."
+)
+
+
+class Unshown(Exception):
+    """A post that did not reach the model: the claimed messages stay in ``claimed/``."""
+
+
+def served_by(spool: Spool, sid: str) -> int | None:
+    """The pid of the live ``attend mcp`` serving ``sid``'s socket, or None (for status and doctor)."""
+    return live_pid(spool, sid, STATE)
+
+
+def why_not(env: Mapping[str, str], cfg: Config | None, cwd: str | None) -> str | None:
+    """Why the socket cannot serve this process's session, or None when it can."""
+    path = env.get(SOCKET_ENV, "")
+    if not path or not env.get(TOKEN_ENV):
+        return "the client gives no inbox socket (CLAUDE_CODE_MESSAGING_SOCKET unset)"
+    if cfg is not None and str(cfg.get("conduits.socket")) == "off":
+        return "conduits.socket is off in the config"
+    held = client.inbound_setting(env, cwd)
+    if held in HELD:
+        return f"the session's settings {held} peer messages (crossSessionInbound: {held})"
+    return None
+
+
+def compose(spool: Spool, batch: Batch, arranged: Arranged, cfg: Config | None) -> str:
+    """attend's header, then the drain's reason (framing, governor folds, closing line) and the reheat."""
+    from attend.conduits import drain
+
+    return f"{HEADER}\n{drain.with_reheat(spool, batch, drain.render_reason(batch, arranged), cfg)}"
+
+
+def shown_ids(arranged: Arranged) -> list[str]:
+    """The ids a post names, by which the transcript confirms it."""
+    ids = [s.id for s in arranged.full + arranged.overflow]
+    ids += [s.id for t in arranged.collapsed for s in t.signals]
+    ids += [s.id for sigs in arranged.folded.values() for s in sigs]
+    return ids
+
+
+class Conduit(threading.Thread):
+    """The socket conduit of one ``attend mcp``; ``stop()`` ends it (the server's stdin closed)."""
+
+    def __init__(self, spool: Spool, env: Mapping[str, str], who: identity.Identity, cfg: Config | None) -> None:
+        super().__init__(name="attend-socket-conduit", daemon=True)
+        self.spool = spool
+        self.env = env
+        self.sid = who.id
+        self.claude_pid = who.claude_pid
+        self.cwd = who.origin
+        self.cfg = cfg
+        self.socket_path = env.get(SOCKET_ENV, "")
+        self.token = env.get(TOKEN_ENV, "")
+        self.watcher = Watcher()
+        self._stop_r, self._stop_w = os.pipe()
+        self.last_post = 0.0
+        self.reason: str | None = None  # why it stopped serving, once it has
+        self.posts = 0
+        record = identity.read_record(identity.sessions_home(env), who.claude_pid) if who.claude_pid else None
+        if record is not None and record.cwd:
+            self.cwd = record.cwd
+        self.record_name = f"{who.claude_pid}.json"
+        self.transcript = identity.transcript_path(env, self.sid, self.cwd)
+
+    # -- lifecycle
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError):
+            os.write(self._stop_w, b"x")
+
+    @property
+    def stopping(self) -> bool:
+        import select
+
+        return bool(select.select([self._stop_r], [], [], 0)[0])
+
+    def report(self, line: str) -> None:
+        with contextlib.suppress(Exception):
+            self.spool.log(line)
+
+    def run(self) -> None:
+        try:
+            self.serve()
+        except Exception as e:  # never take the server down; the other conduits deliver
+            self.report(f"attend mcp: the socket conduit failed ({type(e).__name__}: {e}); the drain and loop deliver")
+        finally:
+            self.unname()
+            self.watcher.close()
+
+    def name_self(self) -> None:
+        fields = stat_fields(os.getpid())
+        me = f"{os.getpid()} {fields[19] if fields else '?'}"
+        self.spool.write_state(me.encode(), L.SESSIONS, self.sid, STATE)
+
+    def unname(self) -> None:
+        with contextlib.suppress(OSError):
+            if served_by(self.spool, self.sid) == os.getpid():
+                self.spool.remove(L.SESSIONS, self.sid, STATE)
+
+    # -- watching
+
+    def ready(self) -> bool:
+        """Enrolled, not opted out, the maildir there: the conduit may serve."""
+        enrolled, optout = self.spool.present((L.SESSIONS, self.sid), (L.ENROLLED, L.OPTOUT))
+        return enrolled and not optout and self.spool.exists(L.SESSIONS, self.sid, L.NEW)
+
+    def loop_live(self) -> bool:
+        return self.spool.is_held(L.SESSIONS, self.sid, L.RUN_LOCK)
+
+    def pending(self) -> bool:
+        return bool(self.spool.listing(self.sid, L.NEW) or self.spool.listing(self.sid, L.CLAIMED))
+
+    def serve(self) -> None:
+        if self.watcher.fallback_reason:  # polling would wake every second for the session's life
+            self.report(f"attend mcp: {self.watcher.fallback_reason}; the socket conduit does not serve")
+            return
+        self.spool.make_dir(L.SESSIONS, self.sid)  # the presence marker made it; enrollment fills it
+        self.watcher.add("session", self.spool.path(L.SESSIONS, self.sid), ARRIVALS | IN_CLOSE_WRITE | IN_DELETE)
+        named = False
+        while not self.stopping:
+            if self.ready():
+                if not self.watcher.watching("new"):
+                    self.watcher.add("new", self.spool.path(L.SESSIONS, self.sid, L.NEW), ARRIVALS)
+                if not named:
+                    self.name_self()  # the waiter steps aside from now on
+                    named = True
+                if self.pending() and not self.loop_live():
+                    self.gather()
+                    if self.stopping:
+                        return
+                    if not self.show():
+                        return  # stopped serving: self.reason says why
+                    continue
+            elif named:
+                self.unname()
+                named = False
+            self.watcher.wait(IDLE_SLEEP, wake=self._stop_r)
+
+    def gather(self) -> None:
+        """A burst is one post; and posts are POST_GAP apart, what arrives meanwhile joins the next."""
+        end = time.monotonic() + GATHER_MAX
+        while (left := end - time.monotonic()) > 0:
+            if "new" not in self.watcher.wait(min(QUIET, left), wake=self._stop_r):
+                break
+        gap = self.last_post + POST_GAP - time.monotonic()
+        if gap > 0:
+            self.watcher.wait(gap, wake=self._stop_r)
+            while time.monotonic() < self.last_post + POST_GAP and not self.stopping:
+                self.watcher.wait(self.last_post + POST_GAP - time.monotonic(), wake=self._stop_r)
+
+    # -- showing
+
+    def show(self) -> bool:
+        """Claim, post, wait for the transcript's word. False when the conduit stops serving."""
+        from attend.conduits import drain
+        from attend.domain import sessions
+
+        try:
+            with drain.claimed(self.spool, self.sid) as batch:
+                if batch.busy:  # another conduit is mid-show: it shows these
+                    self.watcher.wait(drain.SHOW_WAIT, wake=self._stop_r)
+                    return True
+                if not batch.signals:
+                    return True
+                enrolled = sessions.read_enrollment(self.spool, self.sid)
+                arranged = drain.govern(self.spool, enrolled.origin if enrolled else "", batch)
+                if not arranged.count:
+                    return True  # only muted mail, now marked seen: a muted source never wakes the session
+                content = compose(self.spool, batch, arranged, self.cfg)
+                offset = client.size(self.transcript)
+                try:
+                    client.post(self.socket_path, self.token, content)
+                except OSError as e:
+                    raise Unshown(f"the post failed ({e})") from None
+                self.last_post = time.monotonic()
+                self.posts += 1
+                self.confirm(offset, shown_ids(arranged))
+        except Unshown as e:
+            self.reason = f"{e}; the messages stay for the next conduit"
+            self.report(f"attend mcp: socket conduit: {self.reason}")
+            return False
+        return True
+
+    def status(self) -> str | None:
+        record = identity.read_record(identity.sessions_home(self.env), self.claude_pid) if self.claude_pid else None
+        return record.status if record is not None else "gone"
+
+    def confirm(self, offset: int, ids: list[str]) -> None:
+        """Return once the transcript shows the post; raise Unshown when it was dropped."""
+        folder = os.path.dirname(self.transcript) if self.transcript else None
+        if folder is not None and client.is_dir(folder):
+            self.watcher.add("transcript", folder, IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE)
+        # The client's record says busy, idle or waiting (a prompt open): watched only while a post waits.
+        self.watcher.add("record", identity.sessions_home(self.env), ARRIVALS | IN_CLOSE_WRITE)
+        idle_since: float | None = None
+        try:
+            while True:
+                if client.confirmed_in(self.transcript, offset, ids):
+                    return
+                if self.stopping:
+                    raise Unshown("the server is ending before the client showed the post")
+                state = self.status()
+                if state == "gone" or (self.claude_pid is not None and stat_fields(self.claude_pid) is None):
+                    raise Unshown("the client ended before it showed the post")
+                now = time.monotonic()
+                if state not in ("idle", None):  # busy, or waiting on a prompt: the post is queued
+                    idle_since = None
+                elif idle_since is None:
+                    idle_since = now
+                if idle_since is not None and now - idle_since >= DROP_WAIT:
+                    raise Unshown(f"the client did not show the post within {DROP_WAIT:g} s of being idle")
+                wait = IDLE_SLEEP if idle_since is None else idle_since + DROP_WAIT - now
+                self.watcher.wait(max(0.01, wait), wake=self._stop_r)
+        finally:
+            self.watcher.remove("transcript")
+            self.watcher.remove("record")
+
+
+def start(spool: Spool, env: Mapping[str, str], who: identity.Identity, cfg: Config | None) -> Conduit | str:
+    """Start the conduit for ``who`` (a Claude session this server is a child of), or say why not."""
+    if not who.is_agent or who.claude_pid is None:
+        return "no Claude session in this server's ancestry"
+    conduit = Conduit(spool, env, who, cfg)
+    reason = why_not(env, cfg, conduit.cwd)
+    if reason:
+        return reason
+    if not conduit.transcript:
+        return "the session's transcript cannot be found, so a post could not be confirmed"
+    conduit.start()
+    return conduit
+
+
+def describe(spool: Spool, sid: str) -> str | None:
+    """One line for status: the process serving the socket, when one does."""
+    pid = served_by(spool, sid)
+    return f"attend mcp (pid {pid})" if pid else None

@@ -1,0 +1,162 @@
+"""Codex CLI: a thread is proved by the writer lock its host process holds.
+
+Codex keeps no pid-keyed session record. While a thread is loaded, the process hosting it holds
+``$CODEX_HOME/thread-writer-locks/<thread id>.lock`` open. That process is the ``codex`` client itself
+(``codex exec``, a TUI run without the daemon) or the shared app-server daemon, which hosts the threads
+of every TUI at once. So the walk never takes "the nearest codex process" as the session: it takes
+the thread id that is offered and accepts it only when the nearest codex ancestor holds that
+thread's lock.
+
+Where the id comes from, nearest evidence first:
+- the environment of the process codex started (the ancestor just below the codex process, or the
+  caller itself): ``CODEX_THREAD_ID``, which codex sets for its shell tool. Read from
+  ``/proc/<pid>/environ``, so a command cannot switch sessions by setting the variable for itself;
+- otherwise the id the caller was handed by codex: a hook's payload ``session_id``, or an MCP call's
+  ``_meta.threadId`` (codex passes neither in the environment of hooks and MCP servers).
+
+A process below a codex process that holds thread locks is inside Codex even when no id is proved,
+so it is never the human. Codex's bwrap sandbox (``sandbox_mode = "workspace-write"``) runs the shell
+tool in a pid namespace of its own whose pid 1 carries ``CODEX_THREAD_ID``: the sandbox rule serves it
+(docs/architecture/sessions.md).
+
+One codex process may host many threads, so a Codex session's process is never used to map a
+process to one session (no ``/clear`` move is ever inferred from it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+
+from attend.hosts.base import MAX_HOPS, Found, Host, Parent, environ_of, parent_pid, proc_start
+from attend.layout import is_session_id
+
+LOCKS = "thread-writer-locks"
+THREAD_ENV = "CODEX_THREAD_ID"
+META_LINE_MAX = 1 << 20  # bytes of a rollout's first line read for the session's cwd
+
+
+def comm_ppid(pid: int) -> tuple[str, int] | None:
+    """A process's command name and parent pid, from one read of ``/proc/<pid>/stat``."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    open_, close = data.find("("), data.rfind(")")
+    fields = data[close + 2 :].split()
+    if open_ < 0 or close < 0 or len(fields) < 2 or not fields[1].isdigit():
+        return None
+    return data[open_ + 1 : close], int(fields[1])
+
+
+def held(pid: int) -> dict[str, str]:
+    """The threads process ``pid`` hosts: thread id -> the path of the writer lock it holds open."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return {}
+    out: dict[str, str] = {}
+    for fd in fds:
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        folder, name = os.path.split(target)
+        if name.endswith(".lock") and os.path.basename(folder) == LOCKS and is_session_id(name[:-5]):
+            out[name[:-5]] = target
+    return out
+
+
+def rollout_cwd(pid: int, thread: str) -> str | None:
+    """The thread's working directory, from the ``session_meta`` line of the rollout file its host
+    process holds open (``…/rollout-<time>-<thread id>.jsonl``)."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return None
+    for fd in fds:
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        name = os.path.basename(target)
+        if not (name.startswith("rollout-") and name.endswith(f"-{thread}.jsonl")):
+            continue
+        try:
+            with open(target, "rb") as f:
+                line = f.readline(META_LINE_MAX)
+            meta = json.loads(line)
+        except (OSError, ValueError):
+            return None
+        payload = meta.get("payload") if isinstance(meta, dict) else None
+        cwd = payload.get("cwd") if isinstance(payload, dict) else None
+        return cwd if isinstance(cwd, str) else None
+    return None
+
+
+def is_codex(comm: str) -> bool:
+    # The client, the daemon's copy of it, and (truncated to 15 characters) its sandbox helper.
+    return comm == "codex" or comm.startswith("codex-")
+
+
+class Codex(Host):
+    name = "codex"
+    inside_env = ()  # its shell tool's CODEX_THREAD_ID marks it; hooks and MCP servers get nothing
+    session_env = (THREAD_ENV,)
+    one_session_per_process = False
+
+    def host_process(self, pid: int, parent: Parent = parent_pid) -> tuple[int, int | None, int, dict[str, str]] | None:
+        """The nearest codex ancestor that hosts threads: (its pid, the process it started on our
+        side or None when that is the caller, hops, the threads it holds)."""
+        below: int | None = None
+        current = pid
+        for hops in range(MAX_HOPS + 1):
+            if current <= 1:
+                return None  # in a pid namespace the walk ends at its pid 1
+            info = comm_ppid(current)
+            if info is None:
+                return None
+            comm, ppid = info
+            if is_codex(comm):
+                threads = held(current)
+                if threads:
+                    return current, below, hops, threads
+            below, current = current, ppid
+        return None
+
+    def find(
+        self, pid: int, env: Mapping[str, str], parent: Parent = parent_pid, claims: tuple[str, ...] = ()
+    ) -> Found | None:
+        host = self.host_process(pid, parent)
+        if host is None:
+            return None
+        codex, below, hops, threads = host
+        spawned = environ_of(below if below is not None else pid)
+        offered = spawned.get(THREAD_ENV) if spawned is not None else env.get(THREAD_ENV)
+        candidates = (offered,) if offered else claims
+        for thread in candidates:
+            if thread and thread in threads:
+                return Found(
+                    self.name, thread, codex, proc_start(codex), threads[thread], rollout_cwd(codex, thread), None, hops
+                )
+        return None
+
+    def inside_ancestry(self, pid: int, parent: Parent = parent_pid) -> str | None:
+        """Why this process is inside Codex though no thread was proved: a codex process hosting
+        threads is among its ancestors."""
+        host = self.host_process(pid, parent)
+        return None if host is None else f"codex pid {host[0]} hosts threads {', '.join(sorted(host[3]))}"
+
+    def evidence(self, found: Found) -> str:
+        return f"ancestry: codex pid {found.pid} (procStart {found.proc_start}) holds {found.record_path}"
+
+    # ------------------------------------------------------------------ delivery
+
+    def turn_end(self, reason: str) -> dict[str, str]:
+        """What the turn-end hook prints to hand the model ``reason``: the Stop hook's block."""
+        return {"decision": "block", "reason": reason}
+
+
+HOST = Codex()

@@ -1,0 +1,357 @@
+"""``attend relay``: the long-lived client that carries this host's outbox to the server and the server's
+records for this host into the spool, and keeps presence (docs/architecture/relay.md).
+
+One asyncio loop and one worker thread: every spool write (and its fsync) runs in the thread, so a
+slow disk never holds up a fetch or a publish; a fetched batch is acknowledged after its writes are
+durable. nats-py is imported here and in ``check`` only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import time
+from collections.abc import Callable
+from typing import Any
+
+from attend import identity, layout, safejson
+from attend.domain import channels, humans, remote, rooms, sessions
+from attend.errors import AttendError
+from attend.layout import OUTBOX, RELAY, RELAY_LOCK, RELAY_ON, RELAY_STATE
+from attend.relay import store, subjects
+from attend.relay.settings import RelaySettings, connect_options
+from attend.spool import Spool
+
+BATCH = 64  # records fetched at once, written, then acknowledged together
+WINDOW = 64  # publishes in flight at once (acknowledged in order)
+FETCH_WAIT = 20.0  # seconds a fetch waits for records (it returns as soon as one comes)
+POLL = 30.0  # seconds between outbox looks besides inotify (a missed event, a reconnect)
+PRUNE_EVERY = 3600.0
+
+
+class RelayError(AttendError):
+    pass
+
+
+class Relay:
+    def __init__(self, spool: Spool, s: RelaySettings, sessions_dir: str, warn: Callable[[str], None]) -> None:
+        self.spool = spool
+        self.s = s
+        self.me = s.host
+        self.sessions_dir = sessions_dir
+        self.warn = warn
+        self.nc: Any = None
+        self.js: Any = None
+        self.kv: Any = None
+        self.stopping = asyncio.Event()
+        self.wake = asyncio.Event()
+        self.mirror: dict[str, dict[str, object]] = {}
+        self.published: set[str] = set()  # presence keys put by this relay
+        self.errors: list[str] = []
+        self.denied = False
+        self.watching: asyncio.Task[None] | None = None
+
+    # ------------------------------------------------------------------ start, stop
+
+    async def run(self) -> int:
+        import nats
+
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self.stopping.set)
+        self.spool.make_dir(RELAY, OUTBOX, layout.NEW)
+        self.spool.make_dir(RELAY, OUTBOX, layout.CUR)
+        self.spool.make_dir(RELAY, layout.RELAY_SEEN)
+        self.spool.write_state(json.dumps({"host": self.me}).encode(), RELAY, RELAY_ON, durable=True)
+        self._state("connecting")
+        while not self.stopping.is_set():
+            try:
+                self.nc = await nats.connect(
+                    **connect_options(self.s, self._on_error),
+                    disconnected_cb=self._disconnected,
+                    reconnected_cb=self._reconnected,
+                )
+                break
+            except Exception as e:  # no server yet: keep trying, as the reconnects will
+                self._state(f"no server ({e.__class__.__name__}); retrying")
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.stopping.wait(), 1.0)
+        if self.stopping.is_set():
+            return 0
+        self.js = self.nc.jetstream(timeout=5)
+        problem = await self._check_consumers()
+        if problem:
+            self.warn(f"attend relay: {problem}")
+            await self.nc.close()
+            return 1
+        self._state("connected")
+        self.warn(f"attend relay: {self.me} connected to {self.nc.connected_url.netloc}")
+        tasks = [
+            asyncio.create_task(self._outbound()),
+            asyncio.create_task(self._inbound(subjects.direct(self.me))),
+            asyncio.create_task(self._inbound(subjects.bcast(self.me))),
+            asyncio.create_task(self._presence()),
+            asyncio.create_task(self._watch_outbox()),
+        ]
+        await self.stopping.wait()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await self._withdraw_presence()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.nc.drain(), 5)
+        self._state("stopped")
+        return 2 if self.denied else 0
+
+    async def _check_consumers(self) -> str | None:
+        """The consumers exist with exactly their one filter (a 2.9 server silently widens a list)."""
+        for durable, want in subjects.consumers(self.me).items():
+            try:
+                info = await self.js.consumer_info(subjects.STREAM, durable)
+            except Exception as e:
+                return f"consumer {durable}: {e.__class__.__name__} {e}; see attend relay --check"
+            got = info.config.filter_subject
+            if got != want:
+                return f"consumer {durable} filters {got!r}, not {want!r}: it would deliver others' records"
+        return None
+
+    async def _on_error(self, e: Exception) -> None:
+        text = str(e)
+        if "ermissions violation" in text or "Authorization" in text:
+            self.denied = True
+            self.warn(f"attend relay: the server refused: {text}")
+        self._state(f"error: {text[:200]}")
+
+    async def _disconnected(self) -> None:
+        self._state("disconnected; reconnecting")
+
+    async def _reconnected(self) -> None:
+        self._state("connected")
+        self.wake.set()
+
+    def _state(self, what: str) -> None:
+        doc = {"pid": os.getpid(), "host": self.me, "state": what, "at": time.time()}
+        with contextlib.suppress(OSError, AttendError):
+            self.spool.write_state(json.dumps(doc).encode(), RELAY, RELAY_STATE)
+
+    async def _io(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.to_thread(fn, *args)
+
+    # ------------------------------------------------------------------ outbound
+
+    async def _watch_outbox(self) -> None:
+        """Wake the publisher on each link into outbox/new/ (inotify), and every POLL seconds regardless."""
+        from attend.conduits.watch import IN_CREATE, IN_MOVED_TO, INotify
+
+        loop = asyncio.get_running_loop()
+        ino = None
+        try:
+            ino = INotify()
+            ino.add_watch(self.spool.path(RELAY, OUTBOX, layout.NEW), IN_CREATE | IN_MOVED_TO)
+
+            def readable(ino: INotify = ino) -> None:
+                ino.read(0)
+                self.wake.set()
+
+            loop.add_reader(ino.fileno(), readable)
+        except OSError as e:
+            self.warn(f"attend relay: no inotify on the outbox ({e}); polling every second")
+            ino = None
+        try:
+            while True:
+                await asyncio.sleep(POLL if ino is not None else 1.0)
+                self.wake.set()
+        finally:
+            if ino is not None:
+                loop.remove_reader(ino.fileno())
+                ino.close()
+
+    async def _outbound(self) -> None:
+        last_prune = 0.0
+        while True:
+            await self.wake.wait()
+            self.wake.clear()
+            if time.time() - last_prune > PRUNE_EVERY:
+                last_prune = time.time()
+                await self._io(store.prune, self.spool)
+            try:
+                await self._drain_outbox()
+            except Exception as e:  # the server went away mid-batch: the queue is still in new/
+                self._state(f"publish paused: {e.__class__.__name__}")
+                await asyncio.sleep(0.5)
+                self.wake.set()
+
+    async def _drain_outbox(self) -> None:
+        while True:
+            names = await self._io(store.pending, self.spool)
+            if not names:
+                return
+            for start in range(0, len(names), WINDOW):
+                batch = []
+                for name in names[start : start + WINDOW]:
+                    out = await self._io(store.outgoing, self.spool, self.me, name)
+                    if out is not None:
+                        batch.append((name, out))
+                # Sent in order on one connection: the stream stores them in this order.
+                acks = await asyncio.gather(
+                    *(self.js.publish(subj, data, headers=hdrs, timeout=5) for _, (subj, data, hdrs) in batch),
+                    return_exceptions=True,
+                )
+                for (name, _), ack in zip(batch, acks, strict=True):
+                    if isinstance(ack, BaseException):
+                        raise ack  # retried in order, same Msg-Id: the server drops a repeat
+                    await self._io(store.sent, self.spool, name)
+
+    # ------------------------------------------------------------------ inbound
+
+    async def _inbound(self, durable: str) -> None:
+        from nats.errors import TimeoutError as NatsTimeout
+
+        psub = None
+        while True:
+            try:
+                if psub is None:
+                    psub = await self.js.pull_subscribe_bind(durable, subjects.STREAM)
+                msgs = await psub.fetch(BATCH, timeout=FETCH_WAIT)
+            except (TimeoutError, NatsTimeout):
+                continue
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                self._state(f"fetch {durable}: {e.__class__.__name__}")
+                await asyncio.sleep(1.0)
+                continue
+            batch = [(m.subject, dict(m.headers or {}), m.data) for m in msgs]
+            outcomes = await self._io(self._write_batch, batch)
+            for m, outcome in zip(msgs, outcomes, strict=True):
+                with contextlib.suppress(Exception):
+                    if isinstance(outcome, store.Refused):
+                        self.warn(f"attend relay: refused {outcome}")
+                        await m.term()
+                    elif isinstance(outcome, BaseException):
+                        await m.nak(delay=2)
+                    else:
+                        await m.ack()
+
+    def _write_batch(self, batch: list[tuple[str, dict[str, str], bytes]]) -> list[object]:
+        out: list[object] = []
+        for subject, headers, data in batch:
+            try:
+                out.append(store.receive(self.spool, self.me, subject, headers, data))
+            except store.Refused as e:
+                self.spool.log(f"relay: refused: {e}")
+                out.append(e)
+            except (OSError, AttendError) as e:
+                self.spool.log(f"relay: could not write an arrival now: {e}")
+                out.append(e)
+        return out
+
+    # ------------------------------------------------------------------ presence
+
+    def _snapshot(self) -> dict[str, dict[str, object]]:
+        """This host's live sessions and recent humans, as presence entries keyed ``<host>.s|h.<id>``."""
+        member_of: dict[str, list[str]] = {}
+        for name in channels.names(self.spool):
+            for member in channels.members(self.spool, name):
+                member_of.setdefault(member, []).append(name)
+        out: dict[str, dict[str, object]] = {}
+        for record in identity.live_records(self.sessions_dir):
+            sid = record.session_id
+            if not sessions.is_enrolled(self.spool, sid):
+                continue
+            origin = identity.normalise_origin(record.cwd or "/")
+            who = identity.Identity("agent", sid, origin, "record", True, record.pid, record.proc_start, record.name)
+            entry = sessions.read_registry(self.spool, rooms.project_key(origin)).get(sid)
+            out[f"{self.me}.s.{sid}"] = {
+                "host": self.me,
+                "kind": "agent",
+                "id": sid,
+                "name": sessions.display(identity.persona(who), entry, record.name),
+                "project": origin,
+                "status": record.status or "",
+                "channels": member_of.get(sid, []),
+            }
+        for h in humans.recent(self.spool):
+            out[f"{self.me}.h.{h.user}"] = {
+                "host": self.me,
+                "kind": "human",
+                "id": h.user,
+                "name": h.user,
+                "project": "",
+                "status": "active",
+                "channels": member_of.get(h.user, []),
+            }
+        return out
+
+    async def _presence(self) -> None:
+        watcher = None
+        while True:
+            try:
+                if self.kv is None:
+                    self.kv = await self.js.key_value(subjects.BUCKET)
+                if watcher is None:
+                    watcher = await self.kv.watchall()
+                    self.watching = asyncio.create_task(self._read_watch(watcher))
+                snap = await self._io(self._snapshot)
+                for key, value in snap.items():
+                    await self.kv.put(key, json.dumps(value).encode())
+                for key in self.published - set(snap):
+                    with contextlib.suppress(Exception):
+                        await self.kv.delete(key)
+                self.published = set(snap)
+                await self._io(self._write_mirror)
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                self._state(f"presence: {e.__class__.__name__} {e}")
+            await asyncio.sleep(self.s.heartbeat)
+
+    async def _read_watch(self, watcher: Any) -> None:
+        with contextlib.suppress(asyncio.CancelledError):
+            async for entry in watcher:
+                if entry is None:
+                    continue
+                key = entry.key
+                if key.startswith(self.me + "."):
+                    continue
+                if entry.operation in ("DEL", "PURGE"):
+                    self.mirror.pop(key, None)
+                else:
+                    if len(entry.value or b"") > 8192:  # another host's input: a presence entry is small
+                        continue
+                    try:
+                        value = safejson.loads(entry.value)
+                    except ValueError:
+                        continue
+                    # The key's host is what the server's permissions vouch for, not the value's.
+                    if isinstance(value, dict) and value.get("host") == key.split(".", 1)[0]:
+                        value["seen"] = time.time()
+                        self.mirror[key] = value
+                await self._io(self._write_mirror)
+
+    def _write_mirror(self) -> None:
+        now = time.time()
+        stale = [k for k, v in self.mirror.items() if now - float(v.get("seen", 0)) > self.s.ttl]  # type: ignore[arg-type]
+        for key in stale:
+            del self.mirror[key]  # a 2.9 server sends no expiry: readers expire entries themselves
+        remote.write(self.spool, self.me, self.s.same_humans, self.s.ttl, list(self.mirror.values()))
+
+    async def _withdraw_presence(self) -> None:
+        if self.kv is None:
+            return
+        for key in self.published:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.kv.delete(key), 1)
+
+
+def run(spool: Spool, s: RelaySettings, sessions_dir: str, warn: Callable[[str], None]) -> int:
+    """Runs until SIGTERM/SIGINT. 0: a clean stop; 1: another relay serves this spool, or the server's
+    consumers are wrong; 2: the server refused this host's credentials or permissions."""
+    with spool.lock(RELAY, RELAY_LOCK, wait=False) as held:
+        if not held:
+            warn(f"attend relay: another relay already serves {spool.root}")
+            return 1
+        return asyncio.run(Relay(spool, s, sessions_dir, warn).run())

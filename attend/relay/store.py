@@ -1,0 +1,180 @@
+"""The relay's side of the spool, through the gate only: the outbox it publishes from, and the arrivals
+it writes. Plain functions the daemon runs in a worker thread (every fsync stays off its event loop);
+nothing here imports nats.
+
+**Outbox.** ``send`` links a record for other hosts into ``relay/outbox/new/`` with its room links,
+durable before it returns. The relay publishes them in name order, each with its name as
+``Nats-Msg-Id``; on the server's ack it renames the entry into ``relay/outbox/cur/`` (what the server
+took; pruned after a day). Whatever is in ``new/`` is the queue, across crashes and outages.
+
+**Arrivals.** Each is checked (the subject's host, the name's host and the ``Attend-From-Host`` header
+agree; the record is a plain, unrelayed record of that host for a room its subject allows), then
+recorded in ``relay/seen/<original id>`` with the fresh local name it gets, then published into its
+room under that name within the link bound, then fanned out like any send. A redelivery whose seen
+entry names a record that is in the room is a duplicate; one whose record never landed is written
+again under a fresh name. The index outlives the room's ``new/`` (retention, claims).
+"""
+
+from __future__ import annotations
+
+import time
+
+from attend import layout
+from attend.domain import delivery, envelope
+from attend.domain.envelope import EnvelopeError, Signal
+from attend.errors import SpoolError
+from attend.layout import NAME_RE, OUTBOX, RELAY, RELAY_SEEN
+from attend.relay import subjects
+from attend.spool import LateName, Spool
+
+FROM_HOST = "Attend-From-Host"  # header: the sending host, checked against the subject and the name
+PARENT = "Attend-Re"  # header: a reply's parent by its original id (the sender's copy may be relayed)
+OUTBOX_KEEP = 24 * 3600  # seconds a published record stays in outbox/cur/ (a replay source)
+SEEN_KEEP = (subjects.MAX_AGE_DAYS + 1) * 86400  # the index outlives anything the stream can deliver again
+
+
+class Refused(Exception):
+    """An arrival that must never be written: the server is told to stop delivering it."""
+
+
+# ---------------------------------------------------------------------- outbox
+
+
+def pending(spool: Spool) -> list[str]:
+    """The outbox queue, oldest first."""
+    return spool.names(RELAY, OUTBOX, layout.NEW)
+
+
+def outgoing(spool: Spool, me: str, name: str) -> tuple[str, bytes, dict[str, str]] | None:
+    """(subject, record, headers) for one outbox entry; None for one that cannot go out (set aside)."""
+    try:
+        data = spool.read(RELAY, OUTBOX, layout.NEW, name, limit=subjects.MAX_MSG)
+        headers, _ = envelope.parse_headers(data)
+    except FileNotFoundError:
+        return None
+    except (OSError, EnvelopeError) as e:
+        spool.log(f"relay: outbox entry {name} unreadable ({e}); set aside")
+        sent(spool, name)
+        return None
+    room = headers.get("Room", "")
+    subject = subjects.subject_for(me, room)
+    if subject is None or layout.name_host(name) != me or headers.get("Relayed-From"):
+        # A relayed arrival is never published again (no loops), nor a record of another host.
+        spool.log(f"relay: outbox entry {name} (room {room}) is not this host's to publish; set aside")
+        sent(spool, name)
+        return None
+    out = {"Nats-Msg-Id": name, FROM_HOST: me}
+    parent = headers.get("Re")
+    if parent and NAME_RE.fullmatch(parent):
+        out[PARENT] = original_id(spool, parent, room)
+    return subject, data, out
+
+
+def original_id(spool: Spool, name: str, room: str) -> str:
+    """A parent's id as its own host named it: a relayed copy's ``Relayed-Id``, else the name."""
+    for where in [room, *(r for r in spool.rooms() if r != room)]:
+        try:
+            headers, _ = envelope.parse_headers(spool.read_record(where, name, 4096))
+        except FileNotFoundError:
+            continue
+        except (OSError, EnvelopeError):
+            break
+        relayed = headers.get("Relayed-Id", "")
+        return relayed if NAME_RE.fullmatch(relayed) else name
+    return name
+
+
+def sent(spool: Spool, name: str) -> None:
+    """The server took it: out of the queue."""
+    spool.move_entry((RELAY, OUTBOX, layout.NEW, name), (RELAY, OUTBOX, layout.CUR, name))
+
+
+def prune(spool: Spool, now: float | None = None) -> int:
+    """Drop published outbox entries and index entries past their keep (bounded growth)."""
+    now = time.time() if now is None else now
+    removed = 0
+    for parts, keep in (((RELAY, OUTBOX, layout.CUR), OUTBOX_KEEP), ((RELAY, RELAY_SEEN), SEEN_KEEP)):
+        cut = layout.cutoff_name(now - keep)
+        for name in spool.names(*parts):
+            if name >= cut:
+                break
+            removed += spool.remove(*parts, name)
+    return removed
+
+
+# ---------------------------------------------------------------------- arrivals
+
+
+def receive(spool: Spool, me: str, subject: str, headers: dict[str, str], data: bytes) -> str:
+    """Write one arrival; "stored", "duplicate" or "own" (this host's broadcast, skipped). Raises
+    Refused for an arrival that lies about its host or its room, SpoolError/OSError when the spool
+    cannot take it now (not acknowledged: the server delivers it again)."""
+    parsed = subjects.parse(subject)
+    if parsed is None:
+        raise Refused(f"not a relay subject: {subject[:80]}")
+    src, dst, kind = parsed
+    if src == me:
+        return "own"
+    msg_id = headers.get("Nats-Msg-Id", "")
+    if not NAME_RE.fullmatch(msg_id) or layout.name_host(msg_id) != src or headers.get(FROM_HOST) != src:
+        raise Refused(f"from {src}: its id {msg_id[:80]!r} or {FROM_HOST} names another host")
+    try:
+        sig = envelope.parse(data)
+    except EnvelopeError as e:
+        raise Refused(f"from {src}: {msg_id} is not a record this attend reads ({e})") from e
+    if sig.id != msg_id or sig.via or "@" in sig.from_id:
+        raise Refused(f"from {src}: {msg_id} is not {src}'s own record")
+    room = subjects.local_room(sig.room, dst, kind, me)
+    if room is None:
+        raise Refused(f"from {src}: {msg_id}'s room {sig.room[:80]!r} does not match {subject}")
+    seen = spool.read_text(RELAY, RELAY_SEEN, msg_id)
+    if seen:
+        local, _, where = seen.strip().partition(" ")
+        if NAME_RE.fullmatch(local) and spool.exists(layout.ROOMS, where or room, layout.NEW, local):
+            return "duplicate"
+        if (
+            NAME_RE.fullmatch(local)
+            and where
+            and local < layout.cutoff_name(time.time() - subjects.MAX_AGE_DAYS * 86400)
+        ):
+            return "duplicate"  # landed long ago, and retention has removed it since
+    relayed = Signal(
+        id="",
+        sender=f"{sig.sender or sig.from_id}@{src}",
+        from_kind=sig.from_kind,
+        from_id=f"{sig.from_id}@{src}",
+        to=sig.to,
+        room=room,
+        origin=f"{src}:{sig.origin}",
+        body=sig.body,
+        at=0.0,
+        re=_parent_here(spool, me, headers.get(PARENT, "")),
+        on_behalf_of=sig.on_behalf_of,
+        via=src,
+        relayed=msg_id,
+        client=sig.client,
+    )
+    for _ in range(delivery.PUBLISH_TRIES):
+        name = layout.unique_name()
+        named = relayed.with_id(name, layout.name_time(name))
+        # The index first: a redelivery after a crash finds the name and looks for it in the room.
+        spool.write_state(f"{name} {room}\n".encode(), RELAY, RELAY_SEEN, msg_id)
+        try:
+            spool.publish([room], envelope.render(named), name, bounded=True)
+        except LateName as e:
+            spool.log(f"relay: {e}; writing {msg_id} again under a fresh name")
+            continue
+        delivery.fan_out(spool, named, [room])
+        return "stored"
+    raise SpoolError(f"the spool at {spool.root} is too slow to take {msg_id}")
+
+
+def _parent_here(spool: Spool, me: str, parent: str) -> str | None:
+    """A reply's parent as this spool names it: this host's own id, or the local name an arrival got."""
+    if not NAME_RE.fullmatch(parent):
+        return None
+    if layout.name_host(parent) == me:
+        return parent
+    seen = spool.read_text(RELAY, RELAY_SEEN, parent)
+    local = seen.split(" ", 1)[0].strip() if seen else ""
+    return local if NAME_RE.fullmatch(local) else None

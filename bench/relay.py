@@ -1,0 +1,237 @@
+"""Relay benchmarks (docs/architecture/relay.md), two hosts on this machine through a nats-server on
+loopback, each host its own HOME, spool, ATTEND_HOST and `attend relay`:
+
+1. send on host A -> a sensor-loop line on host B, fsync on (goal p50 <= 25 ms, p99 <= 250 ms);
+2. sustained sends at RATE msg/s for SECONDS from A to #open: the outbox sampled each second
+   (goal: no growth at 1,000 msg/s for 60 s);
+3. the relay's idle CPU and RSS over IDLE seconds (goal <= 0.1 % of a core, RSS <= 40 MB);
+4. `attend send` to #open with a relay configured against the same without (goal: <= 10 % more).
+
+Run: .venv/bin/python bench/relay.py [samples=200] [rate=1000] [seconds=60] [idle=60] [runs=30]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from attend import identity, layout
+from attend.domain import delivery
+from attend.domain.envelope import Signal
+from attend.relay import check, settings, subjects
+from attend.spool import Spool
+from bench._common import ATTEND, cleanup, interleaved, pct, tmpdir, world_env
+from bench.sensor import cpu_seconds, rss_mb
+
+NATS = "/usr/sbin/nats-server" if os.path.exists("/usr/sbin/nats-server") else "nats-server"
+PACE_GAP = 0.25
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def server(tmp: Path) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    users = [{"user": "admin", "password": "admin"}] + [
+        {"user": h, "password": h, "permissions": subjects.permissions(h)} for h in ("hosta", "hostb")
+    ]
+    conf = {
+        "listen": f"127.0.0.1:{port}",
+        "jetstream": {"store_dir": str(tmp / "js")},
+        "accounts": {"ATTEND": {"jetstream": "enabled", "users": users}},
+    }
+    (tmp / "nats.conf").write_text(json.dumps(conf))
+    proc = subprocess.Popen([NATS, "-c", str(tmp / "nats.conf")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"nats://127.0.0.1:{port}"
+    for _ in range(200):
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        time.sleep(0.05)
+    return proc, url
+
+
+def host(tmp: Path, name: str, url: str) -> tuple[dict[str, str], Path]:
+    env = world_env(tmp / name)
+    env["ATTEND_HOST"] = name
+    home = tmp / name / "home"
+    (home / "proj").mkdir(parents=True, exist_ok=True)
+    cfg = home / ".config" / "attend"
+    cfg.mkdir(parents=True, exist_ok=True)
+    (cfg / "pw").write_text(name)
+    (cfg / "pw").chmod(0o600)
+    # The governors pace a loop's lines per sender (docs/architecture/sensors.md): off, to time the transport.
+    (cfg / "config.yaml").write_text(
+        f"relay:\n  servers: [{url}]\n  user: {name}\n  password_file: {cfg / 'pw'}\n"
+        "governor:\n  message: {cooldown: 0, max_per_window: 100000}\n"
+        "  sender: {burst: 100000, cooldown: 0, max_per_minute: 100000}\n"
+    )
+    return env, home
+
+
+def start_relay(env: dict[str, str], home: Path) -> subprocess.Popen[bytes]:
+    relay = subprocess.Popen([ATTEND, "relay"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    state = home / ".cache" / "attend" / "relay" / "state.json"
+    for _ in range(600):
+        try:
+            if json.loads(state.read_text()).get("state") == "connected":
+                break
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.05)
+    return relay
+
+
+def start_loop(env: dict[str, str], home: Path) -> subprocess.Popen[str]:
+    loop = subprocess.Popen(
+        ["sh", "-c", f'read _; exec "{ATTEND}" run'],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=str(home / "proj"),
+        text=True,
+        bufsize=1,
+    )
+    assert loop.stdin and loop.stdout
+    record = {"pid": loop.pid, "sessionId": str(uuid.uuid4()), "cwd": str(home / "proj")}
+    record["procStart"] = identity.proc_start(loop.pid)
+    (home / ".claude" / "sessions" / f"{loop.pid}.json").write_text(json.dumps(record))
+    loop.stdin.write("go\n")
+    loop.stdin.flush()
+    loop.stdout.readline()  # the banner
+    return loop
+
+
+def main() -> None:
+    args = [float(a) for a in sys.argv[1:]]
+    samples, rate, seconds, idle, runs = (args + [200, 1000, 60, 60, 30][len(args) :])[:5]
+    tmp = tmpdir()
+    srv, url = server(tmp)
+    procs: list[subprocess.Popen[bytes] | subprocess.Popen[str]] = [srv]
+    try:
+        admin = settings.parse({"servers": [url], "user": "admin"})
+        admin.user, admin.password_file = "admin", None
+        opts_pw = tmp / "admin-pw"
+        opts_pw.write_text("admin")
+        opts_pw.chmod(0o600)
+        admin.password_file = str(opts_pw)
+        check.provision(admin, ["hosta", "hostb"])
+        env_a, home_a = host(tmp, "hosta", url)
+        env_b, home_b = host(tmp, "hostb", url)
+        relay_a = start_relay(env_a, home_a)
+        relay_b = start_relay(env_b, home_b)
+        procs += [relay_a, relay_b]
+        loop = start_loop(env_b, home_b)
+        procs.append(loop)
+        assert loop.stdout
+        spool_a = Spool.open(home_a / ".cache" / "attend")
+        layout._HOST = "hosta"  # this process sends as host A
+        sig = Signal("", "bench-human", "human", "bench", "*", "open", str(home_a), "", 0.0)
+
+        lat = []
+        for i in range(int(samples) + 1):
+            time.sleep(PACE_GAP)
+            t0 = time.perf_counter()
+            delivery.send(spool_a, sig._replace(body=f"ping {i}"), ["open"])
+            while f"ping {i}" not in (line := loop.stdout.readline()):  # a sensor's line may come first
+                assert line, "the loop ended"
+            lat.append(time.perf_counter() - t0)
+        lat = sorted(lat[1:])
+        print(
+            f"send on A -> loop line on B  p50 {statistics.median(lat) * 1000:.1f} ms  p99 {pct(lat, 99) * 1000:.1f} ms"
+            f"  max {lat[-1] * 1000:.1f} ms  (n={int(samples)}; goal p50 <= 25, p99 <= 250)"
+        )
+
+        outbox = home_a / ".cache" / "attend" / "relay" / "outbox" / "new"
+        sizes: list[int] = []
+        stop = threading.Event()
+
+        def sample() -> None:
+            while not stop.wait(1.0):
+                sizes.append(len(os.listdir(outbox)))
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        counts = [0, 0]
+        t_start = time.perf_counter()
+
+        def load(k: int) -> None:  # two senders: one process's fsyncs alone fall short of 1,000/s here
+            spool = Spool.open(home_a / ".cache" / "attend")
+            while (now := time.perf_counter() - t_start) < seconds:
+                while counts[k] < int(now * rate / 2):
+                    delivery.send(spool, sig._replace(body=f"load {k} {counts[k]}"), ["open"])
+                    counts[k] += 1
+                time.sleep(0.001)
+
+        senders = [threading.Thread(target=load, args=(k,)) for k in (0, 1)]
+        for t in senders:
+            t.start()
+        for t in senders:
+            t.join()
+        stop.set()
+        sampler.join()
+        achieved = sum(counts) / seconds
+        print(
+            f"sustained {achieved:.0f} msg/s for {seconds:g} s (asked {rate:g}): outbox each second "
+            f"median {statistics.median(sizes):.0f}, max {max(sizes)}, last {sizes[-1]}"
+        )
+        loop.send_signal(signal.SIGTERM)  # its lines are not read from here on
+        for _ in range(600):
+            if not os.listdir(outbox):
+                break
+            time.sleep(0.1)
+
+        time.sleep(2.0)
+        cpu0 = cpu_seconds(relay_a.pid)
+        time.sleep(idle)
+        cpu = cpu_seconds(relay_a.pid) - cpu0
+        print(
+            f"relay idle over {idle:g} s: CPU {cpu:.3f} s ({cpu / idle * 100:.3f} % of a core), "
+            f"RSS {rss_mb(relay_a.pid):.1f} MB  (goal <= 0.1 %, <= 40 MB)"
+        )
+
+        relay_a.send_signal(signal.SIGTERM)
+        relay_a.wait(30)
+        plain_env, plain_home = host(tmp, "plain", url)
+        (plain_home / ".config" / "attend" / "config.yaml").unlink()
+
+        def timed(env: dict[str, str], home: Path) -> float:
+            t = time.perf_counter()
+            subprocess.run([ATTEND, "send", "hi"], env=env, cwd=str(home / "proj"), capture_output=True, check=True)
+            return time.perf_counter() - t
+
+        res = interleaved(
+            {"relay": lambda: timed(env_a, home_a), "none": lambda: timed(plain_env, plain_home)}, int(runs)
+        )
+        with_relay, without = statistics.median(res["relay"]), statistics.median(res["none"])
+        print(
+            f"attend send to #open: relay configured {with_relay * 1000:.1f} ms, none {without * 1000:.1f} ms: "
+            f"{(with_relay / without - 1) * 100:+.1f} %  (runs={int(runs)}; goal <= +10 %)"
+        )
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait(10)
+        asyncio.set_event_loop(None)
+        cleanup(tmp)
+
+
+if __name__ == "__main__":
+    main()

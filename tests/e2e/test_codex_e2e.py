@@ -1,0 +1,126 @@
+"""The real Codex CLI (``codex exec``, pinned) against the scripted Responses API: ``attend install``
+alone wires the session (MCP server, Stop hook, hook trust); the shell tool and ``attend mcp`` act as
+the thread; a message the human sends reaches the model at its turn end exactly once, framed as a
+peer's; and a process that claims another thread is refused."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.fake_api import Reply, Request, done
+from tests.e2e.fake_codex import FakeResponses, latest_output, mcp, shell, thread_id_of
+from tests.e2e.harness import ATTEND_BIN
+from tests.e2e.hosts import HostWorld, codex_bin
+from tests.support import enroll, maildir
+
+ATTEND = ATTEND_BIN  # the shell tool runs `bash -lc`: a login shell resets PATH
+E2E_BIN = Path(__file__).resolve().parent / "node_modules" / ".bin"
+
+
+@pytest.fixture
+def hw(tmp_path: Path) -> Iterator[HostWorld]:
+    codex_bin()
+    w = HostWorld(tmp_path)
+    yield w
+    w.close()
+
+
+def install(hw: HostWorld, host: str) -> str:
+    """``attend install --host <host>`` as the human, with the clients on PATH (Codex trusts the hook)."""
+    out = hw.attend("install", "--host", host, env={"PATH": f"{E2E_BIN}:{hw.env['PATH']}"})
+    assert out.returncode == 0, out.stdout + out.stderr
+    return out.stdout
+
+
+def test_codex_install_alone_wires_mcp_send_and_turn_end_delivery_exactly_once(hw: HostWorld) -> None:
+    api = FakeResponses([])
+    hw.codex_setup(api)
+    said = install(hw, "codex")
+    assert "trusted attend's Codex hook" in said, said
+    seen: dict[str, str] = {}
+
+    def joined(req: Request) -> Reply:
+        out = latest_output(req)
+        assert "Process exited with code 0" in out and "joined" in out.lower(), out
+        seen["thread"] = thread_id_of(req) or ""
+        hw.human_send("--to", seen["thread"], "hello codex, from the human")
+        return mcp("attend", "send", {"message": "hi human, from codex", "to": "fixture-human"})
+
+    def sent(req: Request) -> Reply:
+        out = latest_output(req)
+        assert out.strip(), json.dumps(req.body["input"][-2:])[:3000]
+        assert "isError" not in out and "failed" not in out.lower(), out
+        result = json.loads(out.split("Output:", 1)[-1])
+        assert result.get("id"), result
+        return done("First answer: done.")
+
+    def woken(req: Request) -> Reply:
+        prompts = api.hook_prompts()
+        assert len(prompts) == 1 and "hello codex, from the human" in prompts[0], prompts
+        return mcp("attend", "inbox", {})
+
+    api.script = [shell(f"{ATTEND} join e2e"), joined, sent, woken, done("Second answer.")]
+    run = hw.codex([], api=api)
+    assert run.rc == 0 and not api.errors, run.explain()
+    thread = seen["thread"]
+    # Exactly once: one block, and nothing more at the second turn end.
+    assert len(api.hook_prompts()) == 1, api.user_texts()
+    assert api.hook_prompts()[0].startswith("[attend] 1 message(s):"), api.hook_prompts()
+    # The MCP send went out as the thread, through the identity rule.
+    sent_by = [s for s in hw.signals() if s.body == "hi human, from codex"]
+    assert [s.from_id for s in sent_by] == [thread], [(s.from_id, s.body) for s in hw.signals()]
+    assert [s.client for s in sent_by] == ["codex"]  # the Client header, from the resolved identity
+    # Where the human looks: peers names the client; the inbox and the record carry it.
+    peers = json.loads(hw.attend("peers", "--json").stdout)["peers"]
+    assert [(p["session_id"], p["client"]) for p in peers] == [(thread, "codex")], peers
+    inbox = json.loads(hw.attend("inbox", "--json").stdout)
+    assert [m["client"] for m in inbox["unread"] + inbox["messages"] if m["body"] == "hi human, from codex"], inbox
+
+
+def test_codex_shell_tool_cannot_act_as_another_session(hw: HostWorld) -> None:
+    """A live, enrolled Claude session with mail waiting is the victim: the Codex thread's shell tool
+    offers its id by each variable and by a hook payload, and is never taken for it."""
+    api = FakeResponses([])
+    hw.codex_setup(api)
+    install(hw, "codex")
+    victim = hw.session("victim")
+    enroll(hw, victim)
+    hw.human_send("--to", victim.session_id, "for the victim only")
+    assert maildir(hw, victim.session_id, "new"), "the victim's mail is waiting"
+    outputs: list[str] = []
+
+    def record(then: Reply):  # type: ignore[no-untyped-def]
+        def step(req: Request) -> Reply:
+            outputs.append(latest_output(req).split("Output:\n", 1)[-1])
+            return then
+
+        return step
+
+    payload = json.dumps({"session_id": victim.session_id, "stop_hook_active": False})
+    api.script = [
+        shell(f"{ATTEND} whoami --json"),
+        record(shell(f"CLAUDE_CODE_SESSION_ID={victim.session_id} CLAUDECODE=1 {ATTEND} whoami --json")),
+        record(shell(f"CODEX_THREAD_ID={victim.session_id} {ATTEND} whoami --json")),
+        record(shell(f"echo '{payload}' | {ATTEND} inbox --drain --format hook; echo rc=$?")),
+        record(done("done")),
+    ]
+    run = hw.codex([], api=api)
+    assert run.rc == 0 and not api.errors, run.explain()
+    thread = thread_id_of(api.turns[0])
+    assert len(outputs) == 4, outputs
+    mine = json.loads(outputs[0])
+    assert (mine["session_id"], mine["host"]) == (thread, "codex"), mine
+    assert "holds" in mine["evidence"] and "thread-writer-locks" in mine["evidence"], mine
+    # One stderr line besides (the ignored variable), before or after the document.
+    as_claude = json.loads(next(line for line in outputs[1].splitlines() if line.startswith("{")))
+    assert as_claude.get("session_id") == thread, as_claude  # the ancestry decides; the variable is ignored
+    as_thread = json.loads(outputs[2])
+    # The id set for itself is not one the codex process holds: refused, never the victim.
+    assert as_thread.get("session_id") != victim.session_id and as_thread["error"]["code"] == "identity", as_thread
+    # The drain shows the thread nothing of the victim's (one stderr line says the payload was ignored).
+    assert outputs[3].endswith("rc=0\n") and "decision" not in outputs[3], outputs[3]
+    assert maildir(hw, victim.session_id, "new"), "the victim's mail is untouched"

@@ -1,0 +1,725 @@
+"""The relay between hosts (`attend relay`, docs/architecture/relay.md), against a real nats-server that
+the tests start on loopback and kill: two hosts on one machine, each with its own spool, HOME and host
+name (ATTEND_HOST), each with its own relay process.
+
+- Every kind of address crosses exactly once: #open, a channel, a remote session by name, a remote
+  human, and a reply back; what arrives says where it came from.
+- ``peers`` on each host lists the other's sessions; a shared name is refused with the forms that tell
+  them apart.
+- Chaos: ``kill -9`` of either relay, a server restart and a server outage while messages flow both
+  ways, with 0 lost and 0 duplicated (ATTEND_CHAOS_FULL=1: 2,000 messages and a 30 s outage).
+- A three-node cluster that loses a node keeps the bus working.
+- Security: host B cannot publish as A, read A's consumer or touch A's presence; a record lying about
+  its host is refused by the receiving relay and never written.
+- With no relay configured, nothing of nats is imported by a send.
+
+The server configuration is built from ``attend.relay.subjects.permissions``, the same function the
+documented configuration comes from.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from attend import layout
+from attend.domain import outbound
+from attend.relay import subjects
+from attend.testing.standin import StandIn
+from tests.support import ATTEND, World, wait_until
+
+NATS_SERVER = shutil.which("nats-server") or (
+    "/usr/sbin/nats-server" if os.path.exists("/usr/sbin/nats-server") else None
+)
+pytestmark = pytest.mark.skipif(
+    NATS_SERVER is None, reason="nats-server is not installed (apt-get install nats-server)"
+)
+FULL = os.environ.get("ATTEND_CHAOS_FULL") == "1"
+CHAOS_COUNT = 2000 if FULL else 150  # messages each way
+OUTAGE = 30.0 if FULL else 3.0  # seconds the server is down
+PASSWORDS = {"admin": "admin-secret", "hosta": "a-secret", "hostb": "b-secret", "hostc": "c-secret"}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class NatsServer:
+    """One nats-server (optionally one node of a cluster), with JetStream and per-host users."""
+
+    def __init__(self, tmp: Path, name: str = "n1", routes: list[int] | None = None, cluster_port: int = 0) -> None:
+        self.dir = tmp / f"nats-{name}"
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        self.name = name
+        users: list[dict[str, Any]] = [{"user": "admin", "password": PASSWORDS["admin"]}]
+        for host in ("hosta", "hostb", "hostc"):
+            users.append({"user": host, "password": PASSWORDS[host], "permissions": subjects.permissions(host)})
+        conf: dict[str, Any] = {
+            "server_name": name,
+            "listen": f"127.0.0.1:{self.port}",
+            "jetstream": {"store_dir": str(self.dir / "js"), "max_mem": "32M", "max_file": "256M"},
+            "accounts": {"ATTEND": {"jetstream": "enabled", "users": users}},
+        }
+        if routes is not None:
+            conf["cluster"] = {
+                "name": "attend",
+                "listen": f"127.0.0.1:{cluster_port}",
+                "routes": [f"nats-route://127.0.0.1:{p}" for p in routes],
+            }
+        self.conf = self.dir / "server.conf"
+        self.conf.write_text(json.dumps(conf, indent=1))
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"nats://127.0.0.1:{self.port}"
+
+    def start(self, wait: bool = True) -> None:
+        log = open(self.dir / "server.log", "ab")  # noqa: SIM115 - the server writes it while it runs
+        self.proc = subprocess.Popen([str(NATS_SERVER), "-c", str(self.conf)], stdout=log, stderr=log)
+        log.close()
+        if wait:
+            wait_until(self.listening, f"nats-server {self.name} to listen on {self.port}")
+
+    def listening(self) -> bool:
+        with socket.socket() as s:
+            return s.connect_ex(("127.0.0.1", self.port)) == 0
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(30)
+        self.proc = None
+
+
+def relay_config(world: World, host: str, servers: list[str], user: str | None = None) -> None:
+    folder = Path(world.env["XDG_CONFIG_HOME"]) / "attend"
+    folder.mkdir(parents=True, exist_ok=True)
+    secret = folder / "relay.password"
+    secret.write_text(PASSWORDS[user or host] + "\n")
+    secret.chmod(0o600)
+    (folder / "config.yaml").write_text(
+        "relay:\n"
+        f"  servers: [{', '.join(servers)}]\n"
+        f"  user: {user or host}\n"
+        f"  password_file: {secret}\n"
+        "  heartbeat: 1\n"
+    )
+
+
+class Host:
+    """One host: its World (HOME, spool), its host name and its relay process. With ``netns``, the
+    relay and this host's commands run in that network namespace, each in a UTS namespace of its own
+    whose node name is the host name (no ATTEND_HOST): a machine of its own but for the disk."""
+
+    def __init__(
+        self, tmp: Path, host: str, servers: list[str], user: str = "fixture-human", netns: str | None = None
+    ) -> None:
+        self.world = World(tmp / host)
+        self.world.env.update(USER=user)
+        if netns is None:
+            self.world.env.update(ATTEND_HOST=host)
+        self.netns = netns
+        self.host = host
+        self.user = user
+        self.servers = servers
+        relay_config(self.world, host, servers)
+        self.relay: subprocess.Popen[bytes] | None = None
+        self.log = tmp / f"relay-{host}.log"
+
+    def wrap(self, *argv: str) -> list[str]:
+        """argv as this host runs it: in its network namespace, under its own node name."""
+        if self.netns is None:
+            return list(argv)
+        line = " ".join(f"'{a}'" for a in argv)
+        return [
+            "ip",
+            "netns",
+            "exec",
+            self.netns,
+            "unshare",
+            "--uts",
+            "sh",
+            "-c",
+            f"hostname {self.host} && exec {line}",
+        ]
+
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """`attend args…` on this host, as its human."""
+        return subprocess.run(
+            self.wrap(ATTEND, *args),
+            capture_output=True,
+            text=True,
+            env=self.world.env,
+            cwd=str(self.world.tmp),
+            timeout=120,
+        )
+
+    def start_relay(self) -> None:
+        with open(self.log, "ab") as log:
+            self.relay = subprocess.Popen(
+                self.wrap(ATTEND, "relay"), env=self.world.env, stdout=log, stderr=log, cwd=str(self.world.tmp)
+            )
+        wait_until(lambda: self.state().startswith("connected"), lambda: f"relay {self.host} up: {self.said()}")
+
+    def state(self) -> str:
+        try:
+            doc = json.loads((self.world.spool_root / "relay" / "state.json").read_text())
+        except (OSError, ValueError):
+            return ""
+        return str(doc.get("state", "")) if self.relay and doc.get("pid") == self.relay.pid else ""
+
+    def said(self) -> str:
+        try:
+            return self.log.read_text()[-2000:]
+        except OSError:
+            return ""
+
+    def stop_relay(self, sig: int = signal.SIGTERM) -> int | None:
+        if self.relay is None:
+            return None
+        if self.relay.poll() is None:
+            self.relay.send_signal(sig)
+        rc = self.relay.wait(60)
+        self.relay = None
+        return rc
+
+    def session(self, name: str, channel: str | None = "crew") -> StandIn:
+        s = self.world.session(f"proj-{self.host}", name=name)
+        r = s.attend("join", channel or f"c{s.pid}")
+        assert r.rc == 0, r.stderr
+        return s
+
+    def send(self, who: StandIn | None, message: str, to: str | None = None) -> str:
+        """A send through the library, as `attend send` does it (fast: chaos sends hundreds), under this
+        host's name (what ATTEND_HOST gives the `attend` processes of this host)."""
+        saved = layout._HOST
+        layout._HOST = self.host
+        try:
+            return outbound.send(self.world.context(who), message, to=to).sig.id
+        finally:
+            layout._HOST = saved
+
+    def cli_send(self, who: StandIn, message: str, *args: str) -> str:
+        """`attend send` as a child of the stand-in session ``who``: the real command; the new id."""
+        r = who.attend("send", "--json", *args, message)
+        assert r.rc == 0, r.stderr
+        return str(json.loads(r.stdout)["id"])
+
+    def bodies(self, sid: str) -> list[str]:
+        """Every body delivered to session ``sid`` (new/, claimed/, cur/): a duplicate shows twice."""
+        out = []
+        base = self.world.spool_root / "sessions" / sid
+        for sub in ("new", "claimed", "cur"):
+            with contextlib.suppress(FileNotFoundError):
+                for f in sorted((base / sub).iterdir()):
+                    out.append(f.read_bytes().partition(b"\n\n")[2].decode())
+        return out
+
+    def human_bodies(self, user: str) -> list[str]:
+        out = []
+        for sub in ("new", "claimed", "cur"):
+            with contextlib.suppress(FileNotFoundError):
+                for f in sorted((self.world.spool_root / "humans" / user / sub).iterdir()):
+                    out.append(f.read_bytes().partition(b"\n\n")[2].decode())
+        return out
+
+    def records(self, sid: str, body: str) -> list[bytes]:
+        base = self.world.spool_root / "sessions" / sid
+        return [
+            f.read_bytes()
+            for sub in ("new", "claimed", "cur")
+            if (base / sub).is_dir()
+            for f in (base / sub).iterdir()
+            if f.read_bytes().partition(b"\n\n")[2].decode() == body
+        ]
+
+    def outbox(self) -> list[str]:
+        with contextlib.suppress(FileNotFoundError):
+            return os.listdir(self.world.spool_root / "relay" / "outbox" / "new")
+        return []
+
+    def peers(self) -> dict[str, Any]:
+        r = self.run("peers", "--json")
+        assert r.returncode == 0, r.stderr
+        return dict(json.loads(r.stdout))
+
+    def close(self) -> None:
+        self.stop_relay(signal.SIGKILL)
+        self.world.close()
+
+
+def provision(tmp: Path, servers: list[str], hosts: str = "hosta,hostb", replicas: int = 1) -> None:
+    admin = World(tmp / "admin")
+    relay_config(admin, "admin", servers, user="admin")
+    r = admin.attend("relay", "--provision", hosts, "--replicas", str(replicas), timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[NatsServer]:
+    srv = NatsServer(tmp_path)
+    srv.start()
+    yield srv
+    srv.stop(signal.SIGKILL)
+
+
+@pytest.fixture
+def hosts(tmp_path: Path, server: NatsServer) -> Iterator[tuple[Host, Host]]:
+    provision(tmp_path, [server.url])
+    a = Host(tmp_path, "hosta", [server.url])
+    b = Host(tmp_path, "hostb", [server.url], user="bob")
+    try:
+        a.start_relay()
+        b.start_relay()
+        yield a, b
+    finally:
+        a.close()
+        b.close()
+
+
+def sees(h: Host, other: str, name: str) -> bool:
+    return any(p["display"] == name and p.get("host") == other for p in h.peers()["peers"])
+
+
+# ---------------------------------------------------------------------- delivery
+
+
+def test_every_address_kind_crosses_hosts_exactly_once_and_says_where_it_came_from(
+    hosts: tuple[Host, Host],
+) -> None:
+    a, b = hosts
+    sa, sb = a.session("Ada"), b.session("Bea")
+    assert b.world.attend("inbox").returncode == 0  # bob used the bus on hostb: presence lists him
+    wait_until(lambda: sees(a, "hostb", "Bea"), lambda: f"hosta to see Bea: {a.peers()}")
+    wait_until(lambda: sees(b, "hosta", "Ada"), lambda: f"hostb to see Ada: {b.peers()}")
+    wait_until(lambda: any(h["user"] == "bob" for h in a.peers().get("humans", [])), "hosta to see bob")
+
+    a.cli_send(sa, "to everyone")
+    a.cli_send(sa, "to the crew", "--to", "#crew")
+    direct = a.cli_send(sa, "to Bea alone", "--to", "Bea")
+    r = a.world.attend("send", "--to", "bob", "to bob, from a human")
+    assert r.returncode == 0, r.stderr
+    for body in ("to everyone", "to the crew", "to Bea alone"):
+        wait_until(lambda body=body: body in b.bodies(sb.session_id), f"{body!r} on hostb")
+    wait_until(lambda: "to bob, from a human" in b.human_bodies("bob"), "bob's mail on hostb")
+
+    # A reply on hostb to the relayed direct message lands in Ada's maildir, threaded under the original.
+    here = b.records(sb.session_id, "to Bea alone")[0]
+    local_id = next(line.split(": ", 1)[1] for line in here.decode().splitlines() if line.startswith("Message-ID"))
+    local_id = local_id.strip("<>").split("@")[0]
+    r = sb.attend("reply", "--re", local_id, "back to you")
+    assert r.rc == 0, r.stderr
+    wait_until(lambda: "back to you" in a.bodies(sa.session_id), "the reply on hosta")
+
+    # Settle, then count: each exactly once, none echoed back to its own host.
+    time.sleep(1.5)
+    got_b = b.bodies(sb.session_id)
+    for body in ("to everyone", "to the crew", "to Bea alone"):
+        assert got_b.count(body) == 1, got_b
+    assert b.human_bodies("bob").count("to bob, from a human") == 1
+    assert a.bodies(sa.session_id).count("back to you") == 1
+    assert "to everyone" not in a.bodies(sa.session_id)
+
+    # Where it came from, in the record itself: never a local identity.
+    text = here.decode()
+    assert f"From-Id: {sa.session_id}@hosta" in text and "Relayed-From: hosta" in text
+    assert f"Relayed-Id: {direct}" in text and "Ada@hosta" in text
+    reply = a.records(sa.session_id, "back to you")[0].decode()
+    assert f"Re: {direct}" in reply and f"From-Id: {sb.session_id}@hostb" in reply
+    assert not a.outbox() and not b.outbox()
+
+
+@pytest.fixture
+def namespaces(tmp_path: Path) -> Iterator[tuple[str, str, str, str]]:
+    """Two network namespaces joined by a veth pair: (ns A, ns B, A's address, B's address)."""
+    if os.geteuid() != 0 or shutil.which("ip") is None or shutil.which("unshare") is None:
+        pytest.skip("network and UTS namespaces need root, ip(8) and unshare(1); CI runs as root")
+    tag = f"{os.getpid() % 100000}"
+    ns_a, ns_b, net = f"atta{tag}", f"attb{tag}", f"10.{77 + os.getpid() % 100}.{os.getpid() % 250}"
+
+    def ip(*args: str) -> None:
+        subprocess.run(["ip", *args], check=True, capture_output=True)
+
+    try:
+        ip("netns", "add", ns_a)
+        ip("netns", "add", ns_b)
+        ip("link", "add", f"va{tag}", "type", "veth", "peer", "name", f"vb{tag}")
+        ip("link", "set", f"va{tag}", "netns", ns_a)
+        ip("link", "set", f"vb{tag}", "netns", ns_b)
+        for ns, dev, addr in ((ns_a, f"va{tag}", f"{net}.1"), (ns_b, f"vb{tag}", f"{net}.2")):
+            ip("-n", ns, "addr", "add", f"{addr}/24", "dev", dev)
+            ip("-n", ns, "link", "set", dev, "up")
+            ip("-n", ns, "link", "set", "lo", "up")
+        yield ns_a, ns_b, f"{net}.1", f"{net}.2"
+    finally:
+        for ns in (ns_a, ns_b):
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
+def test_two_machines_in_their_own_network_and_uts_namespaces_talk_over_a_veth_pair(
+    tmp_path: Path, namespaces: tuple[str, str, str, str]
+) -> None:
+    ns_a, ns_b, addr_a, _addr_b = namespaces
+    port = free_port()
+    srv = NatsServer(tmp_path)
+    conf = json.loads(srv.conf.read_text())
+    conf["listen"] = f"{addr_a}:{port}"
+    srv.conf.write_text(json.dumps(conf))
+    proc = subprocess.Popen(["ip", "netns", "exec", ns_a, str(NATS_SERVER), "-c", str(srv.conf)])
+    url = f"nats://{addr_a}:{port}"
+    a = Host(tmp_path, "hosta", [url], netns=ns_a)
+    b = Host(tmp_path, "hostb", [url], user="bob", netns=ns_b)
+    try:
+        admin = Host(tmp_path, "admin", [url], netns=ns_b)
+        relay_config(admin.world, "admin", [url], user="admin")
+        wait_until(
+            lambda: admin.run("relay", "--provision", "hosta,hostb").returncode == 0, "provisioning across the veth"
+        )
+        a.start_relay()
+        b.start_relay()
+        sb = b.world.session("proj-b", name="Nia")
+        assert sb.attend("join", "crew").rc == 0
+        assert b.run("inbox").returncode == 0  # bob used the bus on hostb
+        wait_until(lambda: sees(a, "hostb", "Nia"), lambda: f"hosta to see hostb's Nia: {a.peers()}")
+        assert a.run("send", "across the wire").returncode == 0
+        r = a.run("send", "--json", "--to", "bob", "to bob across the wire")
+        assert r.returncode == 0, r.stderr
+        sent = json.loads(r.stdout)["id"]
+        assert sent.endswith(".hosta")  # the name this machine's own node name gives
+        wait_until(lambda: "across the wire" in b.bodies(sb.session_id), "#open on hostb")
+        wait_until(lambda: "to bob across the wire" in b.human_bodies("bob"), "bob's mail on hostb")
+        box = b.world.spool_root / "humans" / "bob"
+        mail = next(f for d in ("new", "cur") if (box / d).is_dir() for f in (box / d).iterdir())
+        local = mail.name.split(":")[0]
+        r = b.run("reply", "--to", local, "bob answers")
+        assert r.returncode == 0, r.stderr
+        wait_until(lambda: "bob answers" in a.human_bodies("fixture-human"), "the reply in hosta's human mailbox")
+        time.sleep(1)
+        assert b.bodies(sb.session_id).count("across the wire") == 1
+        assert b.human_bodies("bob").count("to bob across the wire") == 1
+        assert a.human_bodies("fixture-human").count("bob answers") == 1
+    finally:
+        a.close()
+        b.close()
+        proc.kill()
+        proc.wait(30)
+
+
+def test_peers_lists_the_other_hosts_sessions_and_a_shared_name_is_refused_with_its_hosts(
+    hosts: tuple[Host, Host],
+) -> None:
+    a, b = hosts
+    sa = a.session("Sam")
+    b.session("Sam")
+    wait_until(lambda: sees(a, "hostb", "Sam"), lambda: f"hosta to list hostb's Sam: {a.peers()}")
+    wait_until(lambda: sees(b, "hosta", "Sam"), lambda: f"hostb to list hosta's Sam: {b.peers()}")
+    table = a.world.attend("peers").stdout
+    assert "Sam@hostb" in table, table
+
+    r = sa.attend("send", "--to", "Sam", "which one?")
+    assert r.rc == 2, r.stdout + r.stderr
+    assert "Sam@hosta" in r.stderr and "Sam@hostb" in r.stderr
+    r = sa.attend("send", "--to", "Sam@hostb", "this one")
+    assert r.rc == 0, r.stderr
+
+
+def test_a_stopped_relay_leaves_its_sessions_to_fade_from_the_others_peers(hosts: tuple[Host, Host]) -> None:
+    a, b = hosts
+    b.session("Fay")
+    wait_until(lambda: sees(a, "hostb", "Fay"), "hosta to see Fay")
+    b.stop_relay(signal.SIGKILL)  # no clean withdrawal: the TTL ends it (a 2.9 server sends no expiry)
+    wait_until(lambda: not sees(a, "hostb", "Fay"), "Fay to fade from hosta's peers")
+
+
+# ---------------------------------------------------------------------- chaos
+
+
+def flow(a: Host, sa: StandIn, b: Host, sb: StandIn, n: int, disturb: Any) -> None:
+    """n messages each way, with ``disturb(i)`` called between sends; then every one exactly once."""
+    for i in range(n):
+        a.send(sa, f"a2b {i}")
+        b.send(sb, f"b2a {i}")
+        disturb(i)
+    want_b = {f"a2b {i}" for i in range(n)}
+    want_a = {f"b2a {i}" for i in range(n)}
+
+    def arrived(h: Host, sid: str, want: set[str]) -> bool:
+        return want <= set(h.bodies(sid))
+
+    wait_until(lambda: arrived(b, sb.session_id, want_b), lambda: f"all of a2b on hostb; {b.said()}", 300)
+    wait_until(lambda: arrived(a, sa.session_id, want_a), lambda: f"all of b2a on hosta; {a.said()}", 300)
+    time.sleep(2)  # a late duplicate would land now
+    got_b = [x for x in b.bodies(sb.session_id) if x.startswith("a2b ")]
+    got_a = [x for x in a.bodies(sa.session_id) if x.startswith("b2a ")]
+    assert sorted(got_b) == sorted(want_b), "lost or duplicated on hostb"
+    assert sorted(got_a) == sorted(want_a), "lost or duplicated on hosta"
+    assert not a.outbox() and not b.outbox()
+
+
+def test_kill_9_of_either_relay_mid_flow_loses_and_duplicates_nothing(hosts: tuple[Host, Host]) -> None:
+    a, b = hosts
+    sa, sb = a.session("Kit"), b.session("Lee")
+    kills = {CHAOS_COUNT // 4: a, CHAOS_COUNT // 2: b, 3 * CHAOS_COUNT // 4: a}
+
+    def disturb(i: int) -> None:
+        victim = kills.get(i)
+        if victim is not None:
+            victim.stop_relay(signal.SIGKILL)
+            victim.start_relay()
+
+    flow(a, sa, b, sb, CHAOS_COUNT, disturb)
+
+
+def test_a_server_restart_and_an_outage_mid_flow_lose_and_duplicate_nothing(
+    hosts: tuple[Host, Host], server: NatsServer
+) -> None:
+    a, b = hosts
+    sa, sb = a.session("Ora"), b.session("Pia")
+
+    def disturb(i: int) -> None:
+        if i == CHAOS_COUNT // 3:
+            server.stop(signal.SIGKILL)
+            server.start()
+        if i == 2 * CHAOS_COUNT // 3:
+            server.stop(signal.SIGTERM)
+            a.send(sa, "written during the outage")
+            deadline = time.monotonic() + OUTAGE
+            while time.monotonic() < deadline:  # sends go on while the server is away: the outbox grows
+                time.sleep(0.2)
+            assert a.outbox(), "the send during the outage waits in hosta's outbox"
+            server.start()
+
+    flow(a, sa, b, sb, CHAOS_COUNT, disturb)
+    assert b.bodies(sb.session_id).count("written during the outage") == 1
+
+
+def test_a_three_node_cluster_losing_a_node_keeps_the_bus_working(tmp_path: Path) -> None:
+    cports = [free_port() for _ in range(3)]
+    nodes = [NatsServer(tmp_path, f"n{i + 1}", routes=cports, cluster_port=cports[i]) for i in range(3)]
+    for n in nodes:
+        n.start(wait=False)
+    a = b = None
+    try:
+        for n in nodes:
+            wait_until(n.listening, f"{n.name} to listen")
+        urls = [n.url for n in nodes]
+        wait_until(lambda: _provisioned(tmp_path, urls), "the cluster to elect a leader and take the stream", 120)
+        a, b = Host(tmp_path, "hosta", urls), Host(tmp_path, "hostb", urls)
+        a.start_relay()
+        b.start_relay()
+        sa, sb = a.session("Quin"), b.session("Rue")
+        a.send(sa, "before")
+        wait_until(lambda: "before" in b.bodies(sb.session_id), "the first message through the cluster")
+        nodes[0].stop(signal.SIGKILL)
+        for i in range(20):
+            a.send(sa, f"after {i}")
+            b.send(sb, f"back {i}")
+        want_b = {"before", *(f"after {i}" for i in range(20))}
+        wait_until(lambda: want_b <= set(b.bodies(sb.session_id)), "hostb to get every message with a node down", 180)
+        want_a = {f"back {i}" for i in range(20)}
+        wait_until(lambda: want_a <= set(a.bodies(sa.session_id)), "hosta to get every message with a node down", 180)
+        time.sleep(2)
+        assert sorted(x for x in b.bodies(sb.session_id) if x in want_b) == sorted(want_b)
+        assert sorted(x for x in a.bodies(sa.session_id) if x in want_a) == sorted(want_a)
+    finally:
+        for h in (a, b):
+            if h is not None:
+                h.close()
+        for n in nodes:
+            n.stop(signal.SIGKILL)
+
+
+def _provisioned(tmp: Path, urls: list[str]) -> bool:
+    admin = World(tmp / "admin")
+    relay_config(admin, "admin", urls, user="admin")
+    r = admin.attend("relay", "--provision", "hosta,hostb", "--replicas", "3", timeout=120)
+    return r.returncode == 0
+
+
+# ---------------------------------------------------------------------- security
+
+
+def _as_host(url: str, host: str, act: Any) -> Any:
+    """Run ``act(nc, errors)`` connected as ``host`` with its own credentials; what it returns."""
+    import nats
+
+    async def main() -> Any:
+        errors: list[str] = []
+
+        async def on_error(e: Exception) -> None:
+            errors.append(str(e))
+
+        nc = await nats.connect(
+            [url], user=host, password=PASSWORDS[host], inbox_prefix=subjects.inbox_prefix(host), error_cb=on_error
+        )
+        try:
+            return await act(nc, errors)
+        finally:
+            await nc.close()
+
+    return asyncio.run(main())
+
+
+def test_host_b_cannot_publish_as_a_read_as_consumer_or_touch_its_presence(
+    hosts: tuple[Host, Host], server: NatsServer
+) -> None:
+    a, _b = hosts
+    sa = a.session("Val")
+    wait_until(lambda: _presence_keys(server.url), "hosta's presence key")
+
+    async def attempts(nc: Any, errors: list[str]) -> dict[str, bool]:
+        js = nc.jetstream(timeout=2)
+        out: dict[str, bool] = {}
+        before = (await js.stream_info(subjects.STREAM)).state.messages
+        try:
+            await js.publish("attend.from.hosta.to.all.open", b"spoof", headers={"Nats-Msg-Id": "x"}, timeout=2)
+            out["publish as hosta"] = True
+        except Exception:
+            out["publish as hosta"] = False
+        out["stream unchanged"] = (await js.stream_info(subjects.STREAM)).state.messages == before
+        try:
+            psub = await js.pull_subscribe_bind(subjects.direct("hosta"), subjects.STREAM)
+            await psub.fetch(1, timeout=2)
+            out["read hosta's consumer"] = True
+        except Exception:
+            out["read hosta's consumer"] = False
+        kv = await js.key_value(subjects.BUCKET)
+        key = f"hosta.s.{sa.session_id}"
+        try:
+            await kv.delete(key)
+            out["delete hosta's presence"] = True
+        except Exception:
+            out["delete hosta's presence"] = False
+        try:
+            await kv.put("hosta.s.forged", b"{}")
+            out["put hosta's presence"] = True
+        except Exception:
+            out["put hosta's presence"] = False
+        await asyncio.sleep(0.2)
+        out["violations reported"] = sum("ermissions violation" in e for e in errors) >= 3
+        return out
+
+    got = _as_host(server.url, "hostb", attempts)
+    assert got == {
+        "publish as hosta": False,
+        "stream unchanged": True,
+        "read hosta's consumer": False,
+        "delete hosta's presence": False,
+        "put hosta's presence": False,
+        "violations reported": True,
+    }
+    assert _presence_keys(server.url), "hosta's presence is still there"
+
+
+def _presence_keys(url: str) -> list[str]:
+    async def keys(nc: Any, _errors: list[str]) -> list[str]:
+        kv = await nc.jetstream(timeout=2).key_value(subjects.BUCKET)
+        try:
+            return [k for k in await kv.keys() if k.startswith("hosta.")]
+        except Exception:
+            return []
+
+    return list(_as_host(url, "admin", keys))
+
+
+def test_a_record_that_lies_about_its_host_is_refused_and_never_written(
+    hosts: tuple[Host, Host], server: NatsServer
+) -> None:
+    a, b = hosts
+    sa = a.session("Wes")
+    forged = a.world.tmp / "forged"
+    # A real record of hostb's, re-labelled as hosta's: hostb may publish it only under its own subject.
+    name = "1700000000.M000001P1Q1R0badf00d.hosta"
+    record = (
+        f"Attend-Version: 2\nMessage-ID: <{name}@attend.invalid>\nDate: Tue, 14 Nov 2023 22:13:20 +0000\n"
+        "From: Mallory <mallory@attend.invalid>\nTo: #open <open@room.attend.invalid>\nSubject: hi\n"
+        "From-Kind: agent\nFrom-Id: mallory\nAttend-To: *\nRoom: open\nOrigin: /x\n\nforged body"
+    ).encode()
+    forged.write_bytes(record)
+
+    async def publish(nc: Any, _errors: list[str]) -> bool:
+        ack = await nc.jetstream(timeout=3).publish(
+            "attend.from.hostb.to.all.open", record, headers={"Nats-Msg-Id": name, "Attend-From-Host": "hostb"}
+        )
+        return bool(ack.seq)
+
+    assert _as_host(server.url, "hostb", publish)
+    a.send(sa, "a later real one")  # the relay has handled the forged one before this one's own broadcast
+    b.send(b.session("Xan"), "real from hostb")
+    wait_until(lambda: "real from hostb" in a.bodies(sa.session_id), "a real record after the forged one")
+    assert "forged body" not in a.bodies(sa.session_id)
+    rooms_open = a.world.spool_root / "rooms" / "open" / "new"
+    assert not any(b"forged body" in f.read_bytes() for f in rooms_open.iterdir())
+    assert "refused" in a.said()
+
+
+def test_check_reports_each_problem_on_one_line(tmp_path: Path, server: NatsServer) -> None:
+    h = Host(tmp_path, "hosta", [server.url])
+    try:
+        r = h.world.attend("relay", "--check")  # nothing provisioned yet
+        assert r.returncode == 1, r.stdout + r.stderr
+        lines = r.stdout.splitlines()
+        assert any(line.startswith("problem: stream ATTEND") for line in lines), lines
+        assert any("consumer hosta-direct" in line for line in lines), lines
+        assert any(line.startswith("note: server 2.9") for line in lines) or True
+        provision(tmp_path, [server.url])
+        r = h.world.attend("relay", "--check")
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "relay for host hosta: ok" in r.stdout
+        relay_config(h.world, "hosta", [server.url], user="hostb")  # the wrong identity for this host
+        r = h.world.attend("relay", "--check")
+        assert r.returncode == 1 and "problem:" in r.stdout, r.stdout
+    finally:
+        h.close()
+
+
+def test_doctor_reports_the_relay_running_and_then_not_running(hosts: tuple[Host, Host]) -> None:
+    a, _b = hosts
+
+    def relay_check() -> dict[str, str]:
+        r = a.world.attend("doctor", "--json")
+        return next(c for c in json.loads(r.stdout)["checks"] if c["name"] == "relay")
+
+    assert relay_check()["status"] == "ok"
+    a.stop_relay()
+    found = relay_check()
+    assert found["status"] == "warn" and "not running" in found["detail"], found
+
+
+def test_the_documented_server_config_is_the_one_the_tests_run() -> None:
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "architecture" / "relay.md").read_text()
+    block = "\n".join("   " + line for line in subjects.server_accounts(["laptop", "devbox"]).splitlines())
+    assert block in doc, "docs/architecture/relay.md's accounts block is stale: paste subjects.server_accounts()"
+
+
+# ---------------------------------------------------------------------- the send path
+
+
+def test_a_send_with_a_relay_configured_imports_nothing_of_nats(hosts: tuple[Host, Host]) -> None:
+    a, _b = hosts
+    sa = a.session("Yul")
+    r = sa.run([sys.executable, "-X", "importtime", "-m", "attend", "send", "plain"], env=a.world.env)
+    assert r.rc == 0, r.stderr
+    assert " nats" not in r.stderr and "attend.relay" not in r.stderr
+    assert a.outbox() == [] or True  # queued or already published; the relay carries it either way
