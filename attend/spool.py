@@ -464,7 +464,14 @@ class Spool:
 
     @_writes
     def publish(
-        self, rooms: list[str], data: bytes, name: str | None = None, *, bounded: bool = False, outbox: bool = False
+        self,
+        rooms: list[str],
+        data: bytes,
+        name: str | None = None,
+        *,
+        bounded: bool = False,
+        outbox: bool = False,
+        sync: bool = True,
     ) -> str:
         """Deliver one signal into each room's new/ under one unique name; durable on return.
 
@@ -472,7 +479,8 @@ class Spool:
         the clock read after it proves; otherwise every link of it is withdrawn and LateName raised,
         so no record stays below a repair cursor. Unbounded is for records planted with old names.
         ``outbox``: the record is also linked into the relay's ``relay/outbox/new/``, durable with the
-        rest (the relay publishes it to other hosts)."""
+        rest (the relay publishes it to other hosts). ``sync=False`` (the relay's arrivals) leaves the
+        file and folder syncs to one ``sync_records`` call for a whole batch: durable only after it."""
         name = name or L.unique_name()
         deadline = L.name_time(name) + L.LINK_BOUND if bounded else float("inf")
         with contextlib.ExitStack() as stack:
@@ -480,7 +488,7 @@ class Spool:
             news = [stack.enter_context(_Handle(self._room_dir(room, L.NEW))) for room in rooms]
             if outbox:
                 news.append(stack.enter_context(_Handle(self._open_dir((L.RELAY, L.OUTBOX, L.NEW), create=True))))
-            _write_new(tmp, name, data)
+            _write_new(tmp, name, data, sync=sync)
             linked: list[int] = []
             try:
                 pause_point("tmp-written")
@@ -491,7 +499,7 @@ class Spool:
                     linked.append(new)
                     if time.time() > deadline:  # the link may have landed after a repair passed its name
                         raise LateName(f"{name} linked later than {L.LINK_BOUND:g}s after its time")
-                for new in linked[-1:] if len(linked) > 1 and self._one_commit() else linked:
+                for new in (linked[-1:] if len(linked) > 1 and self._one_commit() else linked) if sync else []:
                     os.fsync(new)
             except BaseException:
                 for new in linked:
@@ -503,6 +511,18 @@ class Spool:
                     os.unlink(name, dir_fd=tmp)
         pause_point("room-record")
         return name
+
+    def sync_records(self, room: str, names: list[str]) -> None:
+        """Make records published with ``sync=False`` durable: each file, then the room's new/ once. On a
+        journaling filesystem the first sync commits the batch and the rest find nothing to write."""
+        with self._at((L.ROOMS, room, L.NEW)) as new:
+            for name in names:
+                fd = os.open(name, _READ, dir_fd=new)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            os.fsync(new)
 
     def _one_commit(self) -> bool:
         """Whether one folder fsync makes every earlier link of this process durable: true on a

@@ -85,7 +85,10 @@ def host(tmp: Path, name: str, url: str) -> tuple[dict[str, str], Path]:
 
 
 def start_relay(env: dict[str, str], home: Path) -> subprocess.Popen[bytes]:
-    relay = subprocess.Popen([ATTEND, "relay"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    argv = [ATTEND, "relay"]
+    if os.environ.get("RELAY_PROFILE") and env.get("ATTEND_HOST") == "hosta":  # where an idle relay spends its CPU
+        argv = [sys.executable, "-m", "cProfile", "-o", os.environ["RELAY_PROFILE"], "-m", "attend", "relay"]
+    relay = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     state = home / ".cache" / "attend" / "relay" / "state.json"
     for _ in range(600):
         try:

@@ -58,7 +58,7 @@ def waiter_pid(e2e: E2EWorld, sid: str) -> int | None:
 
 def latency(wakes: int) -> None:
     """In sessions of at most MAX_WAKES wakes each: quick wakes in a row are what the waiter's loop
-    guard stops (the sixth would wait for a turn end), and these come 0.5 s after each turn."""
+    guard holds (the sixth would wait 30 s after its turn), and these come 0.5 s after each turn."""
     xs: list[float] = []
     back: list[float] = []
     while len(xs) < wakes:

@@ -42,9 +42,16 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+E2E = Path(__file__).resolve().parent / "e2e"
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test that drives mutt or tmux is marked ``terminal`` (tests.support.require_tools fails it
-    when they are missing), so ``-m "not terminal"`` leaves those tests out by choice, never by a skip."""
+    when they are missing), so ``-m "not terminal"`` leaves those tests out by choice, never by a skip.
+    Every test under tests/e2e/ is ``e2e`` (the real clients), whether or not its module says so, so the
+    developer loop (``-m "not e2e and not slow"``) never starts a real client."""
     for item in items:
         if {"mutt", "tmux"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(TERMINAL_MARK)
+        if E2E in Path(str(item.fspath)).resolve().parents:
+            item.add_marker("e2e")

@@ -11,6 +11,8 @@ import re
 import time
 from collections.abc import Callable
 
+import pytest
+
 from attend.domain import attention, sessions
 from attend.testing.standin import StandIn
 from attend.verbs import inbox, mute, reply, send, status, unmute
@@ -112,6 +114,7 @@ def test_a_fast_sender_folds_into_one_drain_line_nothing_is_lost_and_its_send_is
     assert "slow down" not in quiet.stderr
 
 
+@pytest.mark.slow  # a stress run: the full suite (CI) has it, the developer loop leaves it out
 def test_a_flood_of_500_on_open_reaches_three_live_loops_as_at_most_the_governors_share_of_lines(
     world: World, loops: Callable[[StandIn], Loop]
 ) -> None:
@@ -170,6 +173,21 @@ def test_the_drain_marks_muted_mail_seen_and_says_nothing_when_that_is_all_there
     out = drain(world, me.session_id)
     assert out.returncode == 0 and out.stdout == ""
     assert maildir(world, me.session_id, "new") == [] and len(maildir(world, me.session_id, "cur")) == 1
+
+
+def test_the_plain_drain_honours_mute_too_and_a_bare_reply_never_threads_under_muted_mail(world: World) -> None:
+    me, friend, noisy = world.session("proj"), world.session("friend"), world.session("noisy")
+    enroll(world, me)
+    asked = say(world, friend, "is the build green?", to=me.session_id)
+    assert "is the build green?" in me.attend("inbox", "--drain").stdout  # the plain form, shown
+    assert me.attend("mute", noisy.session_id).rc == 0
+    say(world, noisy, "buy my tool", to=me.session_id)
+    out = me.attend("inbox", "--drain")
+    assert out.rc == 0 and "buy my tool" not in out.stdout, out.stdout
+    assert "0 message(s) drained (1 muted" in out.stdout
+    assert maildir(world, me.session_id, "new") == []  # marked seen, as the hook form does
+    answered = json.loads(me.attend("reply", "--json", "yes, green").stdout)
+    assert answered["re"] == asked  # not the muted one
 
 
 def test_bad_mute_input_exits_2_and_writes_nothing(world: World) -> None:

@@ -88,3 +88,30 @@ def test_a_deep_file_in_the_spool_never_fails_peers_status_or_inbox(world: World
         assert "Traceback" not in r.stderr and "RecursionError" not in r.stderr, (verb, r.stderr)
         h = world.attend(verb)
         assert "Traceback" not in h.stderr and "RecursionError" not in h.stderr, (verb, h.stderr)
+
+
+# Modules whose json.loads reads only what attend itself made in the same process (never a file or the wire).
+OWN_JSON = {"attend/safejson.py", "attend/mcp/discovery.py"}
+
+
+def test_every_json_read_goes_through_the_bounded_reader() -> None:
+    """A reader that calls json.loads (or json.load) directly dies on a value nested a thousand deep:
+    every JSON read from a file or the wire goes through attend.safejson."""
+    import ast
+
+    root = Path(__file__).resolve().parent.parent
+    found = []
+    for path in sorted((root / "attend").rglob("*.py")):
+        rel = str(path.relative_to(root))
+        if rel in OWN_JSON or rel.startswith("attend/testing/"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            func = node.func if isinstance(node, ast.Call) else None
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr in ("loads", "load")
+                and isinstance(func.value, ast.Name)
+                and func.value.id == "json"
+            ):
+                found.append(f"{rel}:{node.lineno}")
+    assert not found, "read JSON with attend.safejson.loads, not json.loads:\n" + "\n".join(found)

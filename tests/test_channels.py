@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import subprocess
 
+import pytest
+
 from attend.domain import channels, sessions
 from attend.testing.standin import Result
 from tests.support import ATTEND, World, post, tree
@@ -31,6 +33,7 @@ def test_joining_a_channel_enrolls_the_session_and_writes_one_member_file(world:
     assert sessions.registration(world.spool, s.session_id, str(s.cwd)) is not None
 
 
+@pytest.mark.slow  # a stress run: the full suite (CI) has it, the developer loop leaves it out
 def test_fifty_concurrent_joins_leave_fifty_members(world: World) -> None:
     procs = [
         subprocess.Popen(

@@ -407,6 +407,37 @@ async def test_the_pane_with_the_keys_has_a_bar_down_its_edge_that_is_not_colour
         assert barred() == {"conversation"}
 
 
+async def test_without_colour_the_chosen_room_and_message_are_in_reverse_video(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+    import re
+
+    from rich.console import Console
+
+    monkeypatch.setenv("NO_COLOR", "1")
+    hana = enrolled(world, "api", "Hana")
+    for body in ("first", "second"):
+        send_verb.run(world.context(hana), send_verb.SendRequest(body))
+    app = app_for(world, live=False)
+
+    def reversed_rows() -> list[str]:
+        """The screen's rows with a reverse-video cell in them, as plain text."""
+        console = Console(width=80, height=24, file=io.StringIO(), record=True, force_terminal=True)
+        console.print(app.screen._compositor.render_update(full=True))
+        styled = console.export_text(styles=True).splitlines()
+        plain = screen_lines(app)
+        return [plain[i] for i, line in enumerate(styled) if re.search(r"\x1b\[([0-9;]*;)?7[;m]", line)]
+
+    async with app.run_test(size=(80, 24)) as pilot:
+        rows = reversed_rows()
+        assert any(row.startswith(" #open ") for row in rows), rows  # the room on screen
+        assert any("second" in row for row in rows) and not any("first" in row for row in rows), rows
+        await pilot.press("shift+tab", "up")  # choose the older message
+        rows = reversed_rows()
+        assert any("first" in row for row in rows) and not any("second" in row for row in rows), rows
+
+
 async def test_a_project_room_is_named_by_its_project_and_two_of_one_name_are_told_apart(world: World) -> None:
     enrolled(world, "web", "Hana")
     enrolled(world, "other/web", "Tao")
@@ -530,6 +561,21 @@ async def test_a_long_body_is_cut_to_a_few_lines_and_o_opens_it_whole(world: Wor
         assert "line 0899" in screen_text(app) and "… cut" not in screen_text(app)
         await pilot.press("ctrl+o")
         assert "line 0899" not in screen_text(app)
+
+
+async def test_an_arrival_in_a_room_of_200_is_appended_and_the_room_is_not_redrawn(world: World) -> None:
+    hana = enrolled(world, "api", "Hana")
+    for i in range(chat_verb.HISTORY):
+        send_verb.run(world.context(hana), send_verb.SendRequest(f"old {i:03d}"))
+    app = app_for(world, live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        view = app.conversation()
+        first = view.get_option_at_index(0)
+        sent = send_verb.run(world.context(hana), send_verb.SendRequest("new one"))
+        app.arrived([chat_verb.read(world.spool, "open", sent.id)])  # type: ignore[list-item]
+        await pilot.pause()
+        assert view.option_count == chat_verb.HISTORY + 1 and app.rows[-1].msg.body == "new one"
+        assert view.get_option_at_index(0) is first  # the 200 drawn are kept, not built again
 
 
 # ---------------------------------------------------------------------- the same record as attend send

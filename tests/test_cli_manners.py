@@ -119,6 +119,20 @@ def test_the_fast_send_path_refuses_in_json_too(world: World, args: list[str], c
     assert out.stderr == ""
 
 
+def test_a_bare_reply_refusal_teaches_re_as_the_help_and_readme_do(world: World) -> None:
+    out = world.attend("reply", "hi")
+    assert out.returncode == 1 and 'attend reply --re <id> "…"' in out.stderr, out.stderr
+    assert "--re <id>" in world.cli("reply", "--help").stdout
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    assert "reply --to <id>" not in readme
+
+
+def test_inbox_help_says_what_reading_marks_as_its_example_does(world: World) -> None:
+    text = " ".join(world.cli("inbox", "--help").stdout.split())
+    assert "Marks nothing seen" not in text
+    assert "A human's unread mail comes first, then is marked read" in text
+
+
 # Every verb that serves an agent session, run by the human at a terminal.
 SESSION_ONLY = (
     ["run"],
@@ -173,6 +187,17 @@ def test_the_reference_shows_the_same_examples_as_the_help() -> None:
     for path, cmd, ctx in _commands():
         for line in cmd.get_help(ctx).split("Examples:", 1)[1].strip().splitlines():
             assert line.strip() in reference, (path, line)
+
+
+@pytest.mark.parametrize("verb", ["recall", "wait"])
+def test_the_hook_only_commands_have_help_both_ways_and_still_refuse_a_bare_run(world: World, verb: str) -> None:
+    via_help = world.attend("help", verb)
+    direct = world.attend(verb, "--help")
+    assert via_help.returncode == direct.returncode == 0, (via_help.stderr, direct.stderr)
+    assert via_help.stdout == direct.stdout and f"Usage: attend {verb} [OPTIONS]" in direct.stdout
+    assert "Examples:" in direct.stdout and "--hook" in direct.stdout
+    bare = world.attend(verb)
+    assert bare.returncode == 2 and f"attend {verb} --hook" in bare.stderr
 
 
 @pytest.mark.parametrize("path", [["send"], ["inbox"], ["notify", "subscribe"], ["dissolve"]])
@@ -249,6 +274,14 @@ def test_to_completes_live_peers_channels_and_everyone(world: World) -> None:
     assert _values(_complete(world, "attend send --to x,Ha")) == ["x,Hana"]
     hana.close()
     assert "Hana" not in _values(_complete(world, "attend send --to "))  # live peers only
+
+
+def test_to_completes_humans_by_user_name_but_not_yourself(world: World) -> None:
+    assert world.attend("send", "alice was here", env={"USER": "alice"}).returncode == 0
+    assert world.attend("send", "and so was I").returncode == 0
+    offered = _values(_complete(world, "attend send --to "))
+    assert "alice" in offered and "fixture-human" not in offered
+    assert _values(_complete(world, "attend send --to al")) == ["alice"]
 
 
 def test_channel_completes_channel_names(world: World) -> None:

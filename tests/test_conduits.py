@@ -285,6 +285,7 @@ def _race(world: World, loops, senders: int, per_sender: int, sessions: int) -> 
     assert all(by_conduit), f"both conduits should have raced (loop, drain): {by_conduit}"
 
 
+@pytest.mark.slow  # a stress run: the full suite (CI) has it, the developer loop leaves it out
 def test_loops_and_drains_racing_show_every_message_exactly_once(world: World, loops) -> None:
     _race(world, loops, senders=20, per_sender=50, sessions=5)
 

@@ -83,7 +83,25 @@ def test_invalid_yaml_is_a_problem_with_its_line(world: World) -> None:
     path = user_config(world, "retention:\n  max_age_days: [1,\n")
     out = world.cli("config", "lint")
     assert out.returncode == 3
-    assert out.stdout.startswith(f"{path}:3: -: not valid YAML")
+    assert out.stdout.startswith(f"{path}:3: not valid YAML")  # the whole file's problem: no key, not "-"
+
+
+def test_lint_answers_an_unknown_key_with_the_closest_known_one(world: World) -> None:
+    path = user_config(world, "retention:\n  max_pre_room: 9\ngovernor:\n  mesage:\n    cooldown: 3\nfoo: 1\n")
+    out = world.cli("config", "lint")
+    assert out.returncode == 3
+    assert out.stdout.splitlines() == [
+        f"{path}:2: retention.max_pre_room: unknown key; did you mean retention.max_per_room?",
+        f"{path}:5: governor.mesage.cooldown: unknown key; did you mean governor.message.cooldown?",
+        f"{path}:6: foo: unknown key; attend config lists the known keys",
+    ]
+
+
+def test_config_names_where_each_value_is_set_defaults_too(world: World) -> None:
+    path = user_config(world, "retention:\n  max_age_days: 3\n")
+    rows = {ln.split()[0]: ln.split()[2:] for ln in world.cli("config").stdout.splitlines()[1:]}
+    assert rows["retention.max_age_days"] == [str(path)]
+    assert rows["retention.max_per_room"] == ["default"]  # not a blank cell
 
 
 def test_path_prints_both_files(world: World) -> None:

@@ -46,6 +46,24 @@ def test_the_code_cites_only_the_repositorys_own_docs() -> None:
     assert not hits, "cite docs/architecture/ instead:\n" + "\n".join(hits)
 
 
+DOCS_OUTSIDE = re.compile(
+    r"DESIGN\.md|\bissues? \d+|\bshared/|reference/[a-z-]+\.md|\bthe seeds\b|\bseed's\b|\bADR[- ]?\d", re.I
+)
+
+
+def test_the_docs_stand_on_their_own() -> None:
+    """The README and docs/ cite only what the repository holds: no design documents, tracker issues
+    or folders a newcomer does not have."""
+    docs = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+    hits = [
+        f"{path.relative_to(REPO)}:{n}: {line.strip()}"
+        for path in docs
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if DOCS_OUTSIDE.search(line)
+    ]
+    assert not hits, "say it in the project's own words:\n" + "\n".join(hits)
+
+
 def test_every_architecture_doc_link_resolves() -> None:
     for doc in sorted((REPO / "docs").rglob("*.md")):
         for target in re.findall(r"\]\(([^)#]+\.md)(?:#[^)]*)?\)", doc.read_text(encoding="utf-8")):
@@ -81,3 +99,17 @@ def test_attend_help_lists_the_commands_without_importing_click_or_a_verb() -> N
     from attend.cli import toplevel
 
     assert out.stdout == (toplevel.HELP + "\n") * 4
+
+
+GLOSSARY = REPO / "docs" / "guide" / "glossary.md"
+TERMS = ("conduit", "drain", "waiter", "trailer", "reheat", "governor", "lane", "fold", "parked", "enrolled", "persona")
+
+
+def test_the_readme_links_the_user_guide_and_its_glossary_defines_every_term() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "](docs/guide/README.md)" in readme and "](docs/guide/glossary.md)" in readme
+    defined = set(re.findall(r"^\*\*([a-z -]+)\*\*", GLOSSARY.read_text(encoding="utf-8"), re.M))
+    assert set(TERMS) <= defined, sorted(set(TERMS) - defined)
+    for page in ("README.md", "daily.md", "files.md"):  # the guide's pages exist and are linked from its start
+        assert (REPO / "docs" / "guide" / page).is_file()
+        assert page == "README.md" or f"]({page})" in (REPO / "docs" / "guide" / "README.md").read_text()

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio
+import pytest
 from mcp import Client
 
 from attend.domain import framing
@@ -180,6 +181,7 @@ def each_body_in_its_own_message(messages: list[dict[str, Any]]) -> None:
         assert not any(f"m{j} " in text for j in range(len(BODIES)) if j != i), text
 
 
+@pytest.mark.slow  # a stress run: the full suite (CI) has it, the developer loop leaves it out
 def test_hostile_bodies_and_a_hostile_name_parse_back_to_exactly_the_messages_sent_in_every_rendering(
     world: World, loops: Callable[[StandIn], Loop]
 ) -> None:

@@ -49,13 +49,14 @@ def world(tmp_path: Path) -> Iterator[World]:
 
 
 def as_codex(
-    world: World, threads: list[str], argv: list[str], env: dict[str, str]
+    world: World, threads: list[str], argv: list[str], env: dict[str, str], stdin: str = ""
 ) -> subprocess.CompletedProcess[str]:
     home = world.home / ".codex"
     (home / "thread-writer-locks").mkdir(parents=True, exist_ok=True)
     return subprocess.run(
         [sys.executable, "-c", CODEX, str(home), *threads, "--", *argv],
         env={**world.env, **env},
+        input=stdin,
         capture_output=True,
         text=True,
         timeout=60,
@@ -201,3 +202,72 @@ def test_the_client_header_carries_the_senders_client_and_refuses_anything_but_a
         envelope.parse(forged)
     human = envelope.render(named._replace(client=None))
     assert b"Client:" not in human and envelope.parse(human).client is None
+
+
+def test_an_empty_drain_of_a_codex_thread_is_decided_on_the_fast_path(world: World) -> None:
+    """The turn-end drain's common case (nothing pending) costs about an interpreter start for a Codex
+    thread too: the fast path proves the payload's thread by its writer lock, not only Claude's record."""
+    from attend.domain import sessions
+    from attend.identity import Identity
+
+    sessions.enroll(world.spool, Identity("agent", T1, str(world.project("p")), "ancestry", True, host="codex"), "join")
+    payload = json.dumps({"session_id": T1, "stop_hook_active": False})
+    code = (
+        "import os, sys\n"
+        "from attend.conduits import fastdrain\n"
+        "print(fastdrain.decide(sys.argv[1].encode(), os.environ))"
+    )
+    mine = as_codex(world, [T1], [sys.executable, "-c", code, payload], {})
+    assert mine.stdout.strip() == "0", mine.stderr  # decided: nothing to show
+    other = as_codex(world, [T2], [sys.executable, "-c", code, payload], {})
+    assert other.stdout.strip() == "None", other.stderr  # another thread's process: the full path decides
+
+
+def test_attend_mcp_under_codex_acts_only_as_a_thread_its_codex_process_holds(world: World) -> None:
+    """``attend mcp`` gets no id in its environment under Codex: each ``tools/call`` names the thread in
+    ``_meta.threadId``, checked against the writer locks of the codex process above the server."""
+    init = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "codex-mcp-client", "version": "0"},
+    }
+    frames = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        *(
+            {
+                "jsonrpc": "2.0",
+                "id": n,
+                "method": "tools/call",
+                "params": {"name": "join", "arguments": {"name": "crew"}, "_meta": {"threadId": thread}},
+            }
+            for n, thread in ((2, T1), (3, T2))
+        ),
+    ]
+    stdin = "".join(json.dumps(f) + "\n" for f in frames)
+    out = as_codex(world, [T1], [sys.executable, "-m", "attend", "mcp"], {}, stdin=stdin)
+    answers = {m.get("id"): m for m in map(json.loads, out.stdout.splitlines()) if "id" in m}
+    own, other = answers[2]["result"], answers[3]["result"]
+    assert not own.get("isError") and own["structuredContent"]["enrolled"], own
+    assert (world.spool_root / "sessions" / T1 / "enrolled").is_file()  # joined as the thread it holds
+    assert other.get("isError") and "not one of them" in other["content"][0]["text"], other
+    assert not (world.spool_root / "sessions" / T2).exists(), "nothing was written for the other thread"
+
+
+def test_a_gemini_clear_moves_the_session_to_the_new_id(world: World) -> None:
+    """``/clear`` fires SessionStart again with a new id for the same gemini process: the record is
+    rewritten, and the spool's /clear move follows by that process, as for Claude Code."""
+    attend = [sys.executable, "-m", "attend"]
+    code = (
+        "import os, subprocess, sys\n"
+        "from attend.hosts import gemini\n"
+        "gemini.write_record(os.getppid(), 'g-before', '/tmp', os.environ)\n"
+        f"subprocess.run({[*attend, 'join', 'crew']!r}, check=True, capture_output=True)\n"
+        "gemini.write_record(os.getppid(), 'g-after', '/tmp', os.environ)\n"
+        f"subprocess.run({[*attend, 'join', 'other']!r}, check=True, capture_output=True)\n"
+    )
+    out = as_gemini(world, [sys.executable, "-c", code])
+    assert out.returncode == 0, out.stderr
+    sessions_dir = world.spool_root / "sessions"
+    assert (sessions_dir / "g-before" / "moved-to").read_text().strip() == "g-after"
+    assert (sessions_dir / "g-after" / "enrolled").is_file() and not (sessions_dir / "g-before" / "enrolled").exists()

@@ -135,6 +135,19 @@ def test_a_burst_is_one_post_in_the_drains_framing_and_is_marked_seen_once_the_t
     assert "attend reply" in text or "mcp__attend__reply" in text
 
 
+def test_what_arrives_within_the_post_gap_joins_the_next_post(world: World, setups: Any) -> None:
+    s = setups()
+    s.start()
+    post(world.spool, "open", "first")
+    wait_until(lambda: len(maildir(world, s.sid, "cur")) == 1, "the first post shown")
+    with world.spool.show_lock(s.sid, timeout=10):  # both land before the conduit may claim again
+        post(world.spool, "open", "second")
+        post(world.spool, "open", "third")
+    wait_until(lambda: len(maildir(world, s.sid, "cur")) == 3, "the rest shown")
+    assert len(s.inbox.posts) == 2
+    assert "second" in s.inbox.contents[1] and "third" in s.inbox.contents[1]
+
+
 def test_a_body_cannot_forge_attends_header_in_a_post(world: World, setups: Any) -> None:
     s = setups()
     s.start()
@@ -156,9 +169,22 @@ def test_a_post_that_fails_leaves_the_message_unseen_for_the_next_conduit(world:
     assert conduit.reason and "post failed" in conduit.reason
     assert maildir(world, s.sid, "claimed") == [name] and not maildir(world, s.sid, "cur")
     assert inbox_socket.served_by(world.spool, s.sid) is None  # the waiter serves from the next turn end
+    conduits = json.loads(s.s.attend("status", "--json").stdout)["conduits"]
+    assert not conduits["socket"] and "post failed" in conduits["serving"]
     out = drain(world, s.sid)
     assert "through the drain instead" in json.loads(out.stdout)["reason"]
     assert [L.base_name(n) for n in maildir(world, s.sid, "cur")] == [name]
+
+
+def test_a_socket_path_that_is_not_a_socket_gets_no_post_and_no_token(world: World, setups: Any) -> None:
+    planted = world.tmp / "planted"
+    planted.write_text("")
+    s = setups(socket_path=planted)
+    conduit = s.start()
+    name = post(world.spool, "open", "not through a planted file")
+    wait_until(lambda: not conduit.is_alive(), "the conduit to stop serving")
+    assert conduit.reason and "not a socket" in conduit.reason and planted.read_text() == ""
+    assert maildir(world, s.sid, "claimed") == [name] and not maildir(world, s.sid, "cur")
 
 
 def test_a_post_the_client_never_shows_is_not_marked_seen(world: World, setups: Any, monkeypatch: Any) -> None:
@@ -192,6 +218,11 @@ def test_the_waiter_steps_aside_while_an_attend_mcp_serves_the_socket(world: Wor
     assert rc == 0 and not err.strip()
     post(world.spool, "open", "the socket has it")
     wait_until(lambda: s.inbox.posts, "the post")
+    conduits = json.loads(s.s.attend("status", "--json").stdout)["conduits"]
+    assert conduits["socket"] and conduits["serving"].startswith("socket: attend mcp")
+    doctor = s.s.attend("doctor", "--json")
+    [check] = [c for c in json.loads(doctor.stdout)["checks"] if c["name"] == "socket"]
+    assert check["status"] == "ok" and "inbox socket" in check["detail"], check
 
 
 def test_a_session_whose_settings_hold_peer_messages_is_not_served(world: World, setups: Any) -> None:

@@ -38,6 +38,7 @@ ALLOWED: dict[str, str] = {
     "attend.setup.data": "lists attend's packaged data (settings, hooks, skills)",
     "attend.domain.reheat": "reads the reheat's text, skills/attend/reheat.md, from attend's packaged data",
     "attend.domain.config": "reads config.yaml and the project's .claude/attend.yaml; writes the user's files",
+    "attend.domain.trust": "hashes the project files a script sensor names; reads the user's approvals (trusted.json)",
     "attend.domain.scenes": "reads ~/.config/attend/scenes.yaml",
     "attend.domain.transcript": "reads Claude Code's session transcripts (~/.claude/projects) for context and cadence",
     "attend.conduits.inbox_client": "posts to Claude Code's inbox socket; reads its settings and transcript to confirm",

@@ -409,4 +409,4 @@ def test_a_session_answering_a_humans_private_message_reaches_the_humans_inbox(w
 
 def test_a_human_with_nothing_to_reply_to_is_told_to_name_the_message(world: World) -> None:
     out = world.attend("reply", "hi")
-    assert out.returncode == 1 and "reply --to <id>" in out.stderr
+    assert out.returncode == 1 and "reply --re <id>" in out.stderr

@@ -3,6 +3,7 @@ checkout, with no virtual environment on PATH, ends with `attend peers` answerin
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -29,6 +30,27 @@ def test_the_quick_start_ends_with_attend_on_path() -> None:
     lines = [line for line in quick_start().splitlines() if line.strip()]
     assert lines[0].startswith("python3 -m venv .venv")
     assert lines[-1].strip() == "attend peers"  # bare: the venv's attend is on PATH by then
+
+
+def test_the_readme_names_what_a_fresh_debian_or_ubuntu_needs() -> None:
+    text = " ".join(README.read_text(encoding="utf-8").split("## Quick start", 1)[1].split("\n## ", 1)[0].split())
+    assert "python3-venv" in text  # `python3 -m venv` fails without it on Debian and Ubuntu
+    assert "Ubuntu 22.04" in text and "python3.11" in text  # whose python3 is 3.10
+
+
+def test_the_readme_asks_for_the_node_the_pinned_clients_declare() -> None:
+    lock = json.loads((REPO / "tests" / "e2e" / "package-lock.json").read_text(encoding="utf-8"))
+    pinned = json.loads((REPO / "tests" / "e2e" / "package.json").read_text(encoding="utf-8"))["dependencies"]
+    floors = []
+    for name in pinned:
+        wanted = lock["packages"][f"node_modules/{name}"].get("engines", {}).get("node", "")
+        found = re.fullmatch(r">=\s*(\d+)(?:\.(\d+))?(?:\.\d+)?", wanted.strip())
+        if found:
+            floors.append((int(found[1]), int(found[2] or 0)))
+    major, minor = max(floors)
+    said = re.search(r"Node ≥ (\d+)(?:\.(\d+))?", README.read_text(encoding="utf-8"))
+    assert said, "the README names no Node version"
+    assert (int(said[1]), int(said[2] or 0)) >= (major, minor), f"the pinned clients need Node >= {major}.{minor}"
 
 
 @pytest.mark.slow

@@ -72,7 +72,8 @@ def test_both_wordings_carry_the_judgment_layer_and_the_conduit_contract() -> No
     for mcp in (True, False):
         text = reheat.wording(mcp)
         assert "reply without asking" in text and "Silence is a valid reply" in text
-        assert "Monitor lines and at turn ends" in text
+        assert "Monitor lines, at turn ends, or marked [attend]" in text
+        assert "answer with attend, not SendMessage" in text  # the socket conduit's posts
 
 
 def test_the_skills_judgment_section_and_the_reheat_agree() -> None:

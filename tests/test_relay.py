@@ -113,7 +113,7 @@ class NatsServer:
 
 
 def relay_config(world: World, host: str, servers: list[str], user: str | None = None) -> None:
-    folder = Path(world.env["XDG_CONFIG_HOME"]) / "attend"
+    folder = Path(layout.config_root(world.env))
     folder.mkdir(parents=True, exist_ok=True)
     secret = folder / "relay.password"
     secret.write_text(PASSWORDS[user or host] + "\n")
@@ -133,9 +133,15 @@ class Host:
     whose node name is the host name (no ATTEND_HOST): a machine of its own but for the disk."""
 
     def __init__(
-        self, tmp: Path, host: str, servers: list[str], user: str = "fixture-human", netns: str | None = None
+        self,
+        tmp: Path,
+        host: str,
+        servers: list[str],
+        user: str = "fixture-human",
+        netns: str | None = None,
+        world: World | None = None,
     ) -> None:
-        self.world = World(tmp / host)
+        self.world = world or World(tmp / host)
         self.world.env.update(USER=user)
         if netns is None:
             self.world.env.update(ATTEND_HOST=host)
@@ -723,3 +729,110 @@ def test_a_send_with_a_relay_configured_imports_nothing_of_nats(hosts: tuple[Hos
     assert r.rc == 0, r.stderr
     assert " nats" not in r.stderr and "attend.relay" not in r.stderr
     assert a.outbox() == [] or True  # queued or already published; the relay carries it either way
+
+
+# ---------------------------------------------------------------------- the real client
+
+
+@pytest.mark.e2e
+def test_the_real_claude_code_on_one_host_replies_to_a_human_on_another(tmp_path: Path, server: NatsServer) -> None:
+    from tests.e2e.fake_api import Reply, Request, bash, done
+    from tests.e2e.harness import E2EWorld, claude_bin
+
+    claude_bin()  # skips (or fails in CI) when the pinned client is not installed
+    provision(tmp_path, [server.url])
+    e2e = E2EWorld(tmp_path / "hosta")
+    a = Host(tmp_path, "hosta", [server.url], world=e2e)
+    b = Host(tmp_path, "hostb", [server.url], user="bob")
+    try:
+        a.start_relay()
+        b.start_relay()
+        assert b.run("inbox").returncode == 0  # bob used the bus on hostb
+
+        def mail_for(sid: str) -> Path | None:
+            base = e2e.spool_root / "sessions" / sid
+            for sub in ("new", "claimed", "cur"):
+                for f in sorted((base / sub).glob("*")) if (base / sub).is_dir() else []:
+                    if b"hi from bob" in f.read_bytes():
+                        return f
+            return None
+
+        def answer(req: Request) -> Reply:
+            # The model answers once bob's message is in its maildir: it replies to it by id.
+            sid = str(json.loads(e2e.attend("peers", "--json").stdout)["peers"][0]["session_id"])
+            found = wait_until(lambda: mail_for(sid), "bob's message in the session's maildir", 120)
+            assert isinstance(found, Path)
+            return bash(f"attend reply --re {found.name.split(':')[0]} 'hello bob, from Claude on hosta'")
+
+        claude = e2e.start([bash("attend join crew"), answer, done()], allowed_tools=["Bash(attend:*)"])
+        peer = wait_until(
+            lambda: next((p for p in b.peers()["peers"] if p.get("host") == "hosta"), None),
+            lambda: f"hostb to see the Claude session on hosta: {b.peers()}",
+            120,
+        )
+        assert isinstance(peer, dict)
+        r = b.run("send", "--to", f"{peer['session_id']}@hosta", "hi from bob")
+        assert r.returncode == 0, r.stderr
+        run = claude.wait()
+        assert run.rc == 0, run.explain()
+        wait_until(
+            lambda: "hello bob, from Claude on hosta" in b.human_bodies("bob"), "Claude's reply in bob's mailbox"
+        )
+        time.sleep(1)
+        assert b.human_bodies("bob").count("hello bob, from Claude on hosta") == 1
+    finally:
+        a.close()
+        b.close()
+
+
+# ---------------------------------------------------------------------- addressing, without a server
+
+
+def _mirror(world: World, *entries: dict[str, object], same_humans: bool = False) -> None:
+    """What a relay would have written: this spool served by a relay, and other hosts' presence."""
+    from attend.domain import remote
+
+    spool = world.spool
+    spool.make_dir("relay")
+    spool.write_state(b"{}", "relay", "enabled")
+    now = time.time()
+    remote.write(spool, "vm", same_humans, 45.0, [{**e, "seen": now} for e in entries])
+
+
+def _human(user: str, host: str) -> dict[str, object]:
+    return {"host": host, "kind": "human", "id": user, "name": user, "project": "", "status": "", "channels": []}
+
+
+def test_a_human_name_on_two_hosts_is_refused_unless_config_says_they_are_one_person(world: World) -> None:
+    env = {"USER": "alice"}
+    assert world.attend("inbox", env=env).returncode == 0  # alice has a mailbox here
+    _mirror(world, _human("alice", "devbox"))
+    r = world.attend("send", "--to", "alice", "which alice?", env=env)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "alice@devbox" in r.stderr and "say which" in r.stderr
+    r = world.attend("send", "--json", "--to", "alice@devbox", "the other one", env=env)
+    assert r.returncode == 0, r.stderr
+    sent = json.loads(r.stdout)
+    assert sent["room"] == "h-alice@devbox"
+    outbox = world.spool_root / "relay" / "outbox" / "new"
+    assert [p.name for p in outbox.iterdir()] == [sent["id"]]  # queued for the relay, durably, before return
+    assert not (world.spool_root / "humans" / "alice" / "new").exists() or not any(
+        (world.spool_root / "humans" / "alice" / "new").iterdir()
+    )  # never delivered to the alice of this host
+
+    _mirror(world, _human("alice", "devbox"), same_humans=True)
+    r = world.attend("send", "--json", "--to", "alice", "one person", env=env)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["room"] == "h-alice"
+
+
+def test_a_name_on_an_unknown_host_is_refused_and_relay_off_stops_the_queue(world: World) -> None:
+    _mirror(world, _human("carol", "devbox"))
+    r = world.attend("send", "--to", "carol@laptop", "hello")
+    assert r.returncode == 1 and "on host laptop" in r.stderr, r.stderr
+    assert world.attend("send", "to everyone").returncode == 0
+    outbox = world.spool_root / "relay" / "outbox" / "new"
+    assert len(list(outbox.iterdir())) == 1
+    assert world.attend("relay", "--off").returncode == 0
+    assert world.attend("send", "to everyone again").returncode == 0
+    assert len(list(outbox.iterdir())) == 1  # no longer queued for other hosts

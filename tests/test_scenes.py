@@ -67,6 +67,12 @@ def test_a_malformed_scenes_file_names_file_and_line_and_changes_no_membership(w
     assert tree(world.spool.root) == before
 
 
+def test_a_scenes_file_nested_a_thousand_deep_is_one_line_not_a_traceback(world: World) -> None:
+    path = scenes_file(world, "good: " + "[" * 1000 + "]" * 1000 + "\n")
+    out = world.attend("scenes")
+    assert out.returncode == 1 and out.stderr == f"attend: {path}: nested too deep to read\n", out.stderr
+
+
 def test_unknown_keys_in_a_scene_are_an_error_naming_them_and_the_line(world: World) -> None:
     path = scenes_file(world, "good: [a]\nodd:\n  channels: [b]\n  colour: blue\n")
     out = world.cli("scene", "good")
@@ -89,7 +95,35 @@ def test_an_unknown_scene_lists_the_known_ones(world: World) -> None:
     scenes_file(world, "review: [r]\n")
     out = world.cli("scene", "nope")
     assert out.returncode == 1
-    assert "unknown scene 'nope'; try: private, review" in out.stderr
+    path = world.home / ".config" / "attend" / "scenes.yaml"
+    assert f"unknown scene 'nope' in {path}; scenes: private, review" in out.stderr
+
+
+def test_scenes_shows_each_scenes_description_and_where_scenes_yaml_is(world: World) -> None:
+    path = scenes_file(world, "review: {channels: [review], description: code review}\n")
+    out = world.cli("scenes")
+    rows = out.stdout.splitlines()
+    assert rows[0].split() == ["Scene", "Channels", "Description"]
+    assert rows[2].split() == ["review", "review", "code", "review"]
+    assert rows[-1] == f"scenes.yaml: {path}"
+
+
+def test_the_scene_helps_example_works_once_scenes_yaml_has_the_line_it_names(world: World) -> None:
+    from attend.verbs import scene as scene_verb
+
+    command, what = scene_verb.EXAMPLES[0]
+    fresh = world.cli(*command.split()[1:])  # a fresh machine: no scenes.yaml
+    path = world.home / ".config" / "attend" / "scenes.yaml"
+    assert fresh.returncode == 1 and f"write one in {path}, e.g. `review: [review, deploy]`" in fresh.stderr
+    line = what.split("`")[1]
+    scenes_file(world, line + "\n")
+    s = world.session("proj")
+    out = s.attend(*command.split()[1:])
+    assert out.rc == 0, out.stderr
+    assert sorted(c for c in channels.names(world.spool) if channels.is_member(world.spool, c, s.session_id)) == [
+        "deploy",
+        "review",
+    ]
 
 
 def test_scene_private_without_a_live_loop_also_leaves_the_project_index(world: World) -> None:

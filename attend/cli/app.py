@@ -62,6 +62,8 @@ COMMANDS: dict[str, str] = {
     "doctor": "attend.cli.setup:doctor",
     "mcp": "attend.cli.mcp:mcp",
     "notify": "attend.cli.mcp:notify",
+    "recall": "attend.cli.hooks:recall",
+    "wait": "attend.cli.hooks:wait",
     "help": "attend.cli.app:help_command",
     "completion": "attend.cli.completion:completion",
 }

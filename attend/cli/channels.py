@@ -165,10 +165,16 @@ def scene(name: str, as_json: bool) -> None:
 
 def _scenes_text(r: scenes_verb.Scenes) -> str:
     rows = [
-        [s.name, ", ".join(s.channels) or ("(none — drain off)" if s.builtin else "(none — project only)")]
+        [
+            s.name,
+            ", ".join(s.channels) or ("(none — drain off)" if s.builtin else "(none — project only)"),
+            s.description,
+        ]
         for s in r.scenes
     ]
-    return table(rows, ["Scene", "Channels"])
+    defined = len(r.scenes) > 1
+    where = f"scenes.yaml: {r.path}" + ("" if defined else " (none defined yet; e.g. `review: [review, deploy]`)")
+    return table(rows, ["Scene", "Channels", "Description"]) + "\n" + where
 
 
 @click.command(help=scenes_verb.DESCRIPTION, epilog=epilog(scenes_verb.EXAMPLES))

@@ -1,5 +1,5 @@
 """`attend completion bash|zsh|fish`, and the live candidates behind it: ``--to`` completes peer names,
-channels and ``*``; ``--channel`` and channel arguments complete channel names; ``--re`` the newest
+humans' user names, channels and ``*``; ``--channel`` and channel arguments complete channel names; ``--re`` the newest
 message ids. Completion runs on every Tab, so it reads a little and never fails loudly: any error
 means no candidates (common.complete wraps each call), never a traceback in the user's prompt.
 """
@@ -23,7 +23,7 @@ EXAMPLES = (
 
 @click.command(
     help="Print the shell completion script for bash, zsh or fish; --to, --channel and --re complete "
-    "live peer names, channels and recent message ids.",
+    "live peer names and humans' user names, channels, and recent message ids.",
     epilog=epilog(EXAMPLES),
 )
 @click.argument("shell", type=click.Choice(SHELLS))
@@ -61,9 +61,14 @@ def candidates(kind: str, incomplete: str) -> list[Any]:
 
         items = [CompletionItem("*", help="everyone (#open)")]
         items += [CompletionItem("#" + n, help="channel") for n in _channel_names(ctx)]
-        items += [
-            CompletionItem(p.display, help=p.project) for p in peers.run(ctx, peers.PeersRequest()).peers if not p.self
-        ]
+        from attend.domain import humans
+
+        found = peers.run(ctx, peers.PeersRequest())
+        items += [CompletionItem(p.display, help=p.project) for p in found.peers if not p.self]
+        # Humans by user name: every mailbox of this spool (not only the recent ones), and other hosts'.
+        me = ctx.who().id
+        items += [CompletionItem(u, help="human") for u in humans.known(ctx.spool) if u != me]
+        items += [CompletionItem(f"{h.user}@{h.host}", help="human") for h in found.humans if h.host]
         return [CompletionItem(head + i.value, help=i.help) for i in items if str(i.value).startswith(last)]
     if kind == "id":
         from attend.verbs import inbox

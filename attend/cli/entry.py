@@ -40,12 +40,15 @@ def main() -> None:
 
             sys.exit(drain.hook_main(data, sys.stdout, sys.stderr))
 
-    if sys.argv[1:2] == ["recall"]:
+    # `recall --help` and `wait --help` are click's (attend/cli/hooks.py): a hook never asks for help.
+    asks_help = bool({"--help", "-h"} & set(sys.argv[2:]))
+
+    if sys.argv[1:2] == ["recall"] and not asks_help:
         from attend.conduits import recall  # the SessionStart hook after a compaction: small, fails open
 
         sys.exit(recall.main(sys.argv[2:], os.environ, sys.stdout, sys.stderr))
 
-    if sys.argv[1:2] == ["wait"]:
+    if sys.argv[1:2] == ["wait"] and not asks_help:
         from attend.conduits import waiter  # the asyncRewake Stop hook: it waits for hours, so stays small
 
         sys.exit(waiter.main(sys.argv[2:], os.environ, sys.stderr))

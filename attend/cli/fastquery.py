@@ -105,6 +105,8 @@ def status_text(s: Status) -> str:
         ["drain", yes[s.conduits.drain]],
         ["waiter", ("waiting" if s.conduits.waiter else "not waiting") + (" (wired)" if wired else " (not wired)")],
         ["mcp", yes[s.conduits.mcp]],
+        ["socket", yes[s.conduits.socket]],
+        ["serving", s.conduits.serving or "-"],
         ["channels", ", ".join(s.channels) or "-"],
         ["muted", ", ".join(s.mutes) or "-"],
     ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 import click
 
 from attend.cli.app import epilog
@@ -25,8 +27,20 @@ def _sensors_text(r: sensors_verb.SensorsResult) -> str:
         for s in r.sensors
     ]
     text = table(rows, ["Sensor", "Kind", "Lane", "State", "Interval", "Description", "Source"])
+    # What a script sensor runs, word for word: a description is the file's to choose.
+    commands = [f"  {s.name} runs: {shlex.join(s.command)}" for s in r.sensors if s.command]
+    if commands:
+        text = (
+            text.rstrip("\n") + "\n\nScript sensors run exactly (never through a shell):\n" + "\n".join(commands) + "\n"
+        )
     if r.trusted:
-        text = f"trusted {r.trusted} as it is now; its script sensors run from the next loop start\n" + text
+        pinned = [
+            f"  {a.name}: {shlex.join(a.command)}"
+            + "".join(f"\n    {name} sha256 {sha[:16]}" for name, sha in a.files.items())
+            for a in r.approved
+        ]
+        head = f"trusted {r.trusted} as it is now; its script sensors run from the next loop start"
+        text = "\n".join([head, *pinned]) + "\n" + text
     return text
 
 

@@ -37,11 +37,12 @@ HELP = "\n".join(
         "  notify       Standing subscriptions for the notifications on attend's...",
         "  peers        List live sessions on this machine (name, project, status,...",
         "  permissions  Report whether a Claude Code configuration is wired for...",
+        "  recall       After a compaction, give the session back the threads it...",
         "  relay        Run this host's relay to other hosts' attend through a...",
         "  reply        Reply in a message's thread (default: the newest one shown...",
         "  run          Run the sensor loop for this Claude session: one line per...",
-        "  scene        Switch to a scene from scenes.yaml: leave every channel...",
-        "  scenes       List the scenes (named sets of channels) from scenes.yaml,...",
+        "  scene        Switch to a scene, a named set of channels from...",
+        "  scenes       List the scenes (named sets of channels) with their...",
         "  send         Send a message; it starts a topic (answer one with reply).",
         "  sensors      List the sensor loop's senses (built-in and script...",
         "  status       Show this session's identity, enrollment, pending...",
@@ -49,6 +50,7 @@ HELP = "\n".join(
         "  tune         Derive the timing keys (the governors' cooldowns and the...",
         "  uninstall    Withdraw exactly what `attend install` wrote.",
         "  unmute       Undo a mute; what arrived meanwhile stays in inbox.",
+        "  wait         The waiter: a Stop hook (asyncRewake) that waits while the...",
         "  whoami       Show who attend resolves the caller to: session id,...",
     )
 )

@@ -264,7 +264,8 @@ def with_reheat(spool: Spool, batch: Batch, reason: str, cfg: Config | None) -> 
 
 def render_plain(batch: Batch) -> str:
     blocks = []
-    for sig in batch.signals:
+    shown = [s for s in batch.signals if s.id not in batch.muted]
+    for sig in shown:
         lines = [
             f"[{framing.label(rooms.scope(sig.room))}] {framing.label(sig.sender)}",
             f"  when:    {clock(sig.at)}",
@@ -276,7 +277,8 @@ def render_plain(batch: Batch) -> str:
         blocks.append("\n".join(lines))
     if batch.note:
         blocks.append(f"({batch.note})")
-    blocks.append(f"{len(batch.signals)} message(s) drained")
+    muted = f" ({len(batch.muted)} muted: marked seen, not shown; attend inbox lists them)" if batch.muted else ""
+    blocks.append(f"{len(shown)} message(s) drained{muted}")
     return "\n\n".join(blocks)
 
 
@@ -364,6 +366,9 @@ def plain(ctx: Context, out: IO[str], err: IO[str]) -> None:
         return
     sessions.touch_heartbeat(ctx.spool, who.id)
     with claimed(ctx.spool, who.id) as batch:
+        # Mutes hold here as in the hook form: a muted message is never shown, nor replied to by default.
+        mute = attention.muted(attention.mutes(ctx.spool, who.id))
+        batch.muted = {s.id for s in batch.signals if mute(s)}
         for warning in batch.warnings:
             err.write(f"attend: {warning}\n")
         if batch.busy:

@@ -72,15 +72,30 @@ def _cleared(spool: Spool, sid: str, env: Mapping[str, str]) -> bool:
 
 
 def is_ancestor(sid: str, env: Mapping[str, str]) -> bool:
-    """Whether session ``sid``'s Claude is among our ancestors, by its record in the environment's
-    claude dir (as ``identity.find_session``'s first walk; anything else is for the full path)."""
+    """Whether session ``sid`` is the one among our ancestors: Claude Code's by its record in the
+    environment's claude dir (as ``identity.find_session``'s first walk); with no Claude record at
+    all, Codex's or Gemini's by their own evidence (attend/hosts). Anything else is for the full path."""
+    claude = _claude_ancestor(sid, env)
+    if claude is not None:
+        return claude
+    from attend.hosts import codex, gemini  # standard library only, as this path must be
+
+    for host in (codex.HOST, gemini.HOST):
+        found = host.find(os.getpid(), env, claims=(sid,))
+        if found is not None:
+            return found.session_id == sid
+    return False
+
+
+def _claude_ancestor(sid: str, env: Mapping[str, str]) -> bool | None:
+    """True or False when a Claude session record is among our ancestors; None when none is."""
     custom = env.get("CLAUDE_CONFIG_DIR")
     folder = os.path.join(custom or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".claude"), "sessions")
     pid = os.getpid()
     for _ in range(MAX_HOPS + 1):
         fields = stat_fields(pid)
         if pid <= 1 or fields is None:
-            return False
+            return None
         record = claude_record(folder, pid)
         if record is None:
             pid = int(fields[1])
@@ -90,7 +105,7 @@ def is_ancestor(sid: str, env: Mapping[str, str]) -> bool:
         return (
             record.get("pid") == pid and record.get("sessionId") == sid and str(record.get("procStart")) == fields[19]
         )
-    return False
+    return None
 
 
 def _pending(spool: Spool, sid: str, sub: str) -> bool:

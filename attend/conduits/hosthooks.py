@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import os
 import subprocess
 import sys
@@ -24,6 +23,7 @@ from collections.abc import Mapping
 from typing import IO, Any
 
 from attend import layout as L
+from attend import safejson
 from attend.conduits import fastdrain
 
 READY_WAIT = 5.0  # seconds the Stop hook waits for the waiter it started to prove its session
@@ -31,7 +31,7 @@ READY_WAIT = 5.0  # seconds the Stop hook waits for the waiter it started to pro
 
 def _payload(data: bytes) -> dict[str, Any]:
     try:
-        raw = json.loads(data or b"{}")
+        raw = safejson.loads(data or b"{}")
     except ValueError:
         return {}
     return raw if isinstance(raw, dict) else {}

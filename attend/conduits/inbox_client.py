@@ -9,11 +9,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 
-from attend import identity
+from attend import identity, safejson
 
 SOCKET_ENV = "CLAUDE_CODE_MESSAGING_SOCKET"
 TOKEN_ENV = "CLAUDE_CODE_MESSAGING_TOKEN"
@@ -29,7 +29,7 @@ def inbound_setting(env: Mapping[str, str], cwd: str | None) -> str | None:
         files[:0] = [Path(cwd) / ".claude" / "settings.local.json", Path(cwd) / ".claude" / "settings.json"]
     for f in files:
         try:
-            data = json.loads(f.read_bytes()[: 1 << 20])
+            data = safejson.loads(f.read_bytes()[: 1 << 20])
         except (OSError, ValueError):
             continue
         value = data.get("crossSessionInbound") if isinstance(data, dict) else None
@@ -39,7 +39,13 @@ def inbound_setting(env: Mapping[str, str], cwd: str | None) -> str | None:
 
 
 def post(path: str, token: str, content: str) -> None:
-    """One post: connect, the auth line, one user line. OSError when the socket refuses it."""
+    """One post: connect, the auth line, one user line. OSError when the socket refuses it, or when
+    the path is not a socket of this user (the token goes to nobody else)."""
+    st = os.lstat(path)
+    if not stat.S_ISSOCK(st.st_mode) or st.st_uid != os.geteuid():
+        raise OSError(f"{path} is not a socket of this user")
+    import socket  # here: status and doctor import this module, and only a post needs it
+
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         s.settimeout(SEND_TIMEOUT)
@@ -71,7 +77,7 @@ def confirmed_in(path: str | None, offset: int, ids: list[str]) -> bool:
         if not any(n in line for n in needles):
             continue
         try:
-            entry = json.loads(line)
+            entry = safejson.loads(line)
         except ValueError:
             continue
         if isinstance(entry, dict) and entry.get("type") in CONFIRMED_TYPES:

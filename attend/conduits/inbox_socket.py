@@ -40,6 +40,8 @@ from attend.conduits import inbox_client as client
 from attend.conduits.inbox_client import SOCKET_ENV, TOKEN_ENV
 from attend.conduits.waiter import live_pid
 from attend.conduits.watch import ARRIVALS, IN_CLOSE_WRITE, IN_CREATE, IN_DELETE, IN_MODIFY, Watcher
+from attend.errors import AttendError
+from attend.hosts.claude import unattended
 from attend.procfs import stat_fields
 from attend.spool import Spool
 
@@ -120,6 +122,7 @@ class Conduit(threading.Thread):
             self.cwd = record.cwd
         self.record_name = f"{who.claude_pid}.json"
         self.transcript = identity.transcript_path(env, self.sid, self.cwd)
+        self.headless = unattended(env, who.claude_pid)
 
     # -- lifecycle
 
@@ -141,9 +144,12 @@ class Conduit(threading.Thread):
         try:
             self.serve()
         except Exception as e:  # never take the server down; the other conduits deliver
-            self.report(f"attend mcp: the socket conduit failed ({type(e).__name__}: {e}); the drain and loop deliver")
+            self.reason = f"the socket conduit failed ({type(e).__name__}: {e})"
+            self.report(f"attend mcp: {self.reason}; the drain and loop deliver")
         finally:
             self.unname()
+            if self.reason and not self.stopping:
+                declined(self.spool, self.sid, self.reason)
             self.watcher.close()
 
     def name_self(self) -> None:
@@ -166,6 +172,11 @@ class Conduit(threading.Thread):
     def loop_live(self) -> bool:
         return self.spool.is_held(L.SESSIONS, self.sid, L.RUN_LOCK)
 
+    def waiter_keeps(self) -> bool:
+        """A headless run that opted in to waiting (``conduits.headless_wait``) is kept alive between
+        turns by its waiter, which then delivers; the socket serves it while it works."""
+        return self.headless and live_pid(self.spool, self.sid, L.WAITER) is not None
+
     def pending(self) -> bool:
         return bool(self.spool.listing(self.sid, L.NEW) or self.spool.listing(self.sid, L.CLAIMED))
 
@@ -183,7 +194,7 @@ class Conduit(threading.Thread):
                 if not named:
                     self.name_self()  # the waiter steps aside from now on
                     named = True
-                if self.pending() and not self.loop_live():
+                if self.pending() and not self.loop_live() and not self.waiter_keeps():
                     self.gather()
                     if self.stopping:
                         return
@@ -201,11 +212,9 @@ class Conduit(threading.Thread):
         while (left := end - time.monotonic()) > 0:
             if "new" not in self.watcher.wait(min(QUIET, left), wake=self._stop_r):
                 break
-        gap = self.last_post + POST_GAP - time.monotonic()
-        if gap > 0:
+        # An arrival wakes the wait early: sleep on until the gap has passed (or the server ends).
+        while (gap := self.last_post + POST_GAP - time.monotonic()) > 0 and not self.stopping:
             self.watcher.wait(gap, wake=self._stop_r)
-            while time.monotonic() < self.last_post + POST_GAP and not self.stopping:
-                self.watcher.wait(self.last_post + POST_GAP - time.monotonic(), wake=self._stop_r)
 
     # -- showing
 
@@ -289,7 +298,34 @@ def start(spool: Spool, env: Mapping[str, str], who: identity.Identity, cfg: Con
     return conduit
 
 
-def describe(spool: Spool, sid: str) -> str | None:
-    """One line for status: the process serving the socket, when one does."""
+def declined(spool: Spool, sid: str, reason: str) -> None:
+    """Leave why the socket does not serve ``sid`` where status and doctor read it (``- <reason>``)."""
+    with contextlib.suppress(OSError, AttendError):
+        if spool.exists(L.SESSIONS, sid, L.ENROLLED):
+            spool.write_state(f"- {reason}".encode(), L.SESSIONS, sid, STATE)
+
+
+def declined_reason(spool: Spool, sid: str) -> str | None:
+    try:
+        text = (spool.read_text(L.SESSIONS, sid, STATE) or "").strip()
+    except OSError:
+        return None
+    return text[2:] if text.startswith("- ") else None
+
+
+def serving(spool: Spool, sid: str, sensor: bool, waiter: bool, env: Mapping[str, str], cwd: str | None) -> str:
+    """Which conduit brings this session its mail between turn ends, and why (status, doctor; both run
+    inside the session, so ``env`` is the session's and says whether the client gives a socket)."""
     pid = served_by(spool, sid)
-    return f"attend mcp (pid {pid})" if pid else None
+    if sensor:
+        also = f"; attend mcp (pid {pid}) serves the socket but leaves mail to the loop" if pid else ""
+        return f"sensor loop: attend run is live under Monitor, and the other conduits leave mail to it{also}"
+    if pid:
+        return (
+            f"socket: attend mcp (pid {pid}) posts each message to the client's inbox socket, "
+            "mid-turn when busy, a new turn when idle"
+        )
+    why = declined_reason(spool, sid) or why_not(env, None, cwd) or "no attend mcp of this session serves it"
+    if waiter:
+        return f"waiter: attend wait --hook wakes the idle session (not the socket: {why})"
+    return f"the turn-end drain only (not the socket: {why})"

@@ -133,6 +133,7 @@ class Waiter:
         self.transcript = transcript
         self.warm_at: float | None = None  # epoch seconds: when keepwarm wants a look
         self.hold: float | None = None  # monotonic: past the ceiling of quick wakes, no wake before this
+        self.headless = stay is not None  # an opted-in headless run: the socket cannot keep it alive, this does
 
     def report(self, line: str) -> None:
         self.err.write(line + "\n")
@@ -147,8 +148,9 @@ class Waiter:
             return False
 
     def loop_live(self) -> bool:
-        """The loop delivers, or an ``attend mcp`` of the session posts to its inbox socket."""
-        socket = live_pid(self.spool, self.sid, L.SOCKET) is not None
+        """The loop delivers, or an ``attend mcp`` of the session posts to its inbox socket (but a
+        headless run that opted in to waiting is kept alive by this waiter alone: it serves then)."""
+        socket = not self.headless and live_pid(self.spool, self.sid, L.SOCKET) is not None
         return socket or self.spool.is_held(L.SESSIONS, self.sid, L.RUN_LOCK)
 
     def pending(self) -> bool:
@@ -313,9 +315,11 @@ class Waiter:
 
         refusal = self.next_wake()
         if refusal:
-            # Held, not dropped: by then the wake is no longer quick, and the chain starts again.
+            # Held, not dropped: by then the wake is no longer quick, and the chain starts again. Said
+            # in the log only: what this hook writes on stderr before a wake is shown to the model.
             self.hold = self.started + LOOP_WINDOW
-            self.report(f"attend wait: {refusal}; the wake waits until {LOOP_WINDOW:g} s after the turn")
+            with contextlib.suppress(Exception):
+                self.spool.log(f"attend wait: {refusal}; the wake waits until {LOOP_WINDOW:g} s after the turn")
             return None
         with drain.claimed(self.spool, self.sid) as batch:
             if batch.busy:

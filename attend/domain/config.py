@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from attend import layout, safejson
+from attend import layout
 
 # typing for mypy alone, and pathlib only for the callers that want a Path: every sensor loop loads
 # config, and reads its files by str (~0.6 MB each, in a hundred idle loops).
@@ -128,7 +128,20 @@ class Problem:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}: {self.key}: {self.message}"
+        # A problem of the whole file (unreadable, not YAML) names no key.
+        return f"{self.file}:{self.line}: " + (f"{self.key}: " if self.key else "") + self.message
+
+
+def _closest(key: str) -> str:
+    """The known key an unknown one most likely meant (a typo, or the right name under another
+    section), or where the known keys are listed: never all of them in one line."""
+    import difflib
+
+    near = difflib.get_close_matches(key, list(KEYS), n=1, cutoff=0.6)
+    if not near:  # the right leaf under the wrong section (`sensor.cooldown`), or a section alone
+        leaf = key.split(".")[-1]
+        near = [k for k in KEYS if k.split(".")[-1] == leaf or k.startswith(key + ".")][:1]
+    return f"; did you mean {near[0]}?" if near else "; attend config lists the known keys"
 
 
 BUILT_IN_SENSORS = ("peers", "context", "keepwarm", "disclosure")  # the names a `name:` entry (no sign) may configure
@@ -214,7 +227,7 @@ def load(env: Mapping[str, str] | None = None, project: str | None = None) -> Co
         except FileNotFoundError:
             continue
         except (OSError, UnicodeDecodeError) as e:
-            cfg.problems.append(Problem(file, 1, "-", f"cannot read: {e}"))
+            cfg.problems.append(Problem(file, 1, "", f"cannot read: {e}"))
             continue
         cfg.files.append(file)
         cfg.digests[file] = digest(text)
@@ -231,7 +244,7 @@ def _apply(cfg: Config, text: str, where: str, is_project: bool) -> None:
     try:
         _apply_yaml(cfg, text, where, is_project)
     except RecursionError:  # PyYAML composes recursively: a file nested a thousand deep is 2 KB
-        cfg.problems.append(Problem(where, 1, "-", "nested too deep to read"))
+        cfg.problems.append(Problem(where, 1, "", "nested too deep to read"))
 
 
 def _apply_yaml(cfg: Config, text: str, where: str, is_project: bool) -> None:
@@ -242,7 +255,7 @@ def _apply_yaml(cfg: Config, text: str, where: str, is_project: bool) -> None:
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 1
-        cfg.problems.append(Problem(where, line, "-", f"not valid YAML: {getattr(e, 'problem', None) or e}"))
+        cfg.problems.append(Problem(where, line, "", f"not valid YAML: {getattr(e, 'problem', None) or e}"))
         return
     if root is None:
         return
@@ -260,8 +273,7 @@ def _apply_yaml(cfg: Config, text: str, where: str, is_project: bool) -> None:
     for key, node, line in _leaves(root, "", cfg, where):
         spec = KEYS.get(key)
         if spec is None:
-            near = [k for k in KEYS if k.split(".")[-1] == key.split(".")[-1] or k.startswith(key + ".")]
-            hint = f"; did you mean {near[0]}?" if near else f"; known keys: {', '.join(KEYS)}"
+            hint = _closest(key)
             cfg.problems.append(Problem(where, line, key, f"unknown key{hint}"))
             continue
         if is_project and not spec.project:
@@ -283,7 +295,7 @@ def _leaves(node: Any, prefix: str, cfg: Config, where: str) -> list[tuple[str, 
     line = node.start_mark.line + 1
     if not isinstance(node, yaml.MappingNode):
         if not prefix:
-            cfg.problems.append(Problem(where, line, "-", "the file must be a mapping, e.g. `retention: {...}`"))
+            cfg.problems.append(Problem(where, line, "", "the file must be a mapping, e.g. `retention: {...}`"))
             return []
         return [(prefix, node, line)]
     out: list[tuple[str, Any, int]] = []
@@ -506,7 +518,7 @@ def project_of(cwd: str | None) -> str:
 
 # ---------------------------------------------------------------------- writing, and trust
 
-TRUST_FILE = "trusted.json"  # {project file: sha256 of the text approved}, beside config.yaml
+TRUST_FILE = "trusted.json"  # the user's approvals of project files, beside config.yaml (attend.domain.trust)
 
 
 def write_atomically(path: Path, text: str, overwrite: bool = True) -> None:
@@ -544,28 +556,6 @@ def trust_path(env: Mapping[str, str] | None = None) -> Path:
     from pathlib import Path
 
     return Path(layout.config_root(env), TRUST_FILE)
-
-
-def _trusted(env: Mapping[str, str] | None) -> dict[str, str]:
-
-    try:
-        data = safejson.loads(_read(os.path.join(layout.config_root(env), TRUST_FILE)))
-    except (OSError, ValueError):
-        return {}
-    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
-
-
-def is_trusted(env: Mapping[str, str] | None, file: str, sha: str) -> bool:
-    """Whether the user approved exactly this text of ``file`` (a changed file needs approval again)."""
-    return _trusted(env).get(file) == sha
-
-
-def trust(env: Mapping[str, str] | None, file: str, sha: str) -> None:
-    import json
-
-    approved = _trusted(env)
-    approved[file] = sha
-    write_atomically(trust_path(env), json.dumps(approved, indent=1, sort_keys=True) + "\n")
 
 
 def default_text() -> str:

@@ -1,4 +1,4 @@
-"""When the reheat is said (issue 18; docs/architecture/sensors.md, "Disclosure").
+"""When the reheat is said (docs/architecture/sensors.md, "Disclosure").
 
 The judgment layer is re-presented when the session is first shown a message, after every
 compaction (the SessionStart hook, ``attend recall --hook``, says it then), and otherwise at most

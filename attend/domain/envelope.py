@@ -302,11 +302,12 @@ def parse_headers(data: bytes) -> tuple[dict[str, str], bytes]:
         key, colon, value = line.partition(":")
         if not colon or not key or " " in key:
             raise EnvelopeError(f"malformed header line {line[:40]!r}")
-        if key.lower() in seen:
+        low = key.lower()
+        if low in seen:
             # attend writes each header once: a second Re, Message-ID or On-Behalf-Of was forged
             # (the forgery may come first, so neither copy can be trusted).
             raise EnvelopeError(f"repeated header {key[:40]!r}")
-        seen.add(key.lower())
+        seen.add(low)
         headers[key] = value[1:] if value.startswith(" ") else value  # one space after the colon, as written
     return headers, body
 

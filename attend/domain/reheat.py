@@ -17,7 +17,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 
-BUDGET = 400  # bytes of one wording, at most (issue 18)
+BUDGET = 400  # bytes of one wording, at most
 FILE = ("skills", "attend", "reheat.md")
 _SECTION = re.compile(r"^## (\w+)\n(.*?)(?=^## |\Z)", re.M | re.S)
 

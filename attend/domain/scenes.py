@@ -66,6 +66,8 @@ def parse(text: str, where: str) -> list[Scene]:
         line = f":{mark.line + 1}" if mark is not None else ""
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
         raise SceneFileError(f"{where}{line}: not valid YAML: {problem}") from e
+    except RecursionError:  # PyYAML composes recursively: a thousand `[` take 2 KB
+        raise SceneFileError(f"{where}: nested too deep to read") from None
     if root is None:
         return []
 
@@ -132,8 +134,14 @@ def _channel_list(node: Any, scene: str, fail: Any) -> tuple[str, ...]:
     return tuple(found)
 
 
-def find(scenes: list[Scene], name: str) -> Scene:
+def find(scenes: list[Scene], name: str, env: Mapping[str, str] | None = None) -> Scene:
     for scene in scenes:
         if scene.name == name:
             return scene
-    raise SceneFileError(f"unknown scene {name!r}; try: {', '.join(s.name for s in scenes)} (attend scenes lists them)")
+    file = path(env)
+    if len(scenes) == 1:  # only the built-in: say where scenes are written, and how
+        raise SceneFileError(
+            f"unknown scene {name!r}: no scene is defined yet; write one in {file}, "
+            f"e.g. `{name}: [{name}, deploy]` (the built-in scene is private)"
+        )
+    raise SceneFileError(f"unknown scene {name!r} in {file}; scenes: {', '.join(s.name for s in scenes)}")

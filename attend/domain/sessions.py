@@ -349,6 +349,9 @@ def enroll(spool: Spool, who: Identity, way: str, now: float | None = None) -> E
     spool.create_exclusive(b"", "projects", rooms.project_key(who.origin), sid)
     if who.claude_pid is not None and who.proc_start is not None:
         spool.write_state(sid.encode(), "by-claude", f"{who.claude_pid}-{who.proc_start}")
+    elif who.host is not None and who.resolved_by == "ancestry":
+        # No process stands for this session (a Codex thread): enrolling proves it live, as a turn end does.
+        touch_heartbeat(spool, sid)
     ordinal = register(spool, who, now)
     delivered = withheld = 0
     if not was_receiving:

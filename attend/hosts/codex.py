@@ -25,10 +25,10 @@ process to one session (no ``/clear`` move is ever inferred from it).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 
+from attend import safejson
 from attend.hosts.base import MAX_HOPS, Found, Host, Parent, environ_of, parent_pid, proc_start
 from attend.layout import is_session_id
 
@@ -87,7 +87,7 @@ def rollout_cwd(pid: int, thread: str) -> str | None:
         try:
             with open(target, "rb") as f:
                 line = f.readline(META_LINE_MAX)
-            meta = json.loads(line)
+            meta = safejson.loads(line)
         except (OSError, ValueError):
             return None
         payload = meta.get("payload") if isinstance(meta, dict) else None

@@ -51,7 +51,7 @@ class Front:
 
     def __init__(self, out: IO[bytes], table: dict[str, Any] | None = None) -> None:
         self.out = out
-        self.table = table if table is not None else json.loads(answers.ANSWERS)
+        self.table = table if table is not None else safejson.loads(answers.ANSWERS)
         self.classic: str | None = None  # the version a classic initialize negotiated
         self.initialized = False
         self.replay: list[Replay] = []
@@ -107,7 +107,7 @@ class Front:
                 return False
             if not all(isinstance(v, bool) for v in wanted.values()):
                 return False
-            ack = json.loads(json.dumps(self.table["listen_ack"]))
+            ack = safejson.loads(json.dumps(self.table["listen_ack"]))
             ack["params"]["_meta"][SUBSCRIPTION_META] = rid
             ack["params"]["notifications"] = {f: True for f in LIST_FLAGS if wanted.get(f)}
             self.replay.append((raw, ("ack", rid)))
@@ -193,6 +193,7 @@ class Startup(threading.Thread):
         started = conduit.start(ctx.spool, os.environ, who, config.load(os.environ))
         if isinstance(started, str):
             ctx.spool.log(f"attend mcp: the socket conduit does not serve {who.id}: {started}")
+            conduit.declined(ctx.spool, who.id, started)
         else:
             self.conduit = started
 

@@ -27,7 +27,7 @@ from attend.spool import Spool
 
 BATCH = 64  # records fetched at once, written, then acknowledged together
 WINDOW = 64  # publishes in flight at once (acknowledged in order)
-FETCH_WAIT = 20.0  # seconds a fetch waits for records (it returns as soon as one comes)
+FETCH_WAIT = 60.0  # seconds a fetch waits for records (it returns as soon as one comes)
 POLL = 30.0  # seconds between outbox looks besides inotify (a missed event, a reconnect)
 PRUNE_EVERY = 3600.0
 
@@ -237,16 +237,28 @@ class Relay:
                         await m.ack()
 
     def _write_batch(self, batch: list[tuple[str, dict[str, str], bytes]]) -> list[object]:
+        """Write a fetched batch, then sync it once (each file, each room's new/): the fsyncs of a batch
+        cost about one journal commit, not one per record. Nothing is acknowledged before that."""
         out: list[object] = []
+        written: list[tuple[str, str]] = []
         for subject, headers, data in batch:
             try:
-                out.append(store.receive(self.spool, self.me, subject, headers, data))
+                out.append(store.receive(self.spool, self.me, subject, headers, data, written))
             except store.Refused as e:
                 self.spool.log(f"relay: refused: {e}")
                 out.append(e)
             except (OSError, AttendError) as e:
                 self.spool.log(f"relay: could not write an arrival now: {e}")
                 out.append(e)
+        by_room: dict[str, list[str]] = {}
+        for room, name in written:
+            by_room.setdefault(room, []).append(name)
+        try:
+            for room, names in by_room.items():
+                self.spool.sync_records(room, names)
+        except OSError as e:  # not durable: acknowledge nothing written; the redelivery finds them in the index
+            self.spool.log(f"relay: could not sync a batch: {e}")
+            out = [e if x == "stored" else x for x in out]
         return out
 
     # ------------------------------------------------------------------ presence

@@ -17,6 +17,7 @@ again under a fresh name. The index outlives the room's ``new/`` (retention, cla
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 from attend import layout
@@ -105,8 +106,17 @@ def prune(spool: Spool, now: float | None = None) -> int:
 # ---------------------------------------------------------------------- arrivals
 
 
-def receive(spool: Spool, me: str, subject: str, headers: dict[str, str], data: bytes) -> str:
-    """Write one arrival; "stored", "duplicate" or "own" (this host's broadcast, skipped). Raises
+def receive(
+    spool: Spool,
+    me: str,
+    subject: str,
+    headers: dict[str, str],
+    data: bytes,
+    written: list[tuple[str, str]] | None = None,
+) -> str:
+    """Write one arrival; "stored", "duplicate" or "own" (this host's broadcast, skipped). With
+    ``written``, the record is not synced here: (room, name) is added for the caller's one
+    ``Spool.sync_records`` per batch, before it acknowledges anything. Raises
     Refused for an arrival that lies about its host or its room, SpoolError/OSError when the spool
     cannot take it now (not acknowledged: the server delivers it again)."""
     parsed = subjects.parse(subject)
@@ -131,6 +141,11 @@ def receive(spool: Spool, me: str, subject: str, headers: dict[str, str], data: 
     if seen:
         local, _, where = seen.strip().partition(" ")
         if NAME_RE.fullmatch(local) and spool.exists(layout.ROOMS, where or room, layout.NEW, local):
+            # Landed; its fan-out may not have (a relay killed between the two): link what is missing,
+            # as repair would (a name already in a maildir is never linked again).
+            with contextlib.suppress(OSError, EnvelopeError):
+                here = envelope.parse(spool.read_record(where or room, local))
+                delivery.fan_out(spool, here, [where or room])
             return "duplicate"
         if (
             NAME_RE.fullmatch(local)
@@ -160,10 +175,12 @@ def receive(spool: Spool, me: str, subject: str, headers: dict[str, str], data: 
         # The index first: a redelivery after a crash finds the name and looks for it in the room.
         spool.write_state(f"{name} {room}\n".encode(), RELAY, RELAY_SEEN, msg_id)
         try:
-            spool.publish([room], envelope.render(named), name, bounded=True)
+            spool.publish([room], envelope.render(named), name, bounded=True, sync=written is None)
         except LateName as e:
             spool.log(f"relay: {e}; writing {msg_id} again under a fresh name")
             continue
+        if written is not None:
+            written.append((room, name))
         delivery.fan_out(spool, named, [room])
         return "stored"
     raise SpoolError(f"the spool at {spool.root} is too slow to take {msg_id}")

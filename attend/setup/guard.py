@@ -22,13 +22,12 @@ nothing else, because this runs before every tool call when wired (bench/guard.p
 from __future__ import annotations
 
 import fnmatch
-import json
 import os
 import shlex
 import sys
 from collections.abc import Iterator, Mapping
 
-from attend import layout
+from attend import layout, safejson
 
 TAG = "[attend-guard]"
 SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
@@ -319,7 +318,7 @@ def decide(payload: object, env: Mapping[str, str]) -> Refusal | None:
 
 def main() -> int:
     try:
-        refusal = decide(json.loads(sys.stdin.read() or "null"), os.environ)
+        refusal = decide(safejson.loads(sys.stdin.read() or "null"), os.environ)
     except Exception as e:  # a bug or bad input degrades to no guard, never to a blocked session
         print(f"{TAG} internal error, allowing: {type(e).__name__}: {e}".replace("\n", " "), file=sys.stderr)
         return 0

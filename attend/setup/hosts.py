@@ -21,7 +21,6 @@ else changed it since, else strips attend's entries from it.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import hashlib
 import json
@@ -34,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attend import layout
+from attend import layout, safejson
 from attend.setup import install as core
 from attend.setup import merge
 from attend.setup.data import data_file
@@ -91,7 +90,7 @@ def detected(env: Mapping[str, str]) -> list[str]:
 
 
 def _fragment(name: str, target: core.Target, attend_exe: str, scripts: tuple[str, ...]) -> dict[str, Any]:
-    doc = json.loads(data_file("settings", name).read_text(encoding="utf-8"))
+    doc = safejson.loads(data_file("settings", name).read_text(encoding="utf-8"))
     subs = {f"@HOOKS@/{s}": target.hook_command(s) for s in scripts}
     subs["@ATTEND@"] = attend_exe
     filled = core._fill(doc, subs)
@@ -108,7 +107,9 @@ def plan(host: str, env: Mapping[str, str], attend_exe: str) -> Plan:
         folder = codex_home(env)
         target = _target("codex", folder, "hooks.json", "config.toml", env)
         ours = _fragment("codex-hooks.json", target, attend_exe, (CODEX_STOP,))
-        table: dict[str, Any] = {"command": attend_exe, "args": ["mcp"]}
+        # The tools run without asking, as Claude Code's allow entries let them (attend's own rule
+        # decides who may act; a sandboxed Codex would otherwise refuse every call under "never").
+        table: dict[str, Any] = {"command": attend_exe, "args": ["mcp"], "default_tools_approval_mode": "approve"}
         # Codex starts MCP servers with a filtered environment: pass where the spool is.
         passed = {k: env[k] for k in ("ATTEND_HOME", "XDG_CACHE_HOME") if env.get(k)}
         if passed:
@@ -169,6 +170,7 @@ def toml_with(doc: Any, table: dict[str, Any] | None, trusted: list[str]) -> Any
             fresh[k] = tomlkit.inline_table() if isinstance(v, dict) else v
             if isinstance(v, dict):
                 fresh[k].update(v)
+        fresh.add(tomlkit.nl())  # a blank line before whatever table follows, as a person writes it
         servers["attend"] = fresh
         return out
     if servers is not None and "attend" in servers:
@@ -207,20 +209,6 @@ def install(p: Plan, env: Mapping[str, str], dry_run: bool = False) -> core.Outc
         return _install(p, env, False)
 
 
-def _copy_plan(p: Plan, attend_exe: str) -> list[tuple[Path, Path, int, bytes]]:
-    out = []
-    for src, dest, mode in p.copies:
-        data = core.script_bytes(src, attend_exe)
-        try:
-            st = os.lstat(dest)
-            same = stat.S_ISREG(st.st_mode) and stat.S_IMODE(st.st_mode) == mode and dest.read_bytes() == data
-        except FileNotFoundError:
-            same = False
-        if not same:
-            out.append((src, dest, mode, data))
-    return out
-
-
 def _install(p: Plan, env: Mapping[str, str], dry_run: bool) -> core.Outcome:
     import tomlkit
 
@@ -235,7 +223,7 @@ def _install(p: Plan, env: Mapping[str, str], dry_run: bool) -> core.Outcome:
     if p.toml is not None:
         toml_raw, toml_doc, toml_mode = load_toml(target.claude_json)
         new_toml = tomlkit.dumps(toml_with(toml_doc, p.toml, [])).encode()
-    copies = _copy_plan(p, attend_exe)
+    copies = core.copy_plan(p.copies, attend_exe)
     outcome = core.Outcome(str(target.dir), str(target.settings), str(target.claude_json), [], [])
 
     json_changes = loaded.raw is None or new_doc != loaded.doc
@@ -353,7 +341,7 @@ def _trust(exe: str, p: Plan, env: Mapping[str, str]) -> list[str]:
             while b"\n" in buffer:
                 line, buffer = buffer.split(b"\n", 1)
                 try:
-                    msg = json.loads(line)
+                    msg = safejson.loads(line)
                 except ValueError:
                     continue
                 if isinstance(msg, dict) and msg.get("id") == rid:
@@ -473,21 +461,7 @@ def _uninstall(p: Plan, outcome: core.Outcome) -> core.Outcome:
                         outcome.backups.append(str(backup))
                     diff = core.unified_diff(target.claude_json, raw, stripped)
                     outcome.changes.append(core.Change(str(target.claude_json), "write", diff))
-    recorded_copies: dict[str, Any] = state.data.get("copies", {}) if state.exists else {}
-    for _, dest, mode in p.copies:
-        rel = str(dest.relative_to(target.dir))
-        if not dest.is_file() or dest.is_symlink():
-            continue
-        original_b64 = recorded_copies.get(rel, {}).get("original")
-        if original_b64:
-            core.write_atomic(dest, base64.b64decode(original_b64), mode)
-            outcome.changes.append(core.Change(str(dest), "restore"))
-        else:
-            os.unlink(dest)
-            outcome.changes.append(core.Change(str(dest), "remove"))
-    for rel in sorted(state.data.get("created_dirs", []), key=len, reverse=True):
-        with contextlib.suppress(OSError):
-            os.rmdir(target.dir / rel)
+    core.withdraw_copies(state, target, p.copies, outcome)
     state.forget()
     return outcome
 

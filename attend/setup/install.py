@@ -146,7 +146,7 @@ def attend_executable(env: Mapping[str, str] | None = None) -> str:
 
 
 def _fragment(name: str) -> dict[str, Any]:
-    doc = json.loads(data_file("settings", name).read_text(encoding="utf-8"))
+    doc = safejson.loads(data_file("settings", name).read_text(encoding="utf-8"))
     assert isinstance(doc, dict)
     return doc
 
@@ -454,7 +454,7 @@ def verified_write(
             f"{path} changed while attend wrote it (another program wrote it too); "
             f"run the command again. The previous version is in {backup}"
         )
-    if not merge.same_user_view(loaded.doc, json.loads(after), attends, owns):
+    if not merge.same_user_view(loaded.doc, safejson.loads(after), attends, owns):
         if loaded.raw is None:
             os.unlink(path)
         else:
@@ -486,9 +486,11 @@ class Outcome:
     purged: bool = False
 
 
-def _copy_plan(target: Target, attend_exe: str) -> list[tuple[Path, Path, int, bytes]]:
+def copy_plan(placed: list[tuple[Path, Path, int]], attend_exe: str) -> list[tuple[Path, Path, int, bytes]]:
+    """The copies (shipped, destination, mode) whose destination is not already exactly what install
+    would place, with the bytes to place."""
     plan = []
-    for src, dest, mode in copies(target):
+    for src, dest, mode in placed:
         data = script_bytes(src, attend_exe)
         try:
             st = os.lstat(dest)
@@ -549,7 +551,7 @@ def _install(target: Target, dry_run: bool, attend_exe: str) -> Outcome:
     base_mcp = state.file("claude_json").get("base", {}) if state.exists else {}
     new_settings = merge.merge(settings.doc, ours_settings, base_settings, owns)
     new_claude = merge.merge(claude.doc, ours_mcp, base_mcp, owns)
-    plan = _copy_plan(target, attend_exe)
+    plan = copy_plan(copies(target), attend_exe)
     outcome = Outcome(str(target.dir), str(target.settings), str(target.claude_json), [], [])
 
     if dry_run:
@@ -686,14 +688,22 @@ def _uninstall(target: Target, spool_root: Path) -> Outcome:
         if backup:
             outcome.backups.append(str(backup))
         outcome.changes.append(Change(str(file.path), "write", unified_diff(file.path, file.raw, written)))
+    withdraw_copies(state, target, copies(target), outcome)
+    state.forget()
+    return outcome
+
+
+def withdraw_copies(state: State, target: Target, placed: list[tuple[Path, Path, int]], outcome: Outcome) -> None:
+    """Put back what a copy replaced (as recorded), remove what install created, and the folders it
+    made when they are empty again."""
     recorded_copies: dict[str, Any] = state.data.get("copies", {}) if state.exists else {}
-    for _, dest, _ in copies(target):
+    for _, dest, mode in placed:
         rel = str(dest.relative_to(target.dir))
         if not dest.is_file() or dest.is_symlink():
             continue
         original_b64 = recorded_copies.get(rel, {}).get("original")
         if original_b64:
-            write_atomic(dest, base64.b64decode(original_b64), 0o755 if "hooks" in rel else 0o644)
+            write_atomic(dest, base64.b64decode(original_b64), mode)
             outcome.changes.append(Change(str(dest), "restore"))
         else:
             os.unlink(dest)
@@ -701,8 +711,6 @@ def _uninstall(target: Target, spool_root: Path) -> Outcome:
     for rel in sorted(state.data.get("created_dirs", []), key=len, reverse=True):
         with contextlib.suppress(OSError):  # not empty: the user put something there
             os.rmdir(target.dir / rel)
-    state.forget()
-    return outcome
 
 
 def _same_user_part(

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from attend import identity
-from attend.conduits import waiter
+from attend.conduits import inbox_socket, waiter
 from attend.domain import delivery, mcp_markers, sessions
 from attend.domain.context import Context, enrollment_probe
 from attend.errors import AttendError
@@ -172,6 +172,19 @@ def _waiter_check(spool: Spool, sid: str, sensor: bool, env: Mapping[str, str]) 
     )
 
 
+def _socket_check(spool: Spool, sid: str, sensor: bool, env: Mapping[str, str], cwd: str) -> Check:
+    """Which conduit serves the session between turn ends, and whether the inbox socket is one of them."""
+    serving = inbox_socket.serving(spool, sid, sensor, waiter.waiter_live(spool, sid), env, cwd)
+    if inbox_socket.served_by(spool, sid) is not None:
+        return Check("socket", "ok", serving)
+    return Check(
+        "socket",
+        "skip" if sensor or not sessions.is_enrolled(spool, sid) else "warn",
+        serving,
+        "attend log shows why attend mcp stopped posting; restart the session to start it again",
+    )
+
+
 def _relay_check(spool: Spool, env: Mapping[str, str]) -> Check:
     """The relay to other hosts: configured, running, and how much waits in its outbox."""
     from attend.relay import settings
@@ -219,7 +232,7 @@ def run(ctx: Context, req: DoctorRequest) -> Doctor:
     repaired = 0
     if who is None or not who.is_agent or spool is None:
         why = "not inside a Claude Code session" if who is not None else "identity unresolved"
-        for name in ("MCP marker", "waiter", "sensor loop", "enrollment", "repair"):
+        for name in ("MCP marker", "waiter", "socket", "sensor loop", "enrollment", "repair"):
             checks.append(Check(name, "skip", why))
     else:
         sid = who.id
@@ -236,6 +249,7 @@ def run(ctx: Context, req: DoctorRequest) -> Doctor:
         )
         sensor = sessions.run_is_live(spool, sid)
         checks.append(_waiter_check(spool, sid, sensor, env))
+        checks.append(_socket_check(spool, sid, sensor, env, who.origin))
         checks.append(
             Check("sensor loop", "ok", "attend run is live")
             if sensor

@@ -18,7 +18,8 @@ from attend.verbs import FRONTEND
 from attend.verbs import inbox_filters as filters
 
 DESCRIPTION = (
-    "List the messages you receive, newest first, or read one by id, or list what you sent. Marks nothing seen."
+    "List the messages you receive, newest first, or read one by id, or list what you sent. "
+    "A human's unread mail comes first, then is marked read."
 )
 PARAMS = {
     "id": "Read this one message in full.",

@@ -13,14 +13,13 @@ from attend.errors import AttendError
 from attend.identity import Identity
 from attend.spool import Spool
 
-DESCRIPTION = (
-    "Leave a channel. Leaving your last one withdraws the enrollment join made (not attend run's). "
-    "A leave that empties an unpinned channel asks on a terminal whether to delete its history; "
-    "elsewhere the history stays (retention takes it later) unless --yes."
-)
+DESCRIPTION = "Leave a channel. Leaving your last one withdraws the enrollment join made (not attend run's)."
 PARAMS = {
     "name": "The channel, e.g. 'deploy' or '#deploy'.",
-    "purge": "If this leave empties an unpinned channel, delete the channel and its history now.",
+    "purge": (
+        "If this leave empties an unpinned channel, delete the channel and its history now. On a terminal "
+        "you are asked; elsewhere the history stays (retention takes it later) unless this is given."
+    ),
 }
 EXAMPLES = (  # the end of `attend leave --help` (CLI only)
     ("attend leave deploy", "leave #deploy; its history stays"),

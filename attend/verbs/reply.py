@@ -103,7 +103,7 @@ def run(ctx: Context, req: ReplyRequest) -> Sent:
                 "nothing to reply to: no peer message has been shown to this session yet (the sensor loop "
                 "and the Stop hook show them; inbox does not); name one with --re <id>, or use send"
                 if sender.is_agent
-                else 'nothing to reply to: name the message, attend reply --to <id> "…" (attend inbox shows ids)'
+                else 'nothing to reply to: name the message, attend reply --re <id> "…" (attend inbox shows ids)'
             )
     found = find_record(ctx.spool, parent_id)
     if found is None:

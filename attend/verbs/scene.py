@@ -12,12 +12,13 @@ from attend.verbs.join import join_one
 from attend.verbs.leave import leave_one
 
 DESCRIPTION = (
-    "Switch to a scene from scenes.yaml: leave every channel not in it and join those in it. "
-    "'private' joins none and opts this session out of the drain."
+    "Switch to a scene, a named set of channels from scenes.yaml ($XDG_CONFIG_HOME/attend/scenes.yaml, "
+    "else ~/.config/attend/scenes.yaml; attend scenes lists them): leave every channel not in it and join "
+    "those in it. 'private' is built in: it joins none and opts this session out of the drain."
 )
 PARAMS = {"name": "The scene name (attend scenes lists them)."}
 EXAMPLES = (  # the end of `attend scene --help` (CLI only)
-    ("attend scene review", "switch to the channels scenes.yaml lists for review"),
+    ("attend scene review", "once scenes.yaml has a line `review: [review, deploy]`: join those two"),
     ("attend scene private", "no channels: opt out of the drain"),
 )
 
@@ -41,7 +42,7 @@ class SceneResult:
 
 
 def run(ctx: Context, req: SceneRequest) -> SceneResult:
-    scene = scenes.find(scenes.load(ctx.env), req.name.strip())
+    scene = scenes.find(scenes.load(ctx.env), req.name.strip(), ctx.env)
     who = ctx.who()
     spool = ctx.spool
     current = [c for c in channels.names(spool) if channels.is_member(spool, c, who.id)]

@@ -7,7 +7,10 @@ from dataclasses import dataclass, field
 from attend.domain import scenes
 from attend.domain.context import Context
 
-DESCRIPTION = "List the scenes (named sets of channels) from scenes.yaml, and the built-in 'private'."
+DESCRIPTION = (
+    "List the scenes (named sets of channels) with their descriptions, the built-in 'private' first, "
+    "and say where scenes.yaml is ($XDG_CONFIG_HOME/attend/scenes.yaml, else ~/.config/attend/scenes.yaml)."
+)
 EXAMPLES = (  # the end of `attend scenes --help` (CLI only)
     ("attend scenes", "the scenes and their channels"),
     ("attend scenes --json", "the same, for a script"),

@@ -7,14 +7,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from attend.conduits.sensors import host, registry
-from attend.domain import config
+from attend.domain import config, trust
 from attend.domain.context import Context
 from attend.errors import AttendError, NotFoundError, UsageError
 
 DESCRIPTION = (
     "List the sensor loop's senses (built-in and script sensors): kind, lane, state (on, off, failing, "
-    "missing script, untrusted), interval and where each is defined. trust approves the project's "
-    ".claude/attend.yaml as it is now, so its script sensors may run (a changed file needs it again)."
+    "missing script, untrusted), interval, where each is defined and a script's exact command. trust "
+    "approves the project's .claude/attend.yaml as it is now, each script's command and the project files "
+    "it names, so its script sensors may run (a change to any of them needs it again)."
 )
 PARAMS = {"action": "list (default) or trust."}
 EXAMPLES = (  # the end of `attend sensors --help` (CLI only)
@@ -45,11 +46,19 @@ class SensorRow:
 
 
 @dataclass
+class Approved:
+    name: str
+    command: list[str]  # the exact argv approved
+    files: dict[str, str]  # each project file it names (relative to the project) -> sha256
+
+
+@dataclass
 class SensorsResult:
     action: str
     sensors: list[SensorRow]
     trusted: str | None = None  # trust: the file approved
     warnings: list[str] = field(default_factory=list)
+    approved: list[Approved] = field(default_factory=list)  # trust: what each script sensor may run
 
 
 def run(ctx: Context, req: SensorsRequest) -> SensorsResult:
@@ -58,8 +67,9 @@ def run(ctx: Context, req: SensorsRequest) -> SensorsResult:
     project = config.project_of(ctx.cwd)
     cfg = config.load(ctx.env, project)
     trusted = None
+    approved: list[Approved] = []
     if req.action == "trust":
-        trusted = _trust(ctx, cfg, project)
+        trusted, approved = _trust(ctx, cfg, project)
         cfg = config.load(ctx.env, project)
     failing = _failing(ctx)
     rows = []
@@ -71,15 +81,15 @@ def run(ctx: Context, req: SensorsRequest) -> SensorsResult:
         rows.append(
             SensorRow(s.name, s.kind, s.lane, state, why, s.interval, s.min_interval, s.description, s.source, command)
         )
-    return SensorsResult(req.action, rows, trusted, cfg.warnings())
+    return SensorsResult(req.action, rows, trusted, cfg.warnings(), approved)
 
 
-def _trust(ctx: Context, cfg: config.Config, project: str) -> str:
+def _trust(ctx: Context, cfg: config.Config, project: str) -> tuple[str, list[Approved]]:
     path = config.project_file(project)  # as cfg.files and cfg.digests name it
     if path not in cfg.files:
         raise NotFoundError(f"no project config at {path}; nothing to trust")
-    config.trust(ctx.env, path, cfg.digests[path])
-    return path
+    pins = trust.approve(ctx.env, path, cfg.digests[path], list(cfg.sensors.values()))
+    return path, [Approved(name, list(p.argv), dict(sorted(p.files.items()))) for name, p in sorted(pins.items())]
 
 
 def _failing(ctx: Context) -> dict[str, str]:

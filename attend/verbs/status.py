@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attend.conduits import waiter
+from attend.conduits import inbox_socket, waiter
 from attend.domain import attention, mcp_markers, sessions
 from attend.domain.context import Context
 from attend.errors import AttendError
@@ -30,6 +30,8 @@ class Conduits:
     mcp: bool  # a live `attend mcp` presence marker
     waiter: bool  # an `attend wait --hook` is waiting to wake this session
     waiter_wired: bool  # the client's settings run the waiter as an asyncRewake Stop hook
+    socket: bool = False  # an `attend mcp` of this session posts its mail to the client's inbox socket
+    serving: str = ""  # which conduit brings mail between turn ends, and why (one line)
 
 
 @dataclass
@@ -59,6 +61,8 @@ def run(ctx: Context, req: StatusRequest) -> Status:
     display = sessions.display_name(spool, who)  # first: a nameless session is registered by it
     entry = sessions.registration(spool, who.id, who.origin) if who.is_agent else None
     pending = len(spool.listing(who.id, "new")) + len(spool.listing(who.id, "claimed")) if who.is_agent else 0
+    sensor = who.is_agent and sessions.run_is_live(spool, who.id)
+    waiting = who.is_agent and waiter.waiter_live(spool, who.id)
     return Status(
         spool=str(spool.root),
         session_id=who.id,
@@ -72,11 +76,13 @@ def run(ctx: Context, req: StatusRequest) -> Status:
         ordinal=sessions.ordinal_of(entry),
         pending=pending,
         conduits=Conduits(
-            sensor=who.is_agent and sessions.run_is_live(spool, who.id),
+            sensor=sensor,
             drain=enrolled,
             mcp=who.is_agent and mcp_markers.mcp_live(spool, who.id),
-            waiter=who.is_agent and waiter.waiter_live(spool, who.id),
+            waiter=waiting,
             waiter_wired=_waiter_wired(ctx),
+            socket=who.is_agent and inbox_socket.served_by(spool, who.id) is not None,
+            serving=inbox_socket.serving(spool, who.id, sensor, waiting, ctx.env, who.origin) if enrolled else "",
         ),
         # A human may join channels too (its member file is named by its id).
         channels=["#" + c for c in sessions.channels_of(spool, who.id)],

@@ -13,10 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import subprocess
-import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -197,22 +194,6 @@ class HostWorld(E2EWorld):
                 with contextlib.suppress(Exception):
                     proc.communicate(timeout=10)
         super().close()
-
-
-def scratch_dir() -> Path:
-    return Path(tempfile.mkdtemp(prefix="attend-host-"))
-
-
-def wait_until(predicate: Any, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return bool(predicate())
-
-
-__all__ = ["HostRun", "HostWorld", "codex_bin", "gemini_bin", "os"]
 
 
 class AppServer:

@@ -6,6 +6,8 @@ peer's; and a process that claims another thread is refused."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -124,3 +126,47 @@ def test_codex_shell_tool_cannot_act_as_another_session(hw: HostWorld) -> None:
     # The drain shows the thread nothing of the victim's (one stderr line says the payload was ignored).
     assert outputs[3].endswith("rc=0\n") and "decision" not in outputs[3], outputs[3]
     assert maildir(hw, victim.session_id, "new"), "the victim's mail is untouched"
+
+
+def test_codex_sandboxed_shell_is_its_thread_by_the_sandbox_rule(hw: HostWorld) -> None:
+    """``sandbox_mode = "workspace-write"``: Codex runs the shell tool under bwrap in a pid namespace of
+    its own, where no codex process is visible. Enrolled through ``attend mcp`` (outside the sandbox,
+    so the enrollment records the codex process's pid namespace), the thread's sandboxed commands are
+    the thread by the sandbox rule; its pid 1 carries the id, so another id set inside is refused."""
+    api = FakeResponses([])
+    hw.codex_setup(api, sandbox="workspace-write")
+    install(hw, "codex")
+    outputs: list[str] = []
+
+    def record(then: Reply):  # type: ignore[no-untyped-def]
+        def step(req: Request) -> Reply:
+            outputs.append(latest_output(req).split("Output:", 1)[-1].strip())
+            return then
+
+        return step
+
+    other = "01a23400-0000-7000-8000-0000000000ff"
+    # Codex's bwrap leaves this folder in /tmp, outside the test's tree: removed after, if this made it.
+    leftovers = [
+        Path(f"/tmp/codex-bwrap-synthetic-mount-targets-{os.getuid()}"),
+        Path(f"/tmp/codex-daemon-{os.getuid()}"),
+    ]
+    had = [p.exists() for p in leftovers]
+    api.script = [
+        mcp("attend", "join", {"name": "e2e"}),
+        record(shell(f"{ATTEND} whoami --json 2>&1")),
+        record(shell(f"CODEX_THREAD_ID={other} {ATTEND} whoami --json 2>&1")),
+        record(done("done")),
+    ]
+    try:
+        run = hw.codex([], api=api)
+    finally:
+        for path, existed in zip(leftovers, had, strict=True):
+            if not existed:
+                shutil.rmtree(path, ignore_errors=True)
+    assert run.rc == 0 and not api.errors, run.explain()
+    thread = thread_id_of(api.turns[0])
+    assert '"ways"' in outputs[0] or "e2e" in outputs[0], outputs  # the MCP join went through
+    mine = json.loads(outputs[1][outputs[1].index("{") :])
+    assert (mine["session_id"], mine["resolved_by"], mine["host"]) == (thread, "sandbox", "codex"), mine
+    assert other not in outputs[2].split('"session_id"')[-1][:60] and "identity" in outputs[2], outputs[2]

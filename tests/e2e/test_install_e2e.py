@@ -52,6 +52,11 @@ def wire_guard(e2e: E2EWorld, matcher: str = "*") -> None:
 def test_after_install_a_session_has_the_drain_and_mcp_send_with_no_other_configuration(e2e: E2EWorld) -> None:
     e2e.settings(USER_SETTINGS)
     install(e2e)
+    # The message lands as the turn ends; `attend mcp` would post it to the inbox socket (its own
+    # tests: test_socket_e2e.py), so this one turns that conduit off to see the drain carry it.
+    config = e2e.home / ".config" / "attend" / "config.yaml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("conduits:\n  socket: off\n")
     body = f"installed send {uuid.uuid4().hex[:8]}"
     human_body = f"installed drain {uuid.uuid4().hex[:8]}"
 

@@ -140,5 +140,8 @@ class TUI:
             with contextlib.suppress(TimeoutError):
                 wait_for(lambda: not os.path.exists(f"/proc/{pid}"), 10, "the TUI to exit")
         self._tmux("kill-server", check=False)
+        folder = os.path.join(os.environ.get("TMUX_TMPDIR") or "/tmp", f"tmux-{os.getuid()}")
+        with contextlib.suppress(OSError):  # the server's socket file outlives it
+            os.unlink(os.path.join(folder, self.server))
         self.watch.__exit__()
         self.api.close()

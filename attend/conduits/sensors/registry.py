@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from attend.conduits.sensors.base import Off, Sensor
 from attend.conduits.sensors.builtin import Context, Disclosure, Keepwarm, Peers
 from attend.conduits.sensors.script import Script
-from attend.domain import config
+from attend.domain import config, trust
 from attend.domain.config import Config
 
 
@@ -32,8 +32,8 @@ def build(cfg: Config, env: Mapping[str, str]) -> list[Sensor]:
             continue
         if setting.script is None:  # a `-name:` that turned off a user's script sensor
             continue
-        trusted = not setting.project or config.is_trusted(env, setting.source, cfg.digests.get(setting.source, ""))
-        script = Script(setting, trusted, env)
+        sha = cfg.digests.get(setting.source, "")
+        script = Script(setting, trust.verdict(env, setting, sha), env, sha)
         if not setting.enabled:
             out.append(Off(script, setting.source))
         else:

@@ -8,8 +8,10 @@ line it prints is one observation (event lane).
 - One that fails (exit status), hangs (past its timeout: its process group is killed) or floods
   (more than MAX_LINES lines or MAX_BYTES bytes) is reported once, as one observation and a log line,
   then backed off, doubling up to BACKOFF_CAP; one good run resets it.
-- A project overlay's script runs only once the user trusted that file's text (``attend sensors
-  trust``); until then, and while the command is missing, it is listed and never run.
+- A project overlay's script runs only once the user approved it (``attend sensors trust``): the
+  file's text, the exact argv and the bytes of every project file the argv names
+  (attend.domain.trust). Each run checks them first; a change makes it untrusted again, said in one
+  line. Until approved, and while the command is missing, it is listed and never run.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import time
 from collections.abc import Mapping
 
 from attend.conduits.sensors.base import EVENT, SCRIPT, Observation, Probe, Sensor
+from attend.domain import trust
 from attend.domain.config import MIN_SCRIPT_INTERVAL, SensorSetting
 
 TYPE_CHECKING = False
@@ -68,7 +71,10 @@ class Script(Sensor):
     lane = EVENT
     min_interval = MIN_SCRIPT_INTERVAL
 
-    def __init__(self, setting: SensorSetting, trusted: bool, env: Mapping[str, str]) -> None:
+    def __init__(
+        self, setting: SensorSetting, untrusted: str | None, env: Mapping[str, str], config_sha: str = ""
+    ) -> None:
+        """``untrusted``: why the sensor may not run (trust.verdict), None when it may."""
         assert setting.script is not None
         self.name = setting.name
         self.setting = setting
@@ -77,9 +83,11 @@ class Script(Sensor):
         self.timeout = setting.timeout
         self.description = setting.description or " ".join(self.argv)
         self.source = setting.source
-        self.trusted = trusted
+        self.trusted = untrusted is None
+        self.untrusted = untrusted or ""
+        self.config_sha = config_sha  # the text of the file that defines it, as the loop read it
         self.executable = resolve(self.argv, setting.base, env)
-        self.passive = not trusted or self.executable is None  # never run: listed only
+        self.passive = not self.trusted or self.executable is None  # never run: listed only
         self.proc: subprocess.Popen[bytes] | None = None
         self.started = 0.0
         self.out = b""
@@ -89,7 +97,7 @@ class Script(Sensor):
 
     def state(self) -> tuple[str, str]:
         if not self.trusted:
-            return ("untrusted", f"approve {self.source} with: attend sensors trust")
+            return ("untrusted", self.untrusted)
         if self.executable is None:
             return ("missing script", f"{self.argv[0]} is not an executable file or a command on PATH")
         if self.why:
@@ -135,6 +143,12 @@ class Script(Sensor):
         import subprocess
 
         assert self.executable is not None
+        if self.setting.project:  # the bytes that run are the ones approved, checked at every run
+            why = trust.verdict(probe.env, self.setting, self.config_sha)
+            if why is not None:
+                self.trusted, self.passive, self.untrusted = False, True, why
+                probe.spool.log(f"sensor {self.name}: not run: {why}")
+                return [Observation(f"script sensor {self.name} not run: {why}", "low")]
         env = dict(probe.env)
         env.update(ATTEND_SENSOR=self.name, ATTEND_SESSION_ID=probe.sid)
         self.out = self.err = b""

@@ -1,0 +1,263 @@
+"""Benchmarks for Codex CLI and Gemini CLI as hosts, with the goals they are held to:
+
+1. The cost of identity per host: a whole `attend send` from each host's shell tool, as a ratio to
+   `python -c pass` measured in the same place (goal <= 2.5x, as a Claude session's send). The host
+   is a stand-in with the same evidence (a process named `codex` holding the thread's writer lock;
+   a `node … gemini` process with attend's SessionStart record; a Claude Code session record), so
+   the walk is the one the real clients get; the shell tool's `bash` sits between, as in the clients.
+2. send -> next-turn delivery, per host, with the real clients against the scripted models: from the
+   model's turn ending (the script step that ends it returns) to the next model request carrying the
+   message the human sent during the turn. p50 over the runs.
+3. send -> a Codex idle wake: a thread idle in `codex app-server`; from `attend send` returning to
+   the model request carrying the message (the waiter's `codex queue`, then the app-server's own
+   pick-up of its queue). p50 over the wakes.
+
+Run: .venv/bin/python bench/hosts.py [--runs N] [--only identity|delivery|wake]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from bench._common import ATTEND, cleanup, tmpdir  # noqa: E402
+
+# Inside the stand-in host: enroll, then time `attend send` and `python -c pass` from a bash child,
+# interleaved; print the medians as JSON.
+INNER = r"""
+import json, os, resource, statistics, subprocess, sys, time
+attend, runs = sys.argv[1], int(sys.argv[2])
+cpu = {}
+def timed(cmd):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    subprocess.run(["bash", "-c", cmd + "; true"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu.setdefault(cmd.split()[0], []).append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return wall
+subprocess.run(["bash", "-c", f"{attend} join bench >/dev/null"], check=True)
+send, base = [], []
+for _ in range(runs):
+    base.append(timed(f"{sys.executable} -c pass"))
+    send.append(timed(f"{attend} send 'bench message'"))
+who = subprocess.run(["bash", "-c", f"{attend} whoami --json; true"], capture_output=True, text=True).stdout
+print(json.dumps({
+    "send": statistics.median(send), "base": statistics.median(base),
+    "send_cpu": statistics.median(cpu[attend]), "base_cpu": statistics.median(cpu[sys.executable]),
+    "who": json.loads(who),
+}))
+"""
+
+CODEX = r"""
+import ctypes, os, subprocess, sys
+ctypes.CDLL(None).prctl(15, b"codex", 0, 0, 0)
+folder, thread = sys.argv[1], sys.argv[2]
+lock = open(os.path.join(folder, "thread-writer-locks", thread + ".lock"), "a")
+sys.exit(subprocess.run(sys.argv[3:], env={**os.environ, "CODEX_THREAD_ID": thread}).returncode)
+"""
+
+GEMINI = r"""
+import os, subprocess, sys  # gemini
+sys.path.insert(0, sys.argv[1])
+from attend.hosts import gemini
+gemini.write_record(os.getpid(), "bench-gemini-session", os.getcwd(), os.environ)
+sys.exit(subprocess.run(sys.argv[2:], env={**os.environ, "GEMINI_CLI": "1"}).returncode)
+"""
+
+
+def bench_env(tmp: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "ATTEND_", "XDG_", "CODEX_", "GEMINI_"))}
+    env.update(
+        HOME=str(tmp / "home"),
+        XDG_CACHE_HOME=str(tmp / "home" / ".cache"),
+        XDG_CONFIG_HOME=str(tmp / "home" / ".config"),
+        USER="bench",
+    )
+    (tmp / "home" / ".claude" / "sessions").mkdir(parents=True, exist_ok=True)
+    return env
+
+
+def identity_cost(runs: int) -> None:
+    from attend.testing.standin import StandIn
+
+    tmp = tmpdir()
+    env = bench_env(tmp)
+    project = tmp / "proj"
+    project.mkdir()
+    inner = [sys.executable, "-c", INNER, ATTEND, str(runs)]
+    results: dict[str, dict[str, object]] = {}
+    # Codex: a process named codex that holds the thread's writer lock.
+    locks = tmp / "home" / ".codex" / "thread-writer-locks"
+    locks.mkdir(parents=True)
+    thread = "01a23400-0000-7000-8000-00000000bench"
+    out = subprocess.run(
+        [sys.executable, "-c", CODEX, str(locks.parent), thread, *inner],
+        env=env,
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    results["codex"] = json.loads(out.stdout)
+    # Gemini: a node process running the CLI, with attend's record for it.
+    node = tmp / "bin" / "node"
+    node.parent.mkdir()
+    node.symlink_to(os.path.realpath(sys.executable))
+    out = subprocess.run(
+        [str(node), "-c", GEMINI, str(REPO), *inner], env=env, cwd=project, capture_output=True, text=True, check=True
+    )
+    results["gemini"] = json.loads(out.stdout)
+    # Claude Code: a stand-in session with its record; the same inner driver as its child.
+    with StandIn(tmp / "home", project, env) as s:
+        res = s.run(inner, timeout=600)
+        assert res.rc == 0, res.stderr
+        results["claude"] = json.loads(res.stdout)
+    print(f"1. attend send from each host's shell tool ({runs} runs each, interleaved with python -c pass):")
+    for host, r in results.items():
+        who = r["who"]
+        assert isinstance(who, dict) and who.get("host") == host, who
+        send, base = float(r["send"]), float(r["base"])  # type: ignore[arg-type]
+        send_cpu, base_cpu = float(r["send_cpu"]), float(r["base_cpu"])  # type: ignore[arg-type]
+        print(
+            f"   {host}: wall {send * 1000:.1f} ms vs {base * 1000:.1f} ms ({send / base:.2f}x), "
+            f"cpu {send_cpu * 1000:.1f} ms vs {base_cpu * 1000:.1f} ms ({send_cpu / base_cpu:.2f}x)"
+        )
+    print("   goal: <= 2.5x")
+    cleanup(tmp)
+
+
+def delivery(runs: int) -> None:
+    """send -> next-turn delivery with each real client (p50 over ``runs``)."""
+    import pytest  # noqa: F401  (the e2e harness imports it)
+
+    from tests.e2e.fake_api import Request, done
+    from tests.e2e.fake_codex import FakeResponses
+    from tests.e2e.fake_gemini import FakeGemini
+    from tests.e2e.hosts import HostWorld
+
+    e2e_bin = REPO / "tests" / "e2e" / "node_modules" / ".bin"
+    figures: dict[str, list[float]] = {"codex": [], "gemini": [], "claude": []}
+    for host in ("codex", "gemini", "claude"):
+        for _ in range(runs):
+            tmp = tmpdir()
+            w = HostWorld(tmp)
+            try:
+                api: FakeResponses | FakeGemini
+                if host == "codex":
+                    api = FakeResponses([])
+                    w.codex_setup(api)
+                elif host == "gemini":
+                    api = FakeGemini([])
+                    w.gemini_setup(api)
+                else:
+                    from tests.e2e.fake_api import FakeAPI
+
+                    api = FakeAPI([])  # type: ignore[assignment]
+                    (w.home / ".claude").mkdir(exist_ok=True)
+                out = w.attend("install", "--host", host, env={"PATH": f"{e2e_bin}:{w.env['PATH']}"})
+                assert out.returncode == 0, out.stderr
+                marks: dict[str, float] = {}
+
+                def joined(req: Request, api=api, w=w, marks=marks):  # type: ignore[no-untyped-def]
+                    sid = json.loads(w.attend("peers", "--json").stdout)["peers"]
+                    target = next((p["session_id"] for p in sid if p["enrolled"]), None)
+                    if target is None:
+                        raise AssertionError("no enrolled session")
+                    w.human_send("--to", target, "delivery bench message")
+                    marks["end"] = time.perf_counter()
+                    return done("turn ends here")
+
+                def arrived(req: Request, marks=marks):  # type: ignore[no-untyped-def]
+                    marks["seen"] = time.perf_counter()
+                    return done("seen")
+
+                from tests.e2e.fake_api import bash
+                from tests.e2e.fake_codex import shell as codex_shell
+                from tests.e2e.fake_gemini import shell as gemini_shell
+
+                join = {"codex": codex_shell, "gemini": gemini_shell, "claude": bash}[host](f"{ATTEND} join bench")
+                api.script = [join, joined, arrived, done("end")]
+                if host == "codex":
+                    run = w.codex([], api=api)  # type: ignore[arg-type]
+                elif host == "gemini":
+                    run = w.gemini([], api=api)  # type: ignore[arg-type]
+                else:
+                    run = w.claude([], api=api, allowed_tools=["Bash"])  # type: ignore[assignment]
+                assert "seen" in marks, run.explain()
+                figures[host].append(marks["seen"] - marks["end"])
+            finally:
+                w.close()
+                cleanup(tmp)
+    print(f"2. send -> next-turn delivery, from the turn's end to the next model request ({runs} runs each):")
+    for host, xs in figures.items():
+        print(
+            f"   {host}: p50 {statistics.median(xs) * 1000:.0f} ms (min {min(xs) * 1000:.0f}, max {max(xs) * 1000:.0f})"
+        )
+
+
+def wake(runs: int) -> None:
+    """send -> a Codex idle wake in the app-server (p50 over ``runs`` wakes of one thread)."""
+    from tests.e2e.fake_api import Request, done
+    from tests.e2e.fake_codex import FakeResponses, shell
+    from tests.e2e.harness import wait_for
+    from tests.e2e.hosts import AppServer, HostWorld
+
+    e2e_bin = REPO / "tests" / "e2e" / "node_modules" / ".bin"
+    tmp = tmpdir()
+    w = HostWorld(tmp)
+    arrivals: list[float] = []
+
+    def seen(req: Request):  # type: ignore[no-untyped-def]
+        arrivals.append(time.perf_counter())
+        return done("woken")
+
+    api = FakeResponses([shell(f"{ATTEND} join bench"), done("idle"), *([seen] * runs)])
+    w.codex_setup(api)
+    out = w.attend("install", "--host", "codex", env={"PATH": f"{e2e_bin}:{w.env['PATH']}"})
+    assert out.returncode == 0, out.stderr
+    server = AppServer(w, api)
+    lat: list[float] = []
+    try:
+        thread = server.start_thread()
+        server.turn(thread, "join, then wait")
+        for i in range(runs):
+            server.wait_count("turn/completed", i + 1, 120)
+            wait_for((w.spool_root / "sessions" / thread / "waiter").exists, 60, "the waiter")
+            time.sleep(0.5)  # the waiter is in its inotify wait
+            w.human_send("--to", thread, f"wake {i}")
+            sent = time.perf_counter()
+            wait_for(lambda i=i: len(arrivals) > i, 120, "the wake")
+            lat.append(arrivals[i] - sent)
+    finally:
+        server.close()
+        w.close()
+        cleanup(tmp)
+    print(f"3. send -> Codex idle wake in the app-server ({runs} wakes):")
+    print(f"   p50 {statistics.median(lat):.2f} s (min {min(lat):.2f}, max {max(lat):.2f})")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--only", choices=("identity", "delivery", "wake"))
+    args = ap.parse_args()
+    if args.only in (None, "identity"):
+        identity_cost(max(args.runs, 20))
+    if args.only in (None, "delivery"):
+        delivery(args.runs)
+    if args.only in (None, "wake"):
+        wake(args.runs)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,301 @@
+"""Socket-conduit benchmarks with the real Claude Code client and the scripted model: `attend mcp`
+posting a session's mail to the client's inbox socket (docs/architecture/conduits.md).
+
+- idle: send -> the idle interactive session's new request, over N sends (goal p50 <= 300 ms);
+- busy: send during a tool call -> the next request, measured past the tool's end (goal p50 <= 50 ms);
+- cost: an idle, enrolled TUI session for S seconds: model turns (goal 0), and its `attend mcp`'s
+  context switches (every thread, from /proc) and CPU time, and its RSS with the conduit on and off
+  (goal <= 2 MB extra, 0 wakes without an event).
+
+Run: .venv/bin/python bench/socket_conduit.py idle [sends=10]
+     .venv/bin/python bench/socket_conduit.py busy [sends=8]
+     .venv/bin/python bench/socket_conduit.py burst [n=25]   # n at once, n more over 5 s, mid-tool-call
+     .venv/bin/python bench/socket_conduit.py cost [seconds=120]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from attend import layout
+from attend.conduits import inbox_socket
+from bench._common import pct
+from bench.sensor import cpu_seconds, rss_mb
+from tests.e2e.fake_api import FakeAPI, Reply, Request, bash, done
+from tests.e2e.harness import E2EWorld, expect_ok, latest_user_texts, session_id_of, wait_for
+from tests.e2e.tui import TUI
+
+
+def world() -> E2EWorld:
+    e2e = E2EWorld(Path(tempfile.mkdtemp(prefix="attend-bench-socket-")))
+    out = e2e.attend("install", "--target", str(e2e.claude_dir))
+    assert out.returncode == 0, out.stderr
+    path = e2e.claude_dir / "settings.json"
+    settings = json.loads(path.read_text())
+    settings["permissions"]["allow"].append("Bash")
+    path.write_text(json.dumps(settings))
+    return e2e
+
+
+def serving(e2e: E2EWorld, sid: Any) -> int | None:
+    return inbox_socket.served_by(e2e.spool, str(sid)) if sid else None
+
+
+def report(name: str, xs: list[float]) -> None:
+    ms = [x * 1000 for x in xs]
+    print(
+        f"{name}: n={len(ms)} p50 {statistics.median(ms):.0f} ms, p99 {pct(ms, 99):.0f} ms, "
+        f"min {min(ms):.0f} ms, max {max(ms):.0f} ms"
+    )
+
+
+def idle(sends: int) -> None:
+    e2e = world()
+    state: dict[str, Any] = {"arrived": {}}
+
+    def joined(req: Request) -> Reply:
+        expect_ok(req, "attend join")
+        state["sid"] = session_id_of(req)
+        return done("Idle.")
+
+    def woken(req: Request) -> Reply:
+        now = time.perf_counter()
+        for t in latest_user_texts(req):
+            for tag in state.get("sent", {}):
+                if tag in t:
+                    state["arrived"].setdefault(tag, now)
+        return done("Read it.")
+
+    api = FakeAPI([bash("attend join bench"), joined, *[woken] * (sends + 5)])
+    tui = TUI(e2e, api).start()
+    xs: list[float] = []
+    parts: dict[str, list[float]] = {"send": [], "claim": [], "client": []}
+    try:
+        tui.type("join the bench channel")
+        wait_for(lambda: serving(e2e, state.get("sid")), 90, "the socket conduit")
+        state["sent"] = {}
+        for i in range(sends):
+            wait_for(lambda: (tui.record() or {}).get("status") == "idle", 60, "the session to be idle")
+            time.sleep(inbox_socket.POST_GAP + 0.5)  # past the post gap: each send is a fresh burst
+            tag = f"idle-{i}-{uuid.uuid4().hex[:6]}"
+            claimed = e2e.spool_root / "sessions" / str(state["sid"]) / "claimed"
+            state["sent"][tag] = time.perf_counter()
+            e2e.attend("send", tag)
+            returned = time.perf_counter()
+            wait_for(lambda claimed=claimed: any(claimed.iterdir()), 60, "the claim", interval=0.002)
+            claim = time.perf_counter()
+            wait_for(lambda tag=tag: tag in state["arrived"], 60, "the woken request")
+            xs.append(state["arrived"][tag] - state["sent"][tag])
+            parts["send"].append(returned - state["sent"][tag])
+            parts["claim"].append(claim - returned)
+            parts["client"].append(state["arrived"][tag] - claim)
+    finally:
+        tui.close()
+        e2e.close()
+    report("send start -> the idle session's new request", xs)
+    back = [a + b for a, b in zip(parts["claim"], parts["client"], strict=True)]
+    report("send returned -> the idle session's new request", back)
+    report("  send start -> send returned", parts["send"])
+    report("  send returned -> claimed by the conduit", parts["claim"])
+    report("  claimed -> the client's request (render, post, the client)", parts["client"])
+
+
+def busy(sends: int) -> None:
+    e2e = world()
+    d = e2e.tmp / "marks"
+    d.mkdir()
+    state: dict[str, Any] = {"i": 0}
+
+    def tool(i: int) -> Reply:
+        # Wait for the send, sleep 3 s, stamp the tool's end (epoch seconds, as time.time()).
+        return bash(f"until [ -e {d}/sent{i} ]; do sleep 0.05; done; sleep 3; date +%s.%N > {d}/end{i}", "sleep")
+
+    def joined(req: Request) -> Reply:
+        expect_ok(req, "attend join")
+        state["sid"] = session_id_of(req)
+        wait_for(lambda: serving(e2e, state["sid"]), 60, "the socket conduit")
+        return tool(0)
+
+    def next_request(req: Request) -> Reply:
+        now = time.time()
+        i = state["i"]
+        if i % 2 == 1:  # no send this time: the client's own turnaround after a tool call
+            state.setdefault("plain", {})[i] = now
+        elif any(state.get("tag", "-") in t for t in latest_user_texts(req)):
+            state.setdefault("arrived", {})[i] = now
+        state["i"] = i + 1
+        return tool(i + 1) if i + 1 < sends else done("Done.")
+
+    def operator() -> None:
+        for i in range(sends):
+            wait_for(lambda i=i: api.consumed >= 2 + i, 120, "the tool call")
+            time.sleep(inbox_socket.POST_GAP)  # the previous post's gap
+            if i % 2 == 0:
+                state["tag"] = tag = f"busy-{i}-{uuid.uuid4().hex[:6]}"
+                e2e.attend("send", tag)
+            (d / f"sent{i}").touch()
+
+    api = FakeAPI([bash("attend join bench"), joined, *[next_request] * sends])
+    threading.Thread(target=operator, daemon=True).start()
+    run = e2e.claude([], api=api, mcp_config=e2e.mcp_config(), timeout=60 + 12 * sends)
+    xs = [state["arrived"][i] - float((d / f"end{i}").read_text()) for i in sorted(state.get("arrived", {}))]
+    plain = [state["plain"][i] - float((d / f"end{i}").read_text()) for i in sorted(state.get("plain", {}))]
+    e2e.close()
+    print(f"rc {run.rc}; {len(xs)}/{(sends + 1) // 2} sends reached the request after their tool call")
+    report("tool end -> the next request carrying the send", xs)
+    report("tool end -> the next request, nothing sent (the client's own turnaround)", plain)
+
+
+def burst(n: int) -> None:
+    """n messages land at once, then n more spread over 5 s, during an 8 s tool call: how many reach
+    the model (in the next request, or the turn-end drain's block), and in how many posts."""
+    from tests.support import post
+
+    e2e = world()
+    flag = e2e.tmp / "go"
+    tags = [f"b{i}-{uuid.uuid4().hex[:6]}" for i in range(2 * n)]
+
+    def joined(req: Request) -> Reply:
+        expect_ok(req, "attend join")
+        sid = session_id_of(req)
+        wait_for(lambda: serving(e2e, sid), 60, "the socket conduit")
+        return bash(f"until [ -e {flag} ]; do sleep 0.05; done; sleep 8", "sleep")
+
+    def operator() -> None:
+        wait_for(lambda: api.consumed >= 2, 60, "the tool call")
+        flag.touch()
+        for t in tags[:n]:
+            post(e2e.spool, "open", t)
+        for t in tags[n:]:
+            post(e2e.spool, "open", t)
+            time.sleep(5 / n)
+
+    api = FakeAPI([bash("attend join bench"), joined, done("Read."), done("Read."), done("Read.")])
+    threading.Thread(target=operator, daemon=True).start()
+    run = e2e.claude([], api=api, mcp_config=e2e.mcp_config(), timeout=120)
+    import re
+
+    texts = run.user_texts()
+    posts = sum(inbox_socket.HEADER in t for t in texts)
+    counted = sum(int(m) for t in texts for m in re.findall(r"\[attend\] (\d+) message\(s\)", t))
+    in_full = sum(any(t in x for x in texts) for t in tags)
+    folded = len(re.findall(r"\[folded\]", "\n".join(texts)))
+    sid = str(run.session_id)
+    left = [p.name for sub in ("new", "claimed") for p in (e2e.spool_root / "sessions" / sid / sub).glob("*")]
+    e2e.close()
+    print(
+        f"rc {run.rc}: {2 * n} messages; the model was shown {counted} ({in_full} in full, the rest in "
+        f"{folded} folded line(s) naming them by id) in {posts} post(s); left unshown: {len(left)}"
+    )
+
+
+def switches(pid: int) -> dict[int, int]:
+    """Context switches (voluntary + involuntary) of every thread of ``pid``."""
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        n = 0
+        try:
+            for line in Path(f"/proc/{pid}/task/{tid}/status").read_text().splitlines():
+                if line.endswith("ctxt_switches:") or "ctxt_switches" in line:
+                    n += int(line.split()[1])
+        except OSError:
+            continue
+        out[int(tid)] = n
+    return out
+
+
+def mcp_pid(claude_pid: int) -> int:
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            cmd = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        ppid = int(stat[stat.rfind(")") + 2 :].split()[1])
+        if ppid == claude_pid and b"mcp" in cmd:
+            return int(entry)
+    raise LookupError("no attend mcp under the client")
+
+
+def one_idle(seconds: float, socket_on: bool) -> dict[str, Any]:
+    e2e = world()
+    if not socket_on:
+        config = Path(layout.config_root(e2e.env)) / "config.yaml"
+        config.parent.mkdir(parents=True, exist_ok=True)
+        config.write_text("conduits:\n  socket: off\n")
+    state: dict[str, Any] = {}
+
+    def joined(req: Request) -> Reply:
+        expect_ok(req, "attend join")
+        state["sid"] = session_id_of(req)
+        return done("Idle.")
+
+    api = FakeAPI([bash("attend join bench"), joined])
+    tui = TUI(e2e, api).start()
+    try:
+        tui.type("join the bench channel")
+        wait_for(lambda: "sid" in state, 90, "the join")
+        wait_for(lambda: (tui.record() or {}).get("status") == "idle", 60, "the session to be idle")
+        if socket_on:
+            wait_for(lambda: serving(e2e, state["sid"]), 60, "the socket conduit")
+        time.sleep(5)  # the turn end's hooks are done
+        pid = mcp_pid(int(tui.pid or 0))
+        turns0, cpu0, sw0 = api.consumed, cpu_seconds(pid), switches(pid)
+        rss = [rss_mb(pid)]
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < seconds:
+            time.sleep(5)
+            rss.append(rss_mb(pid))
+        sw1 = switches(pid)
+        woke = {tid: sw1.get(tid, 0) - n for tid, n in sw0.items()}
+        return {
+            "turns": api.consumed - turns0,
+            "cpu": cpu_seconds(pid) - cpu0,
+            "rss": max(rss),
+            "wakes": sum(woke.values()),
+            "threads": len(sw0),
+            "per_thread": sorted(woke.values(), reverse=True),
+        }
+    finally:
+        tui.close()
+        e2e.close()
+
+
+def cost(seconds: float) -> None:
+    on = one_idle(seconds, True)
+    off = one_idle(seconds, False)
+    for name, r in (("socket on", on), ("socket off", off)):
+        print(
+            f"{name}: idle {seconds:g} s: model turns {r['turns']}; attend mcp CPU {r['cpu']:.3f} s, "
+            f"RSS {r['rss']:.1f} MB, context switches {r['wakes']} over {r['threads']} threads {r['per_thread']}"
+        )
+    print(
+        f"extra RSS with the conduit: {on['rss'] - off['rss']:+.1f} MB; turns per idle hour: "
+        f"{on['turns'] * 3600 / seconds:.1f}"
+    )
+
+
+if __name__ == "__main__":
+    what = sys.argv[1] if len(sys.argv) > 1 else "idle"
+    args = sys.argv[2:]
+    if what == "idle":
+        idle(int(args[0]) if args else 10)
+    elif what == "busy":
+        busy(int(args[0]) if args else 8)
+    elif what == "burst":
+        burst(int(args[0]) if args else 25)
+    else:
+        cost(float(args[0]) if args else 120)

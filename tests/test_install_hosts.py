@@ -1,0 +1,202 @@
+"""`attend install` for Codex CLI and Gemini CLI, with the guarantees it gives Claude Code: the user's
+entries and (in Codex's config.toml) comments and order kept, a dry run that shows the diff and writes
+nothing, a second run that changes nothing, an uninstall that gives the files back byte for byte; and
+the Codex waiter's conduit (``codex queue``) holding exactly once and mute. Codex's hook trust, which
+needs the real client, is in tests/e2e/test_codex_e2e.py."""
+
+from __future__ import annotations
+
+import io
+import json
+import stat
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from attend.conduits import waiter
+from attend.domain import attention, sessions
+from attend.identity import Identity
+from tests.support import World, maildir
+
+CONFIG = """# my codex settings: attend must keep this comment
+model = "gpt-5.5"   # and this one
+approval_policy = "never"
+
+[mcp_servers.mine]
+command = "my-server"
+
+[features]
+plugins = false
+"""
+USER_HOOKS = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}}
+GEMINI_SETTINGS = {
+    "theme": "dark",
+    "mcpServers": {"mine": {"command": "my-server"}},
+    "hooks": {"AfterAgent": [{"hooks": [{"name": "mine", "type": "command", "command": "echo mine"}]}]},
+}
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[World]:
+    w = World(tmp_path)
+    yield w
+    w.close()
+
+
+def attend(world: World, *args: str) -> str:
+    # PATH without any codex: install cannot ask Codex to trust the hook, and says so.
+    out = world.attend(*args, env={"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"})
+    assert out.returncode == 0, out.stdout + out.stderr
+    return out.stdout
+
+
+def files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_codex_install_keeps_the_users_config_and_comments_and_uninstall_gives_it_back(world: World) -> None:
+    home = world.home / ".codex"
+    home.mkdir()
+    (home / "config.toml").write_text(CONFIG)
+    (home / "hooks.json").write_text(json.dumps(USER_HOOKS, indent=2) + "\n")
+    before = files(home)
+
+    dry = attend(world, "install", "--host", "codex", "--dry-run")
+    assert "+[mcp_servers.attend]" in dry and "attend-codex-stop.sh" in dry, dry
+    assert files(home) == before, "the dry run wrote nothing"
+
+    said = attend(world, "install", "--host", "codex")
+    assert "Codex hooks not trusted yet" in said, said  # no codex on PATH: said, with the way to trust them
+    config = (home / "config.toml").read_text()
+    lines = iter(config.splitlines())
+    assert all(line in lines for line in CONFIG.splitlines()), config  # comments, order, values as they were
+    assert '[mcp_servers.attend]\ncommand = "' in config and 'default_tools_approval_mode = "approve"' in config
+    hooks = json.loads((home / "hooks.json").read_text())["hooks"]["Stop"]
+    assert hooks[0] == USER_HOOKS["hooks"]["Stop"][0] and hooks[-1]["hooks"][0]["command"].endswith(
+        "attend-codex-stop.sh"
+    ), hooks
+    script = home / "hooks" / "ways" / "attend-codex-stop.sh"
+    assert stat.S_IMODE(script.stat().st_mode) == 0o755 and (home / "skills" / "attend" / "SKILL.md").is_file()
+
+    wired = files(home)
+    assert "nothing changed" in attend(world, "install", "--host", "codex")
+    assert files(home) == wired, "a second install changes nothing"
+
+    attend(world, "uninstall", "--host", "codex")
+    assert files(home) == before, "uninstall gives every file back byte for byte"
+
+
+def test_codex_uninstall_after_the_user_edited_keeps_their_edit_and_drops_attends_entries(world: World) -> None:
+    home = world.home / ".codex"
+    home.mkdir()
+    (home / "config.toml").write_text(CONFIG)
+    attend(world, "install", "--host", "codex")
+    with (home / "config.toml").open("a") as f:
+        f.write('\n[profiles.fast]\nmodel = "gpt-5.5-mini"  # added after install\n')
+    attend(world, "uninstall", "--host", "codex")
+    config = (home / "config.toml").read_text()
+    assert "[mcp_servers.attend]" not in config and "added after install" in config and "[mcp_servers.mine]" in config
+
+
+def test_gemini_install_merges_three_way_and_uninstall_gives_the_file_back(world: World) -> None:
+    home = world.home / ".gemini"
+    home.mkdir()
+    (home / "settings.json").write_text(json.dumps(GEMINI_SETTINGS, indent=2) + "\n")
+    before = files(home)
+    attend(world, "install", "--host", "gemini")
+    doc = json.loads((home / "settings.json").read_text())
+    assert doc["theme"] == "dark" and doc["mcpServers"]["mine"] == {"command": "my-server"}
+    assert doc["mcpServers"]["attend"]["args"] == ["mcp"] and doc["mcpServers"]["attend"]["trust"] is True
+    after_agent = doc["hooks"]["AfterAgent"]
+    assert after_agent[0]["hooks"][0]["name"] == "mine" and after_agent[-1]["hooks"][0]["name"] == "attend-drain"
+    assert doc["hooks"]["SessionStart"][0]["hooks"][0]["command"].endswith("attend-gemini-start.sh")
+    wired = files(home)
+    assert "nothing changed" in attend(world, "install", "--host", "gemini")
+    assert files(home) == wired
+    attend(world, "uninstall", "--host", "gemini")
+    assert files(home) == before
+
+
+def test_install_with_no_flag_wires_the_clients_it_finds_and_says_which(world: World) -> None:
+    (world.home / ".gemini").mkdir()
+    said = attend(world, "install")
+    assert said.startswith("hosts: claude, gemini"), said
+    assert (world.home / ".gemini" / "settings.json").is_file() and not (world.home / ".codex").exists()
+
+
+def test_an_unknown_host_is_refused_and_nothing_changes(world: World) -> None:
+    before = files(world.home)
+    out = world.attend("install", "--host", "cursor")
+    assert out.returncode == 2 and "unknown host 'cursor'" in out.stderr, out
+    assert files(world.home) == before
+
+
+# ---------------------------------------------------------------------- the Codex queue conduit
+
+FAKE_CODEX = """#!/bin/sh
+# Stands in for `codex queue`: records its arguments, fails when told to.
+printf '%s\\n' "$@" >> "$QUEUE_LOG"
+[ -z "$QUEUE_FAIL" ] || { echo "no such thread" >&2; exit 1; }
+"""
+
+
+def codex_thread(world: World, tmp: Path) -> tuple[str, Path]:
+    sid = "01a23400-0000-7000-8000-00000000cafe"
+    who = Identity("agent", sid, str(world.project("proj")), "ancestry", True, host="codex")
+    sessions.enroll(world.spool, who, "join")
+    exe = tmp / "codex"
+    exe.write_text(FAKE_CODEX)
+    exe.chmod(0o755)
+    return sid, exe
+
+
+def wake_once(world: World, sid: str, exe: Path, env: dict[str, str]) -> int:
+    writer = waiter.QueueWriter(str(exe), sid, {**world.env, **env})
+    return waiter.CodexWaiter(world.spool, sid, None, False, writer, "").run()  # type: ignore[arg-type]
+
+
+def test_the_codex_waiter_queues_pending_mail_once_and_marks_it_seen(world: World, tmp_path: Path) -> None:
+    sid, exe = codex_thread(world, tmp_path)
+    log = tmp_path / "queue.log"
+    world.attend("send", "--to", sid, "for the codex thread")
+    assert wake_once(world, sid, exe, {"QUEUE_LOG": str(log)}) == waiter.WAKE
+    args = log.read_text()
+    assert args.startswith(f"queue\n--thread\n{sid}\n--message\n[attend] 1 message(s):"), args
+    assert args.count("for the codex thread") == 1
+    assert (
+        maildir(world, sid, "new") == []
+        and maildir(world, sid, "claimed") == []
+        and len(maildir(world, sid, "cur")) == 1
+    )
+
+
+def test_a_failed_queue_leaves_the_mail_for_the_next_conduit(world: World, tmp_path: Path) -> None:
+    sid, exe = codex_thread(world, tmp_path)
+    world.attend("send", "--to", sid, "must not be lost")
+    env = {"QUEUE_LOG": str(tmp_path / "queue.log"), "QUEUE_FAIL": "1"}
+    with pytest.raises(OSError, match="codex queue failed: no such thread"):  # codex_main logs it, exits 0
+        wake_once(world, sid, exe, env)
+    assert maildir(world, sid, "cur") == [] and len(maildir(world, sid, "claimed")) == 1
+    out = io.StringIO()
+    from attend.conduits import drain
+    from attend.domain.context import Context
+
+    # The next conduit (here the turn-end drain, resolved as the thread) shows it.
+    batch_ctx = Context(spool=world.spool, env=world.env)
+    with drain.claimed(batch_ctx.spool, sid) as batch:
+        out.write(drain.render_reason(batch))
+    assert "must not be lost" in out.getvalue() and len(maildir(world, sid, "cur")) == 1
+
+
+def test_a_muted_sender_never_wakes_a_codex_thread(world: World, tmp_path: Path) -> None:
+    sid, exe = codex_thread(world, tmp_path)
+    attention.save_mutes(world.spool, sid, [attention.Mute("peer:fixture-human", None, "fixture-human")])
+    log = tmp_path / "queue.log"
+    world.attend("send", "--to", sid, "muted chatter")
+    writer = waiter.QueueWriter(str(exe), sid, {**world.env, "QUEUE_LOG": str(log)})
+    w = waiter.CodexWaiter(world.spool, sid, None, False, writer, "")  # type: ignore[arg-type]
+    assert w.deliver() is None  # nothing to wake for: the waiter would wait on
+    assert not log.exists(), log.read_text()
+    assert maildir(world, sid, "new") == []  # marked seen, never shown
