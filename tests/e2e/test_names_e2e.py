@@ -1,6 +1,6 @@
 """One name per session, with the real client: the name Claude Code gives a session in its record (the
 one its own `/peers` and status line show) is the name `attend peers` prints and `send --to` accepts,
-and the message sent to it by that name reaches the model."""
+and the message sent to it by that name reaches the model, once (by whichever conduit serves)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.fake_api import Reply, Request, bash, done
-from tests.e2e.harness import E2EWorld, expect_ok, session_id_of, stop_hook_blocks
+from tests.e2e.harness import E2EWorld, expect_ok, session_id_of
 
 pytestmark = pytest.mark.e2e
 
@@ -35,7 +35,6 @@ def test_the_name_in_the_session_record_is_the_one_peers_prints_and_send_to_acce
         return done("Joined; the turn ends.")
 
     def heard(req: Request) -> Reply:
-        state["heard"] = [b for b in stop_hook_blocks([req]) if body in b]
         return done("Read it.")
 
     run = e2e.claude([bash("attend join e2e"), named, heard], timeout=90)
@@ -47,4 +46,4 @@ def test_the_name_in_the_session_record_is_the_one_peers_prints_and_send_to_acce
     sent = state["sent"]
     assert isinstance(sent, dict), sent
     assert (sent["to"], sent["to_name"], sent["delivered"]) == (state["sid"], record["name"], 1), sent
-    assert len(state["heard"]) == 1, run.explain()  # the turn-end drain showed it, once
+    assert sum(body in t for t in run.user_texts()) == 1, run.explain()  # it reached the model, once
