@@ -32,6 +32,12 @@ class IdentityError(AttendError):
     code = "identity"
 
 
+class HumanOnlyError(IdentityError):
+    """An action only a human may take, asked from an agent session's process tree."""
+
+    code = "human_only"
+
+
 class NotASessionError(UsageError):
     """A verb that serves an agent session was run by someone who is not one (a human at a terminal):
     exit 2, like any other use of a command where it does not apply, whichever verb it was."""

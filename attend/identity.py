@@ -25,7 +25,7 @@ import re
 import time
 from collections.abc import Callable, Mapping
 
-from attend.errors import IdentityError
+from attend.errors import HumanOnlyError, IdentityError
 from attend.hosts import HOSTS
 from attend.hosts.base import MAX_HOPS as MAX_HOPS
 from attend.hosts.base import Found, Host
@@ -35,10 +35,10 @@ from attend.hosts.base import pid_alive as pid_alive
 from attend.hosts.base import pid_namespace as pid_namespace
 from attend.hosts.base import proc_start as proc_start
 from attend.hosts.claude import SessionRecord as SessionRecord
+from attend.hosts.claude import ancestry
 from attend.hosts.claude import claude_dir as claude_dir
 from attend.hosts.claude import claude_home as claude_home
 from attend.hosts.claude import find_ancestor_record as find_ancestor_record
-from attend.hosts.claude import find_session as find_session
 from attend.hosts.claude import live_records as live_records
 from attend.hosts.claude import own_claude_dir as own_claude_dir
 from attend.hosts.claude import read_record as read_record
@@ -322,28 +322,67 @@ def _sandbox(host: Host, offered: tuple[str, str] | None, pid: int | None, probe
     )
 
 
-def resolve(
+def inside_host(pid: int | None = None) -> tuple[Host, int, str] | None:
+    """The nearest process of ``pid``'s ancestry (``pid`` itself, its parents, and the pid namespace's
+    first process) whose environment says it runs inside a host: (host, pid, variable). Environments
+    are read as each process was started (``/proc/<pid>/environ``), so unsetting a variable on the
+    way down hides nothing."""
+    start = os.getpid() if pid is None else pid
+    for p in [*ancestry(start, parent_pid), 1]:
+        env = environ_of(p)
+        for host in HOSTS if env else ():
+            for var in (*host.inside_env, *host.session_env):
+                if env and env.get(var):
+                    return host, p, var
+    return None
+
+
+def authority(
     *,
-    payload_sid: str | None = None,
+    claimed: str | None = None,
     env: Mapping[str, str] | None = None,
     pid: int | None = None,
     enrollment: EnrollmentProbe | None = None,
     cwd: str | None = None,
+    hook: bool = False,
+    human_only: str | None = None,
 ) -> Identity:
-    """Resolve the caller; ``enrollment`` answers for the sandbox rule. The ancestry decides: an id
-    offered by a hook payload or the environment never makes an identity by itself."""
+    """THE authority rule: who is calling, and so on whose behalf it may act. Every entry point asks
+    it (docs/architecture/sessions.md, "The authority rule"), fresh on each call:
+
+    - a session, when its host's process is among the caller's ancestors (each host's ``find``: live
+      evidence, nearest first), or under the sandbox rule (``enrollment`` answers for it);
+    - else the human, ``$USER``; never while the caller or any ancestor runs inside a host.
+
+    An id offered by a hook payload (``claimed``) or the environment never makes an identity: it is
+    ignored with a note. ``hook``: a hook acts only for the session that runs it, so a payload naming
+    any other session (or a hook with no session above it) is refused. ``human_only``: the action is a
+    human's alone (approving project code to run, minting a human mailbox, purging the spool), refused
+    from any agent session's process tree, with one line naming ``human_only``."""
     env = os.environ if env is None else env
     start = os.getpid() if pid is None else pid
-    found = find_caller(start, env, (payload_sid,) if payload_sid else ())
+    if human_only is not None:
+        return _human_only(human_only, env, start, cwd)
+    found = find_caller(start, env, (claimed,) if claimed else ())
+
+    if hook:
+        if found is None:
+            raise IdentityError(f"no agent session is among this hook's ancestors, so session {claimed} is refused")
+        if claimed != found[1].session_id:
+            raise IdentityError(
+                f"the hook payload names session {claimed}, but this hook runs in session {found[1].session_id}; "
+                "a hook acts only for the session that runs it"
+            )
+        return _agent(*found, ())
 
     if found is not None:
         host, where = found
-        offered = [("the hook payload's session_id", payload_sid)]
+        offered = [("the hook payload's session_id", claimed)]
         offered += [o for h in HOSTS if (o := h.offered_id(env)) is not None]
         notes = tuple(
-            f"{what} {claimed} disagrees with the session in the ancestry ({where.session_id}); ignored"
-            for what, claimed in offered
-            if claimed and claimed != where.session_id
+            f"{what} {value} disagrees with the session in the ancestry ({where.session_id}); ignored"
+            for what, value in offered
+            if value and value != where.session_id
         )
         return _agent(host, where, notes)
 
@@ -351,20 +390,26 @@ def resolve(
     if inside is None:
         for host in HOSTS:
             if (why := host.inside_ancestry(start, parent_pid)) is not None:
-                claim = f" (the session_id offered, {payload_sid}, is not one of them)" if payload_sid else ""
+                claim = f" (the session_id offered, {claimed}, is not one of them)" if claimed else ""
                 raise IdentityError(
                     f"this process is inside {host.name} ({why}) but no session of it is proved{claim}; {SANDBOX_FIX}"
                 )
     if inside is not None:
         who = _sandbox(inside, inside.offered_id(env), pid, enrollment or (lambda _sid: None))
-        if payload_sid and payload_sid != who.id:
-            note = f"the hook payload's session_id {payload_sid} disagrees with the sandbox's ({who.id}); ignored"
+        if claimed and claimed != who.id:
+            note = f"the hook payload's session_id {claimed} disagrees with the sandbox's ({who.id}); ignored"
             return who._replace(notes=(note,))
         return who
 
+    if (above := inside_host(start)) is not None:
+        host, p, var = above
+        raise IdentityError(
+            f"no {host.name} session is visible from here, yet process {p} above this one runs inside one "
+            f"({var} is set in its environment), so this is not the human either; {SANDBOX_FIX}"
+        )
     notes = ()
-    if payload_sid:
-        notes = (f"the hook payload's session_id {payload_sid} has no session in the ancestry; ignored",)
+    if claimed:
+        notes = (f"the hook payload's session_id {claimed} has no session in the ancestry; ignored",)
     return Identity(
         kind="human",
         id=human_id(env),
@@ -374,6 +419,48 @@ def resolve(
         notes=notes,
         evidence="human: no session in the ancestry",
     )
+
+
+def _human_only(action: str, env: Mapping[str, str], pid: int, cwd: str | None) -> Identity:
+    """The human, outside every agent session's process tree, or HumanOnlyError naming ``action``."""
+    fix = "run it yourself, from a terminal outside any agent session"
+    found = find_caller(pid, env)
+    if found is not None:
+        host, where = found
+        raise HumanOnlyError(
+            f"{action} is for a human only, and this runs in {host.name} session {where.session_id}; {fix}"
+        )
+    offered = next((h for h in HOSTS if h.inside(env)), None)
+    if offered is not None:
+        raise HumanOnlyError(f"{action} is for a human only, and this runs inside {offered.name}; {fix}")
+    for host in HOSTS:
+        if (why := host.inside_ancestry(pid, parent_pid)) is not None:
+            raise HumanOnlyError(f"{action} is for a human only, and this runs inside {host.name} ({why}); {fix}")
+    if (above := inside_host(pid)) is not None:
+        host, p, var = above
+        raise HumanOnlyError(
+            f"{action} is for a human only, and this runs inside {host.name} (process {p} above it has {var}); {fix}"
+        )
+    return Identity(
+        kind="human",
+        id=human_id(env),
+        origin=normalise_origin(cwd or os.getcwd()),
+        resolved_by="terminal",
+        resolved=False,
+        evidence="human: no session in the ancestry, and no host above",
+    )
+
+
+def resolve(
+    *,
+    payload_sid: str | None = None,
+    env: Mapping[str, str] | None = None,
+    pid: int | None = None,
+    enrollment: EnrollmentProbe | None = None,
+    cwd: str | None = None,
+) -> Identity:
+    """Who is calling: ``authority`` with nothing more asked."""
+    return authority(claimed=payload_sid, env=env, pid=pid, enrollment=enrollment, cwd=cwd)
 
 
 def transcript_path(env: Mapping[str, str], session_id: str, cwd: str | None) -> str | None:

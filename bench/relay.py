@@ -37,6 +37,20 @@ from bench.sensor import cpu_seconds, rss_mb
 
 NATS = "/usr/sbin/nats-server" if os.path.exists("/usr/sbin/nats-server") else "nats-server"
 PACE_GAP = 0.25
+SENDERS = 3
+
+
+def load(root: str, rate: float, seconds: float) -> None:
+    """A sender process: ``rate`` sends a second to #open for ``seconds``, as host A; prints how many."""
+    spool = Spool.open(root)
+    sig = Signal("", "bench-human", "human", "bench", "*", "open", root, "", 0.0)
+    sent, start = 0, time.perf_counter()
+    while (now := time.perf_counter() - start) < seconds:
+        while sent < int(now * rate):
+            delivery.send(spool, sig._replace(body=f"load {os.getpid()} {sent}"), ["open"])
+            sent += 1
+        time.sleep(0.001)
+    print(sent)
 
 
 def free_port() -> int:
@@ -171,25 +185,27 @@ def main() -> None:
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
-        counts = [0, 0]
-        t_start = time.perf_counter()
-
-        def load(k: int) -> None:  # two senders: one process's fsyncs alone fall short of 1,000/s here
-            spool = Spool.open(home_a / ".cache" / "attend")
-            while (now := time.perf_counter() - t_start) < seconds:
-                while counts[k] < int(now * rate / 2):
-                    delivery.send(spool, sig._replace(body=f"load {k} {counts[k]}"), ["open"])
-                    counts[k] += 1
-                time.sleep(0.001)
-
-        senders = [threading.Thread(target=load, args=(k,)) for k in (0, 1)]
-        for t in senders:
-            t.start()
-        for t in senders:
-            t.join()
+        # SENDERS processes: one process's sends (each syncing its folders) fall short of 1,000/s here.
+        workers = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    __file__,
+                    "load",
+                    str(home_a / ".cache" / "attend"),
+                    str(rate / SENDERS),
+                    str(seconds),
+                ],
+                env={**env_a, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(SENDERS)
+        ]
+        total = sum(int(w.communicate()[0].strip() or 0) for w in workers)
         stop.set()
         sampler.join()
-        achieved = sum(counts) / seconds
+        achieved = total / seconds
         print(
             f"sustained {achieved:.0f} msg/s for {seconds:g} s (asked {rate:g}): outbox each second "
             f"median {statistics.median(sizes):.0f}, max {max(sizes)}, last {sizes[-1]}"
@@ -199,6 +215,20 @@ def main() -> None:
             if not os.listdir(outbox):
                 break
             time.sleep(0.1)
+
+        # The relay's own pace: a backlog queued while it was stopped, then the time to publish it all.
+        relay_a.send_signal(signal.SIGTERM)
+        relay_a.wait(30)
+        backlog = 5000
+        for i in range(backlog):
+            delivery.send(spool_a, sig._replace(body=f"backlog {i}"), ["open"])
+        t0 = time.perf_counter()
+        relay_a = start_relay(env_a, home_a)
+        procs.append(relay_a)
+        while os.listdir(outbox):
+            time.sleep(0.05)
+        took = time.perf_counter() - t0
+        print(f"a backlog of {backlog} published in {took:.1f} s from the relay's start: {backlog / took:.0f} msg/s")
 
         time.sleep(2.0)
         cpu0 = cpu_seconds(relay_a.pid)
@@ -237,4 +267,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["load"]:
+        load(sys.argv[2], float(sys.argv[3]), float(sys.argv[4]))
+    else:
+        main()

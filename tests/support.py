@@ -304,6 +304,62 @@ def with_suppress(fn: Callable[[], object]) -> None:
 # ---------------------------------------------------------------------- the conduits
 
 
+# A child of a stand-in session with Popen's handles: the shim (spawned by the stand-in) starts argv with
+# the given stdin, writes the child's pid, and its exit code once it ends; output goes to files.
+_SHIM = """
+import os, subprocess, sys
+argv, box = sys.argv[2:], sys.argv[1]
+with open(box + "/in", "rb") as i, open(box + "/out", "wb") as o, open(box + "/err", "wb") as e:
+    child = subprocess.Popen(argv, stdin=i, stdout=o, stderr=e)
+with open(box + "/pid.tmp", "w") as f:
+    f.write(str(child.pid))
+os.replace(box + "/pid.tmp", box + "/pid")
+rc = child.wait()
+with open(box + "/rc.tmp", "w") as f:
+    f.write(str(rc))
+os.replace(box + "/rc.tmp", box + "/rc")
+"""
+
+
+class Child:
+    """A process run as a child of stand-in session ``s`` (its Claude among the ancestors, as for a hook
+    the client starts), with ``stdin`` written to it; read like a Popen: pid, poll, communicate, kill."""
+
+    def __init__(self, s: StandIn, argv: list[str], stdin: str, env: dict[str, str], box: Path) -> None:
+        box.mkdir(parents=True)
+        (box / "in").write_text(stdin)
+        self.box = box
+        s.spawn([sys.executable, "-c", _SHIM, str(box), *argv], box / "shim.out", env=env)
+        self.pid = int(str(wait_until(lambda: _read(box / "pid"), "the child to start")))
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        rc = _read(self.box / "rc")
+        self.returncode = int(rc) if rc else None
+        return self.returncode
+
+    def communicate(self, timeout: float = DEADLINE) -> tuple[str, str]:
+        wait_until(lambda: self.poll() is not None, "the child to end", timeout)
+        return (self.box / "out").read_text(), (self.box / "err").read_text()
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text() or None
+    except OSError:
+        return None
+
+
+def human_mailbox(world: World, user: str = "fixture-human") -> None:
+    """The human's mailbox, as its first use of the bus makes it: only a human makes one, so a session
+    addresses a human only once it exists."""
+    world.spool.make_maildir(user, "humans")
+
+
 def payload(sid: str, active: bool = False) -> str:
     """The Stop hook's stdin for session ``sid``."""
     return json.dumps(

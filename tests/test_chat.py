@@ -30,7 +30,7 @@ from attend.verbs import chat as chat_verb
 from attend.verbs import join as join_verb
 from attend.verbs import reply as reply_verb
 from attend.verbs import send as send_verb
-from tests.support import ATTEND, DEADLINE, Loop, World, has, maildir, payload, require_tools, wait_until
+from tests.support import ATTEND, DEADLINE, Loop, World, has, human_mailbox, maildir, payload, require_tools, wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -252,6 +252,7 @@ async def test_chat_marks_the_mailbox_read_only_as_far_as_it_was_on_screen_and_c
 ) -> None:
     hana = enrolled(world, "api", "Hana")
     tao = enrolled(world, "web", "Tao")
+    human_mailbox(world)  # the human has used the bus: a session may write to it
     send_verb.run(world.context(hana), send_verb.SendRequest("for the human", to="fixture-human"))
     send_verb.run(world.context(hana), send_verb.SendRequest("for Tao", to=tao.session_id))
     mailbox = world.spool_root / "humans" / "fixture-human"
@@ -527,6 +528,7 @@ async def test_a_line_addressed_at_its_start_goes_where_it_says_or_is_refused(
 
 async def test_chat_marks_read_only_the_mailbox_messages_that_were_in_view(world: World) -> None:
     hana = enrolled(world, "api", "Hana")
+    human_mailbox(world)  # the human has used the bus: a session may write to it
     for i in range(60):
         send_verb.run(world.context(hana), send_verb.SendRequest(f"note {i:02d}", to="fixture-human"))
     mailbox = world.spool_root / "humans" / "fixture-human"

@@ -14,7 +14,7 @@ import pytest
 from mcp import Client
 
 from attend.verbs import send as send_verb
-from tests.support import ATTEND, World, error_text, server_as, stopped, structured, tree, wait_until
+from tests.support import ATTEND, World, error_text, human_mailbox, server_as, stopped, structured, tree, wait_until
 
 HUMAN = "fixture-human"  # the world's $USER
 
@@ -42,6 +42,7 @@ def _joined(world: World, project: str = "proj") -> object:
 
 def test_a_session_sending_to_the_human_by_name_lands_in_the_humans_mailbox_once(world: World) -> None:
     s = world.session("proj")
+    human_mailbox(world)
     assert s.attend("join", "crew").rc == 0
     out = s.attend("send", "--to", HUMAN, "--json", "the deploy is green")
     assert out.rc == 0, out.stderr
@@ -63,15 +64,23 @@ def test_send_to_root_reaches_a_human_who_has_used_the_bus(world: World) -> None
 
 
 def test_the_human_running_the_command_is_addressable_before_it_has_a_mailbox(world: World) -> None:
+    out = world.attend("send", "--to", HUMAN, "a note to self")
+    assert out.returncode == 0, out.stderr
+    assert len(_box(world, "new")) == 0 and (world.spool_root / "humans" / HUMAN).is_dir()  # never to itself
+
+
+def test_a_session_cannot_address_a_human_into_being(world: World) -> None:
+    """A session's $USER names no one: only a human makes its own mailbox, by using the bus."""
     s = world.session("proj")
     assert s.attend("join", "crew").rc == 0
     out = s.attend("send", "--to", HUMAN, "first contact")  # the session's $USER is the human's
-    assert out.rc == 0, out.stderr
-    assert len(_box(world, "new")) == 1
+    assert out.rc == 1 and f"no session or human named {HUMAN!r}" in out.stderr
+    assert not (world.spool_root / "humans" / HUMAN).exists()
 
 
 def test_an_unknown_name_is_refused_naming_the_sessions_and_humans_that_can_be_addressed(world: World) -> None:
     s = world.session("proj", name="Hana")
+    human_mailbox(world)
     assert s.attend("join", "crew").rc == 0
     assert world.attend("inbox", env={"USER": "root"}).returncode == 0
     before = sorted(p.name for p in (world.spool_root / "rooms").iterdir())
@@ -92,19 +101,24 @@ def test_a_human_writing_to_another_human_reaches_that_humans_mailbox(world: Wor
     assert [m["body"] for m in mine["unread"]] == ["lunch?"]  # type: ignore[index]
 
 
-def test_a_session_and_a_human_named_alike_go_by_the_exact_human_name(world: World) -> None:
-    s = world.session("proj", name=f"{HUMAN}-7c")  # a client's name that starts with the user name
+def test_a_session_and_a_human_named_alike_need_the_explicit_form(world: World) -> None:
+    s = world.session("proj", name=HUMAN)  # persona fixture-human, display name fixture-human-alpha
     assert s.attend("join", "crew").rc == 0
     t = world.session("proj")
     assert t.attend("join", "crew").rc == 0
-    to_human = json.loads(t.attend("send", "--to", HUMAN, "--json", "to the person").stdout)
-    to_session = json.loads(t.attend("send", "--to", f"{HUMAN}-7", "--json", "to the session").stdout)
-    assert to_human["room"] == f"h-{HUMAN}" and to_session["room"] == f"d-{s.session_id}"
+    human_mailbox(world)
+    bare = t.attend("send", "--to", HUMAN, "--json", "to whom?")
+    assert bare.rc == 2 and "names a human and also a session" in bare.stdout + bare.stderr
+    to_human = json.loads(t.attend("send", "--to", f"user:{HUMAN}", "--json", "to the person").stdout)
+    to_session = json.loads(t.attend("send", "--to", f"{HUMAN}-al", "--json", "to the session").stdout)
+    assert to_human["room"] == f"h-{HUMAN}" and to_human["humans"] == [HUMAN]
+    assert to_session["room"] == f"d-{s.session_id}" and to_session["humans"] == []
 
 
 @pytest.mark.anyio
 async def test_the_mcp_send_tool_accepts_the_users_name(world: World) -> None:
     s = world.session("proj")
+    human_mailbox(world)
     assert s.attend("join", "crew").rc == 0
     assert "user name" in send_verb.PARAMS["to"]
     async with Client(server_as(world, s), mode="legacy") as client:
@@ -148,6 +162,7 @@ async def test_a_reply_over_mcp_to_a_humans_message_reaches_the_humans_mailbox(w
 
 def test_inbox_shows_the_humans_unread_mail_first_and_marks_it_read(world: World) -> None:
     s = world.session("proj", name="Hana")
+    human_mailbox(world)
     assert s.attend("join", "crew").rc == 0
     other = _json(world.attend("send", "--json", "an #open note", env={"USER": "alice"}))
     mail = json.loads(s.attend("send", "--to", HUMAN, "--json", "for your eyes").stdout)
@@ -164,6 +179,7 @@ def test_inbox_shows_the_humans_unread_mail_first_and_marks_it_read(world: World
 
 def test_inbox_json_carries_the_unread_mail_and_marks_it_read(world: World) -> None:
     s = world.session("proj")
+    human_mailbox(world)
     assert s.attend("join", "crew").rc == 0
     ids = [json.loads(s.attend("send", "--to", HUMAN, "--json", f"m{i}").stdout)["id"] for i in range(3)]
     first = _json(world.attend("inbox", "--json"))
@@ -175,6 +191,7 @@ def test_inbox_json_carries_the_unread_mail_and_marks_it_read(world: World) -> N
 @pytest.mark.anyio
 async def test_an_mcp_server_outside_any_session_never_consumes_the_humans_mail(world: World) -> None:
     s = world.session("proj")
+    human_mailbox(world)
     assert s.attend("join", "crew").rc == 0
     mail = json.loads(s.attend("send", "--to", HUMAN, "--json", "for the human's eyes").stdout)
     async with Client(server_as(world, None), mode="legacy") as client:  # resolves as the human

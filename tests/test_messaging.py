@@ -213,8 +213,19 @@ def test_a_human_inbox_covers_open_and_the_current_project(world: World) -> None
 # --json: every verb prints one document, the same dict the verb returns, with a warnings list.
 SHAPES = {
     "send": {
-        *("id", "room", "scope", "to", "to_name", "re", "from_kind", "from_id", "delivered", "live", "parked"),
+        "id",
+        "room",
+        "scope",
+        "to",
+        "to_name",
+        "re",
+        "from_kind",
+        "from_id",
+        "delivered",
+        "live",
+        "parked",
         "warnings",
+        "humans",
     },
     "inbox": {"messages", "page", "limit", "rooms", "older", "unread", "sent", "warnings"},
     "peers": {"peers", "humans", "warnings"},

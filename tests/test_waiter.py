@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
+import secrets
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -16,26 +16,17 @@ from attend import layout
 from attend.conduits import waiter
 from attend.setup.data import data_file
 from attend.testing.standin import StandIn
-from tests.support import ATTEND, Loop, World, drain, enroll, maildir, payload, post, wait_until
+from tests.support import ATTEND, Child, Loop, World, drain, enroll, maildir, payload, post, wait_until
 
 
 class Wait:
-    """One `attend wait --hook` for a stand-in session, started as Claude Code starts the hook."""
+    """One `attend wait --hook` for a stand-in session, started as Claude Code starts the hook: a child
+    of the session's process (the authority rule finds the session among its ancestors)."""
 
     def __init__(self, world: World, s: StandIn, active: bool = False, env: dict[str, str] | None = None) -> None:
-        self.proc = subprocess.Popen(
-            [ATTEND, "wait", "--hook"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env={**world.env, "CLAUDE_PID": str(s.pid), "CLAUDECODE": "1", **(env or {})},
-            cwd=str(s.cwd),
-        )
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(payload(s.session_id, active))
-        self.proc.stdin.close()
-        self.proc.stdin = None  # written whole; communicate() must not flush it again
+        box = world.tmp / "waiters" / secrets.token_hex(6)
+        env = {**world.env, "CLAUDE_PID": str(s.pid), "CLAUDECODE": "1", **(env or {})}
+        self.proc = Child(s, [ATTEND, "wait", "--hook"], payload(s.session_id, active), env, box)
         self.world, self.sid = world, s.session_id
 
     def waiting(self) -> bool:
@@ -48,6 +39,7 @@ class Wait:
 
     def done(self) -> tuple[int, str, str]:
         out, err = self.proc.communicate(timeout=60)
+        assert self.proc.returncode is not None
         return self.proc.returncode, out, err
 
     def exited(self) -> bool:
@@ -407,3 +399,23 @@ def test_a_disarmed_keepwarm_never_wakes_the_waiting_session(world: World, waits
     world.attend("send", "only the message")
     rc, _, err = w.done()
     assert rc == 2 and "sensor=keepwarm" not in err and "  only the message" in err.splitlines()
+
+
+def test_a_waiter_named_for_another_session_cannot_displace_its_waiter_or_read_its_mail(world: World, waits) -> None:
+    """From session A's shell, `echo '{"session_id": "<V>"}' | attend wait --hook` names V. The hook acts
+    only for the session that runs it: V's waiter keeps waiting, and V's next message reaches V alone."""
+    v, a = world.session("pv"), world.session("pa")
+    enroll(world, v)
+    enroll(world, a)
+    w = waits(v)
+    env = {**world.env, "CLAUDECODE": "1", "CLAUDE_CODE_SESSION_ID": v.session_id, "CLAUDE_PID": str(v.pid)}
+    hostile = Child(a, [ATTEND, "wait", "--hook"], payload(v.session_id), env, world.tmp / "hostile")
+    out, err = hostile.communicate()
+    assert (hostile.returncode, out) == (0, "")
+    [line] = err.splitlines()
+    assert f"names session {v.session_id}" in line and "acts only for the session that runs it" in line
+    assert w.waiting() and not w.exited()  # still V's newest waiter
+    world.attend("send", "--to", v.session_id, "for V only")
+    rc, _, shown = w.done()
+    assert rc == 2 and "  for V only" in reason_lines(shown)
+    assert "for V only" not in (world.tmp / "hostile" / "err").read_text()

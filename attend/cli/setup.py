@@ -95,6 +95,8 @@ def _uninstalled_text(r: uninstall_verb.Uninstalled) -> str:
 @quiet_option
 def uninstall(target: str | None, purge: bool, hosts: tuple[str, ...], yes: bool, as_json: bool) -> None:
     ctx = Context.for_env()
+    if purge:
+        ctx.human(uninstall_verb.PURGE_ACTION)  # refused before anything is asked
     if purge and not yes:
         # Every message of every session and human goes: asked first, as dissolve asks for one channel.
         if not sys.stdin.isatty():

@@ -6,9 +6,9 @@ through the gate (``attend.spool``, standard library only) and takes the session
 payload's ``session_id`` and the enrollment file (docs/architecture/conduits.md), with a few stat calls:
 
 - not enrolled, and no sign of a /clear: exit 0 silently, writing nothing;
-- enrolled, nothing in ``new/`` or ``claimed/``, no cold-start note, and the payload's session is
-  the one among this process's ancestors (its record's ``procStart`` matching, as the identity rule
-  asks): touch the heartbeat, end the chain of drain rounds, exit 0 silently;
+- enrolled, nothing in ``new/`` or ``claimed/``, no cold-start note, and the authority rule's hook
+  form bears the payload out (the session among this process's ancestors is the one it names):
+  touch the heartbeat, end the chain of drain rounds, exit 0 silently;
 - anything else (pending mail, an opt-out, a /clear, an odd payload, a payload the ancestry does
   not bear out, a spool the gate refuses): hand the payload to the full path in
   ``attend.conduits.drain``, which resolves the caller by the identity rule and reports.
@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from attend import layout as L
 from attend import safejson
 from attend.errors import SpoolError
-from attend.procfs import claude_record, stat_fields
+from attend.procfs import stat_fields
 from attend.spool import Spool
 
 FAST_ARGS = (
@@ -32,7 +32,7 @@ FAST_ARGS = (
     ("--drain", "--format=hook"),
     ("--format=hook", "--drain"),
 )
-MAX_HOPS = 15  # as identity.MAX_HOPS
+MAX_HOPS = 15  # as hosts.base.MAX_HOPS
 
 
 def read_payload() -> bytes:
@@ -72,40 +72,16 @@ def _cleared(spool: Spool, sid: str, env: Mapping[str, str]) -> bool:
 
 
 def is_ancestor(sid: str, env: Mapping[str, str]) -> bool:
-    """Whether session ``sid`` is the one among our ancestors: Claude Code's by its record in the
-    environment's claude dir (as ``identity.find_session``'s first walk); with no Claude record at
-    all, Codex's or Gemini's by their own evidence (attend/hosts). Anything else is for the full path."""
-    claude = _claude_ancestor(sid, env)
-    if claude is not None:
-        return claude
-    from attend.hosts import codex, gemini  # standard library only, as this path must be
+    """Whether this hook may act for session ``sid``: the authority rule's hook form (the session
+    among our ancestors is ``sid``; identity.authority)."""
+    from attend import identity
+    from attend.errors import IdentityError
 
-    for host in (codex.HOST, gemini.HOST):
-        found = host.find(os.getpid(), env, claims=(sid,))
-        if found is not None:
-            return found.session_id == sid
-    return False
-
-
-def _claude_ancestor(sid: str, env: Mapping[str, str]) -> bool | None:
-    """True or False when a Claude session record is among our ancestors; None when none is."""
-    custom = env.get("CLAUDE_CONFIG_DIR")
-    folder = os.path.join(custom or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".claude"), "sessions")
-    pid = os.getpid()
-    for _ in range(MAX_HOPS + 1):
-        fields = stat_fields(pid)
-        if pid <= 1 or fields is None:
-            return None
-        record = claude_record(folder, pid)
-        if record is None:
-            pid = int(fields[1])
-            continue
-        if not isinstance(record, dict):
-            return False
-        return (
-            record.get("pid") == pid and record.get("sessionId") == sid and str(record.get("procStart")) == fields[19]
-        )
-    return None
+    try:
+        identity.authority(claimed=sid, env=env, hook=True)
+    except IdentityError:
+        return False
+    return True
 
 
 def _pending(spool: Spool, sid: str, sub: str) -> bool:

@@ -42,10 +42,10 @@ import time
 from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any
 
+from attend import identity, safejson
 from attend import layout as L
-from attend import safejson
 from attend.conduits.watch import ARRIVALS, IN_CLOSE_WRITE, IN_CREATE, IN_DELETE, IN_MOVED_TO, Watcher
-from attend.errors import SpoolError
+from attend.errors import IdentityError, SpoolError
 from attend.hosts.claude import unattended
 from attend.procfs import stat_fields
 from attend.spool import Spool
@@ -345,11 +345,6 @@ def _payload(data: bytes) -> dict[str, Any]:
     return raw if isinstance(raw, dict) else {}
 
 
-def _claude_pid(env: Mapping[str, str]) -> int | None:
-    pid = env.get("CLAUDE_PID", "")
-    return int(pid) if pid.isdigit() and int(pid) > 1 else None
-
-
 def hook_main(data: bytes, env: Mapping[str, str], err: IO[str]) -> int:
     """Entry for the hook form, the Stop payload already read. 2 only when it showed messages."""
     spool: Spool | None = None
@@ -362,7 +357,11 @@ def hook_main(data: bytes, env: Mapping[str, str], err: IO[str]) -> int:
         enrolled, optout = spool.present((L.SESSIONS, sid), (L.ENROLLED, L.OPTOUT))
         if not enrolled or optout:
             return QUIET_EXIT
-        claude_pid = _claude_pid(env)
+        # The authority rule's hook form: a waiter waits only for the session that runs it. A payload
+        # naming another (``echo '{"session_id": …}' | attend wait --hook`` from a session's shell)
+        # is refused before anything is claimed, displaced or read.
+        who = identity.authority(claimed=sid, env=env, hook=True)
+        claude_pid = who.claude_pid
         cfg = load_config(env)
         if str(cfg.get("conduits.wake")) == "off":
             return QUIET_EXIT
@@ -379,6 +378,12 @@ def hook_main(data: bytes, env: Mapping[str, str], err: IO[str]) -> int:
             cwd = payload.get("cwd")
             path = transcript.of_claude(env, sid, claude_pid, cwd if isinstance(cwd, str) else os.getcwd())
         return Waiter(spool, sid, claude_pid, stop_active, err, L.event_tag(data), cfg, path, stay).run()
+    except IdentityError as e:
+        with contextlib.suppress(Exception):
+            err.write(f"attend wait: {e}\n")
+            if spool is not None:
+                spool.log(f"attend wait: {e}")
+        return QUIET_EXIT
     except Exception as e:  # never wake the session with an error of our own
         line = f"attend wait: the waiter failed ({type(e).__name__}: {e}); messages stay pending for the next conduit"
         with contextlib.suppress(Exception):

@@ -5,10 +5,14 @@ A part that is a session id wins, then a human's user name exactly (a human who 
 user running the command), then a session's name exactly (the client's name in its live record, else
 the last registered; ``Persona-ordinal`` for one without), then an alias exactly (the
 ``Persona-ordinal`` of a session that has a client name, or the ``name-ordinal`` earlier versions
-showed), then a unique prefix of either. A name that
-fits several sessions is refused with each of them and its state. A live session that has not
-enrolled is addressed all the same (its direct room keeps the message for its enrollment), and the
-sender is told what it takes to reach it.
+showed), then a unique prefix of either. ``user:NAME`` is always the human NAME, and only a human.
+A name that fits several sessions is refused with each of them and its state. A live session that
+has not enrolled is addressed all the same (its direct room keeps the message for its enrollment),
+and the sender is told what it takes to reach it.
+
+Names cannot be shadowed: a bare name that is a human's and also a session's name, alias, persona
+or client name is refused, naming both explicit forms. An agent is never "the human running the
+command", so it cannot bring a human mailbox into being by addressing one.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ class Address(Record):
     to: str  # the To header
     to_name: str = ""  # the recipients as attend names them (a session by its name, not its id)
     warnings: tuple[str, ...] = ()  # a recipient that hears nothing yet, and what it takes
+    humans: tuple[str, ...] = ()  # the humans a name resolved to (send says so)
 
 
 class Candidate(Record):
@@ -59,7 +64,9 @@ def resolve(
     spool: Spool, to: str, sender: Identity, sessions_dir: os.PathLike[str] | str, user: str | None = None
 ) -> Address:
     """``user`` is the human running the command (``identity.human_id``): addressable by name even
-    before it has a mailbox."""
+    before it has a mailbox, when the sender is that human (an agent's environment names no one)."""
+    if sender.is_agent:
+        user = None
     to = to.strip()
     if to in ("*", "#open", "open"):
         return Address([rooms.OPEN], "*", "#open")
@@ -144,6 +151,9 @@ def _nearest(path: str, candidates: list[str]) -> str | None:
     return close[0] if close else None
 
 
+HUMAN_PREFIX = "user:"  # the explicit form of a human's name
+
+
 def _sessions(spool: Spool, to: str, sessions_dir: os.PathLike[str] | str, user: str | None) -> Address:
     wanted = [part.strip() for part in to.split(",") if part.strip()]
     if not wanted:
@@ -155,6 +165,7 @@ def _sessions(spool: Spool, to: str, sessions_dir: os.PathLike[str] | str, user:
     shown: list[str] = []
     room_list: list[str] = []
     warnings: list[str] = []
+    reached: list[str] = []
     for want in wanted:
         if mirror is not None:
             elsewhere = _across_hosts(spool, want, mirror, known, people)
@@ -166,7 +177,18 @@ def _sessions(spool: Spool, to: str, sessions_dir: os.PathLike[str] | str, user:
                     room_list.append(room)
                 continue
             want = want.removesuffix("@" + host())
-        human = _one_human(want, people, spool)
+        if want.startswith(HUMAN_PREFIX):
+            human: str | None = want[len(HUMAN_PREFIX) :]
+            if human not in people:
+                listed = ", ".join(people[:10]) or "none yet"
+                raise NotFoundError(f"no human named {human!r} has a mailbox (humans: {listed})")
+        else:
+            human = _one_human(want, people, spool)
+            if human is not None and (clash := session_names_like(spool, want, sessions_dir)):
+                raise UsageError(
+                    f"{want!r} names a human and also a session ({clash}); say {HUMAN_PREFIX}{want} for the "
+                    "human, or the session's id (attend peers --json)"
+                )
         if human is not None:
             target, name, room = human, human, rooms.human_room(human)
         else:
@@ -179,7 +201,9 @@ def _sessions(spool: Spool, to: str, sessions_dir: os.PathLike[str] | str, user:
             targets.append(target)
             shown.append(name)
             room_list.append(room)
-    return Address(room_list, ",".join(targets), ",".join(shown), tuple(warnings))
+            if human is not None:
+                reached.append(human)
+    return Address(room_list, ",".join(targets), ",".join(shown), tuple(warnings), tuple(reached))
 
 
 def unenrolled(c: Candidate) -> str:
@@ -189,6 +213,21 @@ def unenrolled(c: Candidate) -> str:
         f"direct room keeps this until it does: in that session, run attend join <channel> (or arm attend "
         f"run under Monitor)"
     )
+
+
+def session_names_like(spool: Spool, name: str, sessions_dir: os.PathLike[str] | str) -> str | None:
+    """The first session whose name, alias, persona or client name is ``name`` (case aside), as its
+    name; None when no session is called that."""
+    lowered = name.lower()
+    for _key, sid, entry in sessions.all_registrations(spool):
+        persona = str(entry.get("persona") or "")
+        shown = sessions.display(persona, entry, sessions.stored_name(entry)) if persona else sid
+        if lowered in (shown.lower(), persona.lower(), sessions.alias(persona, entry).lower()):
+            return shown
+    for record in identity.live_records(sessions_dir):
+        if record.name and record.name.lower() == lowered:
+            return record.name
+    return None
 
 
 def _across_hosts(

@@ -96,8 +96,8 @@ class Context:
     def who(self) -> Identity:
         """The caller, resolved now (nothing is memoised across calls); an id offered and ignored
         is one stderr line."""
-        who = identity.resolve(
-            payload_sid=self.payload_sid,
+        who = identity.authority(
+            claimed=self.payload_sid,
             env=self.env,
             pid=self.pid,
             cwd=self.cwd,
@@ -105,6 +105,11 @@ class Context:
         )
         report_notes(who)
         return who
+
+    def human(self, action: str) -> Identity:
+        """The caller, who must be the human outside every agent session's process tree: ``action``
+        (what is asked, in a few words) is a human's alone; anything else raises HumanOnlyError."""
+        return identity.authority(env=self.env, pid=self.pid, cwd=self.cwd, human_only=action)
 
     @property
     def sessions_dir(self) -> str:

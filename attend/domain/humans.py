@@ -5,8 +5,9 @@
   as a session's deliveries. ``attend inbox`` claims what is new, shows it, and marks it seen.
 - A human who sent or read (``send``, ``reply``, ``inbox``) touches ``humans/<user>/active``: one
   ``utime``. ``peers`` lists those active in the last RECENT_SECONDS, and send counts them as live.
-- A human can be addressed by name once it has a mailbox (it used the bus), or when it is the user
-  running the command.
+- A human can be addressed by name once it has a mailbox (it used the bus), or when it is the human
+  running the command; never by an agent's say-so (addressing.py). Only a human makes its own mailbox
+  (an agent's process is never resolved as the human), and not under a session's display name.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import time
 
 from attend.domain import envelope
 from attend.domain.envelope import EnvelopeError, Signal
+from attend.errors import UsageError
 from attend.layout import ACTIVE, CLAIMED, HUMANS, NEW, is_user_name, user_key
 from attend.record import Record
 from attend.spool import Spool
@@ -40,11 +42,22 @@ def user_of_room(room: str) -> str | None:
 
 
 def note_active(spool: Spool, human_id: str) -> None:
-    """Record that this human used the bus now; its mailbox is made on first use."""
+    """Record that this human used the bus now; its mailbox is made on first use, unless its name is
+    a session's display name (``Nico-alpha``): a mailbox of that name would take the session's mail."""
     user = mailbox(human_id)
-    if user is not None:
-        spool.make_maildir(user, HUMANS)
-        spool.touch(HUMANS, user, ACTIVE)
+    if user is None:
+        return
+    if not spool.exists(HUMANS, user):
+        from attend.domain import sessions
+
+        taken = {name.lower() for name in sessions.registered_names(spool).values()}
+        if user.lower() in taken:
+            raise UsageError(
+                f"the user name {user!r} is a session's display name, so it cannot name a human's mailbox; "
+                "set USER to your own name"
+            )
+    spool.make_maildir(user, HUMANS)
+    spool.touch(HUMANS, user, ACTIVE)
 
 
 def known(spool: Spool) -> list[str]:

@@ -26,6 +26,7 @@ class Outcome(Record):
     delivered: int  # recipients linked: live + parked
     live: int  # of them, live now (peers lists them)
     warnings: list[str]
+    humans: tuple[str, ...] = ()  # the humans a name in ``to`` resolved to
 
 
 def check_message(message: str) -> list[str]:
@@ -95,7 +96,8 @@ def deliver(
     is_live = liveness.Liveness(ctx.spool, ctx.sessions_dir)
     live = sum(map(is_live, linked.sessions)) + sum(humans.is_recent(ctx.spool, u) for u in linked.humans)
     warnings = warnings + list(address.warnings) + list(sender.notes) + slow_down(ctx, sender, live)
-    return Outcome(sig, rooms.scope(sig.room), address.to_name or address.to, len(linked), live, warnings)
+    shown = address.to_name or address.to
+    return Outcome(sig, rooms.scope(sig.room), shown, len(linked), live, warnings, address.humans)
 
 
 def slow_down(ctx: Context, sender: Identity, live: int) -> list[str]:

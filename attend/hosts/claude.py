@@ -119,7 +119,8 @@ def _walk(
     pid: int, sessions_dir_of: Callable[[int], str | None], parent: Parent
 ) -> tuple[SessionRecord, str, int] | None:
     """Climb at most 15 parents from ``pid`` to one with a live record in ``sessions_dir_of(pid)``:
-    the record, its path, and the hops climbed."""
+    the record, its path, and the hops climbed. (The Gemini adapter's walk; Claude Code's own is
+    ``sessions_in_ancestry`` with ``choose``.)"""
     current: int | None = pid
     for hops in range(MAX_HOPS + 1):
         if current is None or current <= 1:
@@ -138,16 +139,21 @@ def _walk(
 def find_ancestor_record(
     pid: int, sessions_dir: str | os.PathLike[str], parent: Parent = parent_pid
 ) -> SessionRecord | None:
-    """Climb at most 15 parents from ``pid`` to one with a live session record in ``sessions_dir``."""
+    """The nearest live session record in ``sessions_dir`` among ``pid`` and its parents (the same
+    bound as the identity walk)."""
     folder = os.fspath(sessions_dir)
-    found = _walk(pid, lambda _pid: folder, parent)
-    return found[0] if found else None
+    for p in ancestry(pid, parent):
+        record = read_record(folder, p)
+        if record is not None and record.pid == p and record_is_live(record):
+            return record
+    return None
 
 
-def own_claude_dir(pid: int) -> str:
+def own_claude_dir(pid: int, env: Mapping[str, str] | None = None) -> str:
     """Where process ``pid`` keeps Claude Code's records: its own ``CLAUDE_CONFIG_DIR``, else its own
-    ``~/.claude``, else (its environment unreadable) this user's ``~/.claude`` from the password file."""
-    env = environ_of(pid)
+    ``~/.claude``, else (its environment unreadable) this user's ``~/.claude`` from the password file.
+    ``env``: its environment, when already read."""
+    env = environ_of(pid) if env is None else env
     if env is not None and (env.get("CLAUDE_CONFIG_DIR") or env.get("HOME")):
         return claude_home(env)
     import pwd
@@ -158,25 +164,78 @@ def own_claude_dir(pid: int) -> str:
         return os.path.join(os.path.expanduser("~"), ".claude")
 
 
-def find_session(
-    pid: int, env: Mapping[str, str], parent: Parent = parent_pid
-) -> tuple[SessionRecord, str, int] | None:
-    """The session among ``pid``'s ancestors, the record that proves it, and the hops climbed.
+def ancestry(pid: int, parent: Parent = parent_pid) -> list[int]:
+    """``pid`` and its parents, at most ``MAX_HOPS`` of them, up to (not including) pid 1."""
+    chain: list[int] = []
+    current: int | None = pid
+    while current is not None and current > 1 and len(chain) <= MAX_HOPS and current not in chain:
+        chain.append(current)
+        current = parent(current)
+    return chain
 
-    First through the environment's claude dir (the hot paths: one walk). Only when that finds
-    nothing, again through each ancestor's own config dir, so a caller cannot hide its session by
-    pointing ``CLAUDE_CONFIG_DIR`` (or ``HOME``) elsewhere. Without /proc there is no environment to
-    read, and the second walk is skipped."""
-    first = sessions_home(env)
-    found = _walk(pid, lambda _pid: first, parent)
-    if found is not None or not os.path.isdir("/proc"):
-        return found
 
-    def own(p: int) -> str | None:
-        folder = os.path.join(own_claude_dir(p), "sessions")
-        return None if folder == first else folder  # already looked there
+def _same_folder(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
-    return _walk(pid, own, parent)
+
+class Candidate(Record):
+    record: SessionRecord
+    path: str
+    folder: str
+    hops: int
+    own: bool  # found where the process it names keeps its records (not only where the caller looked)
+
+
+def sessions_in_ancestry(pid: int, env: Mapping[str, str], parent: Parent = parent_pid) -> list[Candidate]:
+    """Every live session record among ``pid``'s ancestors, nearest first: for each ancestor, in the
+    caller's claude dir, then where that ancestor itself keeps Claude Code's records (its own
+    ``CLAUDE_CONFIG_DIR`` or ``HOME``, from ``/proc/<pid>/environ``), which the caller cannot move.
+    Without /proc (not Linux) there is no environment to read: the caller's claude dir only."""
+    procfs = os.path.isdir("/proc")
+    mine = sessions_home(env)
+    found: list[Candidate] = []
+    for hops, p in enumerate(ancestry(pid, parent)):
+        own = os.path.join(own_claude_dir(p), "sessions") if procfs else mine
+        for folder in dict.fromkeys((mine, own)):
+            record = read_record(folder, p)
+            if record is not None and record.pid == p and record_is_live(record):
+                found.append(Candidate(record, os.path.join(folder, f"{p}.json"), folder, hops, folder == own))
+    return found
+
+
+def choose(found: list[Candidate], started: str | None = None) -> Candidate | None:
+    """The caller's session among the records in its ancestry (nearest first), or None.
+
+    Only records found where their own process keeps them count, when there are any: the caller
+    may point its claude dir anywhere and write records there for any pid, its ancestors' too. (With
+    none, as for a process that is no session's but was pointed at one, the caller's dir decides.)
+    Taken from the outermost inward, a record stands when:
+    - it lies in the same folder as the outermost one that stands (a session started inside another
+      keeps its records where that one does; a record in a folder of the caller's choosing, its own
+      ``CLAUDE_CONFIG_DIR`` or ``HOME``, under a real session is not believed);
+    - no other live record in that folder names the same session (one session, one process);
+    - where the pid namespace's first process was started for a session (``started``, Claude Code's
+      Bash sandbox), it names that session or one of the records above it.
+    The nearest that stands is the caller's session."""
+    if any(c.own for c in found):
+        found = [c for c in found if c.own]
+    standing: list[Candidate] = []
+    for c in reversed(found):
+        sid = c.record.session_id
+        if started and sid != started and not any(s.record.session_id == started for s in standing):
+            continue
+        if standing:
+            if not _same_folder(c.folder, standing[0].folder):
+                continue
+            if any(r.session_id == sid and r.pid != c.record.pid for r in live_records(c.folder)):
+                continue
+        standing.append(c)
+    return standing[-1] if standing else None
 
 
 class Claude(Host):
@@ -187,11 +246,15 @@ class Claude(Host):
     def find(
         self, pid: int, env: Mapping[str, str], parent: Parent = parent_pid, claims: tuple[str, ...] = ()
     ) -> Found | None:
-        found = find_session(pid, env, parent)
-        if found is None:
+        found = sessions_in_ancestry(pid, env, parent)
+        if not found:
             return None
-        record, where, hops = found
-        return Found(self.name, record.session_id, record.pid, record.proc_start, where, record.cwd, record.name, hops)
+        first = environ_of(1) or {}  # the pid namespace's first process: in the sandbox, started for a session
+        chosen = choose(found, first.get(self.session_env[0]))
+        if chosen is None:
+            return None
+        r = chosen.record
+        return Found(self.name, r.session_id, r.pid, r.proc_start, chosen.path, r.cwd, r.name, chosen.hops)
 
 
 HOST = Claude()

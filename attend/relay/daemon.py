@@ -53,6 +53,7 @@ class Relay:
         self.errors: list[str] = []
         self.denied = False
         self.watching: asyncio.Task[None] | None = None
+        self.rewatch = False
 
     # ------------------------------------------------------------------ start, stop
 
@@ -131,6 +132,7 @@ class Relay:
     async def _reconnected(self) -> None:
         self._state("connected")
         self.wake.set()
+        self.rewatch = True  # a restarted server forgot the watch's consumer: make a new one
 
     def _state(self, what: str) -> None:
         doc = {"pid": os.getpid(), "host": self.me, "state": what, "at": time.time()}
@@ -190,20 +192,35 @@ class Relay:
             if not names:
                 return
             for start in range(0, len(names), WINDOW):
-                batch = []
-                for name in names[start : start + WINDOW]:
-                    out = await self._io(store.outgoing, self.spool, self.me, name)
-                    if out is not None:
-                        batch.append((name, out))
+                batch = await self._io(self._read_window, names[start : start + WINDOW])
                 # Sent in order on one connection: the stream stores them in this order.
                 acks = await asyncio.gather(
                     *(self.js.publish(subj, data, headers=hdrs, timeout=5) for _, (subj, data, hdrs) in batch),
                     return_exceptions=True,
                 )
+                done = []
                 for (name, _), ack in zip(batch, acks, strict=True):
                     if isinstance(ack, BaseException):
-                        raise ack  # retried in order, same Msg-Id: the server drops a repeat
-                    await self._io(store.sent, self.spool, name)
+                        break  # this one and those after it are sent again, in order, same Msg-Id
+                    done.append(name)
+                await self._io(self._mark_sent, done)
+                if len(done) < len(batch):
+                    failed = acks[len(done)]
+                    assert isinstance(failed, BaseException)
+                    raise failed
+
+    def _read_window(self, names: list[str]) -> list[tuple[str, tuple[str, bytes, dict[str, str]]]]:
+        """One worker call for a window's reads (not one per record)."""
+        out = []
+        for name in names:
+            item = store.outgoing(self.spool, self.me, name)
+            if item is not None:
+                out.append((name, item))
+        return out
+
+    def _mark_sent(self, names: list[str]) -> None:
+        for name in names:
+            store.sent(self.spool, name)
 
     # ------------------------------------------------------------------ inbound
 
@@ -304,6 +321,13 @@ class Relay:
             try:
                 if self.kv is None:
                     self.kv = await self.js.key_value(subjects.BUCKET)
+                if watcher is not None and (self.rewatch or self.watching is None or self.watching.done()):
+                    self.rewatch = False
+                    if self.watching is not None:
+                        self.watching.cancel()
+                    with contextlib.suppress(Exception):
+                        await asyncio.wait_for(watcher.stop(), 2)
+                    watcher = None
                 if watcher is None:
                     watcher = await self.kv.watchall()
                     self.watching = asyncio.create_task(self._read_watch(watcher))

@@ -15,7 +15,8 @@ DESCRIPTION = (
     "List the sensor loop's senses (built-in and script sensors): kind, lane, state (on, off, failing, "
     "missing script, untrusted), interval, where each is defined and a script's exact command. trust "
     "approves the project's .claude/attend.yaml as it is now, each script's command and the project files "
-    "it names, so its script sensors may run (a change to any of them needs it again)."
+    "it names, so its script sensors may run (a change to any of them needs it again); "
+    "only a human may, from a terminal outside any agent session."
 )
 PARAMS = {"action": "list (default) or trust."}
 EXAMPLES = (  # the end of `attend sensors --help` (CLI only)
@@ -84,7 +85,11 @@ def run(ctx: Context, req: SensorsRequest) -> SensorsResult:
     return SensorsResult(req.action, rows, trusted, cfg.warnings(), approved)
 
 
+TRUST_ACTION = "approving project code to run (attend sensors trust)"
+
+
 def _trust(ctx: Context, cfg: config.Config, project: str) -> tuple[str, list[Approved]]:
+    ctx.human(TRUST_ACTION)  # an agent never approves what then runs outside its client's prompts
     path = config.project_file(project)  # as cfg.files and cfg.digests name it
     if path not in cfg.files:
         raise NotFoundError(f"no project config at {path}; nothing to trust")

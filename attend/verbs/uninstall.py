@@ -24,7 +24,7 @@ EXAMPLES = (  # the end of `attend uninstall --help` (CLI only)
 )
 PARAMS: dict[str, str] = {
     "target": INSTALL_PARAMS["target"],
-    "purge": "Also delete the spool (every message and session record).",
+    "purge": "Also delete the spool (every message and session record); only a human may, outside any agent session.",
     "hosts": "Client to withdraw from: claude, codex or gemini (repeatable; default: each one found).",
 }
 
@@ -50,8 +50,14 @@ class Uninstalled:
     others: list[HostWired] = field(default_factory=list)
 
 
+PURGE_ACTION = "deleting the spool (attend uninstall --purge)"
+
+
 def run(ctx: Context, req: UninstallRequest) -> Uninstalled:
     from attend.setup import hosts
+
+    if req.purge:
+        ctx.human(PURGE_ACTION)  # every session's mail and records: never an agent's call
 
     wired = chosen_hosts(ctx, req.target, req.hosts)
     result = Uninstalled("", "", "", [], [], str(ctx.spool_root), False, hosts=wired)

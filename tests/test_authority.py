@@ -1,0 +1,501 @@
+"""The authority rule at every entry point (docs/architecture/sessions.md, "The authority rule").
+
+A process of session A that names session B every way it can (a hook payload's ``session_id``,
+``CLAUDE_CODE_SESSION_ID``, ``CLAUDE_CONFIG_DIR`` or ``HOME`` pointing at a forged session record,
+arguments) acts as A or is refused: B's maildir and state are left as they were, and nothing is
+sent as B. The entry points come from the real registries: the click tree (hidden commands too),
+the hook scripts `attend install` wires, and the MCP server's tool list. A new entry point is
+checked without editing this file, and a planted verb that takes a payload's id fails the check.
+
+Then what only a human may do (approve project code to run, mint a human mailbox, purge the spool)
+is refused from any agent session's process tree; and a human's name cannot shadow a session's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+import secrets
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+
+from attend.cli import app
+from attend.domain import sessions
+from attend.domain.context import Context
+from attend.mcp.server import build_server
+from attend.setup.data import data_dir
+from attend.testing.standin import StandIn
+from tests.support import ATTEND, Child, World, enroll, maildir, wait_until
+
+needs_pid_namespace = pytest.mark.skipif(
+    shutil.which("unshare") is None
+    or subprocess.run(["unshare", "-pf", "--mount-proc", "true"], capture_output=True).returncode != 0,
+    reason="`unshare -pf --mount-proc` is unavailable here (needs root or user namespaces)",
+)
+
+# The console entry, run the way the installed script runs it; ATTEND_TEST_PLANT adds a planted
+# command (a module in that folder) to the click registry first, as a new verb would be added.
+RUNNER = """
+import os, sys
+plant = os.environ.get("ATTEND_TEST_PLANT")
+if plant:
+    sys.path.insert(0, plant)
+    from attend.cli import app
+    app.COMMANDS["planted"] = "planted:planted"
+sys.argv = ["attend", *sys.argv[1:]]
+from attend.cli.entry import main
+main()
+"""
+
+# Forge Claude Code session records naming a session, in a folder of the caller's choosing, for
+# this process (which then execs attend: the same pid), its parent and the pids given; then exec.
+FORGE = """
+import json, os, sys
+folder, sid, cwd, pids, argv = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+os.makedirs(folder, exist_ok=True)
+for pid in {os.getpid(), os.getppid(), *(int(p) for p in pids.split(",") if p)}:
+    with open(f"/proc/{pid}/stat") as f:
+        start = f.read().rsplit(")", 1)[1].split()[19]
+    with open(f"{folder}/{pid}.json", "w") as f:
+        json.dump({"pid": pid, "sessionId": sid, "cwd": cwd, "procStart": start, "kind": "interactive"}, f)
+os.execv(argv[0], argv)
+"""
+
+PLANTED = '''
+import json, sys
+import click
+from attend.conduits.drain import claimed, render_plain
+from attend.domain.context import Context
+
+
+@click.command()
+def planted():
+    """A new verb that takes the session from its payload, past the authority rule."""
+    sid = json.loads(sys.stdin.read() or "{}").get("session_id")
+    ctx = Context.default()
+    with claimed(ctx.spool, sid) as batch:
+        click.echo(render_plain(batch))
+'''
+
+WAYS = ("payload", "environment", "config dir", "home")
+
+# Exempt from the CLI sweep, each with its reason; everything else in the click tree is run.
+EXEMPT = {
+    "demo": "runs two stand-in sessions in a throwaway HOME and spool of its own; nothing of the caller's",
+}
+
+
+class Scene:
+    """Sessions A (the caller) and B (the one named), both enrolled, B with mail pending."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.a = world.session("pa")
+        self.b = world.session("pb", name="Bodhi")
+        enroll(world, self.a)
+        enroll(world, self.b)
+        sent = world.attend("send", "--json", "--to", self.b.session_id, "for B only")
+        assert sent.returncode == 0, sent.stderr
+        self.pending = json.loads(sent.stdout)["id"]
+        assert maildir(world, self.b.session_id, "new")
+        self.b_dir = world.spool_root / "sessions" / self.b.session_id
+        self.before = files(self.b_dir)
+        self.display = sessions.registered_names(world.spool)[self.b.session_id]
+        self.forged = world.tmp / "forged"
+        self.target = world.tmp / "target"  # a Claude config folder for install/uninstall to work on
+        self.target.mkdir()
+
+    @property
+    def a_env(self) -> dict[str, str]:
+        """A's tools' environment, as Claude Code sets it for them."""
+        return {**self.world.env, "CLAUDECODE": "1", "CLAUDE_CODE_SESSION_ID": self.a.session_id}
+
+    def hostile(self, way: str) -> tuple[list[str], dict[str, str]]:
+        """(argv prefix, environment) for a command of A's naming B ``way``."""
+        b = self.b
+        if way == "payload":
+            return [], self.a_env
+        if way == "environment":
+            return [], {**self.a_env, "CLAUDE_CODE_SESSION_ID": b.session_id, "CLAUDE_PID": str(b.pid)}
+        if way == "config dir":
+            folder = self.forged / "config"
+            env = {**self.a_env, "CLAUDE_CONFIG_DIR": str(folder)}
+        else:
+            folder = self.forged / "home" / ".claude"
+            env = {**self.a_env, "HOME": str(self.forged / "home")}
+            env.pop("CLAUDE_CONFIG_DIR", None)
+        forge = [sys.executable, "-c", FORGE, str(folder / "sessions"), b.session_id, str(b.cwd), str(self.a.pid)]
+        return forge, env
+
+    def stdin(self) -> str:
+        """Every hook payload's shape at once, naming B."""
+        event = {"session_id": self.b.session_id, "hook_event_name": "Stop", "stop_hook_active": False}
+        return json.dumps({**event, "source": "compact", "background_tasks": [], "cwd": str(self.b.cwd)})
+
+    def breaches(self) -> list[str]:
+        """What changed of B's that only B may change, and anything sent as B."""
+        out = []
+        after = files(self.b_dir)
+        for path, (data, mtime) in self.before.items():
+            if path not in after:
+                out.append(f"{path} of B's was removed")
+            elif after[path] != (data, mtime):
+                out.append(f"{path} of B's was changed")
+        for path in set(after) - set(self.before):
+            if not path.startswith("new/") and "lock" not in path:
+                out.append(f"{path} was written into B's state")
+        stamp = f"From-Id: {self.b.session_id}\n".encode()
+        rooms = self.world.spool_root / "rooms"
+        sent = [p.name for p in rooms.rglob("*") if p.is_file() and stamp in p.read_bytes()[:4096]]
+        if sent:
+            out.append(f"sent as B: {sent}")
+        return out
+
+    def reset(self) -> None:
+        """Judge the next entry point afresh: B's state as it is now."""
+        self.before = files(self.b_dir)
+
+
+def files(root: Path) -> dict[str, tuple[bytes, int]]:
+    out = {}
+    for path in root.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            out[str(path.relative_to(root))] = (path.read_bytes(), path.stat().st_mtime_ns)
+    return out
+
+
+# ---------------------------------------------------------------------- the entry points, from their registries
+
+
+def click_commands(group: click.Group = app.cli, prefix: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    """Every command of the click tree, hidden ones included, groups walked."""
+    ctx = click.Context(group, info_name="attend")
+    for name in group.list_commands(ctx):
+        cmd = group.get_command(ctx, name)
+        assert cmd is not None, name
+        if isinstance(cmd, click.Group):
+            yield from click_commands(cmd, (*prefix, name))
+        else:
+            yield (*prefix, name)
+
+
+def hook_forms() -> list[tuple[str, ...]]:
+    """Every `attend …` command line of the hook scripts `attend install` wires."""
+    forms = []
+    for script in sorted((data_dir("hooks") / "ways").glob("*.sh")):
+        for line in script.read_text().splitlines():
+            found = re.match(r'\s*(?:exec\s+)?"\$attend"\s+(.*)$', line)
+            if found:
+                forms.append(tuple(found.group(1).split()))
+    assert len(forms) >= 3, forms  # the drain, the waiter, the compact recall
+    return forms
+
+
+def rows(scene: Scene) -> dict[tuple[str, ...], list[list[str]]]:
+    """Arguments per command, naming B wherever a command takes a name or an id; a command missing
+    here runs bare (most refuse, or act on the caller alone)."""
+    b, shown, target = scene.b.session_id, scene.display, str(scene.target)
+    return {
+        ("send",): [["--to", b, "hi"], ["--to", shown, "hi"], ["--on-behalf-of", b, "hi"], ["hi"]],
+        ("reply",): [["--re", scene.pending, "hi"], ["--to", b, "hi"]],
+        ("inbox",): [[], ["--drain"], ["--drain", "--format", "hook"], ["--room", f"d-{b}"], [scene.pending]],
+        ("mute",): [[b], [shown]],
+        ("unmute",): [[b]],
+        ("join",): [["crewx"]],
+        ("leave",): [["crewx", "--yes"]],
+        ("dissolve",): [["crewx", "--yes"]],
+        ("scene",): [["private"]],
+        ("notify", "subscribe"): [["message"]],
+        ("notify", "unsubscribe"): [["sub-none"]],
+        ("keepwarm",): [["status"], ["on"]],
+        ("sensors",): [[], ["trust"]],
+        ("install",): [["--target", target, "--dry-run"]],
+        ("uninstall",): [["--target", target], ["--target", target, "--purge"]],
+        ("permissions",): [["--target", target]],
+        ("doctor",): [["--target", target]],
+        ("cleanup",): [["--dry-run"], []],
+        ("completion",): [["bash"]],
+        ("tail",): [["--count", "1"]],
+        ("whoami",): [["--json"]],
+    }
+
+
+def run_cli(scene: Scene, way: str, argv: list[str], plant: Path | None = None) -> tuple[str, str]:
+    prefix, env = scene.hostile(way)
+    if plant is not None:
+        env = {**env, "ATTEND_TEST_PLANT": str(plant)}
+    box = scene.world.tmp / "calls" / secrets.token_hex(6)
+    child = Child(scene.a, [*prefix, sys.executable, "-c", RUNNER, *argv], scene.stdin(), env, box)
+    if argv[:1] == ["tail"]:  # it follows until a message lands: send one until it has shown one
+        wait_until(lambda: child.poll() is not None or poke(scene.world), "tail to show a message and end")
+    try:
+        return child.communicate()
+    except AssertionError:  # still running (a loop or a waiter serving B would): end it, judge what it did
+        child.kill()
+        return child.communicate()
+
+
+def poke(world: World) -> bool:
+    assert world.attend("send", "poke").returncode == 0
+    return False
+
+
+def cli_breaches(
+    scene: Scene, way: str, commands: list[tuple[str, ...]], plant: Path | None = None, at_once: int = 4
+) -> list[str]:
+    """Run every command line, ``at_once`` at a time (B's state is checked after each batch, and a
+    breach names the batch's command lines)."""
+    table = rows(scene)
+    calls = [[*c, *args] for c in commands if c[0] not in EXEMPT for args in table.get(c, [[]])]
+    out = []
+    with ThreadPoolExecutor(at_once) as pool:
+        for start in range(0, len(calls), at_once):
+            batch = calls[start : start + at_once]
+            list(pool.map(lambda argv: run_cli(scene, way, argv, plant), batch))
+            lines = " | ".join(f"attend {' '.join(argv)}" for argv in batch)
+            out += [f"{lines} [{way}]: {breach}" for breach in scene.breaches()]
+            scene.reset()
+    return out
+
+
+@pytest.fixture
+def scene(world: World, loops: Any) -> Scene:
+    s = Scene(world)
+    loops(s.a)  # A's own loop runs, so `attend run` acting as A leaves at once (one loop per session)
+    return s
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_every_cli_command_and_hook_acts_as_its_caller_or_is_refused(scene: Scene, way: str) -> None:
+    commands = sorted({*click_commands(), *hook_forms()})
+    assert ("wait", "--hook") in commands and ("recall", "--hook") in commands
+    assert ("sensors",) in commands and ("chat",) in commands and ("mcp",) in commands
+    assert cli_breaches(scene, way, commands) == []
+
+
+def test_a_planted_verb_that_takes_a_payloads_id_is_caught(scene: Scene, tmp_path: Path, monkeypatch: Any) -> None:
+    plant = tmp_path / "plant"
+    plant.mkdir()
+    (plant / "planted.py").write_text(PLANTED)
+    monkeypatch.syspath_prepend(str(plant))
+    monkeypatch.setitem(app.COMMANDS, "planted", "planted:planted")
+    commands = [c for c in click_commands() if c[0] in ("planted", "whoami")]
+    assert ("planted",) in commands  # found through the registry, as any new verb is
+    found = cli_breaches(scene, "payload", commands, plant, at_once=1)
+    assert found and all(line.startswith("attend planted [payload]") for line in found), found
+
+
+def test_every_hook_form_is_found_in_the_scripts_install_wires() -> None:
+    assert {("inbox", "--drain", "--format", "hook"), ("wait", "--hook"), ("recall", "--hook")} <= set(hook_forms())
+
+
+# ---------------------------------------------------------------------- MCP: every tool of the server's own list
+
+TOOL_ARGS: dict[str, Callable[[Scene], dict[str, Any]]] = {
+    "send": lambda s: {"message": "hi", "to": s.b.session_id, "on_behalf_of": s.b.session_id},
+    "reply": lambda s: {"message": "hi", "re": s.pending},
+    "inbox": lambda s: {"id": s.pending},
+    "join": lambda s: {"name": "crewx"},
+    "leave": lambda s: {"name": "crewx"},
+    "mute": lambda s: {"target": s.b.session_id},
+    "unmute": lambda s: {"target": s.b.session_id},
+    "notify_subscribe": lambda s: {"kinds": ["open"]},
+    "notify_unsubscribe": lambda s: {"subscription_id": "sub-none"},
+    "inbox_wait": lambda s: {"seconds": 0},
+}
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_every_mcp_tool_acts_as_its_caller_or_is_refused(scene: Scene, way: str) -> None:
+    prefix, env = scene.hostile(way)
+    if prefix:  # forge the records in the folder the environment points at, for A's pid and this one's
+        subprocess.run([*prefix, "/bin/true"], check=True, env=env, timeout=60)
+    spool = scene.world.spool
+
+    def context() -> Context:
+        # As `attend mcp` started by A: the walk starts at A's Claude, whose child the server is.
+        return Context(spool=spool, env=env, cwd=str(scene.a.cwd), pid=scene.a.pid)
+
+    server = build_server(context)
+
+    async def calls() -> list[str]:
+        tools = [t.name for t in await server.list_tools()]
+        assert {"send", "inbox", "inbox_wait", "join"} <= set(tools)
+        out = []
+        for name in tools:
+            args = {**TOOL_ARGS.get(name, lambda s: {})(scene)}
+            for extra in ({}, {"session_id": scene.b.session_id, "from_id": scene.b.session_id}):
+                with contextlib.suppress(Exception):  # a refusal; what counts is what it changed
+                    await server.call_tool(name, {**args, **extra})
+                out += [f"mcp {name} {extra or ''} [{way}]: {breach}" for breach in scene.breaches()]
+                scene.reset()
+        return out
+
+    assert asyncio.run(calls()) == []
+
+
+# ---------------------------------------------------------------------- what only a human may do
+
+HUMAN_ONLY = {  # what is asked, and the refusal's words (None: it acts as A, minting nothing)
+    "sensors trust": (["sensors", "trust"], "approving project code to run"),
+    "uninstall --purge": (["uninstall", "--purge"], "deleting the spool"),
+    "a human mailbox": (["send", "--to", "Bodhi-alpha", "hi"], None),
+}
+
+
+def _project_config(world: World, s: StandIn) -> Path:
+    path = s.cwd / ".claude" / "attend.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("sensors:\n  +lint:\n    script: ./tools/lint\n    interval: 60\n")
+    script = s.cwd / "tools" / "lint"
+    script.parent.mkdir(exist_ok=True)
+    script.write_text("#!/bin/sh\necho ok\n")
+    script.chmod(0o755)
+    return path
+
+
+@pytest.mark.parametrize("way", [*WAYS, "scrubbed"])
+@pytest.mark.parametrize("action", sorted(HUMAN_ONLY))
+def test_what_only_a_human_may_do_is_refused_from_an_agent_sessions_tree(scene: Scene, way: str, action: str) -> None:
+    world, a = scene.world, scene.a
+    _project_config(world, a)
+    argv, says = HUMAN_ONLY[action]
+    if way == "scrubbed":  # every variable that says "agent" removed on the way down, and HOME moved
+        prefix: list[str] = []
+        env = {k: v for k, v in scene.a_env.items() if not k.startswith("CLAUDE")}
+        env.update(HOME=str(world.tmp / "elsewhere"), CLAUDE_CONFIG_DIR="/nonexistent")
+    else:
+        prefix, env = scene.hostile(way)
+    env["USER"] = "Bodhi-alpha"  # the mailbox would be named after a session
+    before = sorted(p.name for p in (world.spool_root / "humans").iterdir())
+    box = world.tmp / "calls" / secrets.token_hex(6)
+    child = Child(a, [*prefix, sys.executable, "-c", RUNNER, *argv], "", env, box)
+    out, err = child.communicate()
+    if says:  # refused, in one line
+        assert child.returncode == 1 and out == "", (out, err)
+        [line] = err.splitlines()
+        assert says in line and "for a human only" in line, line
+    else:  # acts as A: the name is the session's, and no mailbox is made for it
+        assert child.returncode == 0 and "human" not in out, (out, err)
+    assert not (world.home / ".config" / "attend" / "trusted.json").exists()
+    assert scene.b_dir.is_dir()  # the spool is still there
+    assert sorted(p.name for p in (world.spool_root / "humans").iterdir()) == before  # no mailbox minted
+    assert scene.breaches() == []
+
+
+def test_a_human_at_a_terminal_may_trust_and_purge(world: World) -> None:
+    s = world.session("pa")
+    _project_config(world, s)
+    trusted = world.attend("sensors", "trust", cwd=s.cwd)
+    assert trusted.returncode == 0, trusted.stderr
+    assert (world.home / ".config" / "attend" / "trusted.json").exists()
+    (world.tmp / "target").mkdir()
+    purged = world.attend("uninstall", "--purge", "--yes", "--target", str(world.tmp / "target"))
+    assert purged.returncode == 0, purged.stderr
+    assert not world.spool_root.exists()
+
+
+@needs_pid_namespace
+def test_in_a_sandbox_a_scrubbed_environment_is_still_not_the_human(world: World) -> None:
+    """Claude Code's Bash sandbox: no Claude process visible, and the command unsets every variable;
+    the namespace's first process still shows it was started inside a session."""
+    a = world.session("pa")
+    enroll(world, a)
+    _project_config(world, a)
+    script = f'unset CLAUDECODE CLAUDE_CODE_SESSION_ID; "{ATTEND}" sensors trust; exit $?'  # sh stays pid 1
+    out = subprocess.run(
+        ["unshare", "-pf", "--mount-proc", "sh", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**world.env, "CLAUDECODE": "1", "CLAUDE_CODE_SESSION_ID": a.session_id},
+        cwd=str(a.cwd),
+    )
+    assert out.returncode == 1 and "for a human only" in out.stderr, out.stderr
+    assert not (world.home / ".config" / "attend" / "trusted.json").exists()
+
+
+@needs_pid_namespace
+def test_in_a_sandbox_a_forged_record_does_not_make_another_session(world: World) -> None:
+    """In A's sandbox no Claude is visible; a command writes a session record naming B for itself,
+    in a claude dir of its own, and execs attend: the namespace was started for A, so not B."""
+    a, b = world.session("pa"), world.session("pb")
+    enroll(world, a)
+    enroll(world, b)
+    folder = world.tmp / "forged" / "sessions"
+    forge = [sys.executable, "-c", FORGE, str(folder), b.session_id, str(b.cwd), ""]
+    out = subprocess.run(  # the sandbox's first process is a shell; the forger is its child
+        ["unshare", "-pf", "--mount-proc", "sh", "-c", '"$@"; exit $?', "sh", *forge, ATTEND, "whoami", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={
+            **world.env,
+            "CLAUDECODE": "1",
+            "CLAUDE_CODE_SESSION_ID": a.session_id,
+            "CLAUDE_CONFIG_DIR": str(folder.parent),
+        },
+        cwd=str(a.cwd),
+    )
+    assert out.returncode == 0, out.stderr
+    who = json.loads(out.stdout)
+    assert (who["session_id"], who["resolved_by"]) == (a.session_id, "sandbox"), who  # A, by the sandbox rule
+
+
+# ---------------------------------------------------------------------- names cannot be shadowed
+
+
+def test_a_session_cannot_mint_a_human_mailbox_named_after_another_session(world: World) -> None:
+    """`USER=Nico-alpha attend send --to Nico-alpha x` from a session: the message reaches the session
+    Nico-alpha, no human mailbox of that name is made, and later sends still reach the session."""
+    a, nico = world.session("pa"), world.session("pn", name="Nico")
+    enroll(world, a)
+    enroll(world, nico)
+    shown = sessions.registered_names(world.spool)[nico.session_id]
+    r = a.attend("send", "--json", "--to", shown, "x", env={"USER": shown})
+    assert r.rc == 0, r.stderr
+    sent = json.loads(r.stdout)
+    assert sent["to"] == nico.session_id and sent["humans"] == []
+    assert not (world.spool_root / "humans" / shown).exists()
+    again = world.attend("send", "--json", "--to", shown, "and again")
+    assert json.loads(again.stdout)["to"] == nico.session_id, again.stderr
+
+
+def test_a_human_name_that_is_also_a_sessions_name_needs_the_explicit_form(world: World) -> None:
+    nico = world.session("pn", name="Nico")
+    enroll(world, nico)
+    human = world.attend("send", "hello", env={"USER": "nico"})  # a human named like the session's persona
+    assert human.returncode == 0, human.stderr
+    bare = world.attend("send", "--to", "nico", "which one?")
+    assert bare.returncode == 2 and bare.stdout == ""
+    [line] = bare.stderr.splitlines()
+    assert "names a human and also a session" in line and "user:nico" in line
+    explicit = world.attend("send", "--json", "--to", "user:nico", "you")
+    assert explicit.returncode == 0, explicit.stderr
+    assert json.loads(explicit.stdout)["humans"] == ["nico"]
+
+
+def test_send_says_when_a_name_resolved_to_a_human(world: World) -> None:
+    assert world.attend("send", "hi", env={"USER": "dana"}).returncode == 0  # dana has a mailbox now
+    text = world.attend("send", "--to", "dana", "for dana")
+    assert text.returncode == 0 and text.stdout.rstrip().endswith("; dana is a human, not a session"), text.stdout
+    doc = world.attend("send", "--json", "--to", "dana", "for dana")
+    assert json.loads(doc.stdout)["humans"] == ["dana"]
+
+
+def test_an_agent_cannot_address_a_human_into_being(world: World) -> None:
+    a = world.session("pa")
+    enroll(world, a)
+    r = a.attend("send", "--to", "user:ghost", "boo", env={"USER": "ghost"})
+    assert r.rc == 1 and "no human named 'ghost' has a mailbox" in r.stderr
+    assert not (world.spool_root / "humans" / "ghost").exists()
