@@ -1,21 +1,21 @@
-"""Who is calling: the Claude session among the caller's ancestors, the sandbox rule, or the human.
+"""The authority rule: who is calling, and so on whose behalf it may act (``authority``).
 
-Resolved fresh on every call (docs/architecture/sessions.md, "Who is calling"). The ancestry decides:
-1. a walk of at most 15 parents to a pid with ``<claude dir>/sessions/<pid>.json`` whose ``procStart``
-   is present and matches the live process (a record without one, or with another, is refused);
-   when the environment's claude dir finds nothing, each ancestor's own config dir is tried too, so
-   pointing ``CLAUDE_CONFIG_DIR`` elsewhere cannot hide the session a process belongs to;
-2. a hook payload's ``session_id`` or ``CLAUDE_CODE_SESSION_ID`` that disagrees with the ancestry is
-   ignored, with a note; neither makes an identity by itself;
-3. with no session in the ancestry, ``CLAUDE_CODE_SESSION_ID=B`` is accepted only under the sandbox
-   rule: B is enrolled, and the caller's pid namespace differs from the one B's Claude runs in (as
-   recorded when B enrolled through its ancestry): Claude Code's Bash sandbox, where the walk ends
-   at the namespace's pid 1;
-4. otherwise the human, ``$USER`` whatever the terminal, but never while ``CLAUDECODE=1`` or a
-   session id is in the environment.
+Every entry point asks it, fresh on every call (docs/architecture/sessions.md, "The authority rule"):
+1. the ancestry decides: each host (attend/hosts) finds its session among the caller's ancestors by
+   live evidence kept where the host's own process keeps it, never where the caller's environment
+   points; the nearest one that stands wins;
+2. a hook payload's ``session_id`` or an environment's session id that disagrees with the ancestry is
+   ignored, with a note; neither makes an identity by itself. A hook acts only for the session that
+   runs it (``hook=True``);
+3. with no session in the ancestry, an environment's id B is accepted only under the sandbox rule: B
+   is enrolled, and the caller's pid namespace differs from the one B's host process runs in (as
+   recorded when B enrolled through its ancestry): a client's Bash sandbox, where the walk ends at the
+   namespace's pid 1;
+4. otherwise the human, ``$USER`` whatever the terminal, but never while the caller, an ancestor or
+   the namespace's first process runs inside a host. What only a human may do asks ``human_only``.
 
-The walk reads /proc directly on Linux (~0.07 ms, and no psutil import on the hot paths);
-psutil is the portable fallback where /proc is absent.
+The walk reads /proc directly on Linux (a few reads per ancestor, and no psutil import on the hot
+paths); psutil is the portable fallback where /proc is absent.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from attend.errors import HumanOnlyError, IdentityError
 from attend.hosts import HOSTS
 from attend.hosts.base import MAX_HOPS as MAX_HOPS
-from attend.hosts.base import Found, Host
+from attend.hosts.base import Found, Host, Parent
 from attend.hosts.base import environ_of as environ_of
 from attend.hosts.base import parent_pid as parent_pid
 from attend.hosts.base import pid_alive as pid_alive
@@ -242,11 +242,26 @@ def human_id(env: Mapping[str, str]) -> str:
 # ---------------------------------------------------------------------- resolution
 
 
-def find_caller(pid: int, env: Mapping[str, str], claims: tuple[str, ...] = ()) -> tuple[Host, Found] | None:
+def remembered(parent: Parent = parent_pid) -> Parent:
+    """``parent``, each pid's answer read once: one resolution asks every host, and each climbs the
+    same ancestry. Made anew for each resolution, so nothing outlives the call."""
+    seen: dict[int, int | None] = {}
+
+    def cached(pid: int) -> int | None:
+        if pid not in seen:
+            seen[pid] = parent(pid)
+        return seen[pid]
+
+    return cached
+
+
+def find_caller(
+    pid: int, env: Mapping[str, str], claims: tuple[str, ...] = (), parent: Parent = parent_pid
+) -> tuple[Host, Found] | None:
     """The session nearest above ``pid`` among every host's, with the host that found it."""
     best: tuple[Host, Found] | None = None
     for host in HOSTS:
-        found = host.find(pid, env, parent_pid, claims)
+        found = host.find(pid, env, parent, claims)
         if found is not None and (best is None or found.hops < best[1].hops):
             best = (host, found)
     return best
@@ -322,17 +337,17 @@ def _sandbox(host: Host, offered: tuple[str, str] | None, pid: int | None, probe
     )
 
 
-def inside_host(pid: int | None = None) -> tuple[Host, int, str] | None:
+def inside_host(pid: int | None = None, parent: Parent = parent_pid) -> tuple[Host, int, str] | None:
     """The nearest process of ``pid``'s ancestry (``pid`` itself, its parents, and the pid namespace's
     first process) whose environment says it runs inside a host: (host, pid, variable). Environments
     are read as each process was started (``/proc/<pid>/environ``), so unsetting a variable on the
     way down hides nothing."""
     start = os.getpid() if pid is None else pid
-    for p in [*ancestry(start, parent_pid), 1]:
-        env = environ_of(p)
-        for host in HOSTS if env else ():
+    for p in [*ancestry(start, parent), 1]:
+        env = environ_of(p) or {}
+        for host in HOSTS:
             for var in (*host.inside_env, *host.session_env):
-                if env and env.get(var):
+                if env.get(var):
                     return host, p, var
     return None
 
@@ -361,9 +376,10 @@ def authority(
     from any agent session's process tree, with one line naming ``human_only``."""
     env = os.environ if env is None else env
     start = os.getpid() if pid is None else pid
+    parent = remembered()
     if human_only is not None:
-        return _human_only(human_only, env, start, cwd)
-    found = find_caller(start, env, (claimed,) if claimed else ())
+        return _human_only(human_only, env, start, cwd, parent)
+    found = find_caller(start, env, (claimed,) if claimed else (), parent)
 
     if hook:
         if found is None:
@@ -389,7 +405,7 @@ def authority(
     inside = next((h for h in HOSTS if h.offered_id(env)), None) or next((h for h in HOSTS if h.inside(env)), None)
     if inside is None:
         for host in HOSTS:
-            if (why := host.inside_ancestry(start, parent_pid)) is not None:
+            if (why := host.inside_ancestry(start, parent)) is not None:
                 claim = f" (the session_id offered, {claimed}, is not one of them)" if claimed else ""
                 raise IdentityError(
                     f"this process is inside {host.name} ({why}) but no session of it is proved{claim}; {SANDBOX_FIX}"
@@ -401,7 +417,7 @@ def authority(
             return who._replace(notes=(note,))
         return who
 
-    if (above := inside_host(start)) is not None:
+    if (above := inside_host(start, parent)) is not None:
         host, p, var = above
         raise IdentityError(
             f"no {host.name} session is visible from here, yet process {p} above this one runs inside one "
@@ -421,10 +437,10 @@ def authority(
     )
 
 
-def _human_only(action: str, env: Mapping[str, str], pid: int, cwd: str | None) -> Identity:
+def _human_only(action: str, env: Mapping[str, str], pid: int, cwd: str | None, parent: Parent) -> Identity:
     """The human, outside every agent session's process tree, or HumanOnlyError naming ``action``."""
     fix = "run it yourself, from a terminal outside any agent session"
-    found = find_caller(pid, env)
+    found = find_caller(pid, env, (), parent)
     if found is not None:
         host, where = found
         raise HumanOnlyError(
@@ -434,9 +450,9 @@ def _human_only(action: str, env: Mapping[str, str], pid: int, cwd: str | None) 
     if offered is not None:
         raise HumanOnlyError(f"{action} is for a human only, and this runs inside {offered.name}; {fix}")
     for host in HOSTS:
-        if (why := host.inside_ancestry(pid, parent_pid)) is not None:
+        if (why := host.inside_ancestry(pid, parent)) is not None:
             raise HumanOnlyError(f"{action} is for a human only, and this runs inside {host.name} ({why}); {fix}")
-    if (above := inside_host(pid)) is not None:
+    if (above := inside_host(pid, parent)) is not None:
         host, p, var = above
         raise HumanOnlyError(
             f"{action} is for a human only, and this runs inside {host.name} (process {p} above it has {var}); {fix}"

@@ -153,3 +153,29 @@ def test_the_repair_pass_restores_a_lost_delivery(world: World) -> None:
     report = json.loads(out.stdout)
     assert report["repaired"] == 1, out.stderr
     assert spool.has_delivery(b.session_id, second)
+
+
+def test_a_broken_gemini_wiring_fails_with_the_command_that_wires_it_again(world: World) -> None:
+    (world.home / ".gemini").mkdir()
+    assert world.cli("install").returncode == 0  # Claude Code and the Gemini CLI it found
+    assert checks(world.cli("doctor", "--json").stdout)["gemini wiring"]["status"] == "ok"
+    path = world.home / ".gemini" / "settings.json"
+    doc = json.loads(path.read_text())
+    del doc["mcpServers"]["attend"]
+    path.write_text(json.dumps(doc))
+    out = world.cli("doctor", "--json")
+    found = checks(out.stdout)["gemini wiring"]
+    assert out.returncode == 1 and found["status"] == "fail" and "MCP server" in found["detail"], found
+    assert found["fix"] == "attend install --host gemini"
+    shell(found["fix"], world.env)
+    again = world.cli("doctor")
+    assert again.returncode == 0 and "ok   gemini wiring" in again.stdout, again.stdout
+
+
+def test_a_codex_folder_attend_never_wired_is_a_warning_whose_command_wires_it(world: World) -> None:
+    (world.home / ".codex").mkdir()
+    assert world.cli("install", "--host", "claude").returncode == 0
+    out = world.cli("doctor")
+    assert out.returncode == 0, out.stdout
+    assert f"warn codex wiring: {world.home}/.codex found but not wired for attend" in out.stdout
+    assert "     fix: attend install --host codex" in out.stdout

@@ -24,7 +24,7 @@ from attend import identity
 from attend import layout as L
 from attend.conduits import inbox_socket
 from attend.testing.standin import StandIn
-from tests.support import World, drain, enroll, maildir, post, wait_until
+from tests.support import Wait, World, drain, enroll, maildir, post, wait_until
 
 
 class Inbox:
@@ -208,8 +208,6 @@ def test_a_muted_sender_is_never_posted_and_is_marked_seen(world: World, setups:
 
 
 def test_the_waiter_steps_aside_while_an_attend_mcp_serves_the_socket(world: World, setups: Any) -> None:
-    from tests.test_waiter import Wait
-
     s = setups()
     s.start()
     w = Wait(world, s.s)

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
+
+import pytest
 
 from attend.domain.context import Context
 from attend.verbs import permissions
@@ -74,3 +78,71 @@ def test_the_guard_wired_by_hand_is_reported_and_a_bash_matcher_is_warned_about(
     save(world, doc)
     report = permissions.run(Context.for_env(world.env), REQUEST)
     assert report.guard and "matcher 'Bash'" in report.warnings[0]
+
+
+# ---------------------------------------------------------------------- Codex CLI and Gemini CLI
+
+CODEX_BIN = Path(__file__).parent / "e2e" / "node_modules" / ".bin"
+NO_CODEX = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin"}
+
+
+def host_report(world: World, host: str, env: dict[str, str] | None = None) -> dict[str, object]:
+    out = world.cli("permissions", "--json", env=env)
+    found = {h["host"]: h for h in json.loads(out.stdout)["hosts"]}
+    return found[host]
+
+
+def host_checks(report: dict[str, object]) -> dict[str, dict[str, object]]:
+    return {c["name"]: c for c in report["checks"]}  # type: ignore[attr-defined,index]
+
+
+def test_untrusted_codex_hooks_are_reported_with_the_command_that_trusts_them(world: World) -> None:
+    (world.home / ".codex").mkdir()
+    assert world.attend("install", "--host", "codex", env=NO_CODEX).returncode == 0
+    report = host_report(world, "codex", NO_CODEX)
+    found = host_checks(report)
+    assert report["wired"] and not report["ok"]
+    assert found["MCP server"]["ok"] and found["Stop hook"]["ok"]
+    trust = found["hook trust"]
+    assert not trust["ok"] and "hooks.json:stop:0:0" in str(trust["detail"])
+    assert "install --host codex" in str(trust["fix"]) and "/hooks" in str(trust["fix"])  # no codex to ask
+    assert world.cli("permissions", env=NO_CODEX).returncode == 1
+    if not (CODEX_BIN / "codex").exists():
+        pytest.skip("the pinned Codex CLI is not installed (npm ci --prefix tests/e2e)")
+    with_codex = {"PATH": f"{CODEX_BIN}:{NO_CODEX['PATH']}"}
+    assert world.attend("install", "--host", "codex", env=with_codex).returncode == 0  # the fix, with codex
+    report = host_report(world, "codex", with_codex)
+    assert report["ok"] and host_checks(report)["hook trust"]["ok"], report
+
+
+def test_a_gemini_settings_file_that_lost_its_drain_and_server_is_reported_and_install_restores_it(
+    world: World,
+) -> None:
+    (world.home / ".gemini").mkdir()
+    assert world.attend("install", "--host", "gemini").returncode == 0
+    assert host_report(world, "gemini")["ok"]
+    path = world.home / ".gemini" / "settings.json"
+    doc = json.loads(path.read_text())
+    del doc["hooks"]["AfterAgent"]
+    doc["mcpServers"]["attend"]["command"] = str(world.tmp / "gone" / "attend")
+    path.write_text(json.dumps(doc))
+    report = host_report(world, "gemini")
+    found = host_checks(report)
+    assert report["wired"] and not report["ok"]
+    assert not found["AfterAgent hook"]["ok"] and found["AfterAgent hook"]["fix"] == "attend install --host gemini"
+    assert not found["MCP server"]["ok"] and "not an executable" in str(found["MCP server"]["detail"])
+    assert found["SessionStart hook"]["ok"]
+    text = world.cli("permissions")
+    assert text.returncode == 1 and "gemini AfterAgent hook" in text.stdout and "NO   MCP server" in text.stdout
+    assert world.attend("install", "--host", "gemini").returncode == 0
+    assert host_report(world, "gemini")["ok"]
+
+
+def test_a_client_folder_attend_never_wired_is_listed_but_does_not_fail_permissions(world: World) -> None:
+    (world.home / ".gemini").mkdir()
+    assert world.cli("install", "--host", "claude").returncode == 0
+    out = world.cli("permissions", "--json")
+    report = json.loads(out.stdout)
+    assert out.returncode == 0 and report["ok"], out.stdout
+    assert [(h["host"], h["wired"], h["ok"]) for h in report["hosts"]] == [("gemini", False, False)]
+    assert "codex" not in out.stdout  # no ~/.codex, nothing attend wrote: not reported

@@ -677,6 +677,25 @@ def test_a_record_that_lies_about_its_host_is_refused_and_never_written(
     a.send(sa, "a later real one")  # the relay has handled the forged one before this one's own broadcast
     b.send(b.session("Xan"), "real from hostb")
     wait_until(lambda: "real from hostb" in a.bodies(sa.session_id), "a real record after the forged one")
+    # Nor may another host mint a mailbox here for a human who never used the bus on this host.
+    mint = name.replace("0badf00d.hosta", "0badcafe.hostb")
+    record2 = (
+        record.decode()
+        .replace(name, mint)
+        .replace("Room: open", "Room: h-nobody@hosta")
+        .replace("Attend-To: *", "Attend-To: nobody@hosta")
+    ).encode()
+
+    async def mint_mailbox(nc: Any, _errors: list[str]) -> bool:
+        ack = await nc.jetstream(timeout=3).publish(
+            "attend.from.hostb.to.hosta.human", record2, headers={"Nats-Msg-Id": mint, "Attend-From-Host": "hostb"}
+        )
+        return bool(ack.seq)
+
+    assert _as_host(server.url, "hostb", mint_mailbox)
+    b.send(b.session("Yan"), "second real from hostb")
+    wait_until(lambda: "second real from hostb" in a.bodies(sa.session_id), "a real record after the mint")
+    assert not (a.world.spool_root / "humans" / "nobody").exists()
     assert "forged body" not in a.bodies(sa.session_id)
     rooms_open = a.world.spool_root / "rooms" / "open" / "new"
     assert not any(b"forged body" in f.read_bytes() for f in rooms_open.iterdir())

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -16,34 +15,7 @@ from attend import layout
 from attend.conduits import waiter
 from attend.setup.data import data_file
 from attend.testing.standin import StandIn
-from tests.support import ATTEND, Child, Loop, World, drain, enroll, maildir, payload, post, wait_until
-
-
-class Wait:
-    """One `attend wait --hook` for a stand-in session, started as Claude Code starts the hook: a child
-    of the session's process (the authority rule finds the session among its ancestors)."""
-
-    def __init__(self, world: World, s: StandIn, active: bool = False, env: dict[str, str] | None = None) -> None:
-        box = world.tmp / "waiters" / secrets.token_hex(6)
-        env = {**world.env, "CLAUDE_PID": str(s.pid), "CLAUDECODE": "1", **(env or {})}
-        self.proc = Child(s, [ATTEND, "wait", "--hook"], payload(s.session_id, active), env, box)
-        self.world, self.sid = world, s.session_id
-
-    def waiting(self) -> bool:
-        """This waiter has named itself the session's newest (it is set up and sleeping)."""
-        try:
-            text = (self.world.spool_root / "sessions" / self.sid / waiter.WAITER).read_text()
-        except OSError:
-            return False
-        return text.split(" ")[0] == str(self.proc.pid)
-
-    def done(self) -> tuple[int, str, str]:
-        out, err = self.proc.communicate(timeout=60)
-        assert self.proc.returncode is not None
-        return self.proc.returncode, out, err
-
-    def exited(self) -> bool:
-        return self.proc.poll() is not None
+from tests.support import ATTEND, Child, Loop, Wait, World, drain, enroll, maildir, payload, post, wait_until
 
 
 @pytest.fixture

@@ -121,8 +121,19 @@ def _permissions_text(p: permissions_verb.Permissions) -> str:
         ["outbound gate", p.gate],
     ]
     gaps = p.missing + [n for n, ok in (("Stop-hook drain", p.stop_hook), ("MCP server", p.mcp_server)) if not ok]
+    gaps += [f"{h.host} {c.name}" for h in p.hosts if h.wired for c in h.checks if not c.ok]
     verdict = "ok" if p.ok else "missing: " + ", ".join(gaps)
-    return f"target {p.target}\n" + table(rows) + f"\n{verdict}"
+    return f"target {p.target}\n" + table(rows) + "".join(_host_text(h) for h in p.hosts) + f"\n{verdict}"
+
+
+def _host_text(h: permissions_verb.HostWiring) -> str:
+    state = "wired" if h.wired else "found, not wired"
+    lines = [f"\n\n{h.host} {h.target} ({state})"]
+    for c in h.checks:
+        lines.append(f"{'ok  ' if c.ok else 'NO  '} {c.name}: {c.detail}")
+        if c.fix and not c.ok:
+            lines.append(f"     fix: {c.fix}")
+    return "\n".join(lines)
 
 
 @click.command(help=permissions_verb.DESCRIPTION, epilog=epilog(permissions_verb.EXAMPLES))

@@ -20,12 +20,16 @@ from __future__ import annotations
 import os
 
 from attend import identity
-from attend.domain import humans, liveness, remote, rooms, sessions
+from attend.domain import humans, liveness, rooms, sessions
 from attend.errors import NotFoundError, UsageError
 from attend.identity import Identity
 from attend.layout import HOST_RE, host, is_session_id
 from attend.record import Record
 from attend.spool import Spool
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from attend.domain import remote  # imported where a relay's mirror is read: a plain send needs none
 
 
 class Address(Record):
@@ -80,6 +84,8 @@ def resolve(
 def _channel(spool: Spool, to: str, sender: Identity, sessions_dir: os.PathLike[str] | str) -> Address:
     name = rooms.channel_name(to)
     live = live_channels(spool, sender.id, sessions_dir)
+    from attend.domain import remote
+
     live += sorted({c for p in remote.peers(spool) for c in p.channels if c not in live})  # members elsewhere
     if name not in live:
         listed = ", ".join("#" + c for c in live) or "none"
@@ -160,6 +166,8 @@ def _sessions(spool: Spool, to: str, sessions_dir: os.PathLike[str] | str, user:
         raise UsageError(f"empty address {to!r}; use *, #channel, a project path, or session ids or names")
     known = candidates(spool, sessions_dir)
     people = addressable_humans(spool, user)
+    from attend.domain import remote
+
     mirror = remote.read(spool)  # other hosts' sessions and humans, when a relay serves this spool
     targets: list[str] = []
     shown: list[str] = []

@@ -137,6 +137,9 @@ def receive(
     room = subjects.local_room(sig.room, dst, kind, me)
     if room is None:
         raise Refused(f"from {src}: {msg_id}'s room {sig.room[:80]!r} does not match {subject}")
+    if kind == "human" and not spool.exists(layout.HUMANS, room[2:]):
+        # Only a human of this host mints its mailbox (it used the bus here, and presence said so).
+        raise Refused(f"from {src}: {msg_id} is for {room[2:]!r}, who has no mailbox on {me}")
     seen = spool.read_text(RELAY, RELAY_SEEN, msg_id)
     if seen:
         local, _, where = seen.strip().partition(" ")

@@ -25,6 +25,7 @@ from attend.verbs import permissions
 
 DESCRIPTION = (
     "Explain why a session would not receive: attend on PATH, the wiring, which attend the Stop hook runs, "
+    "each Codex CLI or Gemini CLI configuration attend wired or found (its MCP server, hooks and hook trust), "
     "the MCP marker, the sensor loop, enrollment, spool permissions and Monitor availability, each with what "
     "it found and the one command that fixes it. Runs the repair pass and says how many deliveries it "
     "restored. Exits 1 when a check fails."
@@ -155,6 +156,24 @@ def _wiring(ctx: Context, target: str | None) -> Check:
     )
 
 
+def _host_checks(env: Mapping[str, str]) -> list[Check]:
+    """One check per other client attend wired or found: a wired one that lacks a piece fails; one
+    found but never wired warns (``attend install`` with no flag wires every client it finds)."""
+    out = []
+    for h in permissions.other_hosts(env, attend_command(env)):
+        name = f"{h.host} wiring"
+        bad = [c for c in h.checks if not c.ok]
+        if not bad:
+            out.append(Check(name, "ok", f"{h.target}: " + "; ".join(c.detail for c in h.checks)))
+        elif not h.wired:
+            out.append(Check(name, "warn", f"{h.target} found but not wired for attend", bad[0].fix))
+        else:
+            out.append(
+                Check(name, "fail", f"{h.target}: " + "; ".join(f"{c.name}: {c.detail}" for c in bad), bad[0].fix)
+            )
+    return out
+
+
 def _waiter_check(spool: Spool, sid: str, sensor: bool, env: Mapping[str, str]) -> Check:
     name = "waiter"
     if waiter.waiter_live(spool, sid):
@@ -217,7 +236,7 @@ def _relay_check(spool: Spool, env: Mapping[str, str]) -> Check:
 def run(ctx: Context, req: DoctorRequest) -> Doctor:
     """Works without a spool: a context from ``Context.for_env`` opens it here, and a refusal is a check."""
     env, pid = ctx.env, ctx.pid
-    checks = [_path_check(env), _wiring(ctx, req.target), _hook_check(env, req.target)]
+    checks = [_path_check(env), _wiring(ctx, req.target), _hook_check(env, req.target), *_host_checks(env)]
     spool: Spool | None = None
     try:
         spool = ctx.spool
@@ -231,7 +250,7 @@ def run(ctx: Context, req: DoctorRequest) -> Doctor:
         checks.append(Check("identity", "fail", str(e)))
     repaired = 0
     if who is None or not who.is_agent or spool is None:
-        why = "not inside a Claude Code session" if who is not None else "identity unresolved"
+        why = "not inside an agent session" if who is not None else "identity unresolved"
         for name in ("MCP marker", "waiter", "socket", "sensor loop", "enrollment", "repair"):
             checks.append(Check(name, "skip", why))
     else:

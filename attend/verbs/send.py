@@ -23,7 +23,6 @@ EXAMPLES = (  # the end of `attend send --help` (CLI only)
     ('attend send "freeze main at 5pm"', "to #open, everyone"),
     ('attend send --to proj-8d "a word?"', "to one session, by its name (as peers shows it)"),
     ('attend send --to user:dana "lunch?"', "to a human (user: when a session is named alike)"),
-    ('attend send --channel deploy -- "--force is gone"', "to a channel; -- ends the options"),
     ("git log -1 | attend send --to ~/src/api", "the body from stdin, to every session of a project"),
 )
 

@@ -19,6 +19,8 @@ import itertools
 import json
 import threading
 import time
+import urllib.error
+import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -406,3 +408,14 @@ def sse_events(answer: Reply, body: Any) -> Iterator[tuple[str, dict[str, Any]]]
         },
     )
     yield "message_stop", {"type": "message_stop"}
+
+
+def post(api: FakeAPI, path: str, body: dict[str, Any]) -> tuple[int, str]:
+    req = urllib.request.Request(
+        api.url + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.status, resp.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()

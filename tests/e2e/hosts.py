@@ -287,3 +287,13 @@ class AppServer:
             with contextlib.suppress(Exception):
                 self.proc.communicate(timeout=10)
         self.api.close()
+
+
+E2E_BIN = Path(__file__).resolve().parent / "node_modules" / ".bin"
+
+
+def install(hw: HostWorld, host: str) -> str:
+    """``attend install --host <host>`` as the human, with the clients on PATH (Codex trusts the hook)."""
+    out = hw.attend("install", "--host", host, env={"PATH": f"{E2E_BIN}:{hw.env['PATH']}"})
+    assert out.returncode == 0, out.stdout + out.stderr
+    return out.stdout

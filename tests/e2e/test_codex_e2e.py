@@ -16,11 +16,10 @@ import pytest
 from tests.e2e.fake_api import Reply, Request, done
 from tests.e2e.fake_codex import FakeResponses, latest_output, mcp, shell, thread_id_of
 from tests.e2e.harness import ATTEND_BIN
-from tests.e2e.hosts import HostWorld, codex_bin
+from tests.e2e.hosts import HostWorld, codex_bin, install
 from tests.support import enroll, maildir
 
 ATTEND = ATTEND_BIN  # the shell tool runs `bash -lc`: a login shell resets PATH
-E2E_BIN = Path(__file__).resolve().parent / "node_modules" / ".bin"
 
 
 @pytest.fixture
@@ -29,13 +28,6 @@ def hw(tmp_path: Path) -> Iterator[HostWorld]:
     w = HostWorld(tmp_path)
     yield w
     w.close()
-
-
-def install(hw: HostWorld, host: str) -> str:
-    """``attend install --host <host>`` as the human, with the clients on PATH (Codex trusts the hook)."""
-    out = hw.attend("install", "--host", host, env={"PATH": f"{E2E_BIN}:{hw.env['PATH']}"})
-    assert out.returncode == 0, out.stdout + out.stderr
-    return out.stdout
 
 
 def test_codex_install_alone_wires_mcp_send_and_turn_end_delivery_exactly_once(hw: HostWorld) -> None:

@@ -12,8 +12,7 @@ import pytest
 from tests.e2e.fake_api import Reply, Request, done
 from tests.e2e.fake_codex import FakeResponses, latest_output, shell
 from tests.e2e.harness import ATTEND_BIN, wait_for
-from tests.e2e.hosts import AppServer, HostWorld, codex_bin
-from tests.e2e.test_codex_e2e import install
+from tests.e2e.hosts import AppServer, HostWorld, codex_bin, install
 
 WAKE_DEADLINE = 90.0  # seconds: the app-server polls its queue (measured 2-10 s); a busy machine more
 

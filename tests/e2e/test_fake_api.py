@@ -5,25 +5,12 @@ and a broken or exhausted script ending the turn instead of hanging the client."
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 from typing import Any
 
-from tests.e2e.fake_api import FakeAPI, Request, bash, done, reply, text, tool
+from tests.e2e.fake_api import FakeAPI, Request, bash, done, post, reply, text, tool
 from tests.e2e.harness import latest_tool_result, session_id_of, stop_hook_blocks, task_notifications, tool_results
 
 TURN = {"model": "m", "max_tokens": 32000, "stream": True, "tools": [{"name": "Bash"}], "messages": []}
-
-
-def post(api: FakeAPI, path: str, body: dict[str, Any]) -> tuple[int, str]:
-    req = urllib.request.Request(
-        api.url + path, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
-    )
-    try:
-        with urllib.request.urlopen(req, timeout=10) as resp:
-            return resp.status, resp.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode()
 
 
 def events(stream: str) -> list[tuple[str, dict[str, Any]]]:

@@ -6,11 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.e2e.fake_api import done
+from tests.e2e.fake_api import done, post
 from tests.e2e.fake_codex import FakeResponses, mcp, shell
 from tests.e2e.fake_gemini import FakeGemini
 from tests.e2e.fake_gemini import shell as gemini_shell
-from tests.e2e.test_fake_api import post
 
 
 def sse_data(stream: str) -> list[dict[str, Any]]:

@@ -14,8 +14,7 @@ import pytest
 from tests.e2e.fake_api import Reply, Request, done
 from tests.e2e.fake_gemini import FakeGemini, latest_output, mcp, shell
 from tests.e2e.harness import ATTEND_BIN
-from tests.e2e.hosts import HostWorld, gemini_bin
-from tests.e2e.test_codex_e2e import install
+from tests.e2e.hosts import HostWorld, gemini_bin, install
 from tests.support import enroll, maildir
 
 

@@ -22,10 +22,9 @@ from tests.e2e.fake_codex import shell as codex_shell
 from tests.e2e.fake_gemini import FakeGemini
 from tests.e2e.fake_gemini import shell as gemini_shell
 from tests.e2e.harness import ATTEND_BIN, claude_bin
-from tests.e2e.hosts import HostWorld, codex_bin, gemini_bin
+from tests.e2e.hosts import E2E_BIN, HostWorld, codex_bin, gemini_bin
 from tests.support import maildir
 
-E2E_BIN = Path(__file__).resolve().parent / "node_modules" / ".bin"
 Q0, A1, A2, A3, H4 = (
     "Q0 from the human: which port does the api use?",
     "A1 from claude: 8080, says the compose file",
