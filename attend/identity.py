@@ -213,9 +213,11 @@ def nickname(origin: str) -> str:
 
 
 def persona(identity: Identity) -> str:
+    """A human's user name; a session's nickname, the fallback for a session whose client gives it no
+    name of its own (sessions.display_name: the client's name wins)."""
     if identity.kind == "human":
         return identity.id.split("@", 1)[0]
-    return identity.name or nickname(identity.origin)
+    return nickname(identity.origin)
 
 
 # ---------------------------------------------------------------------- humans
