@@ -533,7 +533,9 @@ def test_a_three_node_cluster_losing_a_node_keeps_the_bus_working(tmp_path: Path
         for n in nodes:
             wait_until(n.listening, f"{n.name} to listen")
         urls = [n.url for n in nodes]
-        wait_until(lambda: _provisioned(tmp_path, urls), "the cluster to elect a leader and take the stream", 120)
+        admin = World(tmp_path / "admin")
+        relay_config(admin, "admin", urls, user="admin")
+        wait_until(lambda: _provisioned(admin), "the cluster to elect a leader and take the stream", 120)
         a, b = Host(tmp_path, "hosta", urls), Host(tmp_path, "hostb", urls)
         a.start_relay()
         b.start_relay()
@@ -559,9 +561,8 @@ def test_a_three_node_cluster_losing_a_node_keeps_the_bus_working(tmp_path: Path
             n.stop(signal.SIGKILL)
 
 
-def _provisioned(tmp: Path, urls: list[str]) -> bool:
-    admin = World(tmp / "admin")
-    relay_config(admin, "admin", urls, user="admin")
+def _provisioned(admin: World) -> bool:
+    """One try at provisioning (a cluster still electing its leader refuses; the caller tries again)."""
     r = admin.attend("relay", "--provision", "hosta,hostb", "--replicas", "3", timeout=120)
     return r.returncode == 0
 
