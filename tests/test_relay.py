@@ -519,8 +519,8 @@ def test_a_server_restart_and_an_outage_mid_flow_lose_and_duplicate_nothing(
     flow(a, sa, b, sb, CHAOS_COUNT, disturb)
     assert b.bodies(sb.session_id).count("written during the outage") == 1
     # Presence comes back after the restarts: each host lists the other's session again.
-    wait_until(lambda: sees(a, "hostb", "Pia-alpha"), lambda: f"hosta to see Pia again: {a.peers()}")
-    wait_until(lambda: sees(b, "hosta", "Ora-alpha"), lambda: f"hostb to see Ora again: {b.peers()}")
+    wait_until(lambda: sees(a, "hostb", "Pia"), lambda: f"hosta to see Pia again: {a.peers()}")
+    wait_until(lambda: sees(b, "hosta", "Ora"), lambda: f"hostb to see Ora again: {b.peers()}")
 
 
 def test_a_three_node_cluster_losing_a_node_keeps_the_bus_working(tmp_path: Path) -> None:
