@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from attend.errors import HumanOnlyError, IdentityError
 from attend.hosts import HOSTS
 from attend.hosts.base import MAX_HOPS as MAX_HOPS
-from attend.hosts.base import Found, Host, Parent
+from attend.hosts.base import Found, Host, Parent, Procs, environ_via
 from attend.hosts.base import environ_of as environ_of
 from attend.hosts.base import parent_pid as parent_pid
 from attend.hosts.base import pid_alive as pid_alive
@@ -242,17 +242,11 @@ def human_id(env: Mapping[str, str]) -> str:
 # ---------------------------------------------------------------------- resolution
 
 
-def remembered(parent: Parent = parent_pid) -> Parent:
-    """``parent``, each pid's answer read once: one resolution asks every host, and each climbs the
-    same ancestry. Made anew for each resolution, so nothing outlives the call."""
-    seen: dict[int, int | None] = {}
-
-    def cached(pid: int) -> int | None:
-        if pid not in seen:
-            seen[pid] = parent(pid)
-        return seen[pid]
-
-    return cached
+def remembered(parent: Parent = parent_pid) -> Procs:
+    """``parent``, each pid's answers read once: one resolution asks every host, and each climbs the
+    same ancestry, reading each ancestor's ``stat`` and ``environ`` (``Procs``). Made anew for each
+    resolution, so nothing outlives the call."""
+    return Procs(parent)
 
 
 def find_caller(
@@ -344,7 +338,7 @@ def inside_host(pid: int | None = None, parent: Parent = parent_pid) -> tuple[Ho
     way down hides nothing."""
     start = os.getpid() if pid is None else pid
     for p in [*ancestry(start, parent), 1]:
-        env = environ_of(p) or {}
+        env = environ_via(parent, p) or {}
         for host in HOSTS:
             for var in (*host.inside_env, *host.session_env):
                 if env.get(var):

@@ -110,6 +110,60 @@ def parent_pid(pid: int) -> int | None:
         return None
 
 
+def comm_ppid(pid: int) -> tuple[str, int] | None:
+    """A process's command name and parent pid, from one read of ``/proc/<pid>/stat``."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    open_, close = data.find("("), data.rfind(")")
+    fields = data[close + 2 :].split()
+    if open_ < 0 or close < 0 or len(fields) < 2 or not fields[1].isdigit():
+        return None
+    return data[open_ + 1 : close], int(fields[1])
+
+
+class Procs:
+    """The /proc reads of one identity resolution, each made once: every host climbs the same
+    ancestry, so each ancestor's ``stat`` (parent and command name) and ``environ`` are read once and
+    shared. Made anew for each resolution (``identity.remembered``), so nothing outlives the call.
+    Called with a pid it answers as ``parent`` does."""
+
+    def __init__(self, parent: Parent = parent_pid) -> None:
+        self._parent = parent
+        self._parents: dict[int, int | None] = {}
+        self._stats: dict[int, tuple[str, int] | None] = {}
+        self._environs: dict[int, dict[str, str] | None] = {}
+
+    def __call__(self, pid: int) -> int | None:
+        if pid not in self._parents:
+            info = self.comm_ppid(pid) if self._parent is parent_pid else None
+            self._parents[pid] = info[1] if info is not None else self._parent(pid)
+        return self._parents[pid]
+
+    def comm_ppid(self, pid: int) -> tuple[str, int] | None:
+        if pid not in self._stats:
+            self._stats[pid] = comm_ppid(pid)
+        return self._stats[pid]
+
+    def environ(self, pid: int) -> dict[str, str] | None:
+        """``environ_of(pid)``, read once (the same dict each time: callers only read it)."""
+        if pid not in self._environs:
+            self._environs[pid] = environ_of(pid)
+        return self._environs[pid]
+
+
+def stat_via(parent: Parent, pid: int) -> tuple[str, int] | None:
+    """``comm_ppid(pid)``, from the resolution's reads when ``parent`` keeps them."""
+    return parent.comm_ppid(pid) if isinstance(parent, Procs) else comm_ppid(pid)
+
+
+def environ_via(parent: Parent, pid: int) -> dict[str, str] | None:
+    """``environ_of(pid)``, from the resolution's reads when ``parent`` keeps them."""
+    return parent.environ(pid) if isinstance(parent, Procs) else environ_of(pid)
+
+
 def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -13,7 +13,17 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 
-from attend.hosts.base import MAX_HOPS, Found, Host, Parent, environ_of, parent_pid, pid_alive, proc_start
+from attend.hosts.base import (
+    MAX_HOPS,
+    Found,
+    Host,
+    Parent,
+    environ_of,
+    environ_via,
+    parent_pid,
+    pid_alive,
+    proc_start,
+)
 from attend.layout import is_session_id
 from attend.procfs import claude_record
 from attend.record import Record
@@ -200,7 +210,7 @@ def sessions_in_ancestry(pid: int, env: Mapping[str, str], parent: Parent = pare
     mine = sessions_home(env)
     found: list[Candidate] = []
     for hops, p in enumerate(ancestry(pid, parent)):
-        own = os.path.join(own_claude_dir(p), "sessions") if procfs else mine
+        own = os.path.join(own_claude_dir(p, environ_via(parent, p)), "sessions") if procfs else mine
         for folder in dict.fromkeys((mine, own)):
             record = read_record(folder, p)
             if record is not None and record.pid == p and record_is_live(record):
@@ -249,7 +259,7 @@ class Claude(Host):
         found = sessions_in_ancestry(pid, env, parent)
         if not found:
             return None
-        first = environ_of(1) or {}  # the pid namespace's first process: in the sandbox, started for a session
+        first = environ_via(parent, 1) or {}  # the pid namespace's first process: in the sandbox, started for a session
         chosen = choose(found, first.get(self.session_env[0]))
         if chosen is None:
             return None

@@ -29,26 +29,13 @@ import os
 from collections.abc import Mapping
 
 from attend import safejson
-from attend.hosts.base import MAX_HOPS, Found, Host, Parent, environ_of, parent_pid, proc_start
+from attend.hosts.base import MAX_HOPS, Found, Host, Parent, environ_via, parent_pid, proc_start, stat_via
+from attend.hosts.base import comm_ppid as comm_ppid
 from attend.layout import is_session_id
 
 LOCKS = "thread-writer-locks"
 THREAD_ENV = "CODEX_THREAD_ID"
 META_LINE_MAX = 1 << 20  # bytes of a rollout's first line read for the session's cwd
-
-
-def comm_ppid(pid: int) -> tuple[str, int] | None:
-    """A process's command name and parent pid, from one read of ``/proc/<pid>/stat``."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read().decode("utf-8", "replace")
-    except OSError:
-        return None
-    open_, close = data.find("("), data.rfind(")")
-    fields = data[close + 2 :].split()
-    if open_ < 0 or close < 0 or len(fields) < 2 or not fields[1].isdigit():
-        return None
-    return data[open_ + 1 : close], int(fields[1])
 
 
 def held(pid: int) -> dict[str, str]:
@@ -115,7 +102,7 @@ class Codex(Host):
         for hops in range(MAX_HOPS + 1):
             if current <= 1:
                 return None  # in a pid namespace the walk ends at its pid 1
-            info = comm_ppid(current)
+            info = stat_via(parent, current)
             if info is None:
                 return None
             comm, ppid = info
@@ -133,7 +120,7 @@ class Codex(Host):
         if host is None:
             return None
         codex, below, hops, threads = host
-        spawned = environ_of(below if below is not None else pid)
+        spawned = environ_via(parent, below if below is not None else pid)
         offered = spawned.get(THREAD_ENV) if spawned is not None else env.get(THREAD_ENV)
         candidates = (offered,) if offered else claims
         for thread in candidates:
