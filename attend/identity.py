@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from attend.errors import HumanOnlyError, IdentityError
 from attend.hosts import HOSTS
 from attend.hosts.base import MAX_HOPS as MAX_HOPS
-from attend.hosts.base import Found, Host
+from attend.hosts.base import Found, Host, Parent
 from attend.hosts.base import environ_of as environ_of
 from attend.hosts.base import parent_pid as parent_pid
 from attend.hosts.base import pid_alive as pid_alive
@@ -213,9 +213,11 @@ def nickname(origin: str) -> str:
 
 
 def persona(identity: Identity) -> str:
+    """A human's user name; a session's nickname, the fallback for a session whose client gives it no
+    name of its own (sessions.display_name: the client's name wins)."""
     if identity.kind == "human":
         return identity.id.split("@", 1)[0]
-    return identity.name or nickname(identity.origin)
+    return nickname(identity.origin)
 
 
 # ---------------------------------------------------------------------- humans
@@ -240,11 +242,26 @@ def human_id(env: Mapping[str, str]) -> str:
 # ---------------------------------------------------------------------- resolution
 
 
-def find_caller(pid: int, env: Mapping[str, str], claims: tuple[str, ...] = ()) -> tuple[Host, Found] | None:
+def remembered(parent: Parent = parent_pid) -> Parent:
+    """``parent``, each pid's answer read once: one resolution asks every host, and each climbs the
+    same ancestry. Made anew for each resolution, so nothing outlives the call."""
+    seen: dict[int, int | None] = {}
+
+    def cached(pid: int) -> int | None:
+        if pid not in seen:
+            seen[pid] = parent(pid)
+        return seen[pid]
+
+    return cached
+
+
+def find_caller(
+    pid: int, env: Mapping[str, str], claims: tuple[str, ...] = (), parent: Parent = parent_pid
+) -> tuple[Host, Found] | None:
     """The session nearest above ``pid`` among every host's, with the host that found it."""
     best: tuple[Host, Found] | None = None
     for host in HOSTS:
-        found = host.find(pid, env, parent_pid, claims)
+        found = host.find(pid, env, parent, claims)
         if found is not None and (best is None or found.hops < best[1].hops):
             best = (host, found)
     return best
@@ -320,13 +337,13 @@ def _sandbox(host: Host, offered: tuple[str, str] | None, pid: int | None, probe
     )
 
 
-def inside_host(pid: int | None = None) -> tuple[Host, int, str] | None:
+def inside_host(pid: int | None = None, parent: Parent = parent_pid) -> tuple[Host, int, str] | None:
     """The nearest process of ``pid``'s ancestry (``pid`` itself, its parents, and the pid namespace's
     first process) whose environment says it runs inside a host: (host, pid, variable). Environments
     are read as each process was started (``/proc/<pid>/environ``), so unsetting a variable on the
     way down hides nothing."""
     start = os.getpid() if pid is None else pid
-    for p in [*ancestry(start, parent_pid), 1]:
+    for p in [*ancestry(start, parent), 1]:
         env = environ_of(p) or {}
         for host in HOSTS:
             for var in (*host.inside_env, *host.session_env):
@@ -359,9 +376,10 @@ def authority(
     from any agent session's process tree, with one line naming ``human_only``."""
     env = os.environ if env is None else env
     start = os.getpid() if pid is None else pid
+    parent = remembered()
     if human_only is not None:
-        return _human_only(human_only, env, start, cwd)
-    found = find_caller(start, env, (claimed,) if claimed else ())
+        return _human_only(human_only, env, start, cwd, parent)
+    found = find_caller(start, env, (claimed,) if claimed else (), parent)
 
     if hook:
         if found is None:
@@ -387,7 +405,7 @@ def authority(
     inside = next((h for h in HOSTS if h.offered_id(env)), None) or next((h for h in HOSTS if h.inside(env)), None)
     if inside is None:
         for host in HOSTS:
-            if (why := host.inside_ancestry(start, parent_pid)) is not None:
+            if (why := host.inside_ancestry(start, parent)) is not None:
                 claim = f" (the session_id offered, {claimed}, is not one of them)" if claimed else ""
                 raise IdentityError(
                     f"this process is inside {host.name} ({why}) but no session of it is proved{claim}; {SANDBOX_FIX}"
@@ -399,7 +417,7 @@ def authority(
             return who._replace(notes=(note,))
         return who
 
-    if (above := inside_host(start)) is not None:
+    if (above := inside_host(start, parent)) is not None:
         host, p, var = above
         raise IdentityError(
             f"no {host.name} session is visible from here, yet process {p} above this one runs inside one "
@@ -419,10 +437,10 @@ def authority(
     )
 
 
-def _human_only(action: str, env: Mapping[str, str], pid: int, cwd: str | None) -> Identity:
+def _human_only(action: str, env: Mapping[str, str], pid: int, cwd: str | None, parent: Parent) -> Identity:
     """The human, outside every agent session's process tree, or HumanOnlyError naming ``action``."""
     fix = "run it yourself, from a terminal outside any agent session"
-    found = find_caller(pid, env)
+    found = find_caller(pid, env, (), parent)
     if found is not None:
         host, where = found
         raise HumanOnlyError(
@@ -432,9 +450,9 @@ def _human_only(action: str, env: Mapping[str, str], pid: int, cwd: str | None) 
     if offered is not None:
         raise HumanOnlyError(f"{action} is for a human only, and this runs inside {offered.name}; {fix}")
     for host in HOSTS:
-        if (why := host.inside_ancestry(pid, parent_pid)) is not None:
+        if (why := host.inside_ancestry(pid, parent)) is not None:
             raise HumanOnlyError(f"{action} is for a human only, and this runs inside {host.name} ({why}); {fix}")
-    if (above := inside_host(pid)) is not None:
+    if (above := inside_host(pid, parent)) is not None:
         host, p, var = above
         raise HumanOnlyError(
             f"{action} is for a human only, and this runs inside {host.name} (process {p} above it has {var}); {fix}"

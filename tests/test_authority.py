@@ -472,10 +472,10 @@ def test_a_session_cannot_mint_a_human_mailbox_named_after_another_session(world
 
 
 def test_a_human_name_that_is_also_a_sessions_name_needs_the_explicit_form(world: World) -> None:
-    nico = world.session("pn", name="Nico")
-    enroll(world, nico)
-    human = world.attend("send", "hello", env={"USER": "nico"})  # a human named like the session's persona
+    human = world.attend("send", "hello", env={"USER": "nico"})  # the human nico has a mailbox first
     assert human.returncode == 0, human.stderr
+    nico = world.session("pn", name="Nico")  # then a session shows the same name
+    enroll(world, nico)
     bare = world.attend("send", "--to", "nico", "which one?")
     assert bare.returncode == 2 and bare.stdout == ""
     [line] = bare.stderr.splitlines()

@@ -129,16 +129,18 @@ async def test_tab_completes_a_live_peer_and_the_name_addresses_the_message(worl
     hana = enrolled(world, "api", "Hana")
     app = app_for(world)
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot, lambda: "Hana-alpha" in app.peer_names, "the peers pane")
+        await settle(pilot, lambda: "Hana" in app.peer_names, "the peers pane")
         await pilot.press("@", "H", "a", "tab")
         compose = app.query_one("#compose")
-        assert compose.text == "@Hana-alpha "  # type: ignore[attr-defined]
+        assert compose.text == "@Hana "  # type: ignore[attr-defined]
         await pilot.press(*"a word?", "enter")
         direct = rooms.direct_room(hana.session_id)
         await settle(pilot, lambda: world.spool.room_names(direct), "the direct record")
         assert bodies(world, direct) == ["a word?"]
         assert len(maildir(world, hana.session_id, "new")) == 1  # fanned out as send does
         assert compose.text == ""  # type: ignore[attr-defined]
+        said = str(app.query_one("#status").render())  # the recipient by its name, never its id
+        assert said.startswith("sent to Hana: 1 recipient") and hana.session_id not in said, said
 
 
 async def test_r_replies_to_the_chosen_message_and_it_shows_under_it(world: World) -> None:
@@ -155,7 +157,7 @@ async def test_r_replies_to_the_chosen_message_and_it_shows_under_it(world: Worl
         assert reply.re == first.id and reply.body == "on it"
         rows = app.rows
         assert [r.msg.body for r in rows] == ["first topic", "on it", "second topic"]  # threaded under it
-        assert rows[1].depth == 1 and "↳ re Hana-alpha: first topic" in screen_text(app)
+        assert rows[1].depth == 1 and "↳ re Hana: first topic" in screen_text(app)
 
 
 async def test_a_message_sent_by_another_process_shows_while_the_app_runs(world: World) -> None:
@@ -197,11 +199,11 @@ async def test_a_direct_conversation_is_what_the_human_and_that_session_wrote_ea
     async with app.run_test(size=(80, 24)) as pilot:
         assert app.feed is not None
         await settle(pilot, app.feed.ready.is_set, "the watches")
-        await settle(pilot, lambda: "Hana-alpha" in app.peer_names, "the peers pane")
-        await pilot.press(*"@Hana-alpha review please", "enter")
+        await settle(pilot, lambda: "Hana" in app.peer_names, "the peers pane")
+        await pilot.press(*"@Hana review please", "enter")
         direct = rooms.direct_room(hana.session_id)
         await settle(pilot, lambda: direct in app.rooms, "the conversation in the rooms pane")
-        assert app.rooms[direct].label == "@Hana-alpha"
+        assert app.rooms[direct].label == "@Hana"
         asked = world.spool.room_names(direct)[-1]
         reply_verb.run(world.context(hana), reply_verb.ReplyRequest("done, one nit", re=asked))
         other = send_verb.run(world.context(tao), send_verb.SendRequest("tao to hana, not yours", to=hana.session_id))
@@ -463,7 +465,7 @@ async def test_a_sessions_channels_are_cut_not_wrapped_onto_a_line_that_reads_as
         lines = [line[:25].rstrip() for line in screen_lines(app)]
         pane = lines[lines.index(" Peers") + 1 : -1]  # to the footer
         peers = [line for line in pane if line.strip() and not line.startswith("   ")]
-        assert peers == [" Hana-alpha idle"], pane  # the channels' line is one line, indented, cut
+        assert peers == [" Hana idle"], pane  # the channels' line is one line, indented, cut
         assert any(line.startswith("   claude in api #chann") and line.endswith("…") for line in pane), pane
 
 

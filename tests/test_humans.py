@@ -87,7 +87,7 @@ def test_an_unknown_name_is_refused_naming_the_sessions_and_humans_that_can_be_a
     out = s.attend("send", "--to", "nobody-here", "hi")
     assert out.rc == 1
     assert "no session or human named 'nobody-here'" in out.stderr
-    assert "Hana-alpha" in out.stderr and "root" in out.stderr and HUMAN in out.stderr
+    assert "sessions: Hana;" in out.stderr and "root" in out.stderr and HUMAN in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1
     assert sorted(p.name for p in (world.spool_root / "rooms").iterdir()) == before
 
@@ -266,9 +266,9 @@ def test_peers_lists_the_humans_who_used_the_bus_recently_marked_human(world: Wo
     os.utime(stale, (then, then))
     peers = json.loads(s.attend("peers", "--json").stdout)
     assert [h["user"] for h in peers["humans"]] == ["alice"]
-    assert [p["display"] for p in peers["peers"]] == ["Hana-alpha"]
+    assert [p["display"] for p in peers["peers"]] == ["Hana"]
     text = world.attend("peers", env={"USER": "alice"}).stdout
-    assert "alice (human, you)" in text and "Hana-alpha" in text and "bob" not in text
+    assert "alice (human, you)" in text and "Hana" in text and "bob" not in text
 
 
 @pytest.mark.anyio

@@ -30,7 +30,7 @@ def test_the_ancestry_walk_finds_the_session_record_of_a_parent(world: World) ->
     s = world.session("proj", name="Hana")
     who = world.context(s).who()
     assert (who.kind, who.id, who.resolved, who.resolved_by) == ("agent", s.session_id, True, "ancestry")
-    assert who.origin == str(s.cwd) and identity.persona(who) == "Hana"
+    assert who.origin == str(s.cwd) and who.name == "Hana"
 
 
 def test_a_record_whose_proc_start_does_not_match_is_refused_as_pid_reuse(world: World) -> None:

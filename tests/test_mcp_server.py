@@ -270,7 +270,7 @@ async def test_status_reports_identity_and_registration_as_read_at_call_time(wor
     assert (before["session_id"], before["resolved"], before["ordinal"], before["enrolled"], before["ways"]) == (
         after["session_id"],
         True,
-        None,
+        "alpha",  # a session without a client name is registered when first shown: one name throughout
         False,
         [],
     )

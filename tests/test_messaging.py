@@ -101,21 +101,23 @@ def test_to_a_path_without_a_live_session_lists_the_live_ones_and_the_nearest(wo
     assert world.spool.room_names(rooms.project_room(str(b.cwd))) == []
 
 
-def test_to_display_names_and_unique_prefixes_resolve_at_send_time(world: World) -> None:
-    a, b, c = world.session("px", name="Hana"), world.session("px", name="Hana"), world.session("py", name="Tam")
+def test_persona_ordinal_names_and_unique_prefixes_resolve_at_send_time(world: World) -> None:
+    # Sessions whose client gives no name: named Persona-ordinal, the persona drawn from the project.
+    a, b, c = world.session("px"), world.session("px"), world.session("py", name="Tam")
     _enroll(world, a, b, c)
-    sent = send.run(world.context(c), send.SendRequest("hi", to="Hana-beta,Hana-al"))
+    persona = sessions.display_name(world.spool, world.context(a).who()).rsplit("-", 1)[0]
+    sent = send.run(world.context(c), send.SendRequest("hi", to=f"{persona}-beta,{persona}-al"))
     assert set(sent.to.split(",")) == {a.session_id, b.session_id} and sent.delivered == 2
-    with pytest.raises(UsageError, match="several sessions"):
-        send.run(world.context(c), send.SendRequest("hi", to="Hana"))
+    assert set(sent.to_name.split(",")) == {f"{persona}-alpha", f"{persona}-beta"}
+    with pytest.raises(UsageError, match="fits 2 sessions"):
+        send.run(world.context(c), send.SendRequest("hi", to=persona))
 
 
-def test_a_display_name_two_projects_share_is_refused_not_sent_to_either(world: World) -> None:
-    # Ordinals count per project, so the same persona in two projects is "Tao-alpha" twice.
+def test_a_client_name_two_sessions_share_is_refused_not_sent_to_either(world: World) -> None:
     a, b, c = world.session("pa", name="Tao"), world.session("pb", name="Tao"), world.session("pc", name="Uma")
     _enroll(world, a, b, c)
-    with pytest.raises(UsageError, match=rf"several sessions.*{a.session_id}") as err:
-        send.run(world.context(c), send.SendRequest("hi", to="Tao-alpha"))
+    with pytest.raises(UsageError, match=rf"fits 2 sessions.*{a.session_id}") as err:
+        send.run(world.context(c), send.SendRequest("hi", to="Tao"))
     assert b.session_id in str(err.value) and "session id" in str(err.value)
     assert world.spool.listing(a.session_id, "new") == world.spool.listing(b.session_id, "new") == []
     sent = send.run(world.context(c), send.SendRequest("hi", to=a.session_id))  # the id still reaches one
@@ -215,6 +217,7 @@ SHAPES = {
         "room",
         "scope",
         "to",
+        "to_name",
         "re",
         "from_kind",
         "from_id",

@@ -23,7 +23,7 @@ def test_peers_lists_live_sessions_with_display_project_channels_and_conduits(wo
     assert out.rc == 0, out.stderr
     peers = {p["session_id"]: p for p in json.loads(out.stdout)["peers"]}
     assert set(peers) == {a.session_id, b.session_id}
-    assert peers[a.session_id]["display"] == "Hana-alpha"
+    assert peers[a.session_id]["display"] == "Hana"  # the client's name for it, as its record gives it
     assert peers[a.session_id]["channels"] == ["#ops"]
     assert peers[a.session_id]["project"] == str(a.cwd)
     assert peers[a.session_id]["status"] == "idle"
@@ -117,7 +117,7 @@ def test_peers_and_status_answer_alike_without_click_and_through_it(world: World
         slow = run([sys.executable, "-c", CLICK_MAIN, *args])
         assert fast.stderr.strip().splitlines()[-1] == "False", fast.stderr  # the fast path: no click
         assert _normal(fast.stdout) == _normal(slow.stdout)
-        assert "Hana-alpha" in fast.stdout or (args[0] == "status" and who is None)  # a human's status: its own
+        assert "Hana" in fast.stdout or (args[0] == "status" and who is None)  # a human's status: its own
 
 
 def test_peers_with_anything_more_is_left_to_click(world: World) -> None:

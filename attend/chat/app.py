@@ -639,7 +639,7 @@ class ChatApp(App[None]):
             return
         self.query_one("#compose", Compose).clear()
         self.replying = None
-        where = framing.inline(sent.scope if sent.scope != "direct" else sent.to)
+        where = framing.inline(sent.scope if sent.scope != "direct" else sent.to_name or sent.to)
         self.say(f"sent to {where}: {sent.delivered} recipient{'s' if sent.delivered != 1 else ''} ({sent.live} live)")
 
     def send(self, text: str) -> Sent | None:

@@ -61,7 +61,10 @@ def peers_text(result: Peers) -> str:
         return "no live sessions"
     rows = [
         [
-            p.display + (f"@{p.host}" if p.host else "") + (" (you)" if p.self else ""),
+            p.display
+            + (f"@{p.host}" if p.host else "")
+            + (" (you)" if p.self else "")
+            + ("" if p.enrolled else " (not joined)"),
             p.client,
             p.project,
             p.status,

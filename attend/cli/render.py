@@ -33,7 +33,7 @@ def document_line(result: Any) -> str:
 
 
 def sent_line(sent: Any) -> str:
-    return sent_text(sent.id, sent.scope, sent.to, sent.re, sent.delivered, sent.live, sent.humans)
+    return sent_text(sent.id, sent.scope, sent.to_name or sent.to, sent.re, sent.delivered, sent.live, sent.humans)
 
 
 def sent_text(

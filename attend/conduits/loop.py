@@ -122,7 +122,7 @@ class Sensor:
     # ---------------------------------------------------------------- start-up
 
     def start(self) -> None:
-        enrolled = sessions.enroll(self.spool, self.who, "run")
+        sessions.enroll(self.spool, self.who, "run")
         sessions.touch_heartbeat(self.spool, self.sid)
         self._watch_own()
         self.peers = presence.PeerWatch(self.spool, self.ctx.sessions_dir)
@@ -130,7 +130,7 @@ class Sensor:
         self._watch_presence()
         list(presence.read_new(self.spool, self.sid))  # first run: start the cursor at now
         self._safe(self._repair, "repair")
-        self._banner(enrolled.ordinal)
+        self._banner()
         note = sessions.take_notice(self.spool, self.sid)
         if note:
             self.write(monitor.note_line(note))
@@ -186,8 +186,8 @@ class Sensor:
         ticks = -(-(at - SLACK - self.base) // TICK)
         return self.base + ticks * TICK
 
-    def _banner(self, ordinal: str) -> None:
-        display = sessions.display(identity.persona(self.who), {"ordinal": ordinal})
+    def _banner(self) -> None:
+        display = sessions.display_name(self.spool, self.who)
         labels = [rooms.scope(r) for r in sessions.receive_rooms(self.spool, self.sid)]
         mcp = mcp_markers.mcp_live(self.spool, self.sid)
         text = monitor.banner(display, monitor.project_name(self.who.origin), labels, mcp)

@@ -1,11 +1,16 @@
 """The address grammar of ``to``: ``*``, ``#name``, a project path, or comma-separated session ids,
-display names (``Hana-beta``, or a unique prefix) or humans' user names, resolved at send time.
+names (``proj-8d``, ``Hana-beta``, or a unique prefix) or humans' user names, resolved at send time.
 
 A part that is a session id wins, then a human's user name exactly (a human who has a mailbox, or the
-human running the command), then a display name exactly, then a unique display-name prefix.
-``user:NAME`` is always the human NAME, and only a human.
+user running the command), then a session's name exactly (the client's name in its live record, else
+the last registered; ``Persona-ordinal`` for one without), then an alias exactly (the
+``Persona-ordinal`` of a session that has a client name, or the ``name-ordinal`` earlier versions
+showed), then a unique prefix of either. ``user:NAME`` is always the human NAME, and only a human.
+A name that fits several sessions is refused with each of them and its state. A live session that
+has not enrolled is addressed all the same (its direct room keeps the message for its enrollment),
+and the sender is told what it takes to reach it.
 
-Names cannot be shadowed: a bare name that is a human's and also a session's display name, persona
+Names cannot be shadowed: a bare name that is a human's and also a session's name, alias, persona
 or client name is refused, naming both explicit forms. An agent is never "the human running the
 command", so it cannot bring a human mailbox into being by addressing one.
 """
@@ -15,18 +20,36 @@ from __future__ import annotations
 import os
 
 from attend import identity
-from attend.domain import humans, liveness, remote, rooms, sessions
+from attend.domain import humans, liveness, rooms, sessions
 from attend.errors import NotFoundError, UsageError
 from attend.identity import Identity
-from attend.layout import HOST_RE, host, is_session_id
+from attend.layout import HOST_RE, RELAY, RELAY_PEERS, host, is_session_id
 from attend.record import Record
 from attend.spool import Spool
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from attend.domain import remote  # imported where a relay's mirror is read: a plain send needs none
 
 
 class Address(Record):
     rooms: list[str]
     to: str  # the To header
+    to_name: str = ""  # the recipients as attend names them (a session by its name, not its id)
+    warnings: tuple[str, ...] = ()  # a recipient that hears nothing yet, and what it takes
     humans: tuple[str, ...] = ()  # the humans a name resolved to (send says so)
+
+
+class Candidate(Record):
+    """A session a name may address: registered, or live on this machine."""
+
+    sid: str
+    name: str
+    aliases: tuple[str, ...]
+    record: identity.SessionRecord | None  # its live record, if it has one
+
+    def names(self) -> tuple[str, ...]:
+        return (self.name, *self.aliases)
 
 
 def scope_to(to: str | None, channel: str | None, broadcast: bool) -> str:
@@ -50,7 +73,7 @@ def resolve(
         user = None
     to = to.strip()
     if to in ("*", "#open", "open"):
-        return Address([rooms.OPEN], "*")
+        return Address([rooms.OPEN], "*", "#open")
     if to.startswith("#"):
         return _channel(spool, to, sender, sessions_dir)
     if "/" in to or to.startswith(("~", ".")):
@@ -61,7 +84,8 @@ def resolve(
 def _channel(spool: Spool, to: str, sender: Identity, sessions_dir: os.PathLike[str] | str) -> Address:
     name = rooms.channel_name(to)
     live = live_channels(spool, sender.id, sessions_dir)
-    live += sorted({c for p in remote.peers(spool) for c in p.channels if c not in live})  # members elsewhere
+    mirror = _mirror(spool)
+    live += sorted({c for p in (mirror.peers if mirror else []) for c in p.channels if c not in live})  # elsewhere
     if name not in live:
         listed = ", ".join("#" + c for c in live) or "none"
         from attend.domain import channels
@@ -70,7 +94,7 @@ def _channel(spool: Spool, to: str, sender: Identity, sessions_dir: os.PathLike[
         raise NotFoundError(
             f"cannot send to #{name}: {state} (channels with members to hear it: {listed}); or send to #open"
         )
-    return Address([rooms.channel_room(name)], "#" + name)
+    return Address([rooms.channel_room(name)], "#" + name, "#" + name)
 
 
 def live_channels(spool: Spool, exclude: str, sessions_dir: os.PathLike[str] | str) -> list[str]:
@@ -111,7 +135,7 @@ def _project(to: str, sender: Identity, sessions_dir: os.PathLike[str] | str) ->
         near = _nearest(path, others)
         hint = f"; did you mean {near}?" if near else ""
         raise NotFoundError(f"no live session at {path}; live projects: {', '.join(others)}{hint}")
-    return Address([rooms.project_room(path)], path)
+    return Address([rooms.project_room(path)], path, path)
 
 
 def _nearest(path: str, candidates: list[str]) -> str | None:
@@ -139,19 +163,22 @@ def _sessions(spool: Spool, to: str, sessions_dir: os.PathLike[str] | str, user:
     wanted = [part.strip() for part in to.split(",") if part.strip()]
     if not wanted:
         raise UsageError(f"empty address {to!r}; use *, #channel, a project path, or session ids or names")
-    names = display_names(spool)
+    known = candidates(spool, sessions_dir)
     people = addressable_humans(spool, user)
-    mirror = remote.read(spool)  # other hosts' sessions and humans, when a relay serves this spool
+    mirror = _mirror(spool)  # other hosts' sessions and humans, when a relay serves this spool
     targets: list[str] = []
+    shown: list[str] = []
     room_list: list[str] = []
+    warnings: list[str] = []
     reached: list[str] = []
     for want in wanted:
         if mirror is not None:
-            found = _across_hosts(spool, want, mirror, names, sessions_dir, people)
-            if found is not None:
-                target, room = found
+            elsewhere = _across_hosts(spool, want, mirror, known, people)
+            if elsewhere is not None:
+                target, room = elsewhere
                 if room not in room_list:
                     targets.append(target)
+                    shown.append(target)
                     room_list.append(room)
                 continue
             want = want.removesuffix("@" + host())
@@ -168,26 +195,39 @@ def _sessions(spool: Spool, to: str, sessions_dir: os.PathLike[str] | str, user:
                     "human, or the session's id (attend peers --json)"
                 )
         if human is not None:
-            target, room = human, rooms.human_room(human)
+            target, name, room = human, human, rooms.human_room(human)
         else:
-            target = _one_session(spool, want, names, sessions_dir, people)
-            room = rooms.direct_room(target)
+            found = _one_session(spool, want, known, sessions_dir, people)
+            target = sessions.moved_to(spool, found.sid)
+            name, room = found.name, rooms.direct_room(target)
+            if found.record is not None and not sessions.is_enrolled(spool, target):
+                warnings.append(unenrolled(found))
         if room not in room_list:
             targets.append(target)
+            shown.append(name)
             room_list.append(room)
             if human is not None:
                 reached.append(human)
-    return Address(room_list, ",".join(targets), tuple(reached))
+    return Address(room_list, ",".join(targets), ",".join(shown), tuple(warnings), tuple(reached))
+
+
+def unenrolled(c: Candidate) -> str:
+    """What the sender of a message to a live session that has not enrolled is told: one line."""
+    return (
+        f"{c.name} is a live Claude session that has not joined attend, so it hears nothing yet; its "
+        f"direct room keeps this until it does: in that session, run attend join <channel> (or arm attend "
+        f"run under Monitor)"
+    )
 
 
 def session_names_like(spool: Spool, name: str, sessions_dir: os.PathLike[str] | str) -> str | None:
-    """The first session whose display name, persona or client name is ``name`` (case aside), as
-    ``Persona-ordinal`` or the client's name; None when no session is called that."""
+    """The first session whose name, alias, persona or client name is ``name`` (case aside), as its
+    name; None when no session is called that."""
     lowered = name.lower()
     for _key, sid, entry in sessions.all_registrations(spool):
         persona = str(entry.get("persona") or "")
-        shown = sessions.display(persona, entry) if persona else sid
-        if lowered in (shown.lower(), persona.lower()):
+        shown = sessions.display(persona, entry, sessions.stored_name(entry)) if persona else sid
+        if lowered in (shown.lower(), persona.lower(), sessions.alias(persona, entry).lower()):
             return shown
     for record in identity.live_records(sessions_dir):
         if record.name and record.name.lower() == lowered:
@@ -195,12 +235,23 @@ def session_names_like(spool: Spool, name: str, sessions_dir: os.PathLike[str] |
     return None
 
 
+def _mirror(spool: Spool) -> remote.Mirror | None:
+    """The relay's mirror of other hosts, read (and its module imported) only where a relay wrote one."""
+    try:
+        if not spool.exists(RELAY, RELAY_PEERS):
+            return None
+    except OSError:
+        return None  # a planted folder on the way: no mirror, as reading it would say
+    from attend.domain import remote
+
+    return remote.read(spool)
+
+
 def _across_hosts(
     spool: Spool,
     want: str,
     mirror: remote.Mirror,
-    names: list[tuple[str, str]],
-    sessions_dir: os.PathLike[str] | str,
+    known: list[Candidate],
     people: list[str],
 ) -> tuple[str, str] | None:
     """A part that names a session or human of another host: (To label, room). None: resolve it here.
@@ -227,7 +278,7 @@ def _across_hosts(
         if mirror.same_humans:
             return None  # one person: the mailbox here
         here.append(f"{want}@{me}")
-    elif _is_local_session(spool, want, names, sessions_dir):
+    elif _is_local_session(spool, want, known):
         here.append(f"{want}@{me}")
     if len(found) == 1 and not here:
         return found[0].id + "@" + found[0].host, found[0].room
@@ -239,12 +290,10 @@ def _names(peer: remote.RemotePeer, want: str) -> bool:
     return peer.id == want or peer.name.lower() == want.lower()
 
 
-def _is_local_session(
-    spool: Spool, want: str, names: list[tuple[str, str]], sessions_dir: os.PathLike[str] | str
-) -> bool:
+def _is_local_session(spool: Spool, want: str, known: list[Candidate]) -> bool:
     if is_session_id(want) and spool.exists("sessions", want):
         return True
-    return any(name.lower() == want.lower() for name, _ in names)
+    return any(n.lower() == want.lower() for c in known for n in c.names())
 
 
 def addressable_humans(spool: Spool, user: str | None) -> list[str]:
@@ -263,6 +312,43 @@ def _one_human(want: str, people: list[str], spool: Spool) -> str | None:
     return want
 
 
+def candidates(spool: Spool, sessions_dir: os.PathLike[str] | str) -> list[Candidate]:
+    """Every session a name may address: each registered one, by its name (the live record's client
+    name where it has one, so a rename in the client shows at once) and its ``Persona-ordinal`` alias,
+    and each live one not registered (it has not enrolled), by its client name or persona."""
+    live = {r.session_id: r for r in identity.live_records(sessions_dir)}
+    out: list[Candidate] = []
+    for _key, sid, entry in sessions.all_registrations(spool):
+        persona = entry.get("persona")
+        if not persona or not entry.get("ordinal"):
+            continue
+        record = live.pop(sid, None)
+        client = (record.name if record else None) or sessions.stored_name(entry)
+        name = sessions.display(str(persona), entry, client)
+        # Persona-ordinal, and the name-ordinal earlier versions showed for a session with a name.
+        aliases = {sessions.alias(str(persona), entry), sessions.alias(client, entry) if client else name} - {name}
+        out.append(Candidate(sid, name, tuple(sorted(aliases)), record))
+    for sid, record in live.items():
+        origin = identity.normalise_origin(record.cwd or "/")
+        out.append(Candidate(sid, record.name or identity.nickname(origin), (), record))
+    return out
+
+
+def _state(spool: Spool, c: Candidate, sessions_dir: os.PathLike[str] | str) -> str:
+    """How a candidate stands, for a refusal that lists several: live, parked, not joined, or gone."""
+    enrolled = sessions.is_enrolled(spool, c.sid)
+    if enrolled:
+        return "live" if liveness.is_live(spool, c.sid, sessions_dir) else "parked: enrolled, not running"
+    return "live, not joined" if c.record is not None else "gone: not enrolled, not running"
+
+
+def _where(spool: Spool, c: Candidate) -> str:
+    if c.record is not None and c.record.cwd:
+        return identity.normalise_origin(c.record.cwd)
+    enrollment = sessions.read_enrollment(spool, c.sid)
+    return enrollment.origin if enrollment else "?"
+
+
 def _other_account(name: str) -> bool:
     """Whether ``name`` is an account of this machine other than the caller's own (on the refusal path only)."""
     import pwd
@@ -273,36 +359,31 @@ def _other_account(name: str) -> bool:
         return False
 
 
-def display_names(spool: Spool) -> list[tuple[str, str]]:
-    """Every registered session's display name (``Persona-ordinal``) and id. Not a mapping: ordinals
-    count per project, so one persona in two projects gives two sessions the same name."""
-    return [(name, sid) for sid, name in sessions.registered_names(spool).items()]
-
-
 def _one_session(
-    spool: Spool, want: str, names: list[tuple[str, str]], sessions_dir: os.PathLike[str] | str, people: list[str]
-) -> str:
-    if is_session_id(want) and (
-        spool.exists("sessions", want) or any(r.session_id == want for r in identity.live_records(sessions_dir))
-    ):
-        return sessions.moved_to(spool, want)
+    spool: Spool, want: str, known: list[Candidate], sessions_dir: os.PathLike[str] | str, people: list[str]
+) -> Candidate:
+    if is_session_id(want) and (spool.exists("sessions", want) or any(c.sid == want for c in known)):
+        sid = sessions.moved_to(spool, want)  # an id from before a /clear reaches the session now
+        return next((c for c in known if c.sid == sid), Candidate(sid, sid, (), None))
     lowered = want.lower()
-    exact = [(name, sid) for name, sid in names if name.lower() == lowered]
-    matches = exact or [(name, sid) for name, sid in names if name.lower().startswith(lowered)]
-    if len({sid for _, sid in matches}) == 1:
-        return sessions.moved_to(spool, matches[0][1])
+    exact = [c for c in known if c.name.lower() == lowered]
+    exact = exact or [c for c in known if any(a.lower() == lowered for a in c.aliases)]
+    matches = exact or [c for c in known if any(n.lower().startswith(lowered) for n in c.names())]
+    if len(matches) == 1:
+        return matches[0]
     if matches:
-        if exact:  # one name, several sessions: only an id tells them apart
-            ids = ", ".join(sorted(sid for _, sid in exact))
-            raise UsageError(f"{want!r} names several sessions ({ids}); give a session id (attend peers --json)")
-        options = sorted(name for name, _ in matches)
-        raise UsageError(f"{want!r} matches several sessions ({', '.join(options)}); give more of the name")
+        listed = "; ".join(
+            f"{c.name} ({_state(spool, c, sessions_dir)}, {_where(spool, c)}, id {c.sid})"
+            for c in sorted(matches, key=lambda c: (c.name, c.sid))
+        )
+        more = "give the session id" if exact else "give more of the name, or the session id"
+        raise UsageError(f"{want!r} fits {len(matches)} sessions: {listed}; {more}")
     if _other_account(want):
         raise NotFoundError(
             f"{want!r} is another user account of this machine: each account's spool is its own, and attend "
             f"never writes into another's; write to a human of your spool (attend peers lists them)"
         )
-    known = sorted(name for name, _ in names)
-    hint = f"; sessions: {', '.join(known[:10])}" if known else "; no sessions registered"
+    names = sorted(c.name for c in known)
+    hint = f"; sessions: {', '.join(names[:10])}" if names else "; no sessions registered"
     hint += f"; humans: {', '.join(people[:10])}" if people else ""
     raise NotFoundError(f"no session or human named {want!r}{hint} (attend peers lists them)")

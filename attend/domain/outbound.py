@@ -22,6 +22,7 @@ class Outcome(Record):
 
     sig: Signal
     scope: str  # rooms.scope of its room
+    to_name: str  # the recipients as attend names them (the To header holds session ids)
     delivered: int  # recipients linked: live + parked
     live: int  # of them, live now (peers lists them)
     warnings: list[str]
@@ -94,8 +95,9 @@ def deliver(
     sig, linked = delivery.send(ctx.spool, sig, address.rooms)
     is_live = liveness.Liveness(ctx.spool, ctx.sessions_dir)
     live = sum(map(is_live, linked.sessions)) + sum(humans.is_recent(ctx.spool, u) for u in linked.humans)
-    warnings = warnings + list(sender.notes) + slow_down(ctx, sender, live)
-    return Outcome(sig, rooms.scope(sig.room), len(linked), live, warnings, address.humans)
+    warnings = warnings + list(address.warnings) + list(sender.notes) + slow_down(ctx, sender, live)
+    shown = address.to_name or address.to
+    return Outcome(sig, rooms.scope(sig.room), shown, len(linked), live, warnings, address.humans)
 
 
 def slow_down(ctx: Context, sender: Identity, live: int) -> list[str]:

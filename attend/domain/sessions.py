@@ -3,7 +3,10 @@
 - Enrolled (``run``, ``join``): the session receives; fan-out and the drain serve it. The record
   ``sessions/<sid>/enrolled`` is written first; then the cold-start rule links what it now owes.
 - Registration: persona + per-project ordinal (alpha, beta, …), allocated once under the registry
-  lock, idempotently. Display only, never a key.
+  lock, idempotently, and the client's own name for the session when it gives one. Display only,
+  never a key.
+- Name: one per session, wherever it is shown or addressed: the client's name (``proj-8d``), else
+  ``Persona-ordinal`` (``Kai-alpha``), which stays an accepted alias of a session that has a name.
 - Live: session record present, pid alive, ``procStart`` matching; the heartbeat is secondary.
 - ``/clear`` gives the same Claude process a new id; ``move_session`` carries everything over
   and leaves a ``moved-to`` pointer that late senders follow.
@@ -14,6 +17,7 @@ from __future__ import annotations
 # bisect is imported where it is used: the send path never needs it.
 import contextlib
 import json
+import os
 import time
 from collections.abc import Iterator, Mapping
 
@@ -217,6 +221,8 @@ def register(spool: Spool, who: Identity, now: float | None = None) -> str:
             mine = {"ordinal": ordinal, "registered_at": now}
         mine["last_seen"] = now
         mine["persona"] = ident.persona(who)
+        if who.name:  # the client's own name, kept for when its record is gone (a parked session)
+            mine["name"] = who.name
         entries[who.id] = mine
         spool.write_state(json.dumps(entries, indent=1, sort_keys=True).encode(), "registry", f"{key}.json")
         return str(mine["ordinal"])
@@ -230,20 +236,75 @@ def ordinal_of(entry: Mapping[str, object] | None) -> str | None:
     return str(entry["ordinal"]) if entry and entry.get("ordinal") else None
 
 
-def display(persona: str, entry: Mapping[str, object] | None) -> str:
-    """The one display name: ``Persona-ordinal`` for a registered session, the persona alone otherwise."""
+def display(persona: str, entry: Mapping[str, object] | None, name: str | None = None) -> str:
+    """The one name of a session, wherever it is shown or matched: the client's own ``name`` for it
+    when it gives one, else ``Persona-ordinal`` for a registered session, the persona alone otherwise."""
+    if name:
+        return name
+    return alias(persona, entry)
+
+
+def alias(persona: str, entry: Mapping[str, object] | None) -> str:
+    """``Persona-ordinal`` (the persona alone before registration): the name of a session whose client
+    gives it none, and an alias that still addresses one that has a name."""
     ordinal = ordinal_of(entry)
     return f"{persona}-{ordinal}" if ordinal else persona
 
 
+def client_name(who: Identity, entry: Mapping[str, object] | None) -> str | None:
+    """The client's name for the session: its record's, else the one last registered (the sandbox
+    rule resolves a session without its record)."""
+    return who.name or stored_name(entry)
+
+
+def stored_name(entry: Mapping[str, object] | None) -> str | None:
+    """The client's name for a session as its registration last recorded it."""
+    stored = entry.get("name") if entry else None
+    return stored if isinstance(stored, str) and stored else None
+
+
 def display_name(spool: Spool, who: Identity) -> str:
-    return display(ident.persona(who), registration(spool, who.id, who.origin) if who.is_agent else None)
+    """The caller's one name. A session without a client name is registered on first sight, so its
+    ``Persona-ordinal`` is the same before its first enrollment and after."""
+    if not who.is_agent:
+        return ident.persona(who)
+    return display(ident.persona(who), *name_parts(spool, who))
+
+
+def name_parts(spool: Spool, who: Identity) -> tuple[Mapping[str, object] | None, str | None]:
+    """(registration, client name) of an agent; a nameless one is registered here if it was not."""
+    entry = registration(spool, who.id, who.origin)
+    name = client_name(who, entry)
+    if name is None and ordinal_of(entry) is None:
+        entry = {"ordinal": register(spool, who)}
+    elif who.name and entry is not None and entry.get("name") != who.name:
+        _rename(spool, who)  # renamed in the client: a parked session keeps the new name
+    return entry, name
+
+
+def _rename(spool: Spool, who: Identity) -> None:
+    key = rooms.project_key(who.origin)
+    with _registry_lock(spool, key):
+        entries = read_registry(spool, key)
+        if who.id in entries:
+            entries[who.id]["name"] = who.name
+            spool.write_state(json.dumps(entries, indent=1, sort_keys=True).encode(), "registry", f"{key}.json")
+
+
+def current_names(spool: Spool, sessions_dir: str | os.PathLike[str]) -> dict[str, str]:
+    """``registered_names``, with the name in each live session's record where it has one: a rename in
+    the client shows at once."""
+    names = registered_names(spool)
+    for record in ident.live_records(sessions_dir):
+        if record.name and record.session_id in names:
+            names[record.session_id] = record.name
+    return names
 
 
 def registered_names(spool: Spool) -> dict[str, str]:
-    """Every registered session's id mapped to its display name, as the registry recorded its persona."""
+    """Every registered session's id mapped to its name, as the registry last recorded it."""
     return {
-        sid: display(str(entry["persona"]), entry)
+        sid: display(str(entry["persona"]), entry, stored_name(entry))
         for _key, sid, entry in all_registrations(spool)
         if entry.get("persona") and entry.get("ordinal")
     }

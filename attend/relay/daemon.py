@@ -298,7 +298,7 @@ class Relay:
                 "host": self.me,
                 "kind": "agent",
                 "id": sid,
-                "name": sessions.display(identity.persona(who), entry),
+                "name": sessions.display(identity.persona(who), entry, record.name),
                 "project": origin,
                 "status": record.status or "",
                 "channels": member_of.get(sid, []),

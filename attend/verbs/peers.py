@@ -3,6 +3,7 @@ who used the bus recently. Read-only."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from attend import identity
@@ -35,7 +36,7 @@ class Peer:
     display: str
     project: str
     status: str
-    enrolled: bool
+    enrolled: bool  # false: a live session that has not joined attend (it hears nothing yet)
     channels: list[str]
     sensor: bool
     mcp: bool
@@ -89,11 +90,17 @@ def run(ctx: Context, req: PeersRequest) -> Peers:
         key = rooms.project_key(origin)
         if key not in registries:
             registries[key] = sessions.read_registry(spool, key)
-        entry = registries[key].get(sid)
+        entry: Mapping[str, object] | None = registries[key].get(sid)
+        if (record.name and entry and entry.get("name") != record.name) or (
+            not record.name and sessions.ordinal_of(entry) is None
+        ):
+            # Renamed in its client (a parked session keeps the new name), or nameless and never seen
+            # (its Persona-ordinal now is the name it keeps when it enrolls).
+            entry, _ = sessions.name_parts(spool, who)
         out.append(
             Peer(
                 session_id=sid,
-                display=sessions.display(identity.persona(who), entry),
+                display=sessions.display(identity.persona(who), entry, record.name),
                 project=origin,
                 status=record.status or identity.transcript_status(ctx.env, record, window),
                 enrolled=sessions.is_enrolled(spool, sid),
@@ -149,7 +156,7 @@ def _codex_peers(
         out.append(
             Peer(
                 session_id=sid,
-                display=sessions.display(identity.persona(who), entry),
+                display=sessions.display(identity.persona(who), entry, sessions.client_name(who, entry)),
                 project=enrollment.origin,
                 status="-",
                 enrolled=True,

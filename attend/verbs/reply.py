@@ -118,5 +118,8 @@ def run(ctx: Context, req: ReplyRequest) -> Sent:
             identity.human_id(ctx.env),
         )
     else:
-        address = addressing.Address(reply_rooms(ctx.spool, room, parent), parent.from_id)
+        # Shown by the name the parent was sent under, the one its reader saw.
+        address = addressing.Address(
+            reply_rooms(ctx.spool, room, parent), parent.from_id, parent.sender or parent.from_id
+        )
     return sent(deliver(ctx, sender, req.message, address, parent_id, obo, warnings))

@@ -21,9 +21,8 @@ PARAMS = {
 }
 EXAMPLES = (  # the end of `attend send --help` (CLI only)
     ('attend send "freeze main at 5pm"', "to #open, everyone"),
-    ('attend send --to Hana-beta "a word?"', "to one session, by display name"),
+    ('attend send --to proj-8d "a word?"', "to one session, by its name (as peers shows it)"),
     ('attend send --to user:dana "lunch?"', "to a human (user: when a session is named alike)"),
-    ('attend send --channel deploy -- "--force is gone"', "to a channel; -- ends the options"),
     ("git log -1 | attend send --to ~/src/api", "the body from stdin, to every session of a project"),
 )
 
@@ -43,7 +42,7 @@ class Sent:
     id: str
     room: str
     scope: str
-    to: str
+    to: str  # the To header: session ids, a human's user name, #channel, a project path or *
     re: str | None
     from_kind: str
     from_id: str
@@ -52,6 +51,7 @@ class Sent:
     parked: int  # enrolled (or a human's mailbox) but not live: it keeps the message until it is back
     warnings: list[str] = field(default_factory=list)
     humans: list[str] = field(default_factory=list)  # the names in ``to`` that resolved to a human, not a session
+    to_name: str = ""  # the recipients as attend names them: a session by its name, not its id
 
 
 def sent(outcome: outbound.Outcome) -> Sent:
@@ -70,6 +70,7 @@ def sent(outcome: outbound.Outcome) -> Sent:
         outcome.delivered - outcome.live,
         outcome.warnings,
         list(outcome.humans),
+        outcome.to_name,
     )
 
 

@@ -58,6 +58,7 @@ def run(ctx: Context, req: StatusRequest) -> Status:
     who = ctx.who()
     enrollment = sessions.read_enrollment(spool, who.id) if who.is_agent else None
     enrolled = who.is_agent and sessions.is_enrolled(spool, who.id)
+    display = sessions.display_name(spool, who)  # first: a nameless session is registered by it
     entry = sessions.registration(spool, who.id, who.origin) if who.is_agent else None
     pending = len(spool.listing(who.id, "new")) + len(spool.listing(who.id, "claimed")) if who.is_agent else 0
     sensor = who.is_agent and sessions.run_is_live(spool, who.id)
@@ -69,7 +70,7 @@ def run(ctx: Context, req: StatusRequest) -> Status:
         origin_path=who.origin,
         resolved=who.resolved,
         resolved_by=who.resolved_by,
-        display=sessions.display_name(spool, who),
+        display=display,
         enrolled=enrolled,
         ways=list(enrollment.ways) if enrollment and enrolled else [],
         ordinal=sessions.ordinal_of(entry),

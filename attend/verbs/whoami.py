@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attend import identity
 from attend.domain import sessions
 from attend.domain.context import Context
 
@@ -48,7 +47,7 @@ def run(ctx: Context, req: WhoAmIRequest) -> WhoAmI:
         resolved=who.resolved,
         resolved_by=who.resolved_by,
         evidence=who.evidence,
-        display=sessions.display_name(ctx.spool, who) if who.is_agent else identity.persona(who),
+        display=sessions.display_name(ctx.spool, who),
         enrolled=who.is_agent and sessions.is_enrolled(ctx.spool, who.id),
         spool=str(ctx.spool.root),
         warnings=list(who.notes),

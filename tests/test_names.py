@@ -1,0 +1,119 @@
+"""One name per session: the client's own name for it (its record's ``name``) where it gives one, else
+``Persona-ordinal``; shown wherever a session is named, accepted wherever one is addressed, followed
+through a rename; the same before a session's first enrollment and after. A name that fits several
+sessions is refused with each of them and its state. A live session that has not joined is listed by
+``peers`` as such, and a send to it says what it takes to reach it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from mcp import Client
+
+from attend import identity
+from attend.domain import rooms
+from tests.support import World, drain, server_as, structured
+
+
+def rename(s, name: str) -> None:  # type: ignore[no-untyped-def]
+    """What the client does on /rename: the session record is rewritten with the new name."""
+    s.name = name
+    s.write_record()
+
+
+def peer(world: World, sid: str) -> dict[str, object]:
+    out = world.attend("peers", "--json")
+    assert out.returncode == 0, out.stderr
+    return next(p for p in json.loads(out.stdout)["peers"] if p["session_id"] == sid)
+
+
+def test_a_session_with_a_client_name_is_shown_and_addressed_by_it_and_never_by_its_id(world: World) -> None:
+    a, b = world.session("proj", name="proj-8d"), world.session("other", name="other-3f")
+    for s in (a, b):
+        assert s.attend("join", "crew").rc == 0
+    assert peer(world, a.session_id)["display"] == "proj-8d"
+    assert json.loads(a.attend("whoami", "--json").stdout)["display"] == "proj-8d"
+    out = b.attend("send", "--to", "proj-8d", "hello")
+    assert out.rc == 0, out.stderr
+    assert " to proj-8d (1 recipient" in out.stdout and a.session_id not in out.stdout, out.stdout
+    by_id = world.attend("send", "--to", a.session_id, "by id")
+    assert by_id.returncode == 0 and " to proj-8d (" in by_id.stdout, by_id.stdout
+    reason = json.loads(drain(world, a.session_id).stdout)["reason"]
+    assert "other-3f (direct, id" in reason, reason  # the sender, by its name too
+
+
+def test_the_persona_ordinal_stays_an_alias_of_a_session_with_a_client_name(world: World) -> None:
+    a = world.session("proj", name="proj-8d")
+    assert a.attend("join", "crew").rc == 0
+    alias = identity.nickname(str(a.cwd)) + "-alpha"
+    out = world.attend("send", "--json", "--to", alias, "by the old name")
+    assert out.returncode == 0, out.stderr
+    sent = json.loads(out.stdout)
+    assert (sent["to"], sent["to_name"], sent["delivered"]) == (a.session_id, "proj-8d", 1)
+
+
+def test_a_rename_in_the_client_is_followed_and_kept_once_the_session_is_parked(world: World) -> None:
+    a = world.session("proj", name="proj-8d")
+    assert a.attend("join", "crew").rc == 0
+    rename(a, "api-fixer")
+    assert peer(world, a.session_id)["display"] == "api-fixer"
+    out = world.attend("send", "--json", "--to", "api-fixer", "renamed")
+    assert out.returncode == 0 and json.loads(out.stdout)["to_name"] == "api-fixer", out.stdout + out.stderr
+    stale = world.attend("send", "--to", "proj-8d", "to the old name")
+    assert stale.returncode == 1 and "no session or human named 'proj-8d'" in stale.stderr
+    sid = a.session_id
+    a.close()  # its record goes; it stays enrolled: parked, under the name it had last
+    parked = world.attend("send", "--json", "--to", "api-fixer", "while away")
+    assert parked.returncode == 0, parked.stderr
+    assert json.loads(parked.stdout)["to"] == sid and json.loads(parked.stdout)["parked"] == 1
+
+
+def test_a_session_without_a_client_name_keeps_one_name_before_its_first_join_and_after(world: World) -> None:
+    a = world.session("proj")  # an older client: no name in its record
+    before = json.loads(a.attend("whoami", "--json").stdout)["display"]
+    assert before == identity.nickname(str(a.cwd)) + "-alpha"
+    assert peer(world, a.session_id)["display"] == before
+    assert a.attend("join", "crew").rc == 0
+    assert json.loads(a.attend("whoami", "--json").stdout)["display"] == before
+    assert peer(world, a.session_id)["display"] == before
+
+
+def test_a_name_that_fits_several_sessions_lists_each_with_its_state_and_sends_nothing(world: World) -> None:
+    parked, live = world.session("pa", name="Nora"), world.session("pb", name="Nora")
+    for s in (parked, live):
+        assert s.attend("join", "crew").rc == 0
+    parked_id = parked.session_id
+    parked.close()  # peers no longer shows it; it is still enrolled, and still named Nora
+    assert [p["session_id"] for p in json.loads(world.attend("peers", "--json").stdout)["peers"]] == [live.session_id]
+    out = world.attend("send", "--to", "Nora", "which one?")
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert f"Nora (parked: enrolled, not running, {world.project('pa')}, id {parked_id})" in out.stderr
+    assert f"Nora (live, {world.project('pb')}, id {live.session_id})" in out.stderr
+    assert "give the session id" in out.stderr
+    assert world.spool.room_names(rooms.OPEN) == [] and not world.spool.room_names(rooms.direct_room(parked_id))
+
+
+def test_peers_marks_a_live_session_that_has_not_joined_and_a_send_to_it_says_how_to_reach_it(world: World) -> None:
+    lurker = world.session("proj", name="lurker-1a")
+    listed = peer(world, lurker.session_id)
+    assert listed["display"] == "lurker-1a" and listed["enrolled"] is False
+    table = world.attend("peers").stdout
+    assert "lurker-1a (not joined)" in table, table
+    out = world.attend("send", "--to", "lurker-1a", "are you there?")
+    assert out.returncode == 0, out.stderr
+    assert "to lurker-1a (0 recipients)" in out.stdout, out.stdout
+    [warning] = out.stderr.strip().splitlines()
+    assert "lurker-1a" in warning and "has not joined" in warning and "attend join" in warning, warning
+    assert lurker.attend("join", "crew").rc == 0  # it joins: the message was kept for it
+    assert "are you there?" in json.loads(drain(world, lurker.session_id).stdout)["reason"]
+
+
+@pytest.mark.anyio
+async def test_the_mcp_send_takes_the_client_name_and_answers_with_it(world: World) -> None:
+    a, b = world.session("proj", name="proj-8d"), world.session("other", name="other-3f")
+    for s in (a, b):
+        assert s.attend("join", "crew").rc == 0
+    async with Client(server_as(world, b), mode="legacy") as client:
+        sent = structured(await client.call_tool("send", {"message": "via mcp", "to": "proj-8d"}))
+    assert (sent["to"], sent["to_name"], sent["delivered"]) == (a.session_id, "proj-8d", 1)
