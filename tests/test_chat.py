@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import select
 import shlex
@@ -25,6 +26,7 @@ import pytest
 
 from attend.chat.app import ChatApp
 from attend.domain import envelope, rooms, sessions
+from attend.hosts.base import proc_start
 from attend.testing.standin import StandIn
 from attend.verbs import chat as chat_verb
 from attend.verbs import join as join_verb
@@ -464,7 +466,33 @@ async def test_a_sessions_channels_are_cut_not_wrapped_onto_a_line_that_reads_as
         pane = lines[lines.index(" Peers") + 1 : -1]  # to the footer
         peers = [line for line in pane if line.strip() and not line.startswith("   ")]
         assert peers == [" Hana idle"], pane  # the channels' line is one line, indented, cut
-        assert any(line.startswith("   api #channel-0") and line.endswith("…") for line in pane), pane
+        assert any(line.startswith("   claude in api #chann") and line.endswith("…") for line in pane), pane
+
+
+async def test_each_peer_names_the_client_it_runs_in_on_its_cut_second_line(world: World) -> None:
+    hana = enrolled(world, "api", "Hana")
+    for n in range(6):
+        join_verb.run(world.context(hana), join_verb.JoinRequest(f"channel-{n}"))
+    # A live process recorded as a Gemini CLI session, as attend's SessionStart hook records one.
+    gem = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    try:
+        records = world.home / ".gemini" / "attend" / "sessions"
+        records.mkdir(parents=True)
+        record = {"pid": gem.pid, "sessionId": "g-chat", "cwd": str(world.project("web")), "host": "gemini"}
+        record["procStart"] = proc_start(gem.pid)
+        (records / f"{gem.pid}.json").write_text(json.dumps(record))
+        app = app_for(world, live=False)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(pilot, lambda: "gemini" in str(app.query_one("#peers").render()), "the gemini peer")
+            lines = [line[:25].rstrip() for line in screen_lines(app)]
+            pane = lines[lines.index(" Peers") + 1 : -1]
+            assert "   gemini in web" in pane, pane
+            # The client leads the line; the channels after it are cut, never wrapped.
+            assert any(line.startswith("   claude in api #chann") and line.endswith("…") for line in pane), pane
+            assert not any(line.startswith(" #channel") or line.startswith("   #channel") for line in pane), pane
+    finally:
+        gem.kill()
+        gem.wait(timeout=60)
 
 
 async def test_two_humans_each_see_their_conversation_in_a_room_of_its_own(world: World) -> None:

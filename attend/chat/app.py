@@ -530,7 +530,8 @@ class ChatApp(App[None]):
             self.query_one("#peers", Static).update(Text(f"peers: {e}"))
             return
         # One peer is two lines, each cut to the pane's width rather than wrapped: a wrapped line of
-        # channels would start at the margin and read as another peer.
+        # channels would start at the margin and read as another peer. The second names the client
+        # the session runs in (claude, codex, gemini), its project and its channels.
         out = Text(no_wrap=True, overflow="ellipsis")
         for p in found.peers:
             if out:
@@ -538,7 +539,9 @@ class ChatApp(App[None]):
             out.append(framing.label(p.display), style="bold")
             out.append(f" {p.status}", style="green" if p.status == "working" else "dim")
             project = p.project.rstrip("/").rsplit("/", 1)[-1] or "/"
-            out.append("\n  " + framing.label(project), style="dim")
+            # The client leads the second line, so the cut at the pane's edge takes channels first.
+            out.append("\n  " + framing.label(p.client), style="cyan")
+            out.append(" in " + framing.label(project), style="dim")
             if p.channels:
                 out.append(" " + " ".join(framing.inline(c) for c in p.channels), style="dim")
         for h in found.humans:
