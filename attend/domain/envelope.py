@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import time
 
-from attend.layout import NAME_RE, name_time
+from attend.layout import NAME_RE, LazyPattern, name_time
 from attend.record import Record
 
 VERSION = 2
@@ -37,14 +37,14 @@ FIELDS = (
 )
 _OPTIONAL = {"Client", "On-Behalf-Of", "Re", "Relayed-From", "Relayed-Id"}
 # The agent client a session runs in (claude, codex, gemini): a token, never free text.
-CLIENT_RE = re.compile(r"[a-z][a-z0-9-]{0,31}")
+CLIENT_RE = LazyPattern(r"[a-z][a-z0-9-]{0,31}")
 MAIL_HEADERS = ("Message-ID", "Date", "From", "To", "Subject")  # always written; threads add two
 V1_FIELDS = ("Message-Id", "From", "To")  # what version 1 kept in the headers version 2 made standard
 
 _MIME = "MIME-Version: 1.0\nContent-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: 8bit\n"
 _LOCAL_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 _PLAIN_PHRASE = re.compile(r"[A-Za-z0-9_#+-]+(?: [A-Za-z0-9_#+-]+)*")  # a display name written unquoted
-_PLAIN_ADDRESS = re.compile(r"([A-Za-z0-9 #_.,:/+-]*) <[^<>]*>")  # a display name that needs no decoding
+_PLAIN_ADDRESS = LazyPattern(r"([A-Za-z0-9 #_.,:/+-]*) <[^<>]*>")  # a display name that needs no decoding
 
 
 class EnvelopeError(ValueError):

@@ -7,7 +7,6 @@ Readers treat a marker whose process is gone (or whose pid was reused) as absent
 from __future__ import annotations
 
 import _thread
-import json
 import os
 import time
 
@@ -81,7 +80,7 @@ class Marker:
         with self._lock:
             if self._closed:
                 return
-            spool.write_state(json.dumps(record).encode(), *marker_parts(sid, self.pid))
+            spool.write_state(safejson.dumps(record).encode(), *marker_parts(sid, self.pid))
             old = self.where
             self.where = (spool, sid)
             if old is not None and old[1] != sid:

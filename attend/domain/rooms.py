@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 
 from attend.errors import UsageError
-from attend.layout import user_key
+from attend.layout import LazyPattern, user_key
 
 OPEN = "open"
-CHANNEL_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+CHANNEL_RE = LazyPattern(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 RESERVED = frozenset({"open", "broadcast"})
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 # bisect is imported where it is used: the send path never needs it.
 import contextlib
-import json
 import os
 import time
 from collections.abc import Iterator, Mapping
@@ -106,7 +105,7 @@ class Enrollment(Record):
             "pid_ns": self.pid_ns,
             "client": self.client,
         }
-        return json.dumps(record, indent=1).encode()
+        return safejson.dumps(record, indent=1).encode()
 
 
 # ---------------------------------------------------------------------- reading state
@@ -224,7 +223,7 @@ def register(spool: Spool, who: Identity, now: float | None = None) -> str:
         if who.name:  # the client's own name, kept for when its record is gone (a parked session)
             mine["name"] = who.name
         entries[who.id] = mine
-        spool.write_state(json.dumps(entries, indent=1, sort_keys=True).encode(), "registry", f"{key}.json")
+        spool.write_state(safejson.dumps(entries, indent=1, sort_keys=True).encode(), "registry", f"{key}.json")
         return str(mine["ordinal"])
 
 
@@ -288,7 +287,7 @@ def _rename(spool: Spool, who: Identity) -> None:
         entries = read_registry(spool, key)
         if who.id in entries:
             entries[who.id]["name"] = who.name
-            spool.write_state(json.dumps(entries, indent=1, sort_keys=True).encode(), "registry", f"{key}.json")
+            spool.write_state(safejson.dumps(entries, indent=1, sort_keys=True).encode(), "registry", f"{key}.json")
 
 
 def current_names(spool: Spool, sessions_dir: str | os.PathLike[str]) -> dict[str, str]:
@@ -497,7 +496,7 @@ def read_cursors(spool: Spool, sid: str) -> dict[str, str]:
 
 
 def write_cursors(spool: Spool, sid: str, cursors: dict[str, str]) -> None:
-    spool.write_state(json.dumps(cursors, sort_keys=True).encode(), "sessions", sid, "repair.json")
+    spool.write_state(safejson.dumps(cursors, sort_keys=True).encode(), "sessions", sid, "repair.json")
 
 
 def add_notice(spool: Spool, sid: str, withheld: int) -> None:
@@ -620,7 +619,7 @@ def _carry_enrollment(spool: Spool, src: Enrollment, new: Identity) -> None:
         entries = read_registry(spool, key)
         if src.sid in entries and sid not in entries:
             entries[sid] = entries.pop(src.sid)
-            spool.write_state(json.dumps(entries, indent=1, sort_keys=True).encode(), "registry", f"{key}.json")
+            spool.write_state(safejson.dumps(entries, indent=1, sort_keys=True).encode(), "registry", f"{key}.json")
     current = read_enrollment(spool, sid)
     ways = tuple(sorted({*src.ways, *(current.ways if current else ())}))
     enrolled_at = min(src.enrolled_at, current.enrolled_at) if current else src.enrolled_at

@@ -17,10 +17,10 @@ record, and such a session is refused rather than mistaken for the human.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from collections.abc import Mapping
 
+from attend import safejson
 from attend.hosts import claude
 from attend.hosts.base import Found, Host, Parent, parent_pid, pid_alive, proc_start
 from attend.layout import is_session_id
@@ -92,7 +92,7 @@ def write_record(pid: int, session_id: str, cwd: str | None, env: Mapping[str, s
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(json.dumps(record))
+            f.write(safejson.dumps(record))
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
