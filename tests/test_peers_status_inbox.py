@@ -146,3 +146,16 @@ def test_peers_shows_a_humans_time_in_the_readers_zone(world: World) -> None:
         shown = world.attend("peers", env={"TZ": tz}).stdout
         local = at.astimezone(ZoneInfo(tz))
         assert f"active {local:%Y-%m-%d %H:%M:%S} {name}" in shown, shown
+
+
+def test_the_inbox_names_the_client_an_agent_sender_runs_in(world: World) -> None:
+    from attend.domain import sessions
+    from attend.verbs import send as send_verb
+
+    hana = world.session("api", name="Hana")
+    sessions.enroll(world.spool, world.context(hana).who(), "run")
+    send_verb.run(world.context(), send_verb.SendRequest("from the human", to="fixture-human"))  # now addressable
+    send_verb.run(world.context(hana), send_verb.SendRequest("from claude", to="fixture-human"))
+    out = world.cli("inbox", "--all")
+    assert out.returncode == 0, out.stderr
+    assert "Hana (agent, claude)" in out.stdout, out.stdout

@@ -79,7 +79,8 @@ def _message_block(m: inbox_verb.Message, utc: bool, columns: int | None) -> str
     # Everything but the id and the time was written by someone else: labels and one-line
     # fields, and the body's further lines aligned under its first (attend.domain.framing).
     lines = [
-        f"[{framing.label(m.scope)}] {framing.label(m.sender)} ({m.from_kind})",
+        # The client was checked as a bare token when the message was parsed (attend.domain.envelope).
+        f"[{framing.label(m.scope)}] {framing.label(m.sender)} ({m.from_kind}{', ' + m.client if m.client else ''})",
         f"  when:    {terminal.when(m.at, utc)}",
         f"  id:      {m.id}",
     ]
