@@ -381,3 +381,35 @@ def test_a_fifo_planted_as_a_session_record_never_hangs_the_walk(world: World) -
         out = s.run([ATTEND, *argv], stdin=payload(s.session_id), timeout=20)
         assert out.rc == 0, out.stderr  # finished: the FIFO is no record, so the caller is the human
     assert json.loads(s.attend("whoami", "--json").stdout)["kind"] == "human"
+
+
+def test_one_resolution_reads_each_ancestors_stat_and_environ_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every host climbs the same ancestry: within one call each process's /proc stat and environ
+    are read once and shared; the next call reads them afresh (nothing outlives a resolution)."""
+    import contextlib
+    from collections import Counter
+
+    from attend.hosts import base
+
+    stats: Counter[int] = Counter()
+    environs: Counter[int] = Counter()
+    from attend.hosts import codex
+
+    real_stat, real_environ = codex.comm_ppid, base.environ_of
+    monkeypatch.setattr(base, "comm_ppid", lambda pid: stats.update([pid]) or real_stat(pid))
+    monkeypatch.setattr(base, "environ_of", lambda pid: environs.update([pid]) or real_environ(pid))
+    env = {"USER": "someone", "HOME": str(tmp_path), "PATH": os.environ.get("PATH", "")}
+
+    def resolve_once() -> None:
+        # This test may itself run inside a host (then it is refused): only the reads are counted.
+        with contextlib.suppress(IdentityError):
+            identity.authority(env=env, cwd=str(tmp_path))
+
+    resolve_once()
+    assert stats and environs  # positive control: the walk read /proc through the shared readers
+    assert max(stats.values()) == 1, stats
+    assert max(environs.values()) == 1, environs
+    resolve_once()
+    assert set(stats.values()) == {2}, stats  # read again by the next call, once each
