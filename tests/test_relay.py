@@ -483,6 +483,7 @@ def flow(a: Host, sa: StandIn, b: Host, sb: StandIn, n: int, disturb: Any) -> No
     assert not a.outbox() and not b.outbox()
 
 
+@pytest.mark.slow  # chaos: minutes of CPU; the whole suite (.ci/run) runs it
 def test_kill_9_of_either_relay_mid_flow_loses_and_duplicates_nothing(hosts: tuple[Host, Host]) -> None:
     a, b = hosts
     sa, sb = a.session("Kit"), b.session("Lee")
@@ -497,6 +498,7 @@ def test_kill_9_of_either_relay_mid_flow_loses_and_duplicates_nothing(hosts: tup
     flow(a, sa, b, sb, CHAOS_COUNT, disturb)
 
 
+@pytest.mark.slow  # chaos: minutes of CPU; the whole suite (.ci/run) runs it
 def test_a_server_restart_and_an_outage_mid_flow_lose_and_duplicate_nothing(
     hosts: tuple[Host, Host], server: NatsServer
 ) -> None:
@@ -523,6 +525,7 @@ def test_a_server_restart_and_an_outage_mid_flow_lose_and_duplicate_nothing(
     wait_until(lambda: sees(b, "hosta", "Ora"), lambda: f"hostb to see Ora again: {b.peers()}")
 
 
+@pytest.mark.slow  # chaos: minutes of CPU; the whole suite (.ci/run) runs it
 def test_a_three_node_cluster_losing_a_node_keeps_the_bus_working(tmp_path: Path) -> None:
     cports = [free_port() for _ in range(3)]
     nodes = [NatsServer(tmp_path, f"n{i + 1}", routes=cports, cluster_port=cports[i]) for i in range(3)]
