@@ -235,7 +235,7 @@ def test_hostile_bodies_and_a_hostile_name_parse_back_to_exactly_the_messages_se
     clean(r.stdout)
     fields = ("when", "id", "to", "message")
     footer = rf"page 1 · {len(BODIES)} shown"
-    messages = parse_blocks(r.stdout, footer, fields, rf"\[{SCOPE}\] ({LABEL}) \((?:agent|human)\)")[::-1]
+    messages = parse_blocks(r.stdout, footer, fields, rf"\[{SCOPE}\] ({LABEL}) \((?:agent, [a-z]+|agent|human)\)")[::-1]
     assert [(m["id"], m["sender"]) for m in messages] == [(i, who) for i in ids]
     each_body_in_its_own_message(messages)
 

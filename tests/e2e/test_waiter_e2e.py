@@ -177,8 +177,11 @@ def test_three_messages_that_land_while_the_waiter_sleeps_arrive_in_one_wake(e2e
     def operator() -> None:
         wait_for(lambda: state.get("sid") and waiter_pid(e2e, state["sid"]), 60, "the waiter to arm")
         spool = e2e.spool
-        for b in bodies:  # one process, back to back: the three land within a millisecond
-            post(spool, "open", b)
+        # Land together as the waiter sees them: under the session's show lock, which the waiter takes
+        # to claim, so a loaded machine that parks this thread between posts cannot split the burst.
+        with spool.show_lock(state["sid"]):
+            for b in bodies:
+                post(spool, "open", b)
 
     t = threading.Thread(target=operator, daemon=True)
     t.start()
