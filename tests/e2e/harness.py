@@ -243,6 +243,34 @@ def stop_hook_blocks(requests: Sequence[Request]) -> list[str]:
     return [t for t in user_texts(requests) if STOP_BLOCK in t]
 
 
+STOP_ECHO = "Stop hook feedback:"
+
+
+def deliveries(requests: Sequence[Request], needle: str) -> int:
+    """How many times a conduit put ``needle`` before the model, counted across every request.
+
+    2.1.332 shows one blocking Stop hook twice in the request that follows it: the block itself and a
+    ``Stop hook feedback:`` reminder repeating it. That reminder is the same delivery, not a second one;
+    a waiter's wake (the same words, with no block beside it) still counts.
+    """
+    echoes: set[tuple[int, int, str]] = set()
+    for r in requests:
+        found = [
+            (i, j, t) for i, m in enumerate(r.messages) if m.get("role") != "assistant" for j, t in enumerate(_texts(m))
+        ]
+        if any(STOP_BLOCK in t and needle in t for _, _, t in found):
+            echoes.update(k for k in found if STOP_ECHO in k[2] and STOP_BLOCK not in k[2] and needle in k[2])
+    seen = {
+        (i, j, t)
+        for r in requests
+        for i, m in enumerate(r.messages)
+        if m.get("role") != "assistant"
+        for j, t in enumerate(_texts(m))
+        if needle in t
+    }
+    return len(seen - echoes)
+
+
 def session_id_of(req: Request) -> str | None:
     """The client's session id, as it sends it in ``metadata.user_id`` (a JSON string)."""
     meta: Any = req.body.get("metadata") if isinstance(req.body, dict) else None
@@ -356,6 +384,9 @@ class Run:
 
     def stop_hook_blocks(self) -> list[str]:
         return stop_hook_blocks(self.turns)
+
+    def deliveries(self, needle: str) -> int:
+        return deliveries(self.turns, needle)
 
     def explain(self) -> str:
         """A readable account of the run, for assertion messages."""

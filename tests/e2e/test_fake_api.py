@@ -8,7 +8,14 @@ import json
 from typing import Any
 
 from tests.e2e.fake_api import FakeAPI, Request, bash, done, post, reply, text, tool
-from tests.e2e.harness import latest_tool_result, session_id_of, stop_hook_blocks, task_notifications, tool_results
+from tests.e2e.harness import (
+    deliveries,
+    latest_tool_result,
+    session_id_of,
+    stop_hook_blocks,
+    task_notifications,
+    tool_results,
+)
 
 TURN = {"model": "m", "max_tokens": 32000, "stream": True, "tools": [{"name": "Bash"}], "messages": []}
 
@@ -108,3 +115,27 @@ def test_a_compaction_summary_request_gets_a_summary_and_leaves_the_script_alone
     assert "<summary>" in said and "</summary>" in said
     assert len(api.compactions) == 1 and api.consumed == 1
     assert "the next turn" in after
+
+
+def test_a_blocking_stop_hook_and_the_clients_feedback_echo_of_it_count_as_one_delivery() -> None:
+    def req(*texts: tuple[str, str]) -> Request:
+        return Request(
+            "POST",
+            "/v1/messages",
+            {"messages": [{"role": r, "content": [{"type": "text", "text": t}]} for r, t in texts]},
+        )
+
+    echoed = req(
+        ("user", "go"),
+        ("user", "<system-reminder>\nStop hook feedback:\n[attend] m1\n</system-reminder>"),
+        ("system", 'Stop hook blocking error from command: "d": [attend] m1'),
+    )
+    assert deliveries([echoed], "m1") == 1
+    woken = req(("user", "go"), ("user", "Stop hook feedback:\n[attend] m2"))  # a waiter's wake: no block beside it
+    assert deliveries([woken, woken], "m2") == 1  # the same text at the same place in a later request
+    twice = req(
+        ("system", 'Stop hook blocking error from command: "d": m3'),
+        ("user", "Stop hook feedback:\nm3"),
+        ("system", 'Stop hook blocking error from command: "d": m3 again'),
+    )
+    assert deliveries([twice], "m3") == 2
