@@ -18,6 +18,7 @@ import pytest
 from attend.conduits import waiter
 from attend.domain import attention, sessions
 from attend.identity import Identity
+from attend.setup import safetoml
 from tests.support import World, maildir
 
 CONFIG = """# my codex settings: attend must keep this comment
@@ -200,3 +201,47 @@ def test_a_muted_sender_never_wakes_a_codex_thread(world: World, tmp_path: Path)
     assert w.deliver() is None  # nothing to wake for: the waiter would wait on
     assert not log.exists(), log.read_text()
     assert maildir(world, sid, "new") == []  # marked seen, never shown
+
+
+# ---------------------------------------------------------------------- bounded input: Codex's config.toml
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("a = " + "[" * 100_000 + "]" * 100_000 + "\n", "nests deeper than 64 levels"),
+        ("a = " + "{b = " * 100_000 + "1" + "}" * 100_000 + "\n", "nests deeper than 64 levels"),
+        ("[" + ".".join(["t"] * 100_000) + "]\nx = 1\n", "nests deeper than 64 levels"),
+        (".".join(["k"] * 100_000) + " = 1\n", "nests deeper than 64 levels"),
+        ("# a comment\n" * 100_000, "is larger than 1 MiB"),
+    ],
+    ids=["arrays", "inline-tables", "table-header", "dotted-key", "size"],
+)
+def test_a_codex_config_too_deep_or_too_large_is_refused_in_one_line_and_nothing_changes(
+    world: World, text: str, why: str
+) -> None:
+    home = world.home / ".codex"
+    home.mkdir()
+    (home / "config.toml").write_text(text)
+    assert world.cli("install", "--host", "claude").returncode == 0
+    before = files(world.home)
+    for verb in (
+        ("install", "--host", "codex"),
+        ("install", "--host", "codex", "--dry-run"),
+        ("uninstall", "--host", "codex"),
+    ):
+        out = world.attend(*verb)
+        assert out.returncode == 1 and out.stderr.count("\n") == 1, out.stderr[-2000:]
+        assert f"{home / 'config.toml'} {why}, which attend does not read; nothing was changed" in out.stderr
+    assert files(world.home) == before
+    doctor = world.cli("doctor")
+    assert doctor.returncode == 1 and "Traceback" not in doctor.stderr, doctor.stderr[-2000:]
+    assert f"FAIL codex wiring: cannot read {home / 'config.toml'}: {home / 'config.toml'} {why}" in doctor.stdout
+
+
+def test_a_real_codex_config_measures_a_handful_of_levels() -> None:
+    """The depth counted is the structure's, not the text's: strings, comments and a float's dot count nothing."""
+    assert safetoml.depth(CONFIG, 64) == 3
+    text = '[projects."/a.b.c"]\ntrust = "[[[{{{"  # [[[\nx = """a.b\n[[["""\nf = [1.5, 2.5]\n'
+    assert safetoml.depth(text, 64) == 4  # the header's two parts, the key, the array's items
+    assert safetoml.depth("a = {b.c = [1, {d = 2}]}\n[[e.f]]\ng = 1\n", 64) == 5

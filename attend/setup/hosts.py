@@ -35,7 +35,7 @@ from typing import Any
 
 from attend import layout, safejson
 from attend.setup import install as core
-from attend.setup import merge
+from attend.setup import merge, safetoml
 from attend.setup.data import data_file
 
 HOSTS = ("claude", "codex", "gemini")
@@ -147,9 +147,16 @@ def load_toml(path: Path) -> tuple[bytes | None, Any, int]:
         raise core.InstallError(f"{path} is not a regular file (a symlink?); nothing was changed")
     if not st.st_mode & stat.S_IWUSR or not os.access(path, os.W_OK):
         raise core.InstallError(f"{path} is read-only; make it writable (chmod u+w) if attend may change it")
-    raw = path.read_bytes()
+    with open(path, "rb") as f:
+        raw = f.read(safetoml.SIZE + 1)
     try:
-        return raw, tomlkit.parse(raw.decode("utf-8")), stat.S_IMODE(st.st_mode)
+        text = safetoml.check(raw.decode("utf-8"), str(path))
+    except safetoml.Unbounded as e:
+        raise core.InstallError(f"{e}; nothing was changed") from None
+    except UnicodeDecodeError as e:
+        raise core.InstallError(f"{path} is not UTF-8 text ({e}); nothing was changed") from None
+    try:
+        return raw, tomlkit.parse(text), stat.S_IMODE(st.st_mode)
     except Exception as e:
         raise core.InstallError(f"{path} is not valid TOML ({e}); fix it, then run again; nothing was changed") from e
 

@@ -163,8 +163,11 @@ def _host_checks(env: Mapping[str, str]) -> list[Check]:
     for h in permissions.other_hosts(env, attend_command(env)):
         name = f"{h.host} wiring"
         bad = [c for c in h.checks if not c.ok]
+        unreadable = next((c for c in bad if c.name == "config.toml"), None)
         if not bad:
             out.append(Check(name, "ok", f"{h.target}: " + "; ".join(c.detail for c in h.checks)))
+        elif unreadable is not None:  # wired or not, install would refuse it too
+            out.append(Check(name, "fail", unreadable.detail, unreadable.fix))
         elif not h.wired:
             out.append(Check(name, "warn", f"{h.target} found but not wired for attend", bad[0].fix))
         else:

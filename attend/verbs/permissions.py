@@ -17,6 +17,7 @@ from attend import safejson
 from attend.domain.context import Context
 from attend.setup import hosts as host_setup
 from attend.setup import install as core
+from attend.setup import safetoml
 
 DESCRIPTION = (
     "Report whether a Claude Code configuration is wired for attend: every attend tool's allow entry, "
@@ -257,7 +258,7 @@ def _inspect(p: host_setup.Plan, recorded: bool, attend: str, env: Mapping[str, 
     if p.host == "codex":
         config: dict[str, Any] = {}
         try:
-            config = tomllib.loads(target.claude_json.read_text(encoding="utf-8"))
+            config = tomllib.loads(safetoml.read(str(target.claude_json)))
         except FileNotFoundError:
             pass
         except (OSError, ValueError) as e:
