@@ -80,7 +80,13 @@ sys.exit(subprocess.run(sys.argv[2:], env={**os.environ, "GEMINI_CLI": "1"}).ret
 
 
 def bench_env(tmp: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE", "ATTEND_", "XDG_", "CODEX_", "GEMINI_"))}
+    # Bytecode caching on, as in a normal install (as bench/_common.world_env): without it every send
+    # compiles each module it imports, and the figure measures the compiler.
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("CLAUDE", "ATTEND_", "XDG_", "CODEX_", "GEMINI_")) and k != "PYTHONDONTWRITEBYTECODE"
+    }
     env.update(
         HOME=str(tmp / "home"),
         XDG_CACHE_HOME=str(tmp / "home" / ".cache"),
