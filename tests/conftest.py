@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import compileall
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -45,6 +46,11 @@ def anyio_backend() -> str:
 
 
 E2E = Path(__file__).resolve().parent / "e2e"
+
+# pytest keeps each test module's assertion-rewritten bytecode only where bytecode may be written; with
+# PYTHONDONTWRITEBYTECODE set (the world's environment sets it, a developer's may too) every xdist worker
+# rewrote and compiled all of them again on every run, seconds of CPU each. The cache is gitignored.
+sys.dont_write_bytecode = False
 
 
 def pytest_configure(config: pytest.Config) -> None:
