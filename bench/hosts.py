@@ -11,11 +11,16 @@
 3. send -> a Codex idle wake: a thread idle in `codex app-server`; from `attend send` returning to
    the model request carrying the message (the waiter's `codex queue`, then the app-server's own
    pick-up of its queue). p50 over the wakes.
-4. The same for the interactive TUI as a person runs it (in tmux), whose threads run in the shared
-   app-server daemon it starts: the daemon picks up `codex queue` at once. The run stops the daemon
-   and its pid-update-loop afterwards (both outlive the TUI).
+4. send -> a Gemini idle self-wake: the real Gemini CLI in its interactive UI (tmux), settings with
+   steering on; the model keeps `attend wait --once` running in the background. From `attend send`
+   returning to the model request carrying the message (the waiter's claim and exit, then Gemini's
+   "User steering update" turn). p50 over the wakes.
 
-Run: .venv/bin/python bench/hosts.py [--runs N] [--only identity|delivery|wake|tui-wake]
+5. send -> a Codex idle wake for the interactive TUI as a person runs it (in tmux), whose threads run
+   in the shared app-server daemon it starts: the daemon picks up `codex queue` at once. The run
+   stops the daemon and its pid-update-loop afterwards (both outlive the TUI).
+
+Run: .venv/bin/python bench/hosts.py [--runs N] [--only identity|delivery|wake|gemini-wake|codex-tui-wake]
 """
 
 from __future__ import annotations
@@ -256,6 +261,57 @@ def wake(runs: int) -> None:
     print(f"   p50 {statistics.median(lat):.2f} s (min {min(lat):.2f}, max {max(lat):.2f})")
 
 
+def gemini_wake(runs: int) -> None:
+    """send -> a Gemini idle self-wake in the interactive UI (p50 over ``runs`` wakes of one session)."""
+    from tests.e2e.fake_api import Request, call, done
+    from tests.e2e.fake_gemini import FakeGemini, shell
+    from tests.e2e.harness import wait_for
+    from tests.e2e.hosts import GeminiTUI, HostWorld
+
+    e2e_bin = REPO / "tests" / "e2e" / "node_modules" / ".bin"
+    tmp = tmpdir()
+    w = HostWorld(tmp)
+    arrivals: list[float] = []
+    arm = call("run_shell_command", {"command": f"{ATTEND} wait --once", "is_background": True})
+
+    def seen(req: Request):  # type: ignore[no-untyped-def]
+        arrivals.append(time.perf_counter())
+        return arm  # as the waiter's own last line asks: start it again
+
+    api = FakeGemini([shell(f"{ATTEND} join bench"), arm, done("idle")])
+    for _ in range(runs):
+        api.script += [seen, done("idle again")]
+    path = w.gemini_setup(api)
+    doc = json.loads(path.read_text())
+    doc.update(experimental={"modelSteering": True}, tools={"shell": {"backgroundCompletionBehavior": "inject"}})
+    path.write_text(json.dumps(doc))
+    out = w.attend("install", "--host", "gemini", env={"PATH": f"{e2e_bin}:{w.env['PATH']}"})
+    assert out.returncode == 0, out.stderr
+    tui = GeminiTUI(w, api)
+    lat: list[float] = []
+    try:
+        tui.start()
+        tui.type("join, then wait")
+        records = w.home / ".gemini" / "attend" / "sessions"
+        wait_for(lambda: list(records.glob("*.json")), 60, "the session record")
+        sid = json.loads(next(records.glob("*.json")).read_text())["sessionId"]
+        waiter_file = w.spool_root / "sessions" / sid / "waiter"
+        for i in range(runs):
+            wait_for(lambda i=i: api.consumed >= 3 + 2 * i, 120, "the turn to end")
+            wait_for(waiter_file.exists, 60, "the waiter")
+            time.sleep(1.0)  # the turn end's drain is done, the waiter in its inotify wait
+            w.human_send("--to", sid, f"wake {i}")
+            sent = time.perf_counter()
+            wait_for(lambda i=i: len(arrivals) > i, 120, "the wake")
+            lat.append(arrivals[i] - sent)
+    finally:
+        tui.close()
+        w.close()
+        cleanup(tmp)
+    print(f"4. send -> Gemini idle self-wake in the interactive UI ({runs} wakes):")
+    print(f"   p50 {statistics.median(lat) * 1000:.0f} ms (min {min(lat) * 1000:.0f}, max {max(lat) * 1000:.0f})")
+
+
 def _codex_home_procs(codex_home: Path) -> list[int]:
     """The processes running the binary Codex copied into ``codex_home`` (its daemon, the daemon's
     pid-update-loop): this run's own, found by that private path, never by a name."""
@@ -281,7 +337,7 @@ def tui_wake(runs: int) -> None:
     import uuid
 
     from tests.e2e.fake_api import Request, done
-    from tests.e2e.fake_codex import FakeResponses, shell, thread_id_of
+    from tests.e2e.fake_codex import FakeResponses, shell, thread_id_of, user_texts
     from tests.e2e.harness import wait_for
     from tests.e2e.hosts import HostWorld, codex_bin
     from tests.e2e.tui import tmux_bin
@@ -289,13 +345,16 @@ def tui_wake(runs: int) -> None:
     e2e_bin = REPO / "tests" / "e2e" / "node_modules" / ".bin"
     tmp = tmpdir()
     w = HostWorld(tmp)
-    arrivals: list[float] = []
+    arrivals: dict[int, float] = {}  # wake i -> when the first request carrying "wake i" came
 
     def seen(req: Request):  # type: ignore[no-untyped-def]
-        arrivals.append(time.perf_counter())
+        at = time.perf_counter()
+        for i in range(runs):
+            if any(f"wake {i}:" in t for t in user_texts([req])):
+                arrivals.setdefault(i, at)
         return done("woken")
 
-    api = FakeResponses([shell(f"{ATTEND} join bench"), done("idle"), *([seen] * runs), done("(no more)")])
+    api = FakeResponses([shell(f"{ATTEND} join bench"), done("idle"), *([seen] * (runs * 3))])
     w.codex_setup(api)
     out = w.attend("install", "--host", "codex", env={"PATH": f"{e2e_bin}:{w.env['PATH']}"})
     assert out.returncode == 0, out.stderr
@@ -356,9 +415,9 @@ def tui_wake(runs: int) -> None:
             wait_for(armed, 120, "the waiter")
             before = waiter.read_text()
             time.sleep(0.5)  # the waiter is in its inotify wait
-            w.human_send("--to", thread, f"wake {i}")
+            w.human_send("--to", thread, f"wake {i}: from the human")
             sent = time.perf_counter()
-            wait_for(lambda i=i: len(arrivals) > i, 120, "the wake")
+            wait_for(lambda i=i: i in arrivals, 120, "the wake")
             lat.append(arrivals[i] - sent)
         # Where the thread ran: the codex process that holds its writer lock.
         from attend.hosts import codex as codex_host
@@ -377,7 +436,7 @@ def tui_wake(runs: int) -> None:
         api.close()
         w.close()
         cleanup(tmp)
-    print(f"4. send -> Codex idle wake, the interactive TUI with its thread in the shared daemon ({runs} wakes):")
+    print(f"5. send -> Codex idle wake, the interactive TUI with its thread in the shared daemon ({runs} wakes):")
     print(f"   thread hosted by: {sorted(hosts) or '?'}")
     print(f"   p50 {statistics.median(lat):.2f} s (min {min(lat):.2f}, max {max(lat):.2f})")
 
@@ -385,7 +444,7 @@ def tui_wake(runs: int) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--only", choices=("identity", "delivery", "wake", "tui-wake"))
+    ap.add_argument("--only", choices=("identity", "delivery", "wake", "gemini-wake", "codex-tui-wake"))
     args = ap.parse_args()
     if args.only in (None, "identity"):
         identity_cost(max(args.runs, 20))
@@ -393,7 +452,9 @@ def main() -> None:
         delivery(args.runs)
     if args.only in (None, "wake"):
         wake(args.runs)
-    if args.only in (None, "tui-wake"):
+    if args.only in (None, "gemini-wake"):
+        gemini_wake(args.runs)
+    if args.only in (None, "codex-tui-wake"):
         tui_wake(args.runs)
 
 
