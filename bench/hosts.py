@@ -381,7 +381,10 @@ def tui_wake(runs: int) -> None:
         # The first run offers a model upgrade ("Meet …", keep the configured model), drawn a moment
         # after the prompt: dismiss it wherever it shows, and type the first prompt again if it ate it.
         for _ in range(5):
-            wait_for(lambda: "Use existing model" in screen() or "Ask Codex" in screen(), 120, "the TUI")
+            try:
+                wait_for(lambda: "Use existing model" in screen() or "Ask Codex" in screen(), 120, "the TUI")
+            except TimeoutError as e:
+                raise TimeoutError(f"{e}; the screen:\n{screen()}") from None
             if "Use existing model" in screen():
                 tm("send-keys", "-t", "t", "Down")
                 time.sleep(0.5)
