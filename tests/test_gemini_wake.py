@@ -253,3 +253,25 @@ def test_install_says_whether_the_idle_wake_is_on_and_never_turns_steering_on(wo
     (world.home / ".gemini" / "settings.json").write_text(json.dumps(written))
     on = world.attend("install", "--host", "gemini")
     assert on.returncode == 0 and "idle wake: on" in on.stdout, on
+
+
+def test_after_a_clear_the_once_waiter_waits_for_the_new_id_of_its_gemini_process(world: World) -> None:
+    from attend import identity
+    from attend.domain import sessions
+
+    settings(world, STEERING)
+    gem = Gemini(world, "g-before", JOIN_AND_WAIT)
+    try:
+        waiter_pid = wait_until(lambda: waiter.live_pid(world.spool, "g-before", L.WAITER), "the waiter")
+        # /clear: Gemini fires SessionStart again, with a new id for the same process; the next
+        # caller that resolves the session moves the spool to it.
+        gemini.write_record(gem.proc.pid, "g-after", str(world.project("proj")), world.env)
+        who = identity.authority(env=world.env, pid=int(str(waiter_pid)))
+        assert who.id == "g-after"
+        assert sessions.follow_clear(world.spool, who) == "g-before"
+        wait_until(lambda: waiting(world, "g-after", int(str(waiter_pid))), "the same waiter, for the new id")
+        assert world.attend("send", "--to", "g-after", "after the clear").returncode == 0
+        wait_until(gem.child_done, lambda: f"the wake; it printed {gem.output()!r}")
+        assert "after the clear" in gem.output() and "stopped" not in gem.output(), gem.output()
+    finally:
+        gem.kill()

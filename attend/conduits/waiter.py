@@ -474,6 +474,7 @@ def codex_main(sid: str, env: Mapping[str, str], out: IO[str]) -> int:
 
 
 ONCE_DEADLINE = float(HOOK_TIMEOUT)  # seconds `attend wait --once` waits at most (a day, less MARGIN)
+FOLLOW_MAX = 8  # /clear moves one waiter follows before it ends (each is a new id for the same process)
 STANDBY_LOOK = 30.0  # seconds between a waiting-behind waiter's looks at a first one killed without a trace
 ONCE_AGAIN = "to be woken again while idle, start `attend wait --once` again (run_shell_command, is_background: true)"
 STEERED = "[attend] "
@@ -493,6 +494,18 @@ class SteeringWaiter(Waiter):
         self.headless = False  # the deadline above is this waiter's own, not a headless opt-in
         self.mark = f"[attend:{os.urandom(3).hex()}]"  # unknown to every sender: the folded text keeps it
         self.why = ""
+        self.follow: str | None = None  # the id a /clear moved this session to
+
+    def moved(self) -> str | None:
+        """The id a ``/clear`` moved this session to (its ``moved-to`` pointer), if it moved."""
+        try:
+            text = (self.spool.read_text(L.SESSIONS, self.sid, L.MOVED_TO) or "").strip()
+        except OSError:
+            return None
+        return text if L.is_session_id(text) and text != self.sid else None
+
+    def mine(self) -> bool:
+        return self.moved() is None and super().mine()
 
     def report(self, line: str) -> None:
         with contextlib.suppress(Exception):
@@ -508,6 +521,9 @@ class SteeringWaiter(Waiter):
             self.why = "its watches could not be set"
             return False
         while live_pid(self.spool, self.sid, WAITER) not in (None, os.getpid()):
+            if (moved := self.moved()) is not None:
+                self.follow = moved
+                return False
             left = self.deadline - time.monotonic()
             if self.claude_gone() or left <= 0 or (self.pidfd is None and stat_fields(self.claude_pid or 0) is None):
                 self.why = "its deadline came while another waiter waited" if left <= 0 else ""
@@ -519,7 +535,12 @@ class SteeringWaiter(Waiter):
     def wait(self) -> int:
         code = super().wait()
         if code == QUIET_EXIT and not self.claude_gone():
-            if self.loop_live():
+            if (moved := self.moved()) is not None:
+                self.follow = moved  # a /clear: the same gemini process, a new id (once_main follows)
+                if Waiter.mine(self):
+                    with contextlib.suppress(OSError):
+                        self.spool.remove(L.SESSIONS, self.sid, WAITER)
+            elif self.loop_live():
                 self.why = "the sensor loop or attend's inbox socket delivers this session's messages now"
             elif not self.mine():
                 self.why = "another waiter took over"
@@ -585,8 +606,19 @@ def once_main(env: Mapping[str, str], out: IO[str], err: IO[str]) -> int:
             err.write(f"attend wait --once: not waiting: {refusal}\n")
             return 1
         assert who.claude_pid is not None  # once_refusal checked it
-        waiter = SteeringWaiter(spool, who.id, who.claude_pid, out)
-        if waiter.run() != WAKE and waiter.why:
+        sid = who.id
+        for _ in range(FOLLOW_MAX):
+            waiter = SteeringWaiter(spool, sid, who.claude_pid, out)
+            code = waiter.run()
+            if code == WAKE or waiter.follow is None:
+                break
+            # After a /clear the session's id is the one the ancestry proves now (the SessionStart
+            # hook rewrote the gemini process's record), and the spool moved to it: wait for that one.
+            now = identity.authority(env=env)
+            if now.id != waiter.follow or now.claude_pid != who.claude_pid:
+                return 0
+            sid = now.id
+        if code != WAKE and waiter.why:
             out.write(f"{waiter.mark} attend wait --once stopped: {waiter.why}\n")
             out.flush()
         return 0
