@@ -7,11 +7,14 @@
 
 from __future__ import annotations
 
+import compileall
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+import attend
 from attend.testing.standin import StandIn
 from tests.support import TERMINAL_MARK, Loop, World
 
@@ -43,6 +46,20 @@ def anyio_backend() -> str:
 
 
 E2E = Path(__file__).resolve().parent / "e2e"
+
+# pytest keeps each test module's assertion-rewritten bytecode only where bytecode may be written; with
+# PYTHONDONTWRITEBYTECODE set (the world's environment sets it, a developer's may too) every xdist worker
+# rewrote and compiled all of them again on every run, seconds of CPU each. The cache is gitignored.
+sys.dont_write_bytecode = False
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile attend's modules once, before any worker starts, as pip does for an installed wheel. The
+    tests run `attend` as thousands of subprocesses with bytecode writing off (the world's environment
+    says so, and so may the developer's): without the .pyc each of them compiled the CLI from source
+    again, about half of its CPU."""
+    if not hasattr(config, "workerinput"):  # the controller (or a run without xdist), not each worker
+        compileall.compile_dir(Path(attend.__file__).parent, quiet=1)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -10,6 +10,7 @@ tests/e2e/test_socket_e2e.py.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -250,3 +251,38 @@ def test_no_session_state_is_left_when_the_conduit_stops(world: World, setups: A
     conduit.join(5)
     assert not conduit.is_alive()
     assert not os.path.exists(world.spool_root / "sessions" / s.sid / L.SOCKET)
+
+
+def test_after_clear_a_real_attend_mcp_serves_the_new_id_and_leaves_the_old_ones_registration(
+    world: World, setups: Any
+) -> None:
+    import signal
+    import uuid
+
+    from tests.support import ATTEND
+
+    s = setups()
+    env = {inbox_socket.SOCKET_ENV: str(s.sock), inbox_socket.TOKEN_ENV: "t0ken"}
+    # `attend mcp` as the client runs it: a child of the session, its stdin open for the session's life.
+    shell = s.s.spawn(["sh", "-c", f"sleep 600 | {ATTEND} mcp"], world.tmp / "mcp.out", env=env)
+    try:
+        pid = wait_until(lambda: inbox_socket.served_by(world.spool, s.sid), "attend mcp to serve the socket")
+        old, new = s.sid, str(uuid.uuid4())
+        moved = identity.transcript_path(world.env, new, str(s.s.cwd))
+        assert moved
+        Path(moved).parent.mkdir(parents=True, exist_ok=True)
+        Path(moved).write_text("")
+        s.inbox.transcript = Path(moved)  # the client writes the new session's transcript from now on
+        s.s.write_record(session_id=new)  # /clear
+        wait_until(lambda: inbox_socket.served_by(world.spool, new) == pid, "the conduit to serve the new id")
+        assert not (world.spool_root / "sessions" / old / L.SOCKET).exists()
+        assert (world.spool_root / "sessions" / new / "enrolled").exists()
+        r = world.attend("send", "--to", new, "after the clear")
+        assert r.returncode == 0, r.stderr
+        wait_until(lambda: len(maildir(world, new, "cur")) == 1, "the message shown through the socket")
+        assert len(s.inbox.posts) == 1 and "after the clear" in s.inbox.contents[0]
+    finally:
+        children = Path(f"/proc/{shell}/task/{shell}/children")
+        for child in children.read_text().split() if children.exists() else []:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(child), signal.SIGTERM)

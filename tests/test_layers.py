@@ -44,6 +44,7 @@ ALLOWED: dict[str, str] = {
     "attend.conduits.inbox_client": "posts to Claude Code's inbox socket; reads its settings and transcript to confirm",
     "attend.verbs.permissions": "reads Claude Code's settings files and checks the MCP command is executable",
     "attend.testing.standin": "writes and removes a stand-in session's record under a test's ~/.claude/sessions",
+    "attend.testing.standin_host": "writes a stand-in session's background child's output to the file a test names",
     "attend.testing.demo": "builds and removes the demo's throwaway HOME",
     "attend.cli.docs": "writes the generated CLI reference, docs/cli/attend.md",
     "attend.mcp.front": "opens /dev/null and serves the protocol on duplicates of the stdio descriptors",

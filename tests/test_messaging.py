@@ -272,7 +272,16 @@ def test_every_verb_prints_one_json_document_of_its_own_shape(world: World) -> N
     assert {"from_kind", "from_id", "on_behalf_of", "to", "re", "room"} <= set(msg)
     peer = json.loads(a.attend("peers", "--json").stdout)["peers"]
     assert {p["session_id"] for p in peer} >= {a.session_id, b.session_id}
-    assert set(docs["status"]["conduits"]) == {"sensor", "drain", "mcp", "waiter", "waiter_wired", "socket", "serving"}
+    assert set(docs["status"]["conduits"]) == {
+        "sensor",
+        "drain",
+        "mcp",
+        "waiter",
+        "waiter_wired",
+        "socket",
+        "serving",
+        "serves",
+    }
 
 
 # ---------------------------------------------------------------------- /clear: sessions.move_session

@@ -159,3 +159,30 @@ def test_the_inbox_names_the_client_an_agent_sender_runs_in(world: World) -> Non
     out = world.cli("inbox", "--all")
     assert out.returncode == 0, out.stderr
     assert "Hana (agent, claude)" in out.stdout, out.stdout
+
+
+def test_the_inbox_names_a_direct_messages_recipients_as_peers_does_and_keeps_their_ids_in_json(
+    world: World,
+) -> None:
+    hana = world.session("api", name="Hana")
+    other = world.session("web")  # no client name: its Persona-ordinal
+    for s in (hana, other):
+        assert s.attend("join", "ops").rc == 0
+    peers = {p["session_id"]: p["display"] for p in json.loads(world.attend("peers", "--json").stdout)["peers"]}
+    assert peers[hana.session_id] == "Hana"
+    both = f"{hana.session_id},{other.session_id}"
+    assert world.attend("send", "--to", both, "to the two of you").returncode == 0
+    assert world.attend("send", "--channel", "ops", "to the channel").returncode == 0
+    out = hana.attend("inbox")
+    assert out.rc == 0, out.stderr
+    assert f"to:      Hana,{peers[other.session_id]}" in out.stdout, out.stdout
+    assert hana.session_id not in out.stdout and other.session_id not in out.stdout, out.stdout
+    assert "to:      #ops" in out.stdout, out.stdout
+    doc = json.loads(hana.attend("inbox", "--json").stdout)
+    direct = next(m for m in doc["messages"] if m["body"] == "to the two of you")
+    assert direct["to"] == both and direct["to_name"] == f"Hana,{peers[other.session_id]}"
+    # One message read by id names them too, and so does the sender's --sent listing.
+    one = other.attend("inbox", direct["id"])
+    assert f"to:      Hana,{peers[other.session_id]}" in one.stdout, one.stdout
+    sent = world.attend("inbox", "--sent")
+    assert f"to:      Hana,{peers[other.session_id]}" in sent.stdout, sent.stdout

@@ -8,6 +8,7 @@ import json
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -391,3 +392,29 @@ def test_a_waiter_named_for_another_session_cannot_displace_its_waiter_or_read_i
     rc, _, shown = w.done()
     assert rc == 2 and "  for V only" in reason_lines(shown)
     assert "for V only" not in (world.tmp / "hostile" / "err").read_text()
+
+
+def test_status_says_which_conduits_serve_a_headless_session_and_that_the_waiter_steps_aside(world: World) -> None:
+    s = world.session("proj")
+    enroll(world, s)
+    headless = {"CLAUDE_CODE_SESSION_ATTENDED": "0"}
+
+    def serves(env: dict[str, str]) -> dict[str, dict[str, Any]]:
+        r = s.attend("status", "--json", env=env)
+        assert r.rc == 0, r.stderr
+        return {c["conduit"]: c for c in json.loads(r.stdout)["conduits"]["serves"]}
+
+    found = serves(headless)
+    assert set(found) == {"drain", "sensor", "socket", "waiter"}
+    assert found["drain"]["serves"] is True
+    assert found["waiter"]["serves"] is False and found["waiter"]["why"].startswith("steps aside: a headless session")
+    assert "conduits.headless_wait" in found["waiter"]["why"]
+    text = s.attend("status", env=headless).stdout
+    assert "waiter: no (steps aside: a headless session" in text, text
+    assert "drain: serves (" in text, text
+    # Opted in, the waiter is what keeps it reachable; an attended session's waiter is only unwired.
+    config = Path(layout.config_root(world.env)) / "config.yaml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("conduits:\n  headless_wait: 600\n")
+    assert "opted in: waits 600 s" in serves(headless)["waiter"]["why"]
+    assert serves({})["waiter"]["why"] == "not wired (attend install wires it)"

@@ -107,6 +107,10 @@ def status_text(s: Status) -> str:
         ["mcp", yes[s.conduits.mcp]],
         ["socket", yes[s.conduits.socket]],
         ["serving", s.conduits.serving or "-"],
+        *[
+            ["conduits" if i == 0 else "", f"{c.conduit}: {'serves' if c.serves else 'no'} ({c.why})"]
+            for i, c in enumerate(s.conduits.serves)
+        ],
         ["channels", ", ".join(s.channels) or "-"],
         ["muted", ", ".join(s.mutes) or "-"],
     ]

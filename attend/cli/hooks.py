@@ -1,4 +1,4 @@
-"""CLI handlers for the two hook-only commands, `recall` and `wait`. The console entry runs them
+"""CLI handlers for the two conduit commands, `recall` and `wait`. The console entry runs them
 before click (attend/cli/entry.py): these click commands give them `--help`, `attend help recall|wait`
 and their section of the reference, and behave as the entry's route does when run through click."""
 
@@ -20,11 +20,15 @@ RECALL_EXAMPLES = (
     ("attend help recall", "this help"),
 )
 WAIT_HELP = (
-    "The waiter: a Stop hook (asyncRewake) that waits while the session is idle, costing no model turn, and "
-    "wakes it when a message lands. It runs only as that hook, which attend install wires."
+    "The waiter: waits while the session is idle, costing no model turn, and wakes it when a message lands. "
+    "In Claude Code it is a Stop hook (asyncRewake), which attend install wires. In an interactive Gemini CLI "
+    "session whose settings enable steering (experimental.modelSteering, and tools.shell."
+    'backgroundCompletionBehavior "inject"), the model runs it as a background shell command with --once: it '
+    "prints the messages and exits when they land, and Gemini hands that to the model as a new turn."
 )
 WAIT_EXAMPLES = (
     ("attend wait --hook", "what the installed hook runs, with the hook's payload on stdin"),
+    ("attend wait --once", "a Gemini session's waiter: run_shell_command with is_background true"),
     ("attend status", "whether this session's waiter is wired and waiting"),
 )
 HOOK_HELP = "Run as the hook: read the hook's payload on stdin."
@@ -40,7 +44,9 @@ def recall(hook: bool) -> None:
 
 @click.command(help=WAIT_HELP, epilog=epilog(WAIT_EXAMPLES))
 @click.option("--hook", is_flag=True, help=HOOK_HELP)
-def wait(hook: bool) -> None:
+@click.option("--once", is_flag=True, help="Wait for this Gemini session's next messages, print them and exit.")
+def wait(hook: bool, once: bool) -> None:
     from attend.conduits import waiter
 
-    raise SystemExit(waiter.main(["--hook"] if hook else [], os.environ, sys.stderr))
+    argv = (["--hook"] if hook else []) + (["--once"] if once else [])
+    raise SystemExit(waiter.main(argv, os.environ, sys.stderr))

@@ -88,7 +88,7 @@ def _message_block(m: inbox_verb.Message, utc: bool, columns: int | None) -> str
         lines.append(f"  re:      {framing.inline(m.re)}")
     if m.on_behalf_of:
         lines.append(f"  for:     {framing.inline(m.on_behalf_of)}")
-    lines.append(f"  to:      {framing.inline(m.to)}")
+    lines.append(f"  to:      {framing.inline(m.to_name or m.to)}")
     lines.append(terminal.hang("  message: ", "\n".join(framing.trimmed(m.body)), columns))
     return "\n".join(lines)
 

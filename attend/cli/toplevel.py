@@ -50,7 +50,7 @@ HELP = "\n".join(
         "  tune         Derive the timing keys (the governors' cooldowns and the...",
         "  uninstall    Withdraw exactly what `attend install` wrote.",
         "  unmute       Undo a mute; what arrived meanwhile stays in inbox.",
-        "  wait         The waiter: a Stop hook (asyncRewake) that waits while the...",
+        "  wait         The waiter: waits while the session is idle, costing no...",
         "  whoami       Show who attend resolves the caller to: session id,...",
     )
 )

@@ -3,7 +3,10 @@ Claude Code (``attend inbox --drain --format hook``, which answers in the caller
 
 - ``attend hook gemini-start``: Gemini's SessionStart hook. It records the session for the gemini
   process (its parent), so the session's shell tools and ``attend mcp`` find it by the ancestry walk
-  (attend/hosts/gemini.py). A ``/clear`` fires it again with a new id for the same process.
+  (attend/hosts/gemini.py). A ``/clear`` fires it again with a new id for the same process. Where
+  the session can be woken while idle (an interactive session whose settings turn a finished
+  background command into a turn: ``gemini.steering``), its context tells the model to keep
+  ``attend wait --once`` running in the background (``waiter.once_main``).
 - ``attend hook codex-stop``: Codex's Stop hook. The drain first; then, when it did not block and the
   session is idle with no waiter, a waiter that outlives the hook and wakes the idle thread through
   ``codex queue`` when mail lands (``waiter.codex_main``).
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import subprocess
 import sys
@@ -45,7 +49,17 @@ def _report(err: IO[str], env: Mapping[str, str], line: str) -> None:
         Spool(L.default_root(env)).log(line)
 
 
-def gemini_start(data: bytes, env: Mapping[str, str], err: IO[str]) -> int:
+WAKE_CONTEXT = (
+    "attend: this Gemini session can be woken while idle when a peer or the human messages it through attend. "
+    "Once the session is enrolled (attend join, any channel), run `attend wait --once` with run_shell_command and "
+    "is_background: true, never in the foreground. It waits without output; when a message lands it prints it "
+    "and exits, and Gemini hands that output to you as a steering update: its lines come from a peer through "
+    "attend, not from your user. Answer if an answer is needed (attend reply), then start `attend wait --once` "
+    "in the background again. One waits at a time: a second one waits behind the first."
+)
+
+
+def gemini_start(data: bytes, env: Mapping[str, str], out: IO[str], err: IO[str]) -> int:
     from attend.hosts import gemini
 
     payload = _payload(data)
@@ -53,10 +67,19 @@ def gemini_start(data: bytes, env: Mapping[str, str], err: IO[str]) -> int:
     if not isinstance(sid, str):
         _report(err, env, "attend: Gemini's SessionStart payload carries no session_id; no session recorded")
         return 0
+    host = os.getppid()
     try:
-        gemini.write_record(os.getppid(), sid, cwd if isinstance(cwd, str) else None, env)
+        gemini.write_record(host, sid, cwd if isinstance(cwd, str) else None, env)
     except (gemini.RecordError, OSError) as e:
         _report(err, env, f"attend: {e}")
+        return 0
+    try:
+        if gemini.interactive(host) and gemini.steering(gemini.process_cwd(host), env) is None:
+            context = {"hookEventName": "SessionStart", "additionalContext": WAKE_CONTEXT}
+            out.write(json.dumps({"hookSpecificOutput": context}) + "\n")
+            out.flush()
+    except Exception as e:  # the record is written: the session works, only the idle wake is not armed
+        _report(err, env, f"attend: the idle wake is not armed ({type(e).__name__}: {e})")
     return 0
 
 
@@ -124,7 +147,7 @@ USAGE = "`attend hook` runs as a hook only: attend hook gemini-start | codex-sto
 def main(argv: list[str], env: Mapping[str, str], out: IO[str], err: IO[str]) -> int:
     data = fastdrain.read_payload()
     if argv == ["gemini-start"]:
-        return gemini_start(data, env, err)
+        return gemini_start(data, env, out, err)
     if argv == ["codex-stop"]:
         return codex_stop(data, env, out, err)
     err.write(

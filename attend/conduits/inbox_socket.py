@@ -10,6 +10,9 @@ and no hook left waiting.
 The rules, as every conduit's:
 - it sleeps in one inotify read (the session's ``new/``, its own folder, the client's session record),
   woken only by an event or by the server's end: no timer runs while nothing happens;
+- it follows a ``/clear``: the client rewrites its record with the session's new id, and the conduit
+  carries the session over (``sessions.follow_clear``, as the loop and the drain do), removes the old
+  id's ``socket`` file and serves the new id's mail;
 - it claims under the show lock with the drain's own claim (``drain.claimed``), shows through the
   drain's governor, mutes and framing, and a burst is one post;
 - the client answers nothing on the socket, so a post is *confirmed* only when the session's transcript
@@ -108,6 +111,7 @@ class Conduit(threading.Thread):
         self.env = env
         self.sid = who.id
         self.claude_pid = who.claude_pid
+        self.proc_start = who.proc_start
         self.cwd = who.origin
         self.cfg = cfg
         self.socket_path = env.get(SOCKET_ENV, "")
@@ -186,8 +190,13 @@ class Conduit(threading.Thread):
             return
         self.spool.make_dir(L.SESSIONS, self.sid)  # the presence marker made it; enrollment fills it
         self.watcher.add("session", self.spool.path(L.SESSIONS, self.sid), ARRIVALS | IN_CLOSE_WRITE | IN_DELETE)
+        # The client's record: a /clear rewrites it with the session's new id (and a post's
+        # confirmation reads its status from it).
+        self.watcher.add("record", identity.sessions_home(self.env), ARRIVALS | IN_CLOSE_WRITE, named=True)
         named = False
         while not self.stopping:
+            if self.follow_clear() and named:
+                named = False  # named under the old id; unnamed there, named again under the new one
             if self.ready():
                 if not self.watcher.watching("new"):
                     self.watcher.add("new", self.spool.path(L.SESSIONS, self.sid, L.NEW), ARRIVALS)
@@ -205,6 +214,35 @@ class Conduit(threading.Thread):
                 self.unname()
                 named = False
             self.watcher.wait(IDLE_SLEEP, wake=self._stop_r)
+
+    def follow_clear(self) -> bool:
+        """A /clear gave the session a new id (its record rewritten for the same client process):
+        carry its state over as every conduit does, leave the old id's registration, and serve the
+        new id from now on. True when it moved."""
+        names = self.watcher.take_names("record")
+        if names is not None and self.record_name not in names:
+            return False
+        record = identity.read_record(identity.sessions_home(self.env), self.claude_pid) if self.claude_pid else None
+        if record is None or record.session_id == self.sid or record.proc_start != self.proc_start:
+            return False
+        from attend.domain import sessions
+
+        try:
+            new = identity.authority(env=self.env, pid=os.getpid(), cwd=self.cwd)
+        except AttendError:
+            return False
+        if not new.is_agent or new.id == self.sid or new.claude_pid != self.claude_pid:
+            return False
+        old = self.sid
+        self.unname()
+        sessions.follow_clear(self.spool, new)  # a no-op when the loop or a call has moved it already
+        self.sid = new.id
+        self.transcript = identity.transcript_path(self.env, self.sid, self.cwd)
+        self.watcher.remove("new")
+        self.spool.make_dir(L.SESSIONS, self.sid)
+        self.watcher.add("session", self.spool.path(L.SESSIONS, self.sid), ARRIVALS | IN_CLOSE_WRITE | IN_DELETE)
+        self.report(f"attend mcp: socket conduit: session id changed ({old} → {self.sid}); serving the new id")
+        return True
 
     def gather(self) -> None:
         """A burst is one post; and posts are POST_GAP apart, what arrives meanwhile joins the next."""
@@ -258,8 +296,7 @@ class Conduit(threading.Thread):
         folder = os.path.dirname(self.transcript) if self.transcript else None
         if folder is not None and client.is_dir(folder):
             self.watcher.add("transcript", folder, IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE)
-        # The client's record says busy, idle or waiting (a prompt open): watched only while a post waits.
-        self.watcher.add("record", identity.sessions_home(self.env), ARRIVALS | IN_CLOSE_WRITE)
+        # The client's record says busy, idle or waiting (a prompt open); serve() watches it throughout.
         idle_since: float | None = None
         try:
             while True:
@@ -281,7 +318,6 @@ class Conduit(threading.Thread):
                 self.watcher.wait(max(0.01, wait), wake=self._stop_r)
         finally:
             self.watcher.remove("transcript")
-            self.watcher.remove("record")
 
 
 def start(spool: Spool, env: Mapping[str, str], who: identity.Identity, cfg: Config | None) -> Conduit | str:

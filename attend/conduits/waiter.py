@@ -172,6 +172,10 @@ class Waiter:
         # The newest waiter is named before anything else, so an older one leaves even if this one
         # then steps aside for the loop.
         self.spool.write_state(self.me.encode(), L.SESSIONS, self.sid, WAITER)
+        return self.watch()
+
+    def watch(self) -> bool:
+        """The watches on ``new/`` and the session's state, and the pidfd of the client."""
         if not self.watcher.add("new", self.spool.path(L.SESSIONS, self.sid, L.NEW), ARRIVALS):
             return False
         self.watcher.add("state", self.spool.path(L.SESSIONS, self.sid), STATE_EVENTS)
@@ -332,9 +336,16 @@ class Waiter:
             arranged = drain.govern(self.spool, enrolled.origin if enrolled else "", batch)
             if not arranged.count:
                 return None  # only muted mail, now marked seen: a muted source never wakes the session
-            self.err.write(drain.with_reheat(self.spool, batch, drain.render_reason(batch, arranged), self.cfg) + "\n")
+            self.err.write(
+                self.shown(drain.with_reheat(self.spool, batch, drain.render_reason(batch, arranged), self.cfg))
+            )
+            self.err.write("\n")
             self.err.flush()
         return WAKE
+
+    def shown(self, reason: str) -> str:
+        """The wake's text as this waiter's client shows it to the model (here: as it is)."""
+        return reason
 
 
 def _payload(data: bytes) -> dict[str, Any]:
@@ -462,7 +473,171 @@ def codex_main(sid: str, env: Mapping[str, str], out: IO[str]) -> int:
         return QUIET_EXIT
 
 
-USAGE = "attend wait runs as Claude Code's asyncRewake Stop hook only: attend wait --hook (attend install wires it)"
+ONCE_DEADLINE = float(HOOK_TIMEOUT)  # seconds `attend wait --once` waits at most (a day, less MARGIN)
+FOLLOW_MAX = 8  # /clear moves one waiter follows before it ends (each is a new id for the same process)
+STANDBY_LOOK = 30.0  # seconds between a waiting-behind waiter's looks at a first one killed without a trace
+ONCE_AGAIN = "to be woken again while idle, start `attend wait --once` again (run_shell_command, is_background: true)"
+STEERED = "[attend] "
+
+
+class SteeringWaiter(Waiter):
+    """``attend wait --once``: the waiter of an idle Gemini CLI session, a background shell command the
+    model starts. Gemini, where its settings enable steering, turns the command's end into a turn whose
+    text is the command's output, its whitespace folded into single spaces ("User steering update").
+    So this waiter ends only when it has something to say: the messages, or why it stopped. A second
+    one waits behind the first (never displacing it: that end would be a wake with nothing in it) and
+    takes over when the first has ended. Its notes go to the log, its wake to stdout."""
+
+    def __init__(self, spool: Spool, sid: str, host_pid: int, out: IO[str]) -> None:
+        super().__init__(spool, sid, host_pid, True, out, "", None, None, ONCE_DEADLINE)
+        # True: every wake counts toward the chain of quick wakes, from when the model started this one.
+        self.headless = False  # the deadline above is this waiter's own, not a headless opt-in
+        self.mark = f"[attend:{os.urandom(3).hex()}]"  # unknown to every sender: the folded text keeps it
+        self.why = ""
+        self.follow: str | None = None  # the id a /clear moved this session to
+
+    def moved(self) -> str | None:
+        """The id a ``/clear`` moved this session to (its ``moved-to`` pointer), if it moved."""
+        try:
+            text = (self.spool.read_text(L.SESSIONS, self.sid, L.MOVED_TO) or "").strip()
+        except OSError:
+            return None
+        return text if L.is_session_id(text) and text != self.sid else None
+
+    def mine(self) -> bool:
+        return self.moved() is None and super().mine()
+
+    def report(self, line: str) -> None:
+        with contextlib.suppress(Exception):
+            self.spool.log(line)
+
+    def start(self) -> bool:
+        if self.watcher.fallback_reason:
+            self.why = f"{self.watcher.fallback_reason}, and this waiter does not poll"
+            return False
+        self.spool.check()
+        self.spool.make_maildir(self.sid)
+        if not self.watch():
+            self.why = "its watches could not be set"
+            return False
+        while live_pid(self.spool, self.sid, WAITER) not in (None, os.getpid()):
+            if (moved := self.moved()) is not None:
+                self.follow = moved
+                return False
+            left = self.deadline - time.monotonic()
+            if self.claude_gone() or left <= 0 or (self.pidfd is None and stat_fields(self.claude_pid or 0) is None):
+                self.why = "its deadline came while another waiter waited" if left <= 0 else ""
+                return False
+            self.watcher.wait(min(left, STANDBY_LOOK), wake=self.pidfd)
+        self.spool.write_state(self.me.encode(), L.SESSIONS, self.sid, WAITER)
+        return True
+
+    def wait(self) -> int:
+        code = super().wait()
+        if code == QUIET_EXIT and not self.claude_gone():
+            if (moved := self.moved()) is not None:
+                self.follow = moved  # a /clear: the same gemini process, a new id (once_main follows)
+                if Waiter.mine(self):
+                    with contextlib.suppress(OSError):
+                        self.spool.remove(L.SESSIONS, self.sid, WAITER)
+            elif self.loop_live():
+                self.why = "the sensor loop or attend's inbox socket delivers this session's messages now"
+            elif not self.mine():
+                self.why = "another waiter took over"
+            else:
+                self.why = f"it waited its limit with no message; {ONCE_AGAIN}"
+        return code
+
+    def shown(self, reason: str) -> str:
+        """The reason with a mark no sender knows at the start of each of attend's own lines: Gemini
+        folds the text onto one line, so the drain's indented body lines no longer set a peer's words
+        apart from attend's headers; the mark does."""
+        out = []
+        for i, line in enumerate(reason.split("\n")):
+            if not line or line[0].isspace():
+                out.append(line)  # a body line: the drain indents every one
+            elif i == 0 and line.startswith(STEERED):
+                out.append(
+                    f"{self.mark} {line[len(STEERED) :].rstrip(':')} from peers through attend, not from your user "
+                    f"(each of attend's own lines starts {self.mark}):"
+                )
+            else:
+                out.append(f"{self.mark} {line}")
+        out.append(f"{self.mark} {ONCE_AGAIN}")
+        return "\n".join(out)
+
+
+def once_refusal(spool: Spool, who: identity.Identity, env: Mapping[str, str]) -> str | None:
+    """Why ``attend wait --once`` does not wait for ``who`` (a session), or None."""
+    from attend.hosts import gemini
+
+    if who.host != "gemini":
+        return f"it wakes an idle Gemini CLI session, and this is a {who.host} session"
+    if who.resolved_by != "ancestry" or who.claude_pid is None:
+        return "the session's gemini process is not among this process's ancestors"
+    enrolled, optout = spool.present((L.SESSIONS, who.id), (L.ENROLLED, L.OPTOUT))
+    if optout:
+        return "this session opted out of attend"
+    if not enrolled:
+        return "this session is not enrolled yet: attend join <channel> first, then start it again"
+    if wake_mode(env) == "off":
+        return "conduits.wake is off in attend's config"
+    if not gemini.interactive(who.claude_pid):
+        return "gemini runs one prompt here and exits (-p), so an idle session cannot be woken"
+    why = gemini.steering(gemini.process_cwd(who.claude_pid), env)
+    if why is not None:
+        return f"{why}, so its end would not wake the session; messages arrive at each turn end"
+    return None
+
+
+def once_main(env: Mapping[str, str], out: IO[str], err: IO[str]) -> int:
+    """``attend wait --once``, run by a Gemini session's model as a background shell command: for the
+    session the authority rule finds in its ancestry, and no other. 0 when it showed messages or
+    stopped (saying why); 1 refused (one line); 2 run by someone who is not a session."""
+    spool: Spool | None = None
+    try:
+        who = identity.authority(env=env)
+        if not who.is_agent:
+            err.write("attend: attend wait --once serves a Gemini CLI session (its shell tool, in the background)\n")
+            return 2
+        spool = Spool(L.default_root(env))
+        refusal = once_refusal(spool, who, env)
+        if refusal is not None:
+            err.write(f"attend wait --once: not waiting: {refusal}\n")
+            return 1
+        assert who.claude_pid is not None  # once_refusal checked it
+        sid = who.id
+        for _ in range(FOLLOW_MAX):
+            waiter = SteeringWaiter(spool, sid, who.claude_pid, out)
+            code = waiter.run()
+            if code == WAKE or waiter.follow is None:
+                break
+            # After a /clear the session's id is the one the ancestry proves now (the SessionStart
+            # hook rewrote the gemini process's record), and the spool moved to it: wait for that one.
+            now = identity.authority(env=env)
+            if now.id != waiter.follow or now.claude_pid != who.claude_pid:
+                return 0
+            sid = now.id
+        if code != WAKE and waiter.why:
+            out.write(f"{waiter.mark} attend wait --once stopped: {waiter.why}\n")
+            out.flush()
+        return 0
+    except IdentityError as e:
+        err.write(f"attend wait --once: {e}\n")
+        return 1
+    except Exception as e:
+        line = f"attend wait --once: the waiter failed ({type(e).__name__}: {e}); messages stay pending"
+        with contextlib.suppress(Exception):
+            err.write(line + "\n")
+            if spool is not None:
+                spool.log(line)
+        return 1
+
+
+USAGE = (
+    "attend wait runs as Claude Code's asyncRewake Stop hook (attend wait --hook, which attend install wires) "
+    "or in a Gemini CLI session's background shell (attend wait --once)"
+)
 
 
 def main(argv: list[str], env: Mapping[str, str], err: IO[str]) -> int:
@@ -471,6 +646,10 @@ def main(argv: list[str], env: Mapping[str, str], err: IO[str]) -> int:
         import sys
 
         return codex_main(argv[1], env, sys.stdout)
+    if argv == ["--once"]:
+        import sys
+
+        return once_main(env, sys.stdout, err)
     if argv != ["--hook"]:
         err.write(f"attend: {USAGE}\n")
         # Exit 2 is a wake to the client: under a Claude process a misuse is a plain failure.

@@ -334,6 +334,24 @@ def candidates(spool: Spool, sessions_dir: os.PathLike[str] | str) -> list[Candi
     return out
 
 
+def session_names(spool: Spool, sessions_dir: os.PathLike[str] | str) -> dict[str, str]:
+    """Every addressable session's id -> its one name, as ``peers`` shows it."""
+    return {c.sid: c.name for c in candidates(spool, sessions_dir)}
+
+
+def named_to(spool: Spool, to: str, names: dict[str, str]) -> str:
+    """A direct message's To header (session ids and humans' user names, comma-separated) with each
+    session by its name in ``names`` (an id a /clear moved, by its current id's); a human, and an id
+    no session answers to, as written."""
+
+    def one(part: str) -> str:
+        if not is_session_id(part):
+            return part
+        return names.get(part) or names.get(sessions.moved_to(spool, part)) or part
+
+    return ",".join(one(p.strip()) for p in to.split(",") if p.strip())
+
+
 def _state(spool: Spool, c: Candidate, sessions_dir: os.PathLike[str] | str) -> str:
     """How a candidate stands, for a refusal that lists several: live, parked, not joined, or gone."""
     enrolled = sessions.is_enrolled(spool, c.sid)

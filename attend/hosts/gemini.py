@@ -138,3 +138,112 @@ class Gemini(Host):
 
 
 HOST = Gemini()
+
+
+# ---------------------------------------------------------------------- the idle wake's settings
+
+STEERING = ("experimental", "modelSteering")  # must be true
+COMPLETION = ("tools", "shell", "backgroundCompletionBehavior")  # must be "inject"
+TRUST = ("security", "folderTrust", "enabled")
+SETTINGS_MAX = 1 << 20
+
+
+def _setting(doc: object, path: tuple[str, ...]) -> object:
+    for key in path:
+        if not isinstance(doc, dict) or key not in doc:
+            return None
+        doc = doc[key]
+    return doc
+
+
+def _settings_file(path: str) -> dict[str, object] | None:
+    """A settings file as Gemini reads it (None: absent); one that is not plain JSON counts as
+    unreadable, and so as ``{"unreadable": True}``: attend never guesses what it enables."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        import stat
+
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return {"unreadable": True}
+        data = os.read(fd, SETTINGS_MAX + 1)
+    finally:
+        os.close(fd)
+    try:
+        doc = safejson.loads(data) if len(data) <= SETTINGS_MAX else None
+    except ValueError:
+        doc = None
+    return doc if isinstance(doc, dict) else {"unreadable": True}
+
+
+def settings_layers(cwd: str | None, env: Mapping[str, str]) -> list[tuple[str, dict[str, object]]]:
+    """Gemini CLI's settings files in its own order, the later winning: system defaults, the user's,
+    the workspace's (``<cwd>/.gemini/settings.json``, unless the workspace is the home folder), and
+    the system's (``/etc/gemini-cli/settings.json`` or ``$GEMINI_CLI_SYSTEM_SETTINGS_PATH``)."""
+    system = env.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH") or "/etc/gemini-cli/settings.json"
+    defaults = env.get("GEMINI_CLI_SYSTEM_DEFAULTS_PATH") or os.path.join(
+        os.path.dirname(system), "system-defaults.json"
+    )
+    user = os.path.join(gemini_home(env), "settings.json")
+    paths = [("system defaults", defaults), ("user", user)]
+    home = env.get("HOME") or os.path.expanduser("~")
+    if cwd and os.path.realpath(cwd) != os.path.realpath(home):
+        paths.append(("workspace", os.path.join(cwd, ".gemini", "settings.json")))
+    paths.append(("system", system))
+    return [(name, doc) for name, path in paths if (doc := _settings_file(path)) is not None]
+
+
+def steering(cwd: str | None, env: Mapping[str, str]) -> str | None:
+    """None when the Gemini session started in ``cwd`` turns a finished background shell command into
+    a new turn (``experimental.modelSteering`` true and ``tools.shell.backgroundCompletionBehavior``
+    ``"inject"``): the idle wake is available. Else why not, in a few words.
+
+    Conservative where attend cannot know what Gemini decided: an unreadable file (JSON with
+    comments, say) leaves the wake off, and with folder trust on (Gemini then ignores the settings of
+    a folder it does not trust) a workspace file may turn the wake off but not on."""
+    layers = settings_layers(cwd, env)
+    if any(doc.get("unreadable") for _, doc in layers):
+        return "a Gemini settings file is not plain JSON, so attend cannot tell whether steering is on"
+    trusts = [v for name, d in layers if name != "workspace" and (v := _setting(d, TRUST)) is not None]
+    trust_on = bool(trusts) and trusts[-1] is True
+    values: dict[tuple[str, ...], object] = {}
+    for name, doc in layers:
+        for path in (STEERING, COMPLETION):
+            value = _setting(doc, path)
+            if value is None:
+                continue
+            if name == "workspace" and trust_on and value in (True, "inject"):
+                continue  # a folder Gemini may not trust cannot turn the wake on
+            values[path] = value
+    if values.get(STEERING) is not True:
+        return "experimental.modelSteering is not true in Gemini's settings"
+    if values.get(COMPLETION) != "inject":
+        return 'tools.shell.backgroundCompletionBehavior is not "inject" in Gemini\'s settings'
+    return None
+
+
+def process_cwd(pid: int) -> str | None:
+    """The working folder of the gemini process (its workspace, whose settings it read)."""
+    try:
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return None
+
+
+def interactive(pid: int) -> bool:
+    """Whether the gemini process runs its interactive UI, where a finished background command can
+    start a turn: ``-i`` says so; ``-p`` (one prompt, then exit) or a stdin that is no terminal says not."""
+    full = cmdline(pid)
+    at = next((i for i, a in enumerate(full[1:3], 1) if "gemini" in a), 1)
+    argv = full[at + 1 :]  # the CLI's own arguments, after node's and the bundle's path
+    if any(a in ("-i", "--prompt-interactive") or a.startswith("--prompt-interactive=") for a in argv):
+        return True
+    if any(a in ("-p", "--prompt") or a.startswith("--prompt=") for a in argv):
+        return False
+    try:
+        tty = os.readlink(f"/proc/{pid}/fd/0")
+    except OSError:
+        return False
+    return tty.startswith(("/dev/pts/", "/dev/tty"))

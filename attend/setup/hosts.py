@@ -132,6 +132,22 @@ def plan(host: str, env: Mapping[str, str], attend_exe: str) -> Plan:
     raise ValueError(host)
 
 
+def gemini_wake_note(env: Mapping[str, str]) -> str:
+    """What install says of a Gemini session's idle wake: available where the user's settings turn a
+    finished background command into a turn, which is an experimental Gemini setting attend never
+    turns on for the user (docs/architecture/hosts.md)."""
+    from attend.hosts import gemini
+
+    why = gemini.steering(None, env)
+    if why is None:
+        return "idle wake: on (steering is enabled: an idle interactive session is woken through attend wait --once)"
+    return (
+        f"idle wake: off ({why}); messages arrive at each turn end. To have an idle session woken, set "
+        'experimental.modelSteering true and tools.shell.backgroundCompletionBehavior "inject" in '
+        f"{gemini_home(env) / 'settings.json'} (experimental Gemini settings; attend does not turn them on)"
+    )
+
+
 # ---------------------------------------------------------------------- Codex's config.toml
 
 

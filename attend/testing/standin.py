@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import queue
 import shutil
 import subprocess
@@ -20,76 +19,14 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from attend import identity
 
-
-def _host() -> None:
-    children: list[subprocess.Popen[bytes]] = []
-    running: list[threading.Thread] = []
-    answering = threading.Lock()
-
-    def answer(rid: object, reply: dict[str, object]) -> None:
-        with answering:
-            sys.stdout.write(json.dumps({"id": rid, **reply}) + "\n")
-            sys.stdout.flush()
-
-    for line in sys.stdin:
-        children = [c for c in children if c.poll() is None]  # reap finished background children
-        running = [t for t in running if t.is_alive()]
-        request = json.loads(line)
-        if request.get("argv") is None:
-            break
-        env = dict(os.environ)
-        env.update(request.get("env") or {})
-        for key in request.get("unset") or []:
-            env.pop(key, None)
-        rid = request.get("id")
-        if request.get("background"):
-            # A long-running child (e.g. `attend run` under a stand-in Monitor): output to a file.
-            with open(request["stdout_path"], "wb") as out:
-                child = subprocess.Popen(
-                    request["argv"],
-                    stdin=subprocess.DEVNULL,
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    env=env,
-                    cwd=request.get("cwd"),
-                )
-            children.append(child)
-            answer(rid, {"rc": 0, "stdout": str(child.pid), "stderr": ""})
-            continue
-        thread = threading.Thread(target=_serve, args=(request, env, lambda reply, rid=rid: answer(rid, reply)))
-        thread.start()
-        running.append(thread)
-    for thread in running:  # the host lives until what it runs has finished, as before
-        thread.join()
-
-
-def _serve(request: dict[str, Any], env: dict[str, str], reply: Callable[[dict[str, object]], None]) -> None:
-    """Run one foreground request to its end and answer it."""
-    try:
-        proc = subprocess.run(
-            request["argv"],
-            input=(request.get("stdin") or "").encode(),
-            capture_output=True,
-            env=env,
-            cwd=request.get("cwd"),
-            timeout=request.get("timeout", 120),
-        )
-        reply(
-            {
-                "rc": proc.returncode,
-                "stdout": proc.stdout.decode("utf-8", "replace"),
-                "stderr": proc.stderr.decode("utf-8", "replace"),
-            }
-        )
-    except (OSError, subprocess.SubprocessError) as e:
-        reply({"rc": 127, "stdout": "", "stderr": str(e)})
+HOST = Path(__file__).with_name("standin_host.py")
 
 
 @dataclass
@@ -116,7 +53,9 @@ class StandIn:
         self.env = dict(env)
         self.session_id = session_id or str(uuid.uuid4())
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "attend.testing.standin"],
+            # The host imports only the standard library, started by path without site: one starts per
+            # stand-in session, hundreds of them in a test run.
+            [sys.executable, "-S", str(HOST)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=self.env,
@@ -243,7 +182,3 @@ class StandIn:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-if __name__ == "__main__":
-    _host()

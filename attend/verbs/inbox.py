@@ -78,6 +78,7 @@ class Message:
     origin: str
     body: str
     client: str | None = None  # the sender's agent client (claude, codex, gemini); None for a human
+    to_name: str = ""  # a direct message's recipients as attend names them (``to`` holds the ids)
 
 
 @dataclass
@@ -174,7 +175,7 @@ def run(ctx: Context, req: InboxRequest) -> Inbox:
         receipt = receipts.receipt(ctx.spool, msg.room, msg.id, msg.from_id) if req.status else None
         if req.mark_read:
             _note_reader(ctx.spool, who)
-        return Inbox([msg], 1, 1, room_list, False, receipt=receipt)
+        return Inbox(named(ctx, [msg]), 1, 1, room_list, False, receipt=receipt)
     match = filters.build(req.sender, req.grep, req.since)
     floor = filters.floor(match) if match is not None else ""
     accepts = match.accepts if match is not None else None
@@ -184,7 +185,7 @@ def run(ctx: Context, req: InboxRequest) -> Inbox:
         messages, older, warnings = page(
             ctx.spool, room_list, who.id, req.limit, req.page, before, accepts, floor, mine=True
         )
-        return Inbox(messages, req.page, req.limit, room_list, older, warnings, sent=True)
+        return Inbox(named(ctx, messages), req.page, req.limit, room_list, older, warnings, sent=True)
     unread: list[Message] = []
     warnings = []
     if (
@@ -206,7 +207,20 @@ def run(ctx: Context, req: InboxRequest) -> Inbox:
             return sig.id not in shown and (inner is None or inner(sig))
 
     messages, older, more = page(ctx.spool, room_list, who.id, req.limit, req.page, before, accepts, floor)
+    named(ctx, [*messages, *unread])
     return Inbox(messages, req.page, req.limit, room_list, older, warnings + more, unread=unread)
+
+
+def named(ctx: Context, messages: list[Message]) -> list[Message]:
+    """Each direct message's recipients by name (``to_name``), as ``peers`` names the sessions."""
+    direct = [m for m in messages if m.scope == "direct"]
+    if direct:
+        from attend.domain import addressing  # only where a direct message is listed
+
+        names = addressing.session_names(ctx.spool, ctx.sessions_dir)
+        for m in direct:
+            m.to_name = addressing.named_to(ctx.spool, m.to, names)
+    return messages
 
 
 def _note_reader(spool: Spool, who: Identity) -> None:

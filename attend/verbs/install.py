@@ -110,6 +110,8 @@ def run(ctx: Context, req: InstallRequest) -> Installed:
             continue
         plan = hosts.plan(name, env, attend_exe)
         done = hosts.install(plan, env, dry_run=dry_run)
+        if name == "gemini":
+            plan.notes.append(hosts.gemini_wake_note(env))
         changes = [Change(c.path, c.action, c.diff) for c in done.changes]
         result.others.append(HostWired(name, done.target, bool(changes), changes, done.backups, plan.notes))
     result.changed = bool(result.changes) or any(o.changed for o in result.others)

@@ -13,7 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import shlex
 import subprocess
+import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +25,7 @@ from typing import Any
 from tests.e2e.fake_api import Entry, FakeAPI
 from tests.e2e.fake_codex import FakeResponses
 from tests.e2e.fake_gemini import FakeGemini
-from tests.e2e.harness import RUN_TIMEOUT, E2EWorld, _binary, _kill_group
+from tests.e2e.harness import RUN_TIMEOUT, E2EWorld, _binary, _kill_group, wait_for
 
 CODEX_MODEL = "gpt-5.5"  # classic tools (exec_command); the default model is code-mode only
 
@@ -286,6 +290,63 @@ class AppServer:
             _kill_group(self.proc)  # type: ignore[arg-type]
             with contextlib.suppress(Exception):
                 self.proc.communicate(timeout=10)
+        self.api.close()
+
+
+GEMINI_READY = "Type your message"  # the prompt's placeholder: the UI is drawn and takes input
+
+
+class GeminiTUI:
+    """``gemini --approval-mode yolo`` in its interactive UI, in a private tmux server (120x40), as
+    ``tui.TUI`` runs Claude Code: an idle session sits at its prompt, as a person leaves it."""
+
+    def __init__(self, hw: HostWorld, api: FakeGemini, project: str = "proj") -> None:
+        self.hw, self.api = hw, api
+        self.cwd = hw.project(project)
+        from tests.e2e.tui import tmux_bin
+
+        self.tmux = tmux_bin()
+        self.server = f"attend-gemini-{uuid.uuid4().hex[:10]}"
+        self.started = False
+
+    def _tmux(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [self.tmux, "-L", self.server, *args], capture_output=True, text=True, check=check, timeout=30
+        )
+
+    def start(self, ready_timeout: float = 180) -> GeminiTUI:
+        self.api.__enter__()
+        env = {**self.hw.gemini_env(self.api), "TERM": "xterm-256color"}
+        env.pop("TMUX", None)
+        launcher = self.hw.tmp / f"gemini-{self.server}.sh"
+        exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items() if k.isidentifier())
+        argv = " ".join(shlex.quote(a) for a in [gemini_bin(), "--approval-mode", "yolo"])
+        launcher.write_text(f"#!/bin/sh\n{exports}cd {shlex.quote(str(self.cwd))}\nexec {argv}\n")
+        launcher.chmod(0o755)
+        self._tmux("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "120", "-y", "40", str(launcher))
+        self.started = True
+        try:
+            wait_for(lambda: GEMINI_READY in self.screen(), ready_timeout, "the Gemini prompt")
+        except TimeoutError as e:
+            raise TimeoutError(f"{e}; the screen:\n{self.screen()}") from None
+        return self
+
+    def screen(self) -> str:
+        return self._tmux("capture-pane", "-p", "-t", "t", check=False).stdout
+
+    def type(self, text: str) -> None:
+        self._tmux("send-keys", "-t", "t", "-l", text)
+        time.sleep(0.3)  # a paste and a keypress apart: Enter glued to the text is a newline
+        self._tmux("send-keys", "-t", "t", "Enter")
+
+    def close(self) -> None:
+        if not self.started:
+            return
+        self.started = False
+        self._tmux("kill-server", check=False)
+        folder = os.path.join(os.environ.get("TMUX_TMPDIR") or "/tmp", f"tmux-{os.getuid()}")
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(folder, self.server))
         self.api.close()
 
 

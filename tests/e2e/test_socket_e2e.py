@@ -1,7 +1,8 @@
 """The socket conduit with the real client (2.1.332): ``attend mcp`` posts a session's mail to the
 session's own inbox socket. A busy session gets a message sent during a tool call in its very next
 request; the interactive TUI idle at its prompt is woken by it; with Monitor armed as well, the
-message is still shown once. Every session here is wired by ``attend install``, so the drain and the
+message is still shown once; after the client's ``/clear``, the socket serves the session's new id.
+Every session here is wired by ``attend install``, so the drain and the
 waiter are there too, and exactly-once is across all of them.
 """
 
@@ -172,3 +173,43 @@ def test_the_idle_interactive_session_is_woken_by_a_send_through_the_socket_exac
     assert POSTED in text and f"id {sent['id']}" in text and text.count(body) == 1, text
     assert sum(body in t for t in user_texts(api.turns)) == 1
     assert not claimed(e2e, sid)
+
+
+def test_after_clear_the_socket_serves_the_new_session_id_and_the_old_ones_registration_is_gone(
+    e2e: E2EWorld,
+) -> None:
+    install(e2e)
+    body = f"after the clear {uuid.uuid4().hex[:8]}"
+    state: dict[str, Any] = {}
+
+    def joined(req: Request) -> Reply:
+        expect_ok(req, "attend join")
+        state["sid"] = session_id_of(req)
+        return done("Joined; idle now.")
+
+    def woken(req: Request) -> Reply:
+        state["texts"] = latest_user_texts(req)
+        return done("Got it after the clear.")
+
+    api = FakeAPI([bash("attend join e2e"), joined, woken, done("spare 1"), done("spare 2")])
+    tui = TUI(e2e, api).start()
+    try:
+        tui.type("join the e2e channel")
+        wait_for(lambda: "Joined; idle now." in tui.screen(), 90, "the first turn to end")
+        old = str(state["sid"])
+        wait_for(lambda: serving(e2e, old), 30, "attend mcp to serve the socket")
+        tui.type("/clear")
+        wait_for(lambda: (tui.record() or {}).get("sessionId") not in (None, old), 60, "the record's new id")
+        new = str((tui.record() or {})["sessionId"])
+        wait_for(lambda: serving(e2e, new), 30, "attend mcp to serve the new id")
+        assert not (e2e.spool_root / "sessions" / old / inbox_socket.STATE).exists()
+        wait_for(lambda: (tui.record() or {}).get("status") == "idle", 30, "the session to be idle")
+        sent = e2e.human_send("--to", new, body)
+        wait_for(lambda: "texts" in state, 60, "the woken turn")
+        wait_for(lambda: any(sent["id"] in n for n in seen(e2e, new)), 30, "the message marked seen")
+    finally:
+        tui.close()
+
+    [text] = [t for t in state["texts"] if body in t]
+    assert POSTED in text and text.count(body) == 1, text
+    assert sum(body in t for t in user_texts(api.turns)) == 1
