@@ -332,7 +332,6 @@ def _codex_home_procs(codex_home: Path) -> list[int]:
 
 def tui_wake(runs: int) -> None:
     """send -> a Codex idle wake, the interactive TUI in tmux with its threads in the shared daemon."""
-    import shlex
     import signal
     import uuid
 
@@ -340,7 +339,7 @@ def tui_wake(runs: int) -> None:
     from tests.e2e.fake_codex import FakeResponses, shell, thread_id_of, user_texts
     from tests.e2e.harness import wait_for
     from tests.e2e.hosts import HostWorld, codex_bin
-    from tests.e2e.tui import tmux_bin
+    from tests.e2e.tui import launcher, tmux_bin
 
     e2e_bin = REPO / "tests" / "e2e" / "node_modules" / ".bin"
     tmp = tmpdir()
@@ -367,17 +366,12 @@ def tui_wake(runs: int) -> None:
     def screen() -> str:
         return tm("capture-pane", "-p", "-t", "t")
 
-    env = {**w.codex_env(), "TERM": "xterm-256color"}
-    env.pop("TMUX", None)
-    launcher = tmp / "codex-tui.sh"
-    exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items() if k.isidentifier())
-    launcher.write_text(f"#!/bin/sh\n{exports}cd {shlex.quote(str(w.project('proj')))}\nexec {codex_bin()}\n")
-    launcher.chmod(0o755)
+    script = launcher(tmp / "codex-tui.sh", w.codex_env(), w.project("proj"), [codex_bin()])
     lat: list[float] = []
     hosts: set[str] = set()
     api.__enter__()
     try:
-        tm("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "120", "-y", "40", str(launcher))
+        tm("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "120", "-y", "40", str(script))
         # The first run offers a model upgrade ("Meet …", keep the configured model), drawn a moment
         # after the prompt: dismiss it wherever it shows, and type the first prompt again if it ate it.
         for _ in range(5):

@@ -35,6 +35,7 @@ ALLOWED: dict[str, str] = {
     "attend.procfs": "reads Claude Code's session records for the identity walk and the fast drain's ancestry check",
     "attend.setup.install": "reads and writes Claude Code's configuration (settings.json, hooks, skills, MCP)",
     "attend.setup.hosts": "reads and writes Codex CLI's and Gemini CLI's configuration (hooks, config.toml, settings)",
+    "attend.setup.safetoml": "reads Codex's config.toml to measure its size and nesting before it is parsed",
     "attend.setup.data": "lists attend's packaged data (settings, hooks, skills)",
     "attend.domain.reheat": "reads the reheat's text, skills/attend/reheat.md, from attend's packaged data",
     "attend.domain.config": "reads config.yaml and the project's .claude/attend.yaml; writes the user's files",

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shlex
 import subprocess
 import time
 import uuid
@@ -316,14 +315,15 @@ class GeminiTUI:
 
     def start(self, ready_timeout: float = 180) -> GeminiTUI:
         self.api.__enter__()
-        env = {**self.hw.gemini_env(self.api), "TERM": "xterm-256color"}
-        env.pop("TMUX", None)
-        launcher = self.hw.tmp / f"gemini-{self.server}.sh"
-        exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items() if k.isidentifier())
-        argv = " ".join(shlex.quote(a) for a in [gemini_bin(), "--approval-mode", "yolo"])
-        launcher.write_text(f"#!/bin/sh\n{exports}cd {shlex.quote(str(self.cwd))}\nexec {argv}\n")
-        launcher.chmod(0o755)
-        self._tmux("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "120", "-y", "40", str(launcher))
+        from tests.e2e.tui import launcher
+
+        script = launcher(
+            self.hw.tmp / f"gemini-{self.server}.sh",
+            self.hw.gemini_env(self.api),
+            self.cwd,
+            [gemini_bin(), "--approval-mode", "yolo"],
+        )
+        self._tmux("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "120", "-y", "40", str(script))
         self.started = True
         try:
             wait_for(lambda: GEMINI_READY in self.screen(), ready_timeout, "the Gemini prompt")

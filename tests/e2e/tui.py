@@ -40,6 +40,25 @@ def tmux_bin() -> str:
     return path
 
 
+# Markers a CI system sets. Gemini CLI runs headless when it sees one (CI=true, GITHUB_ACTIONS=true)
+# and so never draws its prompt; a person's terminal has none of them.
+CI_MARKERS = ("CI", "GITHUB_ACTIONS", "CONTINUOUS_INTEGRATION", "BUILD_NUMBER", "RUN_ID")
+
+
+def launcher(path: Path, env: dict[str, str], cwd: Path, argv: Sequence[str]) -> Path:
+    """A shell script at ``path`` that runs ``argv`` in ``cwd`` with ``env`` as a person's terminal has it:
+    ``TERM`` set, and no tmux or CI variables of the test run."""
+    dropped = ("TMUX", *CI_MARKERS)
+    env = {k: v for k, v in {**env, "TERM": "xterm-256color"}.items() if k not in dropped and k.isidentifier()}
+    # tmux hands its pane the environment of the process that started its server: unset, not just omit.
+    unset = f"unset {' '.join(dropped)}\n"
+    exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items())
+    command = " ".join(shlex.quote(a) for a in argv)
+    path.write_text(f"#!/bin/sh\n{unset}{exports}cd {shlex.quote(str(cwd))}\nexec {command}\n")
+    path.chmod(0o755)
+    return path
+
+
 def trust(e2e: E2EWorld, project: Path, extra: dict[str, Any] | None = None) -> None:
     """``~/.claude.json`` as a user who finished onboarding, approved the key and trusts ``project``."""
     path = e2e.home / ".claude.json"
@@ -88,15 +107,14 @@ class TUI:
         trust(self.e2e, self.cwd)
         self.api.on_request = lambda _req: self.watch.snap()
         self.api.__enter__()
-        env = {**self.e2e.client_env(self.api), **self.extra_env, "TERM": "xterm-256color"}
-        env.pop("TMUX", None)
-        launcher = self.e2e.tmp / f"tui-{self.server}.sh"
-        exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items() if k.isidentifier())
-        argv = " ".join(shlex.quote(a) for a in [claude_bin(), *self.args])
-        launcher.write_text(f"#!/bin/sh\n{exports}cd {shlex.quote(str(self.cwd))}\nexec {argv}\n")
-        launcher.chmod(0o755)
+        script = launcher(
+            self.e2e.tmp / f"tui-{self.server}.sh",
+            {**self.e2e.client_env(self.api), **self.extra_env},
+            self.cwd,
+            [claude_bin(), *self.args],
+        )
         self.watch.__enter__()
-        self._tmux("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "120", "-y", "40", str(launcher))
+        self._tmux("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "120", "-y", "40", str(script))
         self.started = True
         try:
             wait_for(lambda: "❯" in self.screen(), ready_timeout, "the TUI's prompt")
