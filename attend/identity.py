@@ -242,6 +242,12 @@ def human_id(env: Mapping[str, str]) -> str:
 # ---------------------------------------------------------------------- resolution
 
 
+# What the rule asks of an enrolled session: (the pid namespace its host process runs in, as recorded
+# when it enrolled through its ancestry, or None; its origin; the host process it enrolled from, as
+# (pid, procStart), or None). None: not enrolled.
+EnrollmentProbe = Callable[[str], "tuple[str | None, str, tuple[int, str] | None] | None"]
+
+
 def remembered(parent: Parent = parent_pid) -> Procs:
     """``parent``, each pid's answers read once: one resolution asks every host, and each climbs the
     same ancestry, reading each ancestor's ``stat`` and ``environ`` (``Procs``). Made anew for each
@@ -250,15 +256,55 @@ def remembered(parent: Parent = parent_pid) -> Procs:
 
 
 def find_caller(
-    pid: int, env: Mapping[str, str], claims: tuple[str, ...] = (), parent: Parent = parent_pid
+    pid: int,
+    env: Mapping[str, str],
+    claims: tuple[str, ...] = (),
+    parent: Parent = parent_pid,
+    enrollment: EnrollmentProbe | None = None,
 ) -> tuple[Host, Found] | None:
-    """The session nearest above ``pid`` among every host's, with the host that found it."""
-    best: tuple[Host, Found] | None = None
-    for host in HOSTS:
-        found = host.find(pid, env, parent, claims)
-        if found is not None and (best is None or found.hops < best[1].hops):
-            best = (host, found)
-    return best
+    """The caller's session among every host's in its ancestry, with the host that found it: taken
+    from the outermost inward, the nearest that stands. The outermost stands; one nested under it
+    (of any host: a client started from a session's shell, or a record its tools wrote for a process
+    of their own) stands only when its id is free: no other live process of any host holds it, and
+    the spool has not bound it to another process (``enrollment``). A session's tools cannot write
+    their way into a session that is another's."""
+    chain = [(host, f) for host in HOSTS for f in host.find_all(pid, env, parent, claims)]
+    if not chain:
+        return None
+    chain.sort(key=lambda hf: -hf[1].hops)  # outermost first; at one hop, in HOSTS order
+    standing = [chain[0]]
+    for host, found in chain[1:]:
+        if any(found.session_id == s.session_id for _, s in standing) or _free(found, env, enrollment):
+            standing.append((host, found))
+    return standing[-1]
+
+
+def _free(found: Found, env: Mapping[str, str], enrollment: EnrollmentProbe | None) -> bool:
+    """Whether a session found nested under another names an id no other process has: none of any
+    host's live evidence names it, and its enrollment (when there is one) binds it to this process."""
+    if any(p != found.pid for host in HOSTS for p in host.holds(found.session_id, env)):
+        return False
+    enrolled = enrollment(found.session_id) if enrollment is not None else None
+    bound = enrolled[2] if enrolled is not None else None
+    return bound is None or bound == (found.pid, found.proc_start)
+
+
+def _held_elsewhere(host: Host, found: Found, enrollment: EnrollmentProbe | None) -> str | None:
+    """Why ``found`` is not the caller's although it stands: the spool binds its session to another
+    live process of the host (a record rewritten to name a running session). None: it may be."""
+    if enrollment is None or not host.one_session_per_process:
+        return None
+    enrolled = enrollment(found.session_id)
+    bound = enrolled[2] if enrolled is not None else None
+    if bound is None or bound == (found.pid, found.proc_start):
+        return None
+    pid, start = bound
+    if not pid_alive(pid) or proc_start(pid) != start:
+        return None  # its process has ended: resumed in this one
+    return (
+        f"session {found.session_id} is held by its live process {pid}, so the record "
+        f"{found.record_path} naming it for process {found.pid} is not believed"
+    )
 
 
 def _agent(host: Host, found: Found, notes: tuple[str, ...]) -> Identity:
@@ -279,10 +325,6 @@ def _agent(host: Host, found: Found, notes: tuple[str, ...]) -> Identity:
     )
 
 
-# What the sandbox rule asks of an enrolled session: (the pid namespace its host process runs in, as
-# recorded when it enrolled through its ancestry, or None; its origin). None: not enrolled.
-EnrollmentProbe = Callable[[str], "tuple[str | None, str] | None"]
-
 SANDBOX_FIX = "run attend from the session itself"
 
 
@@ -302,7 +344,7 @@ def _sandbox(host: Host, offered: tuple[str, str] | None, pid: int | None, probe
     enrolled = probe(env_sid) if is_session_id(env_sid) else None
     if enrolled is None:
         raise IdentityError(f"{rule}: the sandbox rule needs an enrolled session, and it is not one; {SANDBOX_FIX}")
-    theirs, origin = enrolled
+    theirs, origin, _bound = enrolled
     mine = pid_namespace(pid)
     if theirs is None or mine is None:
         raise IdentityError(
@@ -373,7 +415,9 @@ def authority(
     parent = remembered()
     if human_only is not None:
         return _human_only(human_only, env, start, cwd, parent)
-    found = find_caller(start, env, (claimed,) if claimed else (), parent)
+    found = find_caller(start, env, (claimed,) if claimed else (), parent, enrollment)
+    if found is not None and (why := _held_elsewhere(*found, enrollment)) is not None:
+        raise IdentityError(f"{why}; {SANDBOX_FIX}")
 
     if hook:
         if found is None:

@@ -30,13 +30,18 @@ REPORTED: set[str] = set()
 
 
 def enrollment_probe(spool: Spool | None) -> identity.EnrollmentProbe:
-    """What the sandbox rule asks of an enrolled session: its Claude's pid namespace and its origin."""
+    """What the authority rule asks of an enrolled session: its host process's pid namespace, its
+    origin, and the host process it enrolled from."""
 
-    def probe(sid: str) -> tuple[str | None, str] | None:
+    def probe(sid: str) -> tuple[str | None, str, tuple[int, str] | None] | None:
         if spool is None or not sessions.is_enrolled(spool, sid):
             return None
         enrollment = sessions.read_enrollment(spool, sid)
-        return None if enrollment is None else (enrollment.pid_ns, enrollment.origin)
+        if enrollment is None:
+            return None
+        pid, start = enrollment.claude_pid, enrollment.proc_start
+        bound = (pid, str(start)) if isinstance(pid, int) and start is not None else None
+        return enrollment.pid_ns, enrollment.origin, bound
 
     return probe
 

@@ -57,6 +57,18 @@ class Host:
         whose evidence proves an offered id rather than naming one."""
         raise NotImplementedError
 
+    def find_all(self, pid: int, env: Mapping[str, str], parent: Parent, claims: tuple[str, ...] = ()) -> list[Found]:
+        """Every session of this host that stands among ``pid``'s ancestors by the host's own rules,
+        nearest first: a session started inside another's tools lies below that one. The identity
+        layer weighs them against every other host's (``identity.find_caller``). Default: ``find``'s."""
+        found = self.find(pid, env, parent, claims)
+        return [] if found is None else [found]
+
+    def holds(self, session_id: str, env: Mapping[str, str]) -> list[int]:
+        """The live processes whose evidence names ``session_id`` (any of the user's folders): a
+        session nested under another stands only when no other process holds its id."""
+        return []
+
     def inside_ancestry(self, pid: int, parent: Parent) -> str | None:
         """Why ``pid`` is inside this host although ``find`` proved no session (so it is never the
         human), or None. Default: the environment alone says so (``inside``)."""

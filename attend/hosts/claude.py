@@ -11,7 +11,7 @@ which process wrote it; another one is pid reuse). It sets ``CLAUDECODE=1`` and
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from attend.hosts.base import (
     MAX_HOPS,
@@ -125,27 +125,6 @@ def unattended(env: Mapping[str, str], claude_pid: int | None) -> bool:
     return isinstance(raw, dict) and raw.get("entrypoint") == "sdk-cli"
 
 
-def _walk(
-    pid: int, sessions_dir_of: Callable[[int], str | None], parent: Parent
-) -> tuple[SessionRecord, str, int] | None:
-    """Climb at most 15 parents from ``pid`` to one with a live record in ``sessions_dir_of(pid)``:
-    the record, its path, and the hops climbed. (The Gemini adapter's walk; Claude Code's own is
-    ``sessions_in_ancestry`` with ``choose``.)"""
-    current: int | None = pid
-    for hops in range(MAX_HOPS + 1):
-        if current is None or current <= 1:
-            return None  # in a pid namespace the walk ends at its pid 1
-        folder = sessions_dir_of(current)
-        record = read_record(folder, current) if folder is not None else None
-        if record is not None and folder is not None and record.pid == current and record_is_live(record):
-            return record, os.path.join(folder, f"{current}.json"), hops
-        nxt = parent(current)
-        if nxt == current:
-            return None
-        current = nxt
-    return None
-
-
 def find_ancestor_record(
     pid: int, sessions_dir: str | os.PathLike[str], parent: Parent = parent_pid
 ) -> SessionRecord | None:
@@ -166,12 +145,7 @@ def own_claude_dir(pid: int, env: Mapping[str, str] | None = None) -> str:
     env = environ_of(pid) if env is None else env
     if env is not None and (env.get("CLAUDE_CONFIG_DIR") or env.get("HOME")):
         return claude_home(env)
-    import pwd
-
-    try:
-        return os.path.join(pwd.getpwuid(os.getuid()).pw_dir, ".claude")
-    except KeyError:
-        return os.path.join(os.path.expanduser("~"), ".claude")
+    return user_claude_dir()
 
 
 def ancestry(pid: int, parent: Parent = parent_pid) -> list[int]:
@@ -219,7 +193,14 @@ def sessions_in_ancestry(pid: int, env: Mapping[str, str], parent: Parent = pare
 
 
 def choose(found: list[Candidate], started: str | None = None) -> Candidate | None:
-    """The caller's session among the records in its ancestry (nearest first), or None.
+    """The caller's session among the records in its ancestry (nearest first), or None: the nearest
+    of ``standing``."""
+    chain = standing(found, started)
+    return chain[-1] if chain else None
+
+
+def standing(found: list[Candidate], started: str | None = None) -> list[Candidate]:
+    """The records in the caller's ancestry (nearest first) that stand, outermost first.
 
     Only records found where their own process keeps them count, when there are any: the caller
     may point its claude dir anywhere and write records there for any pid, its ancestors' too. (With
@@ -234,18 +215,40 @@ def choose(found: list[Candidate], started: str | None = None) -> Candidate | No
     The nearest that stands is the caller's session."""
     if any(c.own for c in found):
         found = [c for c in found if c.own]
-    standing: list[Candidate] = []
+    chain: list[Candidate] = []
     for c in reversed(found):
         sid = c.record.session_id
-        if started and sid != started and not any(s.record.session_id == started for s in standing):
+        if started and sid != started and not any(s.record.session_id == started for s in chain):
             continue
-        if standing:
-            if not _same_folder(c.folder, standing[0].folder):
+        if chain:
+            if not _same_folder(c.folder, chain[0].folder):
                 continue
             if any(r.session_id == sid and r.pid != c.record.pid for r in live_records(c.folder)):
                 continue
-        standing.append(c)
-    return standing[-1] if standing else None
+        chain.append(c)
+    return chain
+
+
+def found_of(host: str, c: Candidate) -> Found:
+    r = c.record
+    return Found(host, r.session_id, r.pid, r.proc_start, c.path, r.cwd, r.name, c.hops)
+
+
+def holders(session_id: str, folders: tuple[str, ...]) -> list[int]:
+    """The pids of the live records in ``folders`` that name ``session_id``."""
+    return sorted(
+        {r.pid for folder in dict.fromkeys(folders) for r in live_records(folder) if r.session_id == session_id}
+    )
+
+
+def user_claude_dir() -> str:
+    """This user's ``~/.claude``, from the password file: where no caller's environment can move it."""
+    import pwd
+
+    try:
+        return os.path.join(pwd.getpwuid(os.getuid()).pw_dir, ".claude")
+    except KeyError:
+        return os.path.join(os.path.expanduser("~"), ".claude")
 
 
 class Claude(Host):
@@ -256,15 +259,20 @@ class Claude(Host):
     def find(
         self, pid: int, env: Mapping[str, str], parent: Parent = parent_pid, claims: tuple[str, ...] = ()
     ) -> Found | None:
+        chain = self.find_all(pid, env, parent, claims)
+        return chain[0] if chain else None
+
+    def find_all(
+        self, pid: int, env: Mapping[str, str], parent: Parent = parent_pid, claims: tuple[str, ...] = ()
+    ) -> list[Found]:
         found = sessions_in_ancestry(pid, env, parent)
         if not found:
-            return None
+            return []
         first = environ_via(parent, 1) or {}  # the pid namespace's first process: in the sandbox, started for a session
-        chosen = choose(found, first.get(self.session_env[0]))
-        if chosen is None:
-            return None
-        r = chosen.record
-        return Found(self.name, r.session_id, r.pid, r.proc_start, chosen.path, r.cwd, r.name, chosen.hops)
+        return [found_of(self.name, c) for c in reversed(standing(found, first.get(self.session_env[0])))]
+
+    def holds(self, session_id: str, env: Mapping[str, str]) -> list[int]:
+        return holders(session_id, (sessions_home(env), os.path.join(user_claude_dir(), "sessions")))
 
 
 HOST = Claude()

@@ -8,7 +8,8 @@ process's direct child, writes ``<gemini dir>/attend/sessions/<pid>.json`` for i
 record shape (``pid``, ``sessionId``, ``cwd``, ``procStart``). ``/clear`` fires SessionStart again
 with a new id for the same process, and the record is rewritten: the spool's /clear move follows.
 
-The walk is then Claude Code's: climb to a pid with a live record whose ``procStart`` matches. The
+The walk is then Claude Code's (``find_all``): climb to a pid with a live record whose ``procStart``
+matches, each looked for where that process keeps its records, nested ones believed by the same rule. The
 writer refuses an id that a live record of another process already holds, so a process of one
 session cannot name itself after another live one. ``acp`` mode fires no SessionStart: there is no
 record, and such a session is refused rather than mistaken for the human.
@@ -22,7 +23,7 @@ from collections.abc import Mapping
 
 from attend import safejson
 from attend.hosts import claude
-from attend.hosts.base import Found, Host, Parent, parent_pid, pid_alive, proc_start
+from attend.hosts.base import Found, Host, Parent, environ_via, parent_pid, pid_alive, proc_start
 from attend.layout import is_session_id
 
 INSIDE_ENV = "GEMINI_CLI"
@@ -123,14 +124,33 @@ class Gemini(Host):
     def find(
         self, pid: int, env: Mapping[str, str], parent: Parent = parent_pid, claims: tuple[str, ...] = ()
     ) -> Found | None:
-        first = records_home(env)
-        found = claude._walk(pid, lambda _pid: first, parent)
-        if found is None and (second := user_records()) is not None and second != first:
-            found = claude._walk(pid, lambda _pid: second, parent)
-        if found is None:
-            return None
-        record, where, hops = found
-        return Found(self.name, record.session_id, record.pid, record.proc_start, where, record.cwd, None, hops)
+        chain = self.find_all(pid, env, parent, claims)
+        return chain[0] if chain else None
+
+    def find_all(
+        self, pid: int, env: Mapping[str, str], parent: Parent = parent_pid, claims: tuple[str, ...] = ()
+    ) -> list[Found]:
+        """Claude Code's rule on attend's Gemini records: each ancestor's record is looked for where
+        that process keeps them (its own ``HOME``, as it was started) and where the caller's ``HOME``
+        points; one found only where the caller pointed counts only when none is found where its own
+        process keeps it, and a record nested under another stands in the same folder alone, naming
+        no session another live record holds (``claude.standing``)."""
+        mine = records_home(env)
+        found: list[claude.Candidate] = []
+        for hops, p in enumerate(claude.ancestry(pid, parent)):
+            theirs = environ_via(parent, p)
+            own = records_home(theirs) if theirs and theirs.get("HOME") else (user_records() or mine)
+            for folder in dict.fromkeys((mine, own)):
+                record = claude.read_record(folder, p)
+                if record is not None and record.pid == p and claude.record_is_live(record):
+                    found.append(
+                        claude.Candidate(record, os.path.join(folder, f"{p}.json"), folder, hops, folder == own)
+                    )
+        chain = [claude.found_of(self.name, c) for c in reversed(claude.standing(found))]
+        return [f._replace(name=None) for f in chain]  # Gemini gives a session no name of its own
+
+    def holds(self, session_id: str, env: Mapping[str, str]) -> list[int]:
+        return claude.holders(session_id, (records_home(env), *filter(None, (user_records(),))))
 
     def turn_end(self, reason: str) -> dict[str, str]:
         """The AfterAgent hook's deny: the next turn's user text is the reason, as it is."""
