@@ -633,3 +633,35 @@ class Wait:
 
     def exited(self) -> bool:
         return self.proc.poll() is not None
+
+
+# ---------------------------------------------------------------------- a Codex stand-in
+
+# A process named `codex` (its comm, as the kernel shows it) that holds the writer locks of the
+# threads named on its command line open, and runs the command after `--` as its child.
+CODEX = r"""
+import ctypes, os, subprocess, sys, time
+ctypes.CDLL(None).prctl(15, b"codex", 0, 0, 0)
+folder, rest = sys.argv[1], sys.argv[2:]
+cut = rest.index("--")
+held = [open(os.path.join(folder, "thread-writer-locks", t + ".lock"), "a") for t in rest[:cut]]
+sys.exit(subprocess.run(rest[cut + 1 :], env=dict(os.environ)).returncode)
+"""
+
+T1 = "01a23400-0000-7000-8000-000000000001"
+T2 = "01a23400-0000-7000-8000-000000000002"
+
+
+def as_codex(
+    world: World, threads: list[str], argv: list[str], env: dict[str, str], stdin: str = ""
+) -> subprocess.CompletedProcess[str]:
+    home = world.home / ".codex"
+    (home / "thread-writer-locks").mkdir(parents=True, exist_ok=True)
+    return subprocess.run(
+        [sys.executable, "-c", CODEX, str(home), *threads, "--", *argv],
+        env={**world.env, **env},
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )

@@ -16,8 +16,7 @@ import sys
 from pathlib import Path
 
 from attend.testing.standin import Result, StandIn
-from tests.support import World, enroll, maildir
-from tests.test_hosts import T1, as_codex
+from tests.support import T1, World, as_codex, enroll, maildir
 
 # Write a session record naming SID for this process (which then execs attend: the same pid), or for
 # its parent (the session's own process) with "parent", in FOLDER, in the shape HOST's walk reads.
@@ -122,7 +121,8 @@ def test_a_claude_record_a_codex_threads_shell_writes_never_borrows_a_claude_ses
         "from attend import identity\n"
         f"folder, sid = {str(folder)!r}, {b.session_id!r}\n"
         "start = open(f'/proc/{os.getpid()}/stat').read().rsplit(')', 1)[1].split()[19]\n"
-        "json.dump({'pid': os.getpid(), 'sessionId': sid, 'procStart': start}, open(f'{folder}/{os.getpid()}.json', 'w'))\n"
+        "record = {'pid': os.getpid(), 'sessionId': sid, 'procStart': start}\n"
+        "json.dump(record, open(f'{folder}/{os.getpid()}.json', 'w'))\n"
         "w = identity.resolve()\n"
         "print(json.dumps([w.kind, w.id, w.host]))\n"
     )

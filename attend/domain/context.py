@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from attend import identity
 from attend.domain import sessions
-from attend.errors import NotEnrolledError
+from attend.errors import AttendError, NotEnrolledError
 from attend.identity import Identity
 from attend.spool import Spool, default_root
 
@@ -36,7 +36,10 @@ def enrollment_probe(spool: Spool | None) -> identity.EnrollmentProbe:
     def probe(sid: str) -> tuple[str | None, str, tuple[int, str] | None] | None:
         if spool is None or not sessions.is_enrolled(spool, sid):
             return None
-        enrollment = sessions.read_enrollment(spool, sid)
+        try:
+            enrollment = sessions.read_enrollment(spool, sid)
+        except (OSError, AttendError):  # a planted enrollment (a FIFO, a link) binds nothing
+            return None
         if enrollment is None:
             return None
         pid, start = enrollment.claude_pid, enrollment.proc_start
