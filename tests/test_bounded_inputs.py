@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from pathlib import Path
 
 import pytest
 
 from attend import safejson
 from attend.testing.standin import StandIn
-from tests.support import Loop, World, enroll
+from tests.support import DEADLINE, Loop, World, enroll
 
 DEEP = "[" * 1000 + "]" * 1000  # 2 KB
 
@@ -115,3 +116,32 @@ def test_every_json_read_goes_through_the_bounded_reader() -> None:
             ):
                 found.append(f"{rel}:{node.lineno}")
     assert not found, "read JSON with attend.safejson.loads, not json.loads:\n" + "\n".join(found)
+
+
+def test_a_deep_transcript_never_fails_keepwarm(world: World) -> None:
+    s = world.session(name="Ada-two")
+    enroll(world, s)
+    deep_transcript(world, s)
+    for args in (("keepwarm",), ("keepwarm", "status"), ("keepwarm", "on")):
+        r = s.attend(*args)
+        assert r.rc == 0 and "Traceback" not in r.stderr and "RecursionError" not in r.stderr, (args, r.stderr)
+
+
+@pytest.mark.anyio
+async def test_a_deep_transcript_never_kills_the_chat_peers_pane(world: World) -> None:
+    from attend.chat.app import ChatApp
+    from attend.verbs import chat as chat_verb
+
+    hostile, other = world.session("api", name="Mallory"), world.session("web", name="Ada")
+    enroll(world, hostile)
+    enroll(world, other)
+    deep_transcript(world, hostile)
+    ctx = world.context()
+    app = ChatApp(ctx, chat_verb.run(ctx, chat_verb.ChatRequest()), live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        peers = app.query_one("#peers")
+        end = time.monotonic() + DEADLINE
+        while not ("Ada" in str(peers.render()) and "Mallory" in str(peers.render())):
+            assert app.is_running and time.monotonic() < end, str(peers.render())
+            await pilot.pause(0.02)
+        assert app.is_running
