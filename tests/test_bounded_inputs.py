@@ -128,7 +128,8 @@ def test_a_deep_transcript_never_fails_keepwarm(world: World) -> None:
 
 
 @pytest.mark.anyio
-async def test_a_deep_transcript_never_kills_the_chat_peers_pane(world: World) -> None:
+@pytest.mark.parametrize("what", ["transcript", "session-record"])
+async def test_a_deep_transcript_or_session_record_never_kills_the_chat_peers_pane(world: World, what: str) -> None:
     from attend.chat.app import ChatApp
     from attend.verbs import chat as chat_verb
 
@@ -136,12 +137,15 @@ async def test_a_deep_transcript_never_kills_the_chat_peers_pane(world: World) -
     enroll(world, hostile)
     enroll(world, other)
     deep_transcript(world, hostile)
+    if what == "session-record":
+        hostile.record_path.write_text(DEEP)  # the client's record of a live process, as a peer can plant it
+    shown = ("Ada", "Mallory") if what == "transcript" else ("Ada",)
     ctx = world.context()
     app = ChatApp(ctx, chat_verb.run(ctx, chat_verb.ChatRequest()), live=False)
     async with app.run_test(size=(80, 24)) as pilot:
         peers = app.query_one("#peers")
         end = time.monotonic() + DEADLINE
-        while not ("Ada" in str(peers.render()) and "Mallory" in str(peers.render())):
+        while not all(name in str(peers.render()) for name in shown):
             assert app.is_running and time.monotonic() < end, str(peers.render())
             await pilot.pause(0.02)
         assert app.is_running
