@@ -333,3 +333,23 @@ def test_another_account_of_this_machine_is_refused_saying_its_spool_is_its_own(
     assert f"{other!r} is another user account of this machine" in out.stderr, out.stderr
     assert "spool is its own" in out.stderr and len(out.stderr.splitlines()) == 1
     assert tree(world.spool_root) == before
+
+
+@pytest.mark.parametrize("which", ["client-name", "alias"])
+def test_a_human_at_a_terminal_named_after_a_session_is_refused_and_makes_no_mailbox(world: World, which: str) -> None:
+    s = world.session("proj", name="Nico")
+    assert s.attend("join", "crew").rc == 0  # registered: its persona and ordinal are on record
+    entry = next(
+        e
+        for path in (world.spool_root / "registry").glob("*.json")
+        for sid, e in json.loads(path.read_text()).items()
+        if sid == s.session_id
+    )
+    names = {"client-name": "Nico", "alias": f"{entry['persona']}-{entry['ordinal']}"}
+    user = names[which].upper()  # case aside: a mailbox named NICO would take Nico's mail as well
+    for args in (("inbox",), ("send", "--to", "Nico", "hello")):
+        out = world.attend(*args, env={"USER": user, "LOGNAME": user})
+        assert out.returncode in (1, 2), (args, out.stdout, out.stderr)
+        assert "display name" in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert not (world.spool_root / "humans" / user).exists() and _box(world, "new", user) == []
+    assert not any(p.name.lower() == user.lower() for p in (world.spool_root / "humans").glob("*"))

@@ -43,17 +43,24 @@ def user_of_room(room: str) -> str | None:
 
 def note_active(spool: Spool, human_id: str) -> None:
     """Record that this human used the bus now; its mailbox is made on first use, unless its name is
-    a session's display name (``Nico-alpha``): a mailbox of that name would take the session's mail."""
+    a session's display name or alias (``Nico``, ``Ava-alpha``), case aside: a mailbox of that name
+    would take the session's mail. A persona alone (``Ava``) is a common first name, so a human may
+    have it; a bare name that is both is then refused by addressing, naming the explicit forms."""
     user = mailbox(human_id)
     if user is None:
         return
     if not spool.exists(HUMANS, user):
         from attend.domain import sessions
 
-        taken = {name.lower() for name in sessions.registered_names(spool).values()}
+        taken = set()
+        for _key, _sid, entry in sessions.all_registrations(spool):
+            persona = str(entry.get("persona") or "")
+            if persona and entry.get("ordinal"):
+                taken.add(sessions.display(persona, entry, sessions.stored_name(entry)).lower())
+                taken.add(sessions.alias(persona, entry).lower())
         if user.lower() in taken:
             raise UsageError(
-                f"the user name {user!r} is a session's display name, so it cannot name a human's mailbox; "
+                f"the user name {user!r} is a session's display name or alias, so it cannot name a human's mailbox; "
                 "set USER to your own name"
             )
     spool.make_maildir(user, HUMANS)
