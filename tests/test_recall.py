@@ -93,9 +93,24 @@ def test_the_hook_serves_only_the_callers_own_session_and_only_after_a_compactio
     shown(world, s, "something")
     folder = world.spool_root / "sessions" / s.session_id
     as_human = world.attend("recall", "--hook", stdin=start_payload(s))  # not a descendant of that session
-    assert (as_human.returncode, as_human.stdout, as_human.stderr) == (0, "", "")
+    assert (as_human.returncode, as_human.stdout) == (0, "")
+    assert as_human.stderr.startswith("attend recall: ") and as_human.stderr.count("\n") == 1, as_human.stderr
     assert recall(s, "startup") == (0, "", "")
     assert not (folder / "compacted").exists() and not (folder / "disclosed").exists()
+
+
+def test_a_payload_naming_another_session_is_refused_in_one_stderr_line_and_writes_nothing(world: World) -> None:
+    a, b = world.session(), world.session()
+    enroll(world, a)
+    enroll(world, b)
+    shown(world, b, "for b only")
+    r = a.attend("recall", "--hook", stdin=start_payload(b))  # from A's shell, naming B
+    assert (r.rc, r.stdout) == (0, "")
+    assert r.stderr.startswith("attend recall: the hook payload names session ") and r.stderr.count("\n") == 1
+    assert b.session_id in r.stderr and "a hook acts only for the session that runs it" in r.stderr
+    folder = world.spool_root / "sessions" / b.session_id
+    assert not (folder / "compacted").exists() and not (folder / "disclosed").exists()
+    assert "a hook acts only for the session that runs it" in (world.spool_root / "log" / "attend.log").read_text()
 
 
 def test_a_session_not_enrolled_gets_nothing(world: World) -> None:

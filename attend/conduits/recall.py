@@ -12,8 +12,9 @@ stamp says it was said, so the loop does not say it again at the next message.
 - **Answered** is a message of the session's own whose ``Re`` (or thread) names it, found in the
   message's own room after it.
 - It serves an enrolled session whose Claude is among its ancestors, and only for ``source:
-  "compact"``; for anyone else it prints nothing and writes nothing. It fails open: any error is one
-  stderr line (and the diagnostic log), exit 0.
+  "compact"``; a payload naming another session (or a hook with no session above it) is refused
+  with one stderr line (and the diagnostic log), nothing read or written; for a session attend
+  does not serve it prints nothing. It fails open: any error is one stderr line (and the log), exit 0.
 - Its output is one ``hookSpecificOutput.additionalContext``: the client puts it before the model
   at the next turn, inside the system message that follows the summary (measured).
 """
@@ -26,11 +27,12 @@ import time
 from collections.abc import Mapping
 from typing import IO, Any
 
+from attend import identity, safejson
 from attend import layout as L
-from attend import safejson
 from attend.conduits import fastdrain, monitor
 from attend.domain import attention, disclosure, envelope, framing, mcp_markers, reheat
 from attend.domain.envelope import EnvelopeError, Signal
+from attend.errors import IdentityError
 from attend.spool import Spool
 
 LISTED = 10  # threads named one a line; the rest are counted
@@ -136,8 +138,13 @@ def hook_main(data: bytes, env: Mapping[str, str], out: IO[str], err: IO[str]) -
         if not isinstance(sid, str) or not L.is_session_id(sid):
             return 0
         spool = Spool(L.default_root(env))
-        if not spool.present((L.SESSIONS, sid), (L.ENROLLED,))[0] or not fastdrain.is_ancestor(sid, env):
-            return 0  # not a session attend serves, or not the caller's own: nothing said, nothing written
+        if not spool.present((L.SESSIONS, sid), (L.ENROLLED,))[0]:
+            return 0  # not a session attend serves: nothing said, nothing written
+        try:  # the authority rule's hook form: only the session that runs the hook
+            identity.authority(claimed=sid, env=env, hook=True)
+        except IdentityError as e:
+            _report(spool, err, f"attend recall: {e}")  # refused before anything is read or written
+            return 0
         spool.check()
         cwd = payload.get("cwd")
         text = recall(spool, sid, env, cwd if isinstance(cwd, str) else os.getcwd(), time.time())
@@ -146,14 +153,18 @@ def hook_main(data: bytes, env: Mapping[str, str], out: IO[str], err: IO[str]) -
             out.write(json.dumps({"hookSpecificOutput": context}, ensure_ascii=False) + "\n")
             out.flush()
     except Exception as e:  # never break the session's start after a compaction
-        line = f"attend recall: the re-presentation failed ({type(e).__name__}: {e})"
-        try:
-            err.write(line + "\n")
-            if spool is not None:
-                spool.log(line)
-        except Exception:
-            pass
+        _report(spool, err, f"attend recall: the re-presentation failed ({type(e).__name__}: {e})")
     return 0
+
+
+def _report(spool: Spool | None, err: IO[str], line: str) -> None:
+    """One stderr line, and the diagnostic log when there is a spool; never raises."""
+    try:
+        err.write(line + "\n")
+        if spool is not None:
+            spool.log(line)
+    except Exception:
+        pass
 
 
 USAGE = "attend recall runs as Claude Code's SessionStart hook (matcher compact) only: attend recall --hook"
