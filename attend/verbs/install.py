@@ -11,6 +11,10 @@ from dataclasses import dataclass, field
 from attend.domain.context import Context
 from attend.setup import install as core
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from attend.setup.adapter import HostSetup
+
 DESCRIPTION = (
     "Wire attend into Claude Code, Codex CLI and Gemini CLI: the `attend mcp` server, the turn-end "
     "drain hook, the hook scripts and the attend skill (for Claude Code also the allow entries). With no "
@@ -50,7 +54,7 @@ class Change:
 
 @dataclass
 class HostWired:
-    """One client besides Claude Code (Codex, Gemini): what install changed there, and what it did
+    """One client besides the primary one (Codex, Gemini): what install changed there, and what it did
     that is not a file change (Codex's hook trust)."""
 
     host: str
@@ -77,43 +81,43 @@ class Installed:
 
 
 def chosen_hosts(ctx: Context, target: str | None, named: tuple[str, ...]) -> list[str]:
-    """The clients to wire: those named; else with --target, Claude Code; else each one found (Claude
-    Code when none is, so its own refusal says what to do)."""
+    """The clients to wire: those named; else with --target, the host whose folder it names (Claude
+    Code); else each one found (Claude Code when none is, so its own refusal says what to do)."""
     from attend.errors import UsageError
     from attend.setup import hosts
 
     for name in named:
-        if name not in hosts.HOSTS:
-            raise UsageError(f"unknown host {name!r}; the hosts are {', '.join(hosts.HOSTS)}")
+        if hosts.by_name(name) is None:
+            raise UsageError(f"unknown host {name!r}; the hosts are {', '.join(hosts.NAMES)}")
     if named:
         return list(dict.fromkeys(named))
     if target is not None:
-        return ["claude"]
-    return hosts.detected(ctx.env) or ["claude"]
+        return [hosts.PRIMARY.name]
+    return hosts.detected(ctx.env) or [hosts.PRIMARY.name]
+
+
+def adapters(wired: list[str]) -> list[HostSetup]:
+    """The setup adapters of the hosts chosen, the primary one (Claude Code's, install's own target) first."""
+    from attend.setup import hosts
+
+    chosen = [a for a in map(hosts.by_name, wired) if a is not None]
+    return sorted(chosen, key=lambda a: not a.primary)
 
 
 def run(ctx: Context, req: InstallRequest) -> Installed:
-    from attend.setup import hosts
-
     env, dry_run = ctx.env, req.dry_run
     wired = chosen_hosts(ctx, req.target, req.hosts)
     attend_exe = core.attend_executable(env)
     result = Installed("", "", "", dry_run, False, [], [], hosts=wired)
-    if "claude" in wired:
-        where = core.resolve_target(req.target, env)
-        out = core.install(where, dry_run=dry_run, attend_exe=attend_exe)
-        result.target, result.settings, result.claude_json = out.target, out.settings, out.claude_json
-        result.changes = [Change(c.path, c.action, c.diff) for c in out.changes]
-        result.backups = out.backups
-    for name in wired:
-        if name == "claude":
-            continue
-        plan = hosts.plan(name, env, attend_exe)
-        done = hosts.install(plan, env, dry_run=dry_run)
-        if name == "gemini":
-            plan.notes.append(hosts.gemini_wake_note(env))
-        changes = [Change(c.path, c.action, c.diff) for c in done.changes]
-        result.others.append(HostWired(name, done.target, bool(changes), changes, done.backups, plan.notes))
+    for adapter in adapters(wired):
+        done = adapter.install(env, attend_exe, dry_run, req.target)
+        out = done.outcome
+        changes = [Change(c.path, c.action, c.diff) for c in out.changes]
+        if adapter.primary:
+            result.target, result.settings, result.claude_json = out.target, out.settings, out.claude_json
+            result.changes, result.backups = changes, out.backups
+        else:
+            result.others.append(HostWired(adapter.name, out.target, bool(changes), changes, out.backups, done.notes))
     result.changed = bool(result.changes) or any(o.changed for o in result.others)
     if attend_exe == "attend":
         result.warnings.append("no attend executable found by absolute path; the MCP entry relies on the client's PATH")

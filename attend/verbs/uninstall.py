@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from attend.domain.context import Context
 from attend.setup import install as core
 from attend.verbs.install import PARAMS as INSTALL_PARAMS
-from attend.verbs.install import Change, HostWired, chosen_hosts
+from attend.verbs.install import Change, HostWired, adapters, chosen_hosts
 
 DESCRIPTION = (
     "Withdraw exactly what `attend install` wrote. Files nothing else changed since come back byte for "
@@ -54,26 +54,19 @@ PURGE_ACTION = "deleting the spool (attend uninstall --purge)"
 
 
 def run(ctx: Context, req: UninstallRequest) -> Uninstalled:
-    from attend.setup import hosts
-
     if req.purge:
         ctx.human(PURGE_ACTION)  # every session's mail and records: never an agent's call
 
     wired = chosen_hosts(ctx, req.target, req.hosts)
     result = Uninstalled("", "", "", [], [], str(ctx.spool_root), False, hosts=wired)
-    if "claude" in wired:
-        where = core.resolve_target(req.target, ctx.env)
-        out = core.uninstall(where, ctx.spool_root, purge=False)
-        result.target, result.settings, result.claude_json = out.target, out.settings, out.claude_json
-        result.changes = [Change(c.path, c.action, c.diff) for c in out.changes]
-        result.backups = out.backups
-    for name in wired:
-        if name == "claude":
-            continue
-        plan = hosts.plan(name, ctx.env, core.attend_executable(ctx.env))
-        done = hosts.uninstall(plan)
-        changes = [Change(c.path, c.action, c.diff) for c in done.changes]
-        result.others.append(HostWired(name, done.target, bool(changes), changes, done.backups))
+    for adapter in adapters(wired):
+        out = adapter.uninstall(ctx.env, core.attend_executable(ctx.env), req.target, ctx.spool_root).outcome
+        changes = [Change(c.path, c.action, c.diff) for c in out.changes]
+        if adapter.primary:
+            result.target, result.settings, result.claude_json = out.target, out.settings, out.claude_json
+            result.changes, result.backups = changes, out.backups
+        else:
+            result.others.append(HostWired(adapter.name, out.target, bool(changes), changes, out.backups))
     if req.purge:
         result.purged = core.purge_spool(ctx.spool_root)
     return result
