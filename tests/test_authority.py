@@ -227,6 +227,7 @@ def rows(scene: Scene) -> dict[tuple[str, ...], list[list[str]]]:
         ("completion",): [["bash"]],
         ("tail",): [["--count", "1"]],
         ("whoami",): [["--json"]],
+        ("wait",): [[], ["--codex", b], ["--once"]],  # the host entry points: Codex's and Gemini's waiters
     }
 
 
@@ -297,6 +298,143 @@ def test_a_planted_verb_that_takes_a_payloads_id_is_caught(scene: Scene, tmp_pat
 
 def test_every_hook_form_is_found_in_the_scripts_install_wires() -> None:
     assert {("inbox", "--drain", "--format", "hook"), ("wait", "--hook"), ("recall", "--hook")} <= set(hook_forms())
+
+
+# ---------------------------------------------------------------------- chat, at a real terminal
+
+# Run the console entry's argv under a pseudo-terminal of its own (chat refuses a pipe before it
+# asks who is calling): what it printed, then its exit status. A screen that opened instead would
+# wait for keys; the caller's deadline ends it, and the closed terminal hangs it up.
+PTY = """
+import os, pty, sys
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.executable, [sys.executable, *sys.argv[1:]])
+out = b""
+while True:
+    try:
+        chunk = os.read(fd, 4096)
+    except OSError:
+        break
+    if not chunk:
+        break
+    out += chunk
+sys.stdout.write(out.decode("utf-8", "replace"))
+sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+"""
+
+
+@pytest.mark.parametrize("way", [*WAYS, "scrubbed"])
+def test_chat_at_a_terminal_in_an_agent_sessions_tree_is_refused_however_it_names_another(
+    world: World, way: str
+) -> None:
+    scene = Scene(world)
+    if way == "scrubbed":  # every variable that says "agent" removed on the way down, and HOME moved
+        prefix: list[str] = []
+        env = {k: v for k, v in scene.a_env.items() if not k.startswith("CLAUDE")}
+        env.update(HOME=str(world.tmp / "elsewhere"), CLAUDE_CONFIG_DIR="/nonexistent")
+    else:
+        prefix, env = scene.hostile(way)
+    env["USER"] = "fixture-human"
+    humans_before = sorted(p.name for p in (world.spool_root / "humans").glob("*"))
+    box = world.tmp / "calls" / secrets.token_hex(6)
+    child = Child(scene.a, [*prefix, sys.executable, "-c", PTY, "-c", RUNNER, "chat"], "", env, box)
+    try:
+        out, err = child.communicate()
+    except AssertionError:
+        child.kill()
+        raise AssertionError("attend chat opened its screen in an agent session's tree") from None
+    assert child.returncode in (1, 2), (child.returncode, out, err)
+    assert "human's seat" in out or "for a human only" in out, out
+    assert sorted(p.name for p in (world.spool_root / "humans").glob("*")) == humans_before
+    assert scene.breaches() == []
+
+
+# ---------------------------------------------------------------------- the inbox socket of `attend mcp`
+
+# `attend mcp` with its stdin held open until the flag file appears, as its client holds it.
+HOLD = """
+import os, subprocess, sys, time
+flag, argv = sys.argv[1], sys.argv[2:]
+server = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+while not os.path.exists(flag) and server.poll() is None:
+    time.sleep(0.05)
+server.stdin.close()
+sys.exit(server.wait())
+"""
+
+
+class Socket:
+    """A Unix socket where Claude Code's inbox socket would be; it keeps what each post said."""
+
+    def __init__(self, path: Path) -> None:
+        import socket
+        import threading
+
+        self.posts: list[bytes] = []
+        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.server.bind(str(path))
+        self.server.listen(8)
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                return
+            with conn:
+                self.posts.append(conn.makefile("rb").read())
+
+
+def _transcript(world: World, s: StandIn) -> None:
+    from attend import identity
+
+    path = identity.transcript_path(world.env, s.session_id, str(s.cwd))
+    assert path
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text("")
+
+
+def test_the_inbox_socket_conduit_started_from_a_sessions_shell_with_anothers_environment_leaves_its_mail(
+    world: World,
+) -> None:
+    from attend.conduits import inbox_socket
+
+    scene = Scene(world)
+    a, b = scene.a, scene.b
+    for s in (a, b):
+        _transcript(world, s)
+    sock = Socket(world.tmp / "inbox.sock")
+    b_env = {  # B's client's environment: its id, its pid, its inbox socket and token
+        **scene.a_env,
+        "CLAUDE_CODE_SESSION_ID": b.session_id,
+        "CLAUDE_PID": str(b.pid),
+        inbox_socket.SOCKET_ENV: str(world.tmp / "inbox.sock"),
+        inbox_socket.TOKEN_ENV: "t0ken",
+    }
+
+    def serve_from(s: StandIn, name: str) -> Child:
+        flag = world.tmp / f"{name}.done"
+        argv = [sys.executable, "-c", HOLD, str(flag), sys.executable, "-c", RUNNER, "mcp"]
+        return Child(s, argv, "", b_env, world.tmp / "calls" / name)
+
+    def served(sid: str) -> bool:
+        return inbox_socket.served_by(world.spool, sid) is not None
+
+    hostile = serve_from(a, "from-a")
+    wait_until(lambda: served(a.session_id) or served(b.session_id), "the conduit to serve a session")
+    assert not served(b.session_id), "attend mcp in A's tree serves B's socket"
+    assert not any(b"for B only" in post for post in sock.posts)
+    (world.tmp / "from-a.done").touch()
+    hostile.communicate()
+    assert scene.pending in "".join(maildir(world, b.session_id, "new")), "B's mail was claimed"
+    assert scene.breaches() == []
+    # The harness would see it: B's own server posts B's mail to the socket.
+    own = serve_from(b, "from-b")
+    wait_until(lambda: any(b"for B only" in post for post in sock.posts), "B's own conduit to post B's mail")
+    (world.tmp / "from-b.done").touch()
+    own.communicate()
 
 
 # ---------------------------------------------------------------------- MCP: every tool of the server's own list
