@@ -21,20 +21,20 @@ paths); psutil is the portable fallback where /proc is absent.
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections.abc import Callable, Mapping
 
 from attend.errors import HumanOnlyError, IdentityError
+from attend.hosts import DEFAULT as DEFAULT_HOST
 from attend.hosts import HOSTS
 from attend.hosts.base import MAX_HOPS as MAX_HOPS
 from attend.hosts.base import Found, Host, Parent, Procs, environ_via
+from attend.hosts.base import SessionRecord as SessionRecord
 from attend.hosts.base import environ_of as environ_of
 from attend.hosts.base import parent_pid as parent_pid
 from attend.hosts.base import pid_alive as pid_alive
 from attend.hosts.base import pid_namespace as pid_namespace
 from attend.hosts.base import proc_start as proc_start
-from attend.hosts.claude import SessionRecord as SessionRecord
 from attend.hosts.claude import ancestry
 from attend.hosts.claude import claude_dir as claude_dir
 from attend.hosts.claude import claude_home as claude_home
@@ -517,21 +517,28 @@ def resolve(
     return authority(claimed=payload_sid, env=env, pid=pid, enrollment=enrollment, cwd=cwd)
 
 
-def transcript_path(env: Mapping[str, str], session_id: str, cwd: str | None) -> str | None:
-    """Where the client writes a session's transcript: ``<claude dir>/projects/<slug>/<id>.jsonl``, the
-    slug being the session's own working directory (not the normalised origin) with every character
-    but letters and digits turned into ``-``."""
-    if not cwd or not is_session_id(session_id):
-        return None
-    return os.path.join(claude_home(env), "projects", re.sub(r"[^A-Za-z0-9]", "-", cwd), f"{session_id}.jsonl")
+def transcript_path(
+    env: Mapping[str, str], session_id: str, cwd: str | None, host: Host | None = None, pid: int | None = None
+) -> str | None:
+    """Where ``host`` (default: ``hosts.DEFAULT``, Claude Code) writes the session's transcript, from its
+    own working directory (not the normalised origin) and, when known, the host's process that owns it
+    (``Host.transcript``)."""
+    return (host or DEFAULT_HOST).transcript(session_id, cwd, env, pid)
 
 
 WORKING_WINDOW = 30.0  # seconds: a transcript written this recently means the session is working
 
 
-def transcript_status(env: Mapping[str, str], record: SessionRecord, window: float = WORKING_WINDOW) -> str:
+def transcript_status(
+    env: Mapping[str, str], record: SessionRecord, window: float = WORKING_WINDOW, host: Host | None = None
+) -> str:
     """ "working" when the session's transcript was written in the last ``window`` seconds, else "waiting"."""
-    path = transcript_path(env, record.session_id, record.cwd)
+    return activity(transcript_path(env, record.session_id, record.cwd, host, record.pid), window)
+
+
+def activity(path: str | None, window: float = WORKING_WINDOW) -> str:
+    """ "working" when the transcript at ``path`` was written in the last ``window`` seconds, else
+    "waiting"; "unknown" with no transcript to look at."""
     if path is None:
         return "unknown"
     try:

@@ -23,6 +23,7 @@ from collections.abc import Iterator, Mapping
 from attend import identity as ident
 from attend import safejson
 from attend.domain import rooms
+from attend.hosts import NAMES
 from attend.identity import Identity
 from attend.layout import (
     CARRIED_FILES,
@@ -126,7 +127,7 @@ def read_enrollment(spool: Spool, sid: str) -> Enrollment | None:
             name=raw.get("name"),
             enrolled_at=float(raw.get("enrolled_at", 0)),
             pid_ns=raw.get("pid_ns") if isinstance(raw.get("pid_ns"), str) else None,
-            client=raw.get("client") if raw.get("client") in ("claude", "codex", "gemini") else None,
+            client=raw.get("client") if raw.get("client") in NAMES else None,  # a host attend serves
         )
     except (ValueError, KeyError, TypeError):
         spool.log(f"enrollment record of {sid} is malformed; treating the session as not enrolled")

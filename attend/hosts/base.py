@@ -1,14 +1,20 @@
-"""What a host tells the identity layer: how to find the caller's session, and its evidence.
+"""What a host tells the rest of attend: how to find the caller's session and its evidence, which
+sessions are live, where a session's transcript is, and how a turn end delivers.
 
-A host is an agent client that starts sessions (Claude Code; others plug in the same way). For
-identity a host answers four things (docs/architecture/hosts.md):
+A host is an agent client that starts sessions (Claude Code, Codex CLI, Gemini CLI). It answers
+(docs/architecture/hosts.md):
 
 - ``name``: how it is shown and recorded ("claude");
 - ``find``: the session among a process's ancestors, with the evidence that proves it (``Found``);
 - ``inside_env`` and ``session_env``: the environment variables that mark a process as started inside
   the host (such a process is never the human) and those that offer a session id (never an identity
   by themselves: checked against the ancestry, or accepted under the sandbox rule);
-- ``evidence``: the one line ``attend whoami`` shows for a session found in the ancestry.
+- ``evidence``: the one line ``attend whoami`` shows for a session found in the ancestry;
+- ``live_records``: the live sessions its own records name (``peers`` lists them);
+- ``transcript``: the file the host writes as a session works (``peers`` shows working or waiting);
+- ``turn_end``: what the turn-end hook prints to hand the model a reason.
+
+What install writes for a host is its setup adapter's (attend/setup/hosts.py), above this layer.
 
 Standard library only, and cheap to import: the hot paths (``send``, the turn-end drain) resolve the
 caller through it.
@@ -25,6 +31,19 @@ from attend.record import Record
 MAX_HOPS = 15  # parents climbed from the caller, at most
 
 Parent = Callable[[int], "int | None"]
+
+
+class SessionRecord(Record):
+    """A host's record of one running session, in Claude Code's shape (Gemini's records, which attend
+    writes, take the same)."""
+
+    pid: int
+    session_id: str
+    cwd: str | None
+    proc_start: str | None
+    name: str | None
+    status: str | None
+    raw: Mapping[str, object]
 
 
 class Found(Record):
@@ -78,6 +97,26 @@ class Host:
         """What the turn-end hook prints to hand the model ``reason`` and keep the turn going."""
         return {"decision": "block", "reason": reason}
 
+    # ------------------------------------------------------------------ sessions and transcripts
+
+    # Whether the transcript carries the model's usage as Claude Code's entries do (read by
+    # attend.domain.transcript: the context figure ``peers`` and the context sensor show).
+    usage_in_transcript: bool = False
+
+    def live_records(self, env: Mapping[str, str]) -> list[SessionRecord]:
+        """Every live session the host's own records name, one per process. Empty for a host that keeps
+        no record by process (``one_session_per_process`` false: its sessions are listed from their
+        enrollments, live by a conduit or a heartbeat)."""
+        return []
+
+    def transcript(
+        self, session_id: str, cwd: str | None, env: Mapping[str, str], pid: int | None = None
+    ) -> str | None:
+        """The file the host appends to while the session works (its age says working or waiting), or
+        None where it cannot be told. ``cwd``: the session's own working directory; ``pid``: the host's
+        process that owns the session, when known (a process holds or names its own files)."""
+        return None
+
     def offered_id(self, env: Mapping[str, str]) -> tuple[str, str] | None:
         """(variable, session id) the environment offers, or None."""
         for var in self.session_env:
@@ -91,6 +130,26 @@ class Host:
 
     def evidence(self, found: Found) -> str:
         return f"ancestry: {self.name} pid {found.pid} (procStart {found.proc_start}) record {tilde(found.record_path)}"
+
+
+def first_line(path: str, limit: int) -> bytes | None:
+    """A file's first line, at most ``limit`` bytes, opened without following a link or blocking on a
+    FIFO; None when it cannot be read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        import stat
+
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = os.pread(fd, limit, 0)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data.split(b"\n", 1)[0]
 
 
 def tilde(path: str) -> str:

@@ -11,6 +11,7 @@ which process wrote it; another one is pid reuse). It sets ``CLAUDECODE=1`` and
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 
 from attend.hosts.base import (
@@ -18,6 +19,7 @@ from attend.hosts.base import (
     Found,
     Host,
     Parent,
+    SessionRecord,
     environ_of,
     environ_via,
     parent_pid,
@@ -31,16 +33,6 @@ from attend.record import Record
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path  # the hot paths work in str: pathlib costs ~5 ms to import
-
-
-class SessionRecord(Record):
-    pid: int
-    session_id: str
-    cwd: str | None
-    proc_start: str | None
-    name: str | None
-    status: str | None
-    raw: Mapping[str, object]
 
 
 def claude_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -273,6 +265,25 @@ class Claude(Host):
 
     def holds(self, session_id: str, env: Mapping[str, str]) -> list[int]:
         return holders(session_id, (sessions_home(env), os.path.join(user_claude_dir(), "sessions")))
+
+    usage_in_transcript = True
+
+    def live_records(self, env: Mapping[str, str]) -> list[SessionRecord]:
+        return live_records(sessions_home(env))
+
+    def transcript(
+        self, session_id: str, cwd: str | None, env: Mapping[str, str], pid: int | None = None
+    ) -> str | None:
+        return transcript_path(env, session_id, cwd)
+
+
+def transcript_path(env: Mapping[str, str], session_id: str, cwd: str | None) -> str | None:
+    """Where Claude Code writes a session's transcript: ``<claude dir>/projects/<slug>/<id>.jsonl``,
+    the slug being the session's own working directory (not the normalised origin) with every
+    character but letters and digits turned into ``-``."""
+    if not cwd or not is_session_id(session_id):
+        return None
+    return os.path.join(claude_home(env), "projects", re.sub(r"[^A-Za-z0-9]", "-", cwd), f"{session_id}.jsonl")
 
 
 HOST = Claude()

@@ -29,7 +29,17 @@ import os
 from collections.abc import Mapping
 
 from attend import safejson
-from attend.hosts.base import MAX_HOPS, Found, Host, Parent, environ_via, parent_pid, proc_start, stat_via
+from attend.hosts.base import (
+    MAX_HOPS,
+    Found,
+    Host,
+    Parent,
+    environ_via,
+    first_line,
+    parent_pid,
+    proc_start,
+    stat_via,
+)
 from attend.hosts.base import comm_ppid as comm_ppid
 from attend.layout import is_session_id
 
@@ -56,9 +66,9 @@ def held(pid: int) -> dict[str, str]:
     return out
 
 
-def rollout_cwd(pid: int, thread: str) -> str | None:
-    """The thread's working directory, from the ``session_meta`` line of the rollout file its host
-    process holds open (``…/rollout-<time>-<thread id>.jsonl``)."""
+def rollout_of(pid: int, thread: str) -> str | None:
+    """The thread's rollout file (``…/rollout-<time>-<thread id>.jsonl``), as its host process holds
+    it open."""
     try:
         fds = os.listdir(f"/proc/{pid}/fd")
     except OSError:
@@ -69,17 +79,55 @@ def rollout_cwd(pid: int, thread: str) -> str | None:
         except OSError:
             continue
         name = os.path.basename(target)
-        if not (name.startswith("rollout-") and name.endswith(f"-{thread}.jsonl")):
-            continue
+        if name.startswith("rollout-") and name.endswith(f"-{thread}.jsonl"):
+            return target
+    return None
+
+
+def rollout_cwd(pid: int, thread: str) -> str | None:
+    """The thread's working directory, from the ``session_meta`` line of the rollout file its host
+    process holds open."""
+    path = rollout_of(pid, thread)
+    line = first_line(path, META_LINE_MAX) if path is not None else None
+    try:
+        meta = safejson.loads(line) if line else None
+    except ValueError:
+        return None
+    payload = meta.get("payload") if isinstance(meta, dict) else None
+    cwd = payload.get("cwd") if isinstance(payload, dict) else None
+    return cwd if isinstance(cwd, str) else None
+
+
+def codex_home(env: Mapping[str, str]) -> str:
+    """Codex's folder: ``$CODEX_HOME``, else ``~/.codex``."""
+    return env.get("CODEX_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".codex")
+
+
+def dated_rollout(home: str, thread: str) -> str | None:
+    """The rollout file of a thread in Codex's dated folders, ``<home>/sessions/YYYY/MM/DD/``. A thread
+    id is a UUIDv7, whose first 48 bits are the moment it was made in milliseconds, and Codex names the
+    day's folder by its local date at that moment: that day's folder and its neighbours are looked in
+    (a clock across midnight, a time zone changed since). A resumed thread appends to the same file."""
+    digits = thread.replace("-", "")
+    if len(digits) != 32 or digits[12] != "7":
+        return None  # not a UUIDv7: no date to look under
+    try:
+        made = int(digits[:12], 16) / 1000
+    except ValueError:
+        return None
+    import time
+
+    suffix = f"-{thread}.jsonl"
+    for delta in (0, -86400, 86400):
+        day = time.localtime(made + delta)
+        folder = os.path.join(home, "sessions", f"{day.tm_year:04d}", f"{day.tm_mon:02d}", f"{day.tm_mday:02d}")
         try:
-            with open(target, "rb") as f:
-                line = f.readline(META_LINE_MAX)
-            meta = safejson.loads(line)
-        except (OSError, ValueError):
-            return None
-        payload = meta.get("payload") if isinstance(meta, dict) else None
-        cwd = payload.get("cwd") if isinstance(payload, dict) else None
-        return cwd if isinstance(cwd, str) else None
+            names = sorted(os.listdir(folder))
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith("rollout-") and name.endswith(suffix):
+                return os.path.join(folder, name)
     return None
 
 
@@ -149,6 +197,16 @@ class Codex(Host):
 
     def evidence(self, found: Found) -> str:
         return f"ancestry: codex pid {found.pid} (procStart {found.proc_start}) holds {found.record_path}"
+
+    def transcript(
+        self, session_id: str, cwd: str | None, env: Mapping[str, str], pid: int | None = None
+    ) -> str | None:
+        """The thread's rollout file: the one its host process holds open, when that process is known;
+        else the one in Codex's dated folders (``dated_rollout``)."""
+        if not is_session_id(session_id):
+            return None
+        held_open = rollout_of(pid, session_id) if pid else None
+        return held_open or dated_rollout(codex_home(env), session_id)
 
     # ------------------------------------------------------------------ delivery
 

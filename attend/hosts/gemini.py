@@ -23,7 +23,18 @@ from collections.abc import Mapping
 
 from attend import safejson
 from attend.hosts import claude
-from attend.hosts.base import Found, Host, Parent, environ_via, parent_pid, pid_alive, proc_start
+from attend.hosts.base import (
+    Found,
+    Host,
+    Parent,
+    SessionRecord,
+    environ_of,
+    environ_via,
+    first_line,
+    parent_pid,
+    pid_alive,
+    proc_start,
+)
 from attend.layout import is_session_id
 
 INSIDE_ENV = "GEMINI_CLI"
@@ -34,6 +45,36 @@ RECORD_MAX = 1 << 16
 def gemini_home(env: Mapping[str, str] | None = None) -> str:
     env = os.environ if env is None else env
     return os.path.join(env.get("HOME") or os.path.expanduser("~"), ".gemini")
+
+
+def cli_home(env: Mapping[str, str]) -> str:
+    """Where Gemini CLI keeps its own files (settings aside): ``$GEMINI_CLI_HOME/.gemini``, else
+    ``~/.gemini``."""
+    return os.path.join(env.get("GEMINI_CLI_HOME") or env.get("HOME") or os.path.expanduser("~"), ".gemini")
+
+
+def project_slug(home: str, cwd: str) -> str | None:
+    """The folder name Gemini gave the project at ``cwd`` under ``<home>/tmp``, from its registry
+    (``projects.json``: ``{"projects": {<absolute path>: <name>}}``); None when it names none."""
+    try:
+        fd = os.open(os.path.join(home, "projects.json"), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        data = os.read(fd, SETTINGS_MAX + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    try:
+        doc = safejson.loads(data) if len(data) <= SETTINGS_MAX else None
+    except ValueError:
+        return None
+    projects = doc.get("projects") if isinstance(doc, dict) else None
+    slug = projects.get(os.path.normpath(cwd)) if isinstance(projects, dict) else None
+    if not isinstance(slug, str) or not slug or slug in (".", "..") or os.sep in slug or "\0" in slug:
+        return None  # a name that would lead out of tmp/ is no project folder
+    return slug
 
 
 def records_home(env: Mapping[str, str] | None = None) -> str:
@@ -155,6 +196,43 @@ class Gemini(Host):
     def turn_end(self, reason: str) -> dict[str, str]:
         """The AfterAgent hook's deny: the next turn's user text is the reason, as it is."""
         return {"decision": "deny", "reason": reason}
+
+    def live_records(self, env: Mapping[str, str]) -> list[SessionRecord]:
+        return claude.live_records(records_home(env))
+
+    def transcript(
+        self, session_id: str, cwd: str | None, env: Mapping[str, str], pid: int | None = None
+    ) -> str | None:
+        """The session's chat file, as Gemini CLI 0.61 writes it: ``<gemini dir>/tmp/<project>/chats/
+        session-<UTC minute>-<first 8 of the id>.jsonl``, whose first line names the whole id. The
+        project's folder is the one ``<gemini dir>/projects.json`` gives the session's working
+        directory. The gemini dir is the gemini process's own (``$GEMINI_CLI_HOME`` or ``$HOME``, then
+        ``.gemini``), read from its environment when its pid is known."""
+        if not cwd or not is_session_id(session_id):
+            return None
+        theirs = environ_of(pid) if pid else None
+        home = cli_home(theirs if theirs and (theirs.get("HOME") or theirs.get("GEMINI_CLI_HOME")) else env)
+        slug = project_slug(home, cwd)
+        if slug is None:
+            return None
+        chats = os.path.join(home, "tmp", slug, "chats")
+        try:
+            names = sorted(os.listdir(chats), reverse=True)  # the newest minute first
+        except OSError:
+            return None
+        suffix = f"-{session_id[:8]}.jsonl"
+        for name in names:
+            if not (name.startswith("session-") and name.endswith(suffix)):
+                continue
+            path = os.path.join(chats, name)
+            line = first_line(path, RECORD_MAX)
+            try:
+                meta = safejson.loads(line) if line else None
+            except ValueError:
+                continue
+            if isinstance(meta, dict) and meta.get("sessionId") == session_id:
+                return path
+        return None
 
 
 HOST = Gemini()

@@ -1,5 +1,6 @@
-"""peers: the live Claude sessions on this machine, from their own session records, and the humans
-who used the bus recently. Read-only."""
+"""peers: the live sessions on this machine, of every host (attend/hosts: each one's own records, or
+for a host whose process hosts many sessions, the enrolled ones live by a conduit), and the humans who
+used the bus recently. Read-only."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from attend import identity
 from attend.domain import channels, config, humans, liveness, mcp_markers, remote, rooms, sessions, transcript
 from attend.domain.context import Context
 from attend.errors import AttendError
-from attend.hosts import gemini
+from attend.hosts import DEFAULT, HOSTS, by_name
+from attend.hosts.base import Host
 from attend.layout import iso
 
 DESCRIPTION = (
@@ -45,7 +47,7 @@ class Peer:
     ordinal: str | None  # alpha, beta, … once registered (display only, never a key)
     ctx: int | None = None  # percent of its model's window the context fills, from its transcript
     host: str | None = None  # another host's session (through the relay); None: this machine's
-    client: str = "claude"  # the agent client it runs in: claude, codex, gemini
+    client: str = DEFAULT.name  # the agent client it runs in (its host's name): claude, codex, gemini
 
 
 @dataclass
@@ -80,9 +82,8 @@ def run(ctx: Context, req: PeersRequest) -> Peers:
     window = float(config.load(ctx.env).get("peers.activity_window"))  # the user's file: yaml only if it exists
     out = []
     listed: set[str] = set()
-    found = [(r, "claude") for r in identity.live_records(ctx.sessions_dir)]
-    found += [(r, "gemini") for r in identity.live_records(gemini.records_home(ctx.env))]
-    for record, client in found:
+    found = [(record, host) for host in HOSTS for record in host.live_records(ctx.env)]
+    for record, host in found:
         sid = record.session_id
         listed.add(sid)
         origin = identity.normalise_origin(record.cwd or "/")
@@ -102,7 +103,7 @@ def run(ctx: Context, req: PeersRequest) -> Peers:
                 session_id=sid,
                 display=sessions.display(identity.persona(who), entry, record.name),
                 project=origin,
-                status=record.status or identity.transcript_status(ctx.env, record, window),
+                status=record.status or identity.transcript_status(ctx.env, record, window, host),
                 enrolled=sessions.is_enrolled(spool, sid),
                 channels=member_of.get(sid, []),
                 sensor=sessions.run_is_live(spool, sid),
@@ -110,11 +111,11 @@ def run(ctx: Context, req: PeersRequest) -> Peers:
                 self=sid == me,
                 pid=record.pid,
                 ordinal=sessions.ordinal_of(entry),
-                ctx=_context(ctx, record) if client == "claude" else None,
-                client=client,
+                ctx=_context(ctx, record, host),
+                client=host.name,
             )
         )
-    out += _codex_peers(ctx, me, member_of, registries, listed)
+    out += _enrolled_peers(ctx, me, member_of, registries, listed, window)
     out.sort(key=lambda p: (p.project, p.display))
     people = [
         HumanPeer(h.user, iso(h.active_at), member_of.get(h.user, []), h.user == me) for h in humans.recent(spool)
@@ -130,15 +131,16 @@ def run(ctx: Context, req: PeersRequest) -> Peers:
     return Peers(out, people)
 
 
-def _codex_peers(
+def _enrolled_peers(
     ctx: Context,
     me: str,
     member_of: dict[str, list[str]],
     registries: dict[str, dict[str, dict[str, object]]],
     listed: set[str],
+    window: float,
 ) -> list[Peer]:
-    """Codex threads keep no record by process (one process hosts many): the enrolled ones that are
-    live by a conduit or a fresh heartbeat (liveness.py)."""
+    """The sessions of a host that keeps no record by process (one process hosts many, as Codex's
+    daemon does): the enrolled ones that are live by a conduit or a fresh heartbeat (liveness.py)."""
     spool = ctx.spool
     is_live = liveness.Liveness(spool, ctx.sessions_dir)
     out = []
@@ -146,7 +148,8 @@ def _codex_peers(
         if sid in listed:
             continue
         enrollment = sessions.read_enrollment(spool, sid)
-        if enrollment is None or enrollment.client != "codex" or not is_live(sid):
+        host = by_name(enrollment.client) if enrollment is not None else None
+        if enrollment is None or host is None or host.one_session_per_process or not is_live(sid):
             continue
         key = rooms.project_key(enrollment.origin)
         if key not in registries:
@@ -158,7 +161,7 @@ def _codex_peers(
                 session_id=sid,
                 display=sessions.display(identity.persona(who), entry, sessions.client_name(who, entry)),
                 project=enrollment.origin,
-                status="-",
+                status=identity.activity(host.transcript(sid, enrollment.origin, ctx.env), window),
                 enrolled=True,
                 channels=member_of.get(sid, []),
                 sensor=sessions.run_is_live(spool, sid),
@@ -166,12 +169,15 @@ def _codex_peers(
                 self=sid == me,
                 pid=0,
                 ordinal=sessions.ordinal_of(entry),
-                client="codex",
+                client=host.name,
             )
         )
     return out
 
 
-def _context(ctx: Context, record: identity.SessionRecord) -> int | None:
-    usage = transcript.last_usage(transcript.path_for(ctx.env, record.session_id, record.cwd))
+def _context(ctx: Context, record: identity.SessionRecord, host: Host) -> int | None:
+    """The context figure, from a transcript that carries the model's usage as Claude Code's does."""
+    if not host.usage_in_transcript:
+        return None
+    usage = transcript.last_usage(identity.transcript_path(ctx.env, record.session_id, record.cwd, host, record.pid))
     return usage.percent if usage else None
