@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import socket
 import threading
@@ -30,11 +31,12 @@ from tests.support import Wait, World, drain, enroll, maildir, post, wait_until
 
 class Inbox:
     """A Unix socket where the client's inbox socket would be: it records each post (the auth line,
-    then the user line) and, when ``shows``, writes the post into the session's transcript as the
-    client does when the model is given it."""
+    then the user line) and writes it into the session's transcript as the client does when the model
+    is given it, ``late`` seconds after the post; except the first ``drop`` posts, which it accepts
+    and never shows (as the client drops posts past ~30 at once)."""
 
-    def __init__(self, path: Path, transcript: Path, shows: bool = True) -> None:
-        self.path, self.transcript, self.shows = path, transcript, shows
+    def __init__(self, path: Path, transcript: Path, drop: float = 0, late: float = 0.0) -> None:
+        self.path, self.transcript, self.drop, self.late = path, transcript, drop, late
         self.posts: list[list[dict[str, Any]]] = []
         self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.server.bind(str(path))
@@ -51,11 +53,14 @@ class Inbox:
             with conn:
                 lines = [json.loads(x) for x in conn.makefile("rb").read().splitlines() if x.strip()]
             self.posts.append(lines)
-            if self.shows:
+            if len(self.posts) > self.drop:
                 content = lines[-1]["message"]["content"]
-                with open(self.transcript, "a") as f:
-                    entry = {"type": "attachment", "attachment": {"type": "queued_command", "prompt": content}}
-                    f.write(json.dumps(entry) + "\n")
+                threading.Timer(self.late, self.show, (content,)).start()
+
+    def show(self, content: str) -> None:
+        with open(self.transcript, "a") as f:
+            entry = {"type": "attachment", "attachment": {"type": "queued_command", "prompt": content}}
+            f.write(json.dumps(entry) + "\n")
 
     @property
     def contents(self) -> list[str]:
@@ -66,7 +71,7 @@ class Inbox:
 
 
 class Setup:
-    def __init__(self, world: World, shows: bool = True, socket_path: Path | None = None) -> None:
+    def __init__(self, world: World, socket_path: Path | None = None, **inbox: Any) -> None:
         self.world = world
         self.s: StandIn = world.session("proj")
         enroll(world, self.s)
@@ -81,7 +86,7 @@ class Setup:
         self.transcript.parent.mkdir(parents=True, exist_ok=True)
         self.transcript.write_text("")
         self.sock = world.tmp / "inbox.sock"
-        self.inbox = Inbox(self.sock, self.transcript, shows)
+        self.inbox = Inbox(self.sock, self.transcript, **inbox)
         self.env = {
             **world.env,
             inbox_socket.SOCKET_ENV: str(socket_path or self.sock),
@@ -129,7 +134,7 @@ def test_a_burst_is_one_post_in_the_drains_framing_and_is_marked_seen_once_the_t
     auth, message = s.inbox.posts[0]
     assert auth == {"type": "auth", "token": "t0ken"} and message["type"] == "user"
     text = s.inbox.contents[0]
-    assert text.startswith(inbox_socket.HEADER) and "[attend] 3 message(s):" in text
+    assert text.startswith(inbox_socket.HEADER) and "[attend] 3 message(s)" in text
     for i, name in enumerate(names):
         assert f"burst {i}" in text and name in text
     assert not maildir(world, s.sid, "new") and not maildir(world, s.sid, "claimed")
@@ -157,9 +162,8 @@ def test_a_body_cannot_forge_attends_header_in_a_post(world: World, setups: Any)
     wait_until(lambda: s.inbox.posts, "the post")
     lines = s.inbox.contents[0].splitlines()
     assert sum(line == inbox_socket.HEADER for line in lines) == 1  # attend's own, at the margin
-    assert [line for line in lines if line.startswith("[attend] ") and "message(s)" in line] == [
-        "[attend] 1 message(s):"
-    ]
+    [count] = [line for line in lines if line.startswith("[attend] ") and "message(s)" in line]
+    assert count.startswith("[attend] 1 message(s)")  # the drain's own count line, once
 
 
 def test_a_post_that_fails_leaves_the_message_unseen_for_the_next_conduit(world: World, setups: Any) -> None:
@@ -188,15 +192,143 @@ def test_a_socket_path_that_is_not_a_socket_gets_no_post_and_no_token(world: Wor
     assert maildir(world, s.sid, "claimed") == [name] and not maildir(world, s.sid, "cur")
 
 
-def test_a_post_the_client_never_shows_is_not_marked_seen(world: World, setups: Any, monkeypatch: Any) -> None:
-    monkeypatch.setattr(inbox_socket, "DROP_WAIT", 0.5)
-    s = setups(shows=False)
+@pytest.fixture
+def quick(monkeypatch: Any) -> None:
+    """The client's drop is noticed after 0.3 s of idle, not 10; retries come 0.2 s apart, not 2 and 8."""
+    monkeypatch.setattr(inbox_socket, "DROP_WAIT", 0.3)
+    monkeypatch.setattr(inbox_socket, "RETRY_AFTER", (0.2, 0.2))
+    monkeypatch.setattr(inbox_socket, "POST_GAP", 0.2)
+
+
+def turn(s: Setup, status: str) -> None:
+    """The client rewrites its session record as a turn begins (busy) or ends (idle)."""
+    s.s.status = status
+    s.s.write_record()
+
+
+def doctor_socket(s: Setup) -> dict[str, Any]:
+    [check] = [c for c in json.loads(s.s.attend("doctor", "--json").stdout)["checks"] if c["name"] == "socket"]
+    return dict(check)
+
+
+def given_up(world: World, s: Setup, posts: int) -> None:
+    """Wait until the conduit has posted ``posts`` times and rests (the state file gives its reason)."""
+    wait_until(lambda: len(s.inbox.posts) >= posts, f"{posts} posts")
+    wait_until(lambda: inbox_socket.declined_reason(world.spool, s.sid), "the give-up")
+
+
+def test_a_post_the_client_drops_is_posted_again_and_marked_seen_once_the_retry_shows(
+    world: World, setups: Any, quick: None
+) -> None:
+    s = setups(drop=1)
+    conduit = s.start()
+    name = post(world.spool, "open", "dropped once")
+    wait_until(lambda: len(maildir(world, s.sid, "cur")) == 1, "the retry shown and marked seen")
+    assert len(s.inbox.posts) == 2 and s.inbox.contents[0] == s.inbox.contents[1]
+    assert [L.base_name(n) for n in maildir(world, s.sid, "cur")] == [name] and not maildir(world, s.sid, "claimed")
+    assert conduit.is_alive() and inbox_socket.served_by(world.spool, s.sid) is not None
+
+
+def test_a_post_the_client_shows_late_is_not_posted_again(world: World, setups: Any, monkeypatch: Any) -> None:
+    monkeypatch.setattr(inbox_socket, "DROP_WAIT", 0.3)
+    monkeypatch.setattr(inbox_socket, "RETRY_AFTER", (5.0, 5.0))  # the late show lands within the backoff
+    s = setups(late=0.6)
+    s.start()
+    name = post(world.spool, "open", "shown late")
+    wait_until(lambda: len(maildir(world, s.sid, "cur")) == 1, "the late show confirmed")
+    assert len(s.inbox.posts) == 1 and [L.base_name(n) for n in maildir(world, s.sid, "cur")] == [name]
+
+
+def test_a_batch_the_client_never_shows_stays_for_the_next_conduit_and_the_waiter_wakes_the_idle_session_after(
+    world: World, setups: Any, quick: None
+) -> None:
+    s = setups(drop=math.inf)
     conduit = s.start()
     name = post(world.spool, "open", "dropped by the client")
-    wait_until(lambda: not conduit.is_alive(), "the conduit to give up on the post")
-    assert len(s.inbox.posts) == 1 and conduit.reason and "did not show the post" in conduit.reason
+    given_up(world, s, inbox_socket.POST_TRIES)
+    assert len(s.inbox.posts) == inbox_socket.POST_TRIES
     assert maildir(world, s.sid, "claimed") == [name] and not maildir(world, s.sid, "cur")
+    assert conduit.is_alive() and inbox_socket.served_by(world.spool, s.sid) is None  # resting, not stopped
+    conduits = json.loads(s.s.attend("status", "--json").stdout)["conduits"]
+    assert not conduits["socket"] and "given up 1 of 3" in conduits["serving"], conduits
+    check = doctor_socket(s)
+    assert check["status"] == "warn" and "given up 1 of 3" in check["detail"] and "serves again" in check["fix"]
+    # The next turn end: its drain shows what was given up (its waiter leaves: the drain blocked), and
+    # the waiter of the turn end after it does not step aside.
+    first = Wait(world, s.s)
     assert "dropped by the client" in json.loads(drain(world, s.sid).stdout)["reason"]
+    assert first.done()[0] == 0
+    w = Wait(world, s.s, active=True)
+    assert drain(world, s.sid, True).stdout == ""
+    wait_until(w.waiting, "the waiter to wait")
+    post(world.spool, "open", "for the waiter")
+    rc, _, err = w.done()
+    assert rc == 2 and "for the waiter" in err and "dropped by the client" not in err
+    assert len(s.inbox.posts) == inbox_socket.POST_TRIES  # the resting conduit posted nothing more
+    assert len(maildir(world, s.sid, "cur")) == 2 and not maildir(world, s.sid, "claimed")
+
+
+def test_a_resting_conduit_serves_again_once_a_turn_has_ended_and_the_next_begun(
+    world: World, setups: Any, quick: None
+) -> None:
+    s = setups(drop=inbox_socket.POST_TRIES)  # the first batch's posts only
+    conduit = s.start()
+    pid = os.getpid()
+    post(world.spool, "open", "left behind")
+    given_up(world, s, inbox_socket.POST_TRIES)
+    turn(s, "busy")  # the human's next prompt
+    wait_until(lambda: conduit.rest_busy, "the turn's start seen")
+    assert inbox_socket.served_by(world.spool, s.sid) is None  # a turn's start alone: the waiter's turn end is to come
+    assert "left behind" in json.loads(drain(world, s.sid).stdout)["reason"]  # the turn's end
+    turn(s, "idle")  # the waiter armed there serves the idle time, so the conduit rests on
+    wait_until(lambda: conduit.rest == 2, "the turn's end seen")
+    assert inbox_socket.served_by(world.spool, s.sid) is None
+    turn(s, "busy")
+    wait_until(lambda: inbox_socket.served_by(world.spool, s.sid) == pid, "the conduit to serve again")
+    post(world.spool, "open", "through the socket again")
+    wait_until(lambda: len(maildir(world, s.sid, "cur")) == 2, "the new one shown through the socket")
+    assert "through the socket again" in s.inbox.contents[-1] and len(s.inbox.posts) == inbox_socket.POST_TRIES + 1
+    assert conduit.given_up == 0 and not maildir(world, s.sid, "claimed")
+
+
+def test_three_batches_given_up_in_a_row_stop_the_conduit_for_the_servers_life_and_status_and_doctor_say_so(
+    world: World, setups: Any, quick: None
+) -> None:
+    s = setups(drop=math.inf)
+    conduit = s.start()
+    for n in range(1, inbox_socket.GIVE_UPS + 1):
+        name = post(world.spool, "open", f"batch {n}")
+        if n < inbox_socket.GIVE_UPS:
+            given_up(world, s, n * inbox_socket.POST_TRIES)
+            drain(world, s.sid)  # a turn ends (the drain shows the batch), then the next begins
+            wait_until(lambda: conduit.rest == 2, "the turn's end seen")
+            turn(s, "busy")
+            wait_until(lambda: inbox_socket.served_by(world.spool, s.sid), "the conduit to serve again")
+            turn(s, "idle")
+    wait_until(lambda: not conduit.is_alive(), "the conduit to stop")
+    assert len(s.inbox.posts) == inbox_socket.GIVE_UPS * inbox_socket.POST_TRIES
+    assert conduit.reason and "3 batches in a row given up" in conduit.reason
+    assert maildir(world, s.sid, "claimed") == [name]  # the last batch, for the next conduit
+    serving = json.loads(s.s.attend("status", "--json").stdout)["conduits"]["serving"]
+    assert serving.startswith("waiter:") or serving.startswith("the turn-end drain"), serving
+    assert "stopped for this server's life" in serving
+    check = doctor_socket(s)
+    assert check["status"] == "warn" and "stopped for this server's life" in check["detail"]
+
+
+def test_a_burst_from_one_fast_sender_is_folded_by_the_governor_into_one_line_of_one_post(
+    world: World, setups: Any
+) -> None:
+    s = setups()
+    s.start()
+    with world.spool.show_lock(s.sid, timeout=10):  # the burst lands while a conduit is mid-show
+        names = [post(world.spool, "open", f"fast {i}", sender="Loud") for i in range(8)]
+    wait_until(lambda: len(maildir(world, s.sid, "cur")) == 8, "all eight marked seen")
+    [text] = s.inbox.contents
+    [line] = [x for x in text.splitlines() if x.startswith("[folded]")]
+    assert "sent 8 fast" in line and f"ids {names[0]} … {names[-1]}" in line
+    assert "fast 3" not in text  # folded: named by id, not shown one by one
+    assert "[attend] 8 message(s)" in text
 
 
 def test_a_muted_sender_is_never_posted_and_is_marked_seen(world: World, setups: Any) -> None:

@@ -21,6 +21,11 @@ SEND_TIMEOUT = 5.0  # seconds for connect and write: the client reads at once
 CONFIRMED_TYPES = ("user", "attachment", "api-request-blob")  # transcript entries that reached the model
 
 
+class NoDoor(OSError):
+    """The path names no socket of this user's client (none there, none listening, or not a socket of
+    this user): a later post would fail the same way, and the token must go to nobody else."""
+
+
 def inbound_setting(env: Mapping[str, str], cwd: str | None) -> str | None:
     """The session's ``crossSessionInbound`` setting (project local, project, then user), or None."""
     home = identity.claude_home(env)
@@ -39,17 +44,23 @@ def inbound_setting(env: Mapping[str, str], cwd: str | None) -> str | None:
 
 
 def post(path: str, token: str, content: str) -> None:
-    """One post: connect, the auth line, one user line. OSError when the socket refuses it, or when
-    the path is not a socket of this user (the token goes to nobody else)."""
-    st = os.lstat(path)
+    """One post: connect, the auth line, one user line. NoDoor when nothing of this user's listens
+    there; another OSError when the post broke on the way (worth a retry)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError as e:
+        raise NoDoor(f"{path} is gone ({e.strerror})") from None
     if not stat.S_ISSOCK(st.st_mode) or st.st_uid != os.geteuid():
-        raise OSError(f"{path} is not a socket of this user")
+        raise NoDoor(f"{path} is not a socket of this user")
     import socket  # here: status and doctor import this module, and only a post needs it
 
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         s.settimeout(SEND_TIMEOUT)
-        s.connect(path)
+        try:
+            s.connect(path)
+        except (ConnectionRefusedError, FileNotFoundError) as e:
+            raise NoDoor(f"{path} refused the connection ({e.strerror})") from None
         auth = json.dumps({"type": "auth", "token": token})
         line = json.dumps({"type": "user", "message": {"role": "user", "content": content}}, ensure_ascii=False)
         s.sendall(f"{auth}\n{line}\n".encode())

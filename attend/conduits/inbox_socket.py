@@ -17,10 +17,14 @@ The rules, as every conduit's:
   drain's governor, mutes and framing, and a burst is one post;
 - the client answers nothing on the socket, so a post is *confirmed* only when the session's transcript
   records it as put before the model (an attachment, a user entry or a request). Until then the show
-  lock stays held and nothing is marked seen; a post the client dropped (the session idle and the post
-  not in its transcript ``DROP_WAIT`` later, or the client gone) leaves the messages in ``claimed/``,
-  where the next conduit (the drain at the turn end, the loop) shows them, and this conduit stops
-  serving, so the waiter takes over from the next turn end;
+  lock stays held and nothing is marked seen. A post the client dropped (the session idle and the post
+  not in its transcript ``DROP_WAIT`` later) is posted again after a backoff (``RETRY_AFTER``), at most
+  ``POST_TRIES`` posts in all, unless the transcript shows the first one meanwhile. A batch still
+  unshown then is *given up*: its messages stay in ``claimed/`` for the next conduit (the drain at the
+  turn end, the loop), and the conduit *rests*, not serving (``- <reason>`` in the state file), until a
+  turn has ended and the next has begun, so the waiter armed at that turn end serves the idle time in
+  between. ``GIVE_UPS`` batches given up in a row, and it stops for the server's life. A socket that is
+  gone or not this user's, the client's end or the server's stop it at once;
 - it steps aside while the sensor loop runs (the loop delivers), and when the session's settings hold
   or refuse peer messages (``crossSessionInbound``), or ``conduits.socket`` is ``off``.
 
@@ -57,6 +61,11 @@ QUIET = 0.05  # a burst is gathered until this long passes with no arrival...
 GATHER_MAX = 0.5  # ...but never longer than this
 POST_GAP = 2.0  # seconds between two posts: the client drops posts past ~30 in a short window
 DROP_WAIT = 10.0  # an idle session shows a post within ~0.4 s; unconfirmed this long after, it was dropped
+POST_TRIES = 3  # posts of one batch (the first, then retries) before the batch is given up
+RETRY_AFTER = (2.0, 8.0)  # seconds before each retry: the client drops posts that crowd it (~30 at once)
+GIVE_UPS = 3  # batches given up in a row before the conduit stops for the server's life
+RESTING = "resting until a turn has ended and the next begun"  # in the state file while it rests
+SESSION_EVENTS = ARRIVALS | IN_CLOSE_WRITE | IN_DELETE  # enrollment, and the drain's verdict at a turn end
 IDLE_SLEEP = 86400.0  # the longest sleep: one look a day, never a periodic wake
 HELD = ("hold", "refuse")  # crossSessionInbound values under which a post never reaches the model
 HEADER = (
@@ -66,7 +75,12 @@ HEADER = (
 
 
 class Unshown(Exception):
-    """A post that did not reach the model: the claimed messages stay in ``claimed/``."""
+    """A post that did not reach the model: the claimed messages stay in ``claimed/``. ``final``: no
+    later post can do better (no socket of this user there, the client or the server ending)."""
+
+    def __init__(self, why: str, final: bool = False) -> None:
+        super().__init__(why)
+        self.final = final
 
 
 def served_by(spool: Spool, sid: str) -> int | None:
@@ -121,6 +135,11 @@ class Conduit(threading.Thread):
         self.last_post = 0.0
         self.reason: str | None = None  # why it stopped serving, once it has
         self.posts = 0
+        self.named = False  # the state file names this process: the waiter steps aside
+        self.given_up = 0  # batches given up in a row (a confirmed post resets it)
+        self.rest: int | None = None  # resting after a give-up: 0 until a turn ends, 1 until idle, 2 until busy
+        self.rest_note = ""  # what the state file says while it rests
+        self.rest_busy = False  # the record said busy since the give-up
         record = identity.read_record(identity.sessions_home(env), who.claude_pid) if who.claude_pid else None
         if record is not None and record.cwd:
             self.cwd = record.cwd
@@ -162,8 +181,11 @@ class Conduit(threading.Thread):
         self.spool.write_state(me.encode(), L.SESSIONS, self.sid, STATE)
 
     def unname(self) -> None:
+        """Remove the state file while it names this process, or says it rests (a server gone says nothing)."""
         with contextlib.suppress(OSError):
-            if served_by(self.spool, self.sid) == os.getpid():
+            if served_by(self.spool, self.sid) == os.getpid() or (
+                self.rest is not None and declined_reason(self.spool, self.sid) == self.rest_note
+            ):
                 self.spool.remove(L.SESSIONS, self.sid, STATE)
 
     # -- watching
@@ -189,20 +211,22 @@ class Conduit(threading.Thread):
             self.report(f"attend mcp: {self.watcher.fallback_reason}; the socket conduit does not serve")
             return
         self.spool.make_dir(L.SESSIONS, self.sid)  # the presence marker made it; enrollment fills it
-        self.watcher.add("session", self.spool.path(L.SESSIONS, self.sid), ARRIVALS | IN_CLOSE_WRITE | IN_DELETE)
+        self.watcher.add("session", self.spool.path(L.SESSIONS, self.sid), SESSION_EVENTS, named=True)
         # The client's record: a /clear rewrites it with the session's new id (and a post's
         # confirmation reads its status from it).
         self.watcher.add("record", identity.sessions_home(self.env), ARRIVALS | IN_CLOSE_WRITE, named=True)
-        named = False
         while not self.stopping:
-            if self.follow_clear() and named:
-                named = False  # named under the old id; unnamed there, named again under the new one
-            if self.ready():
+            if self.follow_clear() and self.named:
+                self.named = False  # named under the old id; unnamed there, named again under the new one
+            turn_end = L.DRAINED in (self.watcher.take_names("session") or ())  # taken each wake: it stays small
+            if self.rest is not None and not self.rested(turn_end):
+                pass  # not serving: the drain and the waiter do, until a turn has passed
+            elif self.ready():
                 if not self.watcher.watching("new"):
                     self.watcher.add("new", self.spool.path(L.SESSIONS, self.sid, L.NEW), ARRIVALS)
-                if not named:
+                if not self.named:
                     self.name_self()  # the waiter steps aside from now on
-                    named = True
+                    self.named = True
                 if self.pending() and not self.loop_live() and not self.waiter_keeps():
                     self.gather()
                     if self.stopping:
@@ -210,10 +234,29 @@ class Conduit(threading.Thread):
                     if not self.show():
                         return  # stopped serving: self.reason says why
                     continue
-            elif named:
+            elif self.named:
                 self.unname()
-                named = False
+                self.named = False
             self.watcher.wait(IDLE_SLEEP, wake=self._stop_r)
+
+    def rested(self, turn_end: bool) -> bool:
+        """Resting after a give-up: True once a turn has ended (its drain shows what was given up, and
+        the waiter it arms serves the idle time) and the next has begun. ``turn_end``: the drain's
+        verdict was written since the last look (else the record seen busy, then not, says it); a
+        turn's start is the record's status busy again. serve() wakes at each write of either."""
+        assert self.rest is not None
+        working = self.status() in ("busy", "waiting")
+        if self.rest == 0:
+            self.rest_busy = self.rest_busy or working
+            if turn_end or (self.rest_busy and not working):
+                self.rest = 1
+        if self.rest == 1 and not working:
+            self.rest = 2
+        elif self.rest == 2 and working:
+            self.rest = None
+            self.report("attend mcp: socket conduit: a turn has passed since the give-up; serving again")
+            return True
+        return False
 
     def follow_clear(self) -> bool:
         """A /clear gave the session a new id (its record rewritten for the same client process):
@@ -240,7 +283,7 @@ class Conduit(threading.Thread):
         self.transcript = identity.transcript_path(self.env, self.sid, self.cwd)
         self.watcher.remove("new")
         self.spool.make_dir(L.SESSIONS, self.sid)
-        self.watcher.add("session", self.spool.path(L.SESSIONS, self.sid), ARRIVALS | IN_CLOSE_WRITE | IN_DELETE)
+        self.watcher.add("session", self.spool.path(L.SESSIONS, self.sid), SESSION_EVENTS, named=True)
         self.report(f"attend mcp: socket conduit: session id changed ({old} → {self.sid}); serving the new id")
         return True
 
@@ -272,19 +315,75 @@ class Conduit(threading.Thread):
                 arranged = drain.govern(self.spool, enrolled.origin if enrolled else "", batch)
                 if not arranged.count:
                     return True  # only muted mail, now marked seen: a muted source never wakes the session
-                content = compose(self.spool, batch, arranged, self.cfg)
-                offset = client.size(self.transcript)
-                try:
-                    client.post(self.socket_path, self.token, content)
-                except OSError as e:
-                    raise Unshown(f"the post failed ({e})") from None
-                self.last_post = time.monotonic()
-                self.posts += 1
-                self.confirm(offset, shown_ids(arranged))
+                self.deliver(compose(self.spool, batch, arranged, self.cfg), shown_ids(arranged))
         except Unshown as e:
-            self.reason = f"{e}; the messages stay for the next conduit"
+            return self.give_up(e)
+        self.given_up = 0
+        return True
+
+    def give_up(self, e: Unshown) -> bool:
+        """The batch stays in ``claimed/`` for the next conduit. Rest (not serving) until a turn has
+        passed, or stop for the server's life: False then."""
+        self.given_up += 1
+        if e.final or self.given_up >= GIVE_UPS:
+            tail = "" if e.final else f"; {GIVE_UPS} batches in a row given up, so it stopped for this server's life"
+            self.reason = f"{e}{tail}; the messages stay for the next conduit"
             self.report(f"attend mcp: socket conduit: {self.reason}")
             return False
+        why = (
+            f"{e} (given up {self.given_up} of {GIVE_UPS} in a row); {RESTING}: the drain shows the "
+            "messages, the waiter wakes the idle session meanwhile"
+        )
+        self.report(f"attend mcp: socket conduit: {why}")
+        declined(self.spool, self.sid, why)  # replaces this process's name: the waiter serves
+        self.named, self.rest, self.rest_note = False, 0, why
+        self.rest_busy = False
+        self.watcher.take_names("session")  # a turn end during the retries left the messages to us: not one
+        return True
+
+    def deliver(self, content: str, ids: list[str]) -> None:
+        """Post, and post again after a backoff while the client shows nothing, at most POST_TRIES
+        posts. Returns once the transcript shows one of them; raises Unshown when none was shown."""
+        offset = client.size(self.transcript)  # every post of the batch is confirmed past this
+        folder = os.path.dirname(self.transcript) if self.transcript else None
+        if folder is not None and client.is_dir(folder):
+            self.watcher.add("transcript", folder, IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE)
+        why = ""
+        try:
+            for attempt in range(POST_TRIES):
+                if attempt:
+                    self.report(f"attend mcp: socket conduit: {why}; posting again ({attempt + 1} of {POST_TRIES})")
+                    if self.backoff(offset, ids, RETRY_AFTER[min(attempt, len(RETRY_AFTER)) - 1]):
+                        return  # the client showed an earlier post late: posting again would repeat it
+                try:
+                    client.post(self.socket_path, self.token, content)
+                except client.NoDoor as e:
+                    raise Unshown(f"the post failed ({e})", final=True) from None
+                except OSError as e:
+                    why = f"the post failed ({e})"
+                    continue
+                self.last_post = time.monotonic()
+                self.posts += 1
+                try:
+                    self.confirm(offset, ids)
+                    return
+                except Unshown as e:
+                    if e.final:
+                        raise
+                    why = str(e)
+            raise Unshown(f"the client showed none of {POST_TRIES} posts ({why})")
+        finally:
+            self.watcher.remove("transcript")
+
+    def backoff(self, offset: int, ids: list[str], pause: float) -> bool:
+        """Sleep ``pause`` (and the post gap) before a retry; True when the transcript shows the batch."""
+        end = time.monotonic() + max(pause, self.last_post + POST_GAP - time.monotonic())
+        while not client.confirmed_in(self.transcript, offset, ids):
+            if self.stopping:
+                raise Unshown("the server is ending before the client showed the post", final=True)
+            if (left := end - time.monotonic()) <= 0:
+                return False
+            self.watcher.wait(left, wake=self._stop_r)
         return True
 
     def status(self) -> str | None:
@@ -293,31 +392,25 @@ class Conduit(threading.Thread):
 
     def confirm(self, offset: int, ids: list[str]) -> None:
         """Return once the transcript shows the post; raise Unshown when it was dropped."""
-        folder = os.path.dirname(self.transcript) if self.transcript else None
-        if folder is not None and client.is_dir(folder):
-            self.watcher.add("transcript", folder, IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE)
         # The client's record says busy, idle or waiting (a prompt open); serve() watches it throughout.
         idle_since: float | None = None
-        try:
-            while True:
-                if client.confirmed_in(self.transcript, offset, ids):
-                    return
-                if self.stopping:
-                    raise Unshown("the server is ending before the client showed the post")
-                state = self.status()
-                if state == "gone" or (self.claude_pid is not None and stat_fields(self.claude_pid) is None):
-                    raise Unshown("the client ended before it showed the post")
-                now = time.monotonic()
-                if state not in ("idle", None):  # busy, or waiting on a prompt: the post is queued
-                    idle_since = None
-                elif idle_since is None:
-                    idle_since = now
-                if idle_since is not None and now - idle_since >= DROP_WAIT:
-                    raise Unshown(f"the client did not show the post within {DROP_WAIT:g} s of being idle")
-                wait = IDLE_SLEEP if idle_since is None else idle_since + DROP_WAIT - now
-                self.watcher.wait(max(0.01, wait), wake=self._stop_r)
-        finally:
-            self.watcher.remove("transcript")
+        while True:
+            if client.confirmed_in(self.transcript, offset, ids):
+                return
+            if self.stopping:
+                raise Unshown("the server is ending before the client showed the post", final=True)
+            state = self.status()
+            if state == "gone" or (self.claude_pid is not None and stat_fields(self.claude_pid) is None):
+                raise Unshown("the client ended before it showed the post", final=True)
+            now = time.monotonic()
+            if state not in ("idle", None):  # busy, or waiting on a prompt: the post is queued
+                idle_since = None
+            elif idle_since is None:
+                idle_since = now
+            if idle_since is not None and now - idle_since >= DROP_WAIT:
+                raise Unshown(f"the client did not show the post within {DROP_WAIT:g} s of being idle")
+            wait = IDLE_SLEEP if idle_since is None else idle_since + DROP_WAIT - now
+            self.watcher.wait(max(0.01, wait), wake=self._stop_r)
 
 
 def start(spool: Spool, env: Mapping[str, str], who: identity.Identity, cfg: Config | None) -> Conduit | str:

@@ -199,12 +199,10 @@ def _socket_check(spool: Spool, sid: str, sensor: bool, env: Mapping[str, str], 
     serving = inbox_socket.serving(spool, sid, sensor, waiter.waiter_live(spool, sid), env, cwd)
     if inbox_socket.served_by(spool, sid) is not None:
         return Check("socket", "ok", serving)
-    return Check(
-        "socket",
-        "skip" if sensor or not sessions.is_enrolled(spool, sid) else "warn",
-        serving,
-        "attend log shows why attend mcp stopped posting; restart the session to start it again",
-    )
+    fix = "attend log shows why attend mcp stopped posting; restart the session to start it again"
+    if inbox_socket.RESTING in (inbox_socket.declined_reason(spool, sid) or ""):
+        fix = "nothing to do: it serves again once a turn has passed (attend log has each give-up)"
+    return Check("socket", "skip" if sensor or not sessions.is_enrolled(spool, sid) else "warn", serving, fix)
 
 
 def _relay_check(spool: Spool, env: Mapping[str, str]) -> Check:
