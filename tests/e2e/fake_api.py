@@ -1,11 +1,11 @@
 """A scripted stand-in for the Anthropic Messages API on 127.0.0.1, for driving the real Claude Code.
 
 Invariant: every request the client makes is recorded (parsed JSON body) before it is answered, and
-only *turn* requests (the ones that carry the session's tool list) consume the script. Side requests
-the client makes on its own (title or topic generation, quota probes: no ``tools``, or a tiny
-``max_tokens``) get a short canned answer without touching the script, and so does a compaction's
-summary request (``summary``; docs/architecture/compaction.md), so a test's script lists exactly the
-model turns it means.
+stamped (``answered``) once its answer is written whole; only *turn* requests (the ones that carry
+the session's tool list) consume the script. Side requests the client makes on its own (title or
+topic generation, quota probes: no ``tools``, or a tiny ``max_tokens``) get a short canned answer
+without touching the script, and so does a compaction's summary request (``summary``;
+docs/architecture/compaction.md), so a test's script lists exactly the model turns it means.
 
 A script entry is a ``Reply``, a string (one text block, ``end_turn``), or a callable that gets the
 request and returns one of those; a callable may block (it runs on the server's request thread), for
@@ -96,6 +96,7 @@ class Request:
     body: Any
     side: bool = False  # answered without consuming the script
     index: int | None = None  # position in the script, for turn requests
+    answered: float | None = None  # time.monotonic() once the whole answer was written and flushed
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -227,6 +228,12 @@ class FakeAPI:
         with self._lock:
             return self._next
 
+    @property
+    def last_answered(self) -> float | None:
+        """time.monotonic() when the last turn's answer was served whole (None before any)."""
+        done = [r.answered for r in self.turns if r.answered is not None]
+        return max(done) if done else None
+
     def wait_for_turns(self, n: int, timeout: float) -> bool:
         """Block until ``n`` turn requests have arrived (or ``timeout`` seconds pass)."""
         with self._cond:
@@ -324,6 +331,7 @@ class FakeAPI:
                     self._sse(answer, body)
                 else:
                     self._json(200, message_json(answer, body))
+                req.answered = time.monotonic()
 
             def _sse(self, answer: Reply, body: Any) -> None:
                 self.send_response(200)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import threading
 import time
 import uuid
@@ -60,9 +61,26 @@ def turns_with(requests: list[Request], body: str) -> list[int]:
     return [i for i, r in enumerate(requests) if any(body in t for t in latest_user_texts(r))]
 
 
-def test_a_headless_run_that_joined_a_channel_ends_by_itself_after_its_last_turn(e2e: E2EWorld) -> None:
+def exit_stamp(pid: int) -> list[float]:
+    """A list that gets time.monotonic() when process ``pid`` exits (its pidfd turns readable)."""
+    fd, stamp = os.pidfd_open(pid), []
+
+    def watch() -> None:
+        select.select([fd], [], [])
+        stamp.append(time.monotonic())
+        os.close(fd)
+
+    threading.Thread(target=watch, daemon=True).start()
+    return stamp
+
+
+ENDS_WITHIN = 10.0  # seconds from the last turn's answer to the client's exit (the issue's bound)
+
+
+def test_a_headless_run_that_joined_a_channel_ends_within_ten_seconds_of_its_last_turn(e2e: E2EWorld) -> None:
     """`attend install` alone, nothing in config: the waiter wired at every turn end steps aside for a
-    `claude -p` run, so the run exits. The timeout is only the failure bound (before, it ran a day)."""
+    `claude -p` run, so the run exits soon after the model's last answer (before, it ran a day). The
+    run's timeout is only the failure bound."""
     install(e2e)
     state: dict[str, Any] = {}
 
@@ -71,10 +89,16 @@ def test_a_headless_run_that_joined_a_channel_ends_by_itself_after_its_last_turn
         state["sid"] = session_id_of(req)
         return done("Joined; that was all.")
 
-    run = e2e.claude([bash("attend join e2e"), joined], timeout=90)
+    c = e2e.start([bash("attend join e2e"), joined], timeout=90)
+    exited = exit_stamp(c.pid)
+    run = c.wait()
+    wait_for(lambda: exited, 10, "the exit's stamp")
 
     assert not run.timed_out and run.rc == 0 and not run.api.errors, run.explain()
     assert len(run.turns) == 2 and run.api.exhausted == 0, run.explain()
+    last = run.api.last_answered
+    assert last is not None, run.explain()
+    assert exited[0] - last <= ENDS_WITHIN, f"the client exited {exited[0] - last:.1f} s after its last turn"
     assert not (Path(layout.config_root(e2e.env)) / "config.yaml").exists()
     assert (e2e.spool_root / "sessions" / state["sid"] / "enrolled").exists()
     assert not _waiters_of(run.pid)
