@@ -277,22 +277,88 @@ def test_a_project_script_changed_after_approval_is_untrusted_again_and_never_ru
     loop.stop()
 
 
-@pytest.mark.parametrize("how", ["interpreter-argument", "link-target"])
+# How a sensor names the file that runs: (argv, the file, as trust prints it).
+NAMED = {
+    "interpreter-argument": (["sh", "tools/real.sh"], "tools/real.sh"),
+    "link-target": (["./tools/ci"], "tools/ci"),
+    "sh-c-script": (["sh", "-c", "./tools/real.sh --fast && echo done"], "tools/real.sh"),
+    "python-c-code": (["python3", "-c", "import runpy; runpy.run_path('tools/ci.py')"], "tools/ci.py"),
+    "python-m-module": (["python3", "-m", "tools.ci"], "tools/ci.py"),
+    "python-m-package-main": (["python3", "-Bm", "tools.pkg"], "tools/pkg/__main__.py"),
+    "python-m-package-init": (["python3", "-mtools.pkg"], "tools/__init__.py"),
+}
+
+
+@pytest.mark.parametrize("how", sorted(NAMED))
 def test_an_approval_pins_the_script_an_interpreter_runs_and_the_target_of_a_link(world: World, how: str) -> None:
-    real = project_script(world, "tools/real.sh", "echo fine\n", mode=0o644)
-    if how == "link-target":
-        (world.project("proj") / "tools" / "ci").symlink_to("real.sh")
-        real.chmod(0o755)
-        argv = ["./tools/ci"]
-    else:
-        argv = ["sh", "tools/real.sh"]
+    project_script(world, "tools/real.sh", "echo fine\n")
+    (world.project("proj") / "tools" / "ci").symlink_to("real.sh")
+    for module in ("tools/__init__.py", "tools/ci.py", "tools/pkg/__init__.py", "tools/pkg/__main__.py"):
+        project_script(world, module, "print('fine')\n", mode=0o644)
+    argv, named = NAMED[how]
     project_config(world, f"sensors:\n  +ci: {script(argv)}\n")
     trusted = world.attend("sensors", "trust")
     assert trusted.returncode == 0, trusted.stderr
+    assert named in trusted.stdout, trusted.stdout  # trust prints the files it pinned
     assert sensor_row(world, "ci")["state"] == "on"
-    real.write_text("echo pwned\n")
+    (world.project("proj") / named).write_text("print('pwned')\n")
     row = sensor_row(world, "ci")
-    assert row["state"] == "untrusted" and "changed since it was approved" in row["why"], row
+    assert row["state"] == "untrusted" and f"{named} changed since it was approved" in row["why"], row
+
+
+def test_a_bytecode_cache_planted_beside_an_approved_module_never_runs(world: World) -> None:
+    """Python runs a ``__pycache__`` file whose header matches the source's size and mtime instead of
+    the source; the pinned source is untouched, so the loop must make Python read the source."""
+    import importlib._bootstrap_external as bootstrap
+    import importlib.util
+    import os
+
+    project_script(world, "tools/__init__.py", "", mode=0o644)
+    source = project_script(world, "tools/ci.py", "print('the approved module')\n", mode=0o644)
+    project_config(world, f"sensors:\n  +ci: {script(['python3', '-m', 'tools.ci'])}\n")
+    assert world.attend("sensors", "trust").returncode == 0
+    st = source.stat()
+    code = compile("print('pwned by a planted cache')", str(source), "exec")
+    cache = Path(importlib.util.cache_from_source(str(source)))  # the interpreter the loop's PATH finds
+    cache.parent.mkdir()
+    cache.write_bytes(bootstrap._code_to_timestamp_pyc(code, int(st.st_mtime), st.st_size))  # type: ignore[attr-defined]
+    os.utime(source, ns=(st.st_atime_ns, st.st_mtime_ns))
+    s = world.session()
+    loop = Loop(world, s)
+    loop.wait_for(lambda ls: sensor_lines(loop, "ci"), "the sensor's line")
+    assert any("the approved module" in ln for ln in sensor_lines(loop, "ci")), loop.said()
+    assert not any("pwned" in ln for ln in loop.lines())
+    loop.stop()
+
+
+def test_trust_refuses_a_module_run_by_a_python_that_ignores_the_environment(world: World) -> None:
+    project_script(world, "tools/ci.py", "print('fine')\n", mode=0o644)
+    project_config(world, f"sensors:\n  +ci: {script(['python3', '-E', '-m', 'tools.ci'])}\n")
+    out = world.attend("sensors", "trust")
+    assert out.returncode == 1 and "drop -E" in out.stderr and len(out.stderr.splitlines()) == 1, out.stderr
+    assert not trusted_file(world).exists()
+
+
+@pytest.mark.parametrize("pinned", ["the-same-files", "a-file-it-did-not-pin"])
+def test_an_approval_from_before_c_scripts_and_modules_were_read_counts_while_its_files_are_the_same(
+    world: World, pinned: str
+) -> None:
+    project_script(world, "tools/ci", "echo fine\n")
+    argv = ["./tools/ci"] if pinned == "the-same-files" else ["sh", "-c", "./tools/ci --fast"]
+    path = project_config(world, f"sensors:\n  +ci: {script(argv)}\n")
+    assert world.attend("sensors", "trust").returncode == 0
+    approvals = json.loads(trusted_file(world).read_text())
+    old = approvals[str(path)]["sensors"]["ci"]
+    del old["pinning"]  # as an approval written before this pinning was
+    if pinned == "a-file-it-did-not-pin":
+        old["files"] = {}  # such an approval pinned nothing of a -c script
+    trusted_file(world).write_text(json.dumps(approvals))
+    row = sensor_row(world, "ci")
+    if pinned == "the-same-files":
+        assert row["state"] == "on", row
+    else:
+        assert row["state"] == "untrusted", row
+        assert row["why"].startswith("attend now also pins tools/ci, which its command runs"), row
 
 
 @pytest.mark.parametrize("where", ["outside-the-project", "writable-by-others", "link-out-of-the-project"])

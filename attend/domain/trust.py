@@ -7,7 +7,10 @@ file, in ``~/.config/attend/trusted.json``:
 - the SHA-256 of the file's text (its intervals and timeouts, as before);
 - for each script sensor it defines, the exact argv, and the SHA-256 of every file inside the
   project that the argv names: the program itself, an interpreter's script argument
-  (``sh tools/ci``), any other word that names a project file, each read through a link to its target.
+  (``sh tools/ci``), each word of a script given as text (``sh -c './tools/ci --fast'``, split as a
+  shell splits words), the module ``-m`` runs (``python3 -m tools.ci``: ``tools/ci.py``, or a
+  package's ``__init__.py`` and ``__main__.py``, with each parent package's ``__init__.py``), and any
+  other word that names a project file; each read through a link to its target.
 
 Before each run the loop pins the sensor again and compares: a changed, added or missing file, or a
 changed argv, makes the sensor untrusted again, with one line that says which. The program is a
@@ -15,13 +18,16 @@ command on PATH or a file inside the project; a path outside the project, or a p
 others (group or world) may write, is refused, at approval and at every run.
 
 Approvals written before the bytes were pinned (a bare digest of the file's text) pin no program,
-so they no longer count: such a project needs ``attend sensors trust`` again.
+so they no longer count: such a project needs ``attend sensors trust`` again. An approval written
+before ``-c`` scripts and ``-m`` modules were read (no ``pinning`` mark) still counts while the files
+pinned now are the ones it pinned; a file it did not pin is named in the one line that asks again.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -33,6 +39,14 @@ from attend.errors import AttendError
 
 TRUST_FILE = config.TRUST_FILE
 APPROVE = "attend sensors trust"
+PINNING = 2  # what an approval's pins cover: 2 adds the words of a -c script and the module of -m
+# Set for a project's script: Python then reads and writes its bytecode cache under a path that can
+# never be a folder, so it compiles the pinned source instead of a `__pycache__` file planted beside
+# it (a .pyc whose header matches the source's size and mtime is otherwise run in its place).
+NO_BYTECODE = "PYTHONPYCACHEPREFIX=/dev/null/attend-no-bytecode"
+# Python's options that take no argument, which may share a word with -m (``-Im tools.ci``).
+_MODULE_FLAG = re.compile(r"-[bBdEhiIOPqsSuvVx]*m(.*)")
+_MODULE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 
 class Refused(AttendError):
@@ -99,6 +113,70 @@ def _pin_one(named: str, root: str, program: bool) -> tuple[str, str] | None:
     return rel, _digest_file(real)
 
 
+def _shell_words(text: str) -> list[str]:
+    """The words of a script given as text (``sh -c``'s, or an interpreter's code), split as a shell
+    splits them, operators apart (``;``, ``|``, ``&&``, ``$(``); text that does not split (an
+    unbalanced quote in Python code) is cut at blanks, quotes and operators instead. Each
+    ``name=value`` gives its value too. Too many words is never a reason to pin fewer: any word may
+    name a file."""
+    import shlex
+
+    text = text.replace("`", " ")
+    try:
+        lexer = shlex.shlex(text, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        lexer.commenters = ""  # a file named after a `#` is pinned too: more pinned is never less safe
+        words = list(lexer)
+    except ValueError:
+        words = re.split(r"[\s;|&()<>'\"$]+", text)
+    return [*words, *(w.split("=", 1)[1] for w in words if "=" in w)]
+
+
+def _module_files(module: str, root: str) -> list[str]:
+    """The project files ``python -m module`` runs when the project (its working folder, first on
+    ``sys.path``) holds the module: each package's ``__init__.py`` on the way, then the module's file,
+    or a package's ``__init__.py`` and ``__main__.py``. Nothing when the module is not the project's."""
+    if not _MODULE.fullmatch(module):
+        return []
+    parts = module.split(".")
+    out = [os.path.join(*parts[:i], "__init__.py") for i in range(1, len(parts))]
+    leaf = os.path.join(*parts)
+    if os.path.isfile(os.path.join(root, leaf + ".py")):
+        out.append(leaf + ".py")
+    else:
+        out += [os.path.join(leaf, "__init__.py"), os.path.join(leaf, "__main__.py")]
+    return [f for f in out if os.path.lexists(os.path.join(root, f))]
+
+
+def _named(argv: tuple[str, ...]) -> list[str]:
+    """Every word after the program that may name a project file: the words themselves, each word's
+    shell words (a ``-c`` script is one word), and the files of a module named after ``-m``."""
+    out: list[str] = []
+    module_next = False
+    for word in argv[1:]:
+        if module_next:
+            out.append(f"-m {word}")
+            module_next = False
+        elif flag := _MODULE_FLAG.fullmatch(word):
+            if flag.group(1):
+                out.append(f"-m {flag.group(1)}")  # -mtools.ci
+            else:
+                module_next = True
+            continue
+        out += [word, *_shell_words(word)]
+    return list(dict.fromkeys(out))
+
+
+def _ignores_environment(argv: tuple[str, ...]) -> bool:
+    """Whether Python's options up to ``-m`` include ``-E`` (alone, or in a word such as ``-BEm``)."""
+    for word in argv[1:]:
+        if flag := _MODULE_FLAG.fullmatch(word):
+            return "E" in word[: len(word) - len(flag.group(1))]
+        if re.fullmatch(r"-[bBdhiIOPqsSuvVx]*E[bBdEhiIOPqsSuvVx]*", word):
+            return True
+    return False
+
+
 def pin(setting: SensorSetting, env: Mapping[str, str]) -> Pins:
     """The argv and the digests of the project files it names; Refused when it cannot be approved."""
     import shutil
@@ -115,8 +193,18 @@ def pin(setting: SensorSetting, env: Mapping[str, str]) -> Pins:
         found = _pin_one(on_path, root, program=False) if on_path else None
     if found:
         files[found[0]] = found[1]
-    for word in argv[1:]:
-        if word and not word.startswith("-") and (found := _pin_one(word, root, program=False)):
+    for word in _named(argv):
+        if word.startswith("-m "):  # a module: its files must be the project's, as a program's are
+            modules = _module_files(word[3:], root)
+            if modules and _ignores_environment(argv):
+                raise Refused(
+                    f"{' '.join(argv[:2])}: -E makes Python ignore {NO_BYTECODE.split('=')[0]}, so a bytecode "
+                    f"cache planted beside {modules[-1]} could run instead of it; drop -E"
+                )
+            for rel in modules:
+                if found := _pin_one(rel, root, program=True):
+                    files[found[0]] = found[1]
+        elif word and not word.startswith("-") and (found := _pin_one(word, root, program=False)):
             files[found[0]] = found[1]
     return Pins(tuple(argv), files)
 
@@ -154,8 +242,11 @@ def verdict(env: Mapping[str, str], setting: SensorSetting, config_sha: str) -> 
         return f"its command changed since it was approved; {again}"
     before = approved.get("files") if isinstance(approved.get("files"), dict) else {}
     assert isinstance(before, dict)
+    older = approved.get("pinning") != PINNING  # approved before -c scripts and -m modules were read
     for name in sorted(set(before) | set(now.files)):
         if before.get(name) != now.files.get(name):
+            if name not in before and older:
+                return f"attend now also pins {name}, which its command runs and the approval predates; {again}"
             what = "is new" if name not in before else "is gone" if name not in now.files else "changed"
             return f"{name} {what} since it was approved; {again}"
     return None
@@ -166,6 +257,7 @@ def approve(env: Mapping[str, str], file: str, config_sha: str, settings: list[S
     files. Refused (nothing written) when any of them cannot be approved."""
     pins = {s.name: pin(s, env) for s in settings if s.script is not None and s.source == file}
     approvals = _approvals(env)
-    approvals[file] = {"config": config_sha, "sensors": {name: p.as_json() for name, p in sorted(pins.items())}}
+    sensors = {name: {**p.as_json(), "pinning": PINNING} for name, p in sorted(pins.items())}
+    approvals[file] = {"config": config_sha, "sensors": sensors}
     config.write_atomically(config.trust_path(env), json.dumps(approvals, indent=1, sort_keys=True) + "\n")
     return pins

@@ -151,6 +151,9 @@ class Script(Sensor):
                 return [Observation(f"script sensor {self.name} not run: {why}", "low")]
         env = dict(probe.env)
         env.update(ATTEND_SENSOR=self.name, ATTEND_SESSION_ID=probe.sid)
+        if self.setting.project:  # the module that runs is the pinned source, never a planted cache
+            key, value = trust.NO_BYTECODE.split("=", 1)
+            env[key] = value
         self.out = self.err = b""
         self.started = time.monotonic()
         try:
