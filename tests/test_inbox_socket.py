@@ -356,6 +356,18 @@ def test_the_waiter_steps_aside_while_an_attend_mcp_serves_the_socket(world: Wor
     assert check["status"] == "ok" and "inbox socket" in check["detail"], check
 
 
+def test_doctor_warns_that_no_socket_serves_an_enrolled_session_and_skips_the_check_while_the_loop_serves(
+    world: World, setups: Any, loops: Any
+) -> None:
+    s = setups()  # enrolled; no attend mcp of it runs, and its client gives no socket
+    check = doctor_socket(s)
+    assert check["status"] == "warn", check
+    assert "not the socket: the client gives no inbox socket" in check["detail"] and "restart" in check["fix"]
+    loops(s.s)  # waits until the loop is live
+    check = doctor_socket(s)
+    assert check["status"] == "skip" and check["detail"].startswith("sensor loop:"), check
+
+
 def test_a_session_whose_settings_hold_peer_messages_is_not_served(world: World, setups: Any) -> None:
     s = setups()
     settings = Path(world.env["HOME"]) / ".claude" / "settings.json"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from attend.conduits import inbox_socket
 from attend.conduits.sensors.base import Probe
 from attend.conduits.sensors.builtin import Disclosure
 from attend.domain import config, disclosure, reheat
@@ -74,6 +75,17 @@ def test_both_wordings_carry_the_judgment_layer_and_the_conduit_contract() -> No
         assert "reply without asking" in text and "Silence is a valid reply" in text
         assert "Monitor lines, at turn ends, or marked [attend]" in text
         assert "answer with attend, not SendMessage" in text  # the socket conduit's posts
+
+
+def test_the_skill_says_a_message_posted_through_the_socket_is_answered_with_attend_not_sendmessage() -> None:
+    skill, _ = shipped()
+    said = " ".join(skill.split())
+    marker = inbox_socket.HEADER.split(" (")[0]  # how the socket conduit's post begins
+    assert f"starting with `{marker}`" in said and marker == "[attend] delivered by attend"
+    assert (
+        "Answer it with attend's `reply` or `send`, never SendMessage: the sender reads attend, and "
+        "SendMessage does not reach them."
+    ) in said
 
 
 def test_the_skills_judgment_section_and_the_reheat_agree() -> None:

@@ -1,6 +1,7 @@
 """One name per session, with the real client: the name Claude Code gives a session in its record (the
-one its own `/peers` and status line show) is the name `attend peers` prints and `send --to` accepts,
-and the message sent to it by that name reaches the model, once (by whichever conduit serves)."""
+one its own `/peers` and status line show) is the name `attend peers` prints, in its table and its
+JSON, and `send --to` accepts, and the message sent to it by that name reaches the model, once (by
+whichever conduit serves)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ def test_the_name_in_the_session_record_is_the_one_peers_prints_and_send_to_acce
         state["record"] = record
         peers = json.loads(e2e.attend("peers", "--json").stdout)["peers"]
         state["display"] = next(p["display"] for p in peers if p["session_id"] == sid)
+        state["peers_text"] = e2e.attend("peers").stdout  # the table a person reads
         sent = e2e.attend("send", "--json", "--to", str(record.get("name")), body)
         state["sent"] = json.loads(sent.stdout) if sent.returncode == 0 else sent.stderr
         return done("Joined; the turn ends.")
@@ -43,6 +45,10 @@ def test_the_name_in_the_session_record_is_the_one_peers_prints_and_send_to_acce
     record = state["record"]
     assert record.get("name") and record.get("nameSource") == "derived", record
     assert state["display"] == record["name"], state
+    lines = state["peers_text"].splitlines()
+    [row] = [line.split() for line in lines if line.split()[:1] == [record["name"]]]
+    assert "#e2e" in row and "(not" not in row, lines  # its row, by that name, enrolled in the channel
+    assert not [line for line in lines if f"{record['name']}-" in line], lines  # no second name beside it
     sent = state["sent"]
     assert isinstance(sent, dict), sent
     assert (sent["to"], sent["to_name"], sent["delivered"]) == (state["sid"], record["name"], 1), sent
