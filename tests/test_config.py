@@ -193,3 +193,28 @@ def test_a_project_file_nested_a_thousand_deep_is_one_problem_not_a_crash(world:
     assert [p.message for p in cfg.problems] == ["nested too deep to read"]
     out = world.attend("config", "lint")
     assert out.returncode == 3 and "nested too deep to read" in out.stdout and "Traceback" not in out.stderr
+
+
+SUB_GRID = (
+    "sensors:\n  context: {interval: 20}\n  keepwarm: {interval: 1}\n  disclosure: {interval: 1}\n"
+    "  +ci: {script: ./ci, interval: 5}\n"
+)
+
+
+def test_a_timer_under_the_loops_grid_comes_only_from_a_file_the_user_wrote_or_approved(world: World) -> None:
+    """The user's own file may wake its own loops off the grid; a project's file, which a session can
+    write, may not, unless the user approved that file's text (a script sensor's interval is in it)."""
+    from attend.domain import trust
+
+    user = config.parse(SUB_GRID, "user.yaml")
+    assert user.problems == []
+    assert {n: s.interval for n, s in user.sensors.items()} == {"context": 20, "keepwarm": 1, "disclosure": 1, "ci": 5}
+    path = project_config(world, SUB_GRID)
+    cfg = config.load(world.env, str(world.project("proj")))
+    keys = sorted(p.key for p in cfg.problems)
+    assert keys == ["sensors.context.interval", "sensors.disclosure.interval", "sensors.keepwarm.interval"], keys
+    assert all(f"at least {config.GRID:g} in a project's file" in p.message for p in cfg.problems), cfg.problems
+    assert not {"context", "keepwarm", "disclosure"} & set(cfg.sensors)  # each keeps its default interval
+    ci = cfg.sensors["ci"]
+    assert ci.project and ci.interval == 5
+    assert trust.verdict(world.env, ci, cfg.digests[str(path)]) is not None  # never run until approved

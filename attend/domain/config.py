@@ -145,7 +145,8 @@ def _closest(key: str) -> str:
 
 
 BUILT_IN_SENSORS = ("peers", "context", "keepwarm", "disclosure")  # the names a `name:` entry (no sign) may configure
-# seconds: the least interval config may set
+# seconds: the least interval config may set. Under GRID only in the user's own file, which no session
+# can write (a project's may go no lower than GRID; docs/architecture/config.md, "Timers and the grid").
 MIN_INTERVAL = {"peers": 5.0, "context": 20.0, "keepwarm": 1.0, "disclosure": 1.0}
 SENSOR_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}")
 SCRIPT_KEYS = ("script", "interval", "timeout", "description")
