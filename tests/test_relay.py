@@ -28,6 +28,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -241,6 +242,19 @@ class Host:
                 for f in sorted((base / sub).iterdir()):
                     out.append(f.read_bytes().partition(b"\n\n")[2].decode())
         return out
+
+    def arrivals(self, sid: str, prefix: str) -> list[int]:
+        """The numbers of the bodies ``<prefix><n>`` delivered to ``sid``, in the order they arrived here
+        (their local names: a relayed record is named when the relay writes it)."""
+        base = self.world.spool_root / "sessions" / sid
+        named: list[tuple[str, int]] = []
+        for sub in ("new", "claimed", "cur"):
+            with contextlib.suppress(FileNotFoundError):
+                for f in (base / sub).iterdir():
+                    body = f.read_bytes().partition(b"\n\n")[2].decode()
+                    if body.startswith(prefix):
+                        named.append((f.name.split(":")[0], int(body[len(prefix) :])))
+        return [n for _, n in sorted(named)]
 
     def human_bodies(self, user: str) -> list[str]:
         out = []
@@ -456,6 +470,126 @@ def test_a_stopped_relay_leaves_its_sessions_to_fade_from_the_others_peers(hosts
     wait_until(lambda: sees(a, "hostb", "Fay"), "hosta to see Fay")
     b.stop_relay(signal.SIGKILL)  # no clean withdrawal: the TTL ends it (a 2.9 server sends no expiry)
     wait_until(lambda: not sees(a, "hostb", "Fay"), "Fay to fade from hosta's peers")
+
+
+class Proxy:
+    """A loopback TCP hop between one host's relay and the server that can hold what the relay sends and
+    let it through in parts, so a test can land a change on the server in the middle of one window of
+    publishes. It also counts the server's no-responders answers (a publish the stream did not take)."""
+
+    def __init__(self, upstream: int) -> None:
+        self.upstream = upstream
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self.listener.getsockname()[1])
+        self.lock = threading.Lock()
+        self.holding = False
+        self.held = bytearray()
+        self.refusals = 0  # "NATS/1.0 503" answers seen on their way back
+        self.to_server: socket.socket | None = None
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"nats://127.0.0.1:{self.port}"
+
+    def _accept(self) -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                client, _ = self.listener.accept()
+                server = socket.create_connection(("127.0.0.1", self.upstream))
+                with self.lock:
+                    self.to_server = server
+                threading.Thread(target=self._pump, args=(client, server, True), daemon=True).start()
+                threading.Thread(target=self._pump, args=(server, client, False), daemon=True).start()
+
+    def _pump(self, src: socket.socket, dst: socket.socket, outbound: bool) -> None:
+        tail = b""
+        with contextlib.suppress(OSError):
+            while data := src.recv(65536):
+                with self.lock:
+                    if outbound and self.holding:
+                        self.held += data
+                        continue
+                    if not outbound:
+                        self.refusals += (tail + data).count(b"NATS/1.0 503") - tail.count(b"NATS/1.0 503")
+                        tail = data[-16:]
+                    dst.sendall(data)
+        for sock in (src, dst):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def hold(self) -> None:
+        with self.lock:
+            self.holding = True
+
+    def release(self, upto: int | None = None) -> None:
+        """Let ``upto`` held bytes through (all, and stop holding, by default)."""
+        with self.lock:
+            n = len(self.held) if upto is None else upto
+            if self.to_server is not None:
+                self.to_server.sendall(bytes(self.held[:n]))
+            del self.held[:n]
+            if upto is None:
+                self.holding = False
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def _stream_takes(url: str, subjects_now: list[str]) -> None:
+    """As an admin: the stream takes these subjects from now on (the relay's, or none of them)."""
+    import dataclasses
+
+    async def act(nc: Any, _errors: list[str]) -> None:
+        js = nc.jetstream(timeout=5)
+        config = (await js.stream_info(subjects.STREAM)).config
+        await js.update_stream(dataclasses.replace(config, subjects=subjects_now))
+
+    _as_host(url, "admin", act)
+
+
+def test_arrivals_keep_each_senders_order_when_the_stream_comes_back_mid_window(
+    tmp_path: Path, server: NatsServer
+) -> None:
+    """The stream refuses hosta's publishes for a while and takes them again while a window of them is on
+    its way: the ones it refused must not land after the ones it took, so hostb sees hosta's order."""
+    provision(tmp_path, [server.url])
+    proxy = Proxy(server.port)
+    a = Host(tmp_path, "hosta", [proxy.url])
+    b = Host(tmp_path, "hostb", [server.url], user="bob")
+    try:
+        a.start_relay()
+        b.start_relay()
+        sa, sb = a.session("Ord"), b.session("Eve")
+        a.send(sa, "ord 0")
+        wait_until(lambda: b.arrivals(sb.session_id, "ord ") == [0], "the first message on hostb")
+        _stream_takes(server.url, ["attend-paused.>"])  # publishes to attend.> find no stream now
+        n = 200
+        for i in range(1, n):
+            a.send(sa, f"ord {i}")
+        wait_until(lambda: proxy.refusals > 0, "hosta's relay to find the stream gone")
+        proxy.hold()
+        mark = b"HPUB attend.from.hosta.to.all.open"
+        wait_until(lambda: mark in proxy.held, "hosta's relay to publish again while the proxy holds it", 30)
+        time.sleep(0.3)  # the rest of the write that carried it
+        with proxy.lock:
+            starts = [i for i in range(len(proxy.held)) if proxy.held.startswith(mark, i)]
+        before = proxy.refusals
+        half = starts[len(starts) // 2] if len(starts) > 1 else starts[0]
+        proxy.release(half)  # the first half of the window reaches the stream while it refuses
+        wait_until(lambda: proxy.refusals - before >= len(starts) // 2, "the stream to refuse the first half")
+        _stream_takes(server.url, [subjects.SUBJECTS])
+        proxy.release()  # and the rest once it takes them again
+        wait_until(
+            lambda: len(b.arrivals(sb.session_id, "ord ")) >= n, lambda: f"all of hosta's on hostb; {a.said()}", 120
+        )
+        got = b.arrivals(sb.session_id, "ord ")
+        assert got == list(range(n)), f"out of order on hostb: {[x for i, x in enumerate(got) if x != i][:10]}"
+        assert not a.outbox()
+    finally:
+        a.close()
+        b.close()
+        proxy.close()
 
 
 # ---------------------------------------------------------------------- chaos
@@ -862,3 +996,139 @@ def test_a_name_on_an_unknown_host_is_refused_and_relay_off_stops_the_queue(worl
     assert world.attend("relay", "--off").returncode == 0
     assert world.attend("send", "to everyone again").returncode == 0
     assert len(list(outbox.iterdir())) == 1  # no longer queued for other hosts
+
+
+# ---------------------------------------------------------------------- the relay's own files, without a server
+
+
+def _arrival(host: str, body: str) -> tuple[str, dict[str, str], bytes]:
+    """(subject, headers, record) as host ``host``'s relay publishes a record of its own to #open."""
+    from attend.domain import envelope
+    from attend.domain.envelope import Signal
+
+    name = layout.unique_name().rpartition(".")[0] + f".{host}"
+    sig = Signal("", "Zed", "agent", "0" * 8 + "-0000-4000-8000-" + "0" * 12, "*", "open", "/p", body, 0.0)
+    data = envelope.render(sig.with_id(name, layout.name_time(name)))
+    return f"attend.from.{host}.to.all.open", {"Nats-Msg-Id": name, "Attend-From-Host": host}, data
+
+
+def test_an_arrival_batch_is_acknowledged_only_once_its_index_entries_are_on_disk_before_its_records(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from attend.relay import daemon, settings
+
+    spool = world.spool
+    s = settings.parse({"servers": ["nats://127.0.0.1:1"]})
+    relay = daemon.Relay(spool, s, str(world.home / ".claude" / "sessions"), lambda _line: None)
+    spool.make_dir("relay", "seen")
+    batch = [_arrival("hostz", f"batched {i}") for i in range(3)]
+    seen_dir = spool.path("relay", "seen")
+    room = world.spool_root / "rooms" / "open" / "new"
+    synced: list[str] = []
+    in_room_at_seen_sync: list[int] = []
+    real = os.fsync
+
+    def spy(fd: int) -> None:
+        path = os.readlink(f"/proc/self/fd/{fd}")
+        if path == seen_dir:
+            in_room_at_seen_sync.append(len(os.listdir(room)) if room.is_dir() else 0)
+        real(fd)
+        synced.append(path)
+
+    monkeypatch.setattr(os, "fsync", spy)
+    assert relay._write_batch(batch) == ["stored"] * 3
+    ids = [h["Nats-Msg-Id"] for _, h, _ in batch]
+    assert all(os.path.join(seen_dir, i) in synced for i in ids), synced
+    assert synced.count(seen_dir) == 1, "one sync of the index's folder for the batch"
+    assert in_room_at_seen_sync == [0], "the index is durable before any record of the batch is in its room"
+    assert synced.count(str(room)) == 1
+    # A redelivery of the batch is a duplicate, written nowhere again.
+    assert relay._write_batch(batch) == ["duplicate"] * 3
+    assert len(os.listdir(room)) == 3
+
+
+def test_a_record_the_stream_holds_twice_in_one_batch_is_written_once(world: World) -> None:
+    from attend.relay import daemon, settings
+
+    spool = world.spool
+    relay = daemon.Relay(spool, settings.parse({"servers": ["nats://127.0.0.1:1"]}), str(world.home), print)
+    one = _arrival("hostz", "twice in a batch")
+    assert relay._write_batch([one, one]) == ["stored", "duplicate"]
+    assert len(os.listdir(world.spool_root / "rooms" / "open" / "new")) == 1
+
+
+def test_prune_drops_index_and_published_entries_past_their_keep_and_keeps_the_rest(world: World) -> None:
+    from attend.relay import store
+
+    spool = world.spool
+    now = time.time()
+
+    def name_at(t: float) -> str:  # unique_name never goes back in time within a process
+        return layout.cutoff_name(t) + f"P1Q1R{os.urandom(4).hex()}.hostz"
+
+    old_seen, new_seen = name_at(now - store.SEEN_KEEP - 60), name_at(now - store.SEEN_KEEP + 3600)
+    old_sent, new_sent = name_at(now - store.OUTBOX_KEEP - 60), name_at(now - 60)
+    waiting = name_at(now - store.OUTBOX_KEEP - 120)  # not published yet: never pruned
+    for name in (old_seen, new_seen):
+        spool.write_state(b"x open\n", "relay", "seen", name)
+    for name in (old_sent, new_sent):
+        spool.write_state(b"record", "relay", "outbox", "cur", name)
+    spool.write_state(b"record", "relay", "outbox", "new", waiting)
+    assert store.prune(spool, now) == 2
+    relay_dir = world.spool_root / "relay"
+    assert os.listdir(relay_dir / "seen") == [new_seen]
+    assert os.listdir(relay_dir / "outbox" / "cur") == [new_sent]
+    assert os.listdir(relay_dir / "outbox" / "new") == [waiting]
+
+
+@pytest.mark.parametrize(
+    ("section", "says"),
+    [
+        (["nats://x:4222"], "relay: must be a mapping"),
+        ({"servers": ["nats://x:4222"], "colour": "red"}, "relay.colour: unknown key"),
+        ({}, "relay.servers: give a list of server URLs"),
+        ({"servers": []}, "relay.servers: give a list of server URLs"),
+        ({"servers": ["http://x:4222"]}, "'http://x:4222' is not a nats://, tls:// or ws:// URL"),
+        ({"servers": "nats://x:4222", "host": "a_b"}, "relay.host: 'a_b' must be letters, digits and '-'"),
+        ({"servers": "nats://x:4222", "host": "all"}, "relay.host: 'all' must be letters"),
+        ({"servers": "nats://x:4222", "host": "elsewhere"}, "relay.host: elsewhere is not the name this machine"),
+        ({"servers": "nats://x:4222", "nkey_seed": ""}, "relay.nkey_seed: give a file path"),
+        ({"servers": "nats://x:4222", "creds": "/nonexistent/x.creds"}, "relay.creds: no file at /nonexistent"),
+        ({"servers": "nats://x:4222", "nkey_seed": "{open}"}, "is readable by others; chmod 600 it"),
+        ({"servers": "nats://x:4222", "user": ""}, "relay.user: give the user name"),
+        ({"servers": "nats://x:4222", "user": "u", "nkey_seed": "{secret}"}, "give one of nkey_seed, creds or user"),
+        ({"servers": "nats://x:4222", "same_humans": "yes"}, "relay.same_humans: true or false"),
+        ({"servers": "nats://x:4222", "heartbeat": 0}, "relay.heartbeat: seconds between 1 and 60"),
+        ({"servers": "nats://x:4222", "heartbeat": True}, "relay.heartbeat: seconds between 1 and 60"),
+    ],
+)
+def test_each_problem_in_the_relay_section_is_one_line_naming_its_key(
+    tmp_path: Path, section: object, says: str
+) -> None:
+    from attend.relay import settings
+
+    open_file, secret = tmp_path / "open.nk", tmp_path / "secret.nk"
+    open_file.write_text("SU")
+    open_file.chmod(0o644)
+    secret.write_text("SU")
+    secret.chmod(0o600)
+    if isinstance(section, dict):
+        section = {k: v.format(open=open_file, secret=secret) if isinstance(v, str) else v for k, v in section.items()}
+    got = settings.parse(section, "config.yaml:3")
+    assert len(got.problems) == 1, got.problems
+    assert got.problems[0].startswith("config.yaml:3: ") and "\n" not in got.problems[0]
+    assert says in got.problems[0], got.problems[0]
+
+
+def test_a_relay_section_with_a_problem_is_refused_in_one_line_and_changes_nothing(world: World) -> None:
+    folder = Path(layout.config_root(world.env))
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.yaml").write_text("relay:\n  servers: [http://bus:4222]\n")
+    r = world.attend("relay")
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stdout.splitlines() == [
+        f"problem: {folder / 'config.yaml'}:1: relay.servers: 'http://bus:4222' is not a nats://, tls:// or ws:// URL"
+    ], r.stdout
+    assert not (world.spool_root / "relay").exists(), "nothing queued, no relay marked as running"
+    r = world.attend("relay", "--check")
+    assert r.returncode == 1 and r.stdout.count("problem:") == 1, r.stdout

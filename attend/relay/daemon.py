@@ -26,7 +26,8 @@ from attend.relay.settings import RelaySettings, connect_options
 from attend.spool import Spool
 
 BATCH = 64  # records fetched at once, written, then acknowledged together
-WINDOW = 64  # publishes in flight at once (acknowledged in order)
+WINDOW = 64  # publishes in flight at once, while every publish is being stored
+WINDOW_BYTES = 1 << 20  # a window's records at most: under nats-py's 2 MiB buffer, so one write carries it
 FETCH_WAIT = 60.0  # seconds a fetch waits for records (it returns as soon as one comes)
 POLL = 30.0  # seconds between outbox looks besides inotify (a missed event, a reconnect)
 PRUNE_EVERY = 3600.0
@@ -48,10 +49,15 @@ class Relay:
         self.kv: Any = None
         self.stopping = asyncio.Event()
         self.wake = asyncio.Event()
+        self.linked = asyncio.Event()  # connected now (a publish is never queued for a reconnect's replay)
+        self.steady = False  # the last publish was stored and no disconnect since: a full window may go
         self.mirror: dict[str, dict[str, object]] = {}
         self.published: set[str] = set()  # presence keys put by this relay
         self.errors: list[str] = []
-        self.denied = False
+        self.denied = False  # the server refused a permission or the credentials: exit 2
+        self.refused = asyncio.Event()  # the credentials
+        self.said: set[str] = set()
+        self.lost = False  # the connection closed for good under it
         self.watching: asyncio.Task[None] | None = None
         self.rewatch = False
 
@@ -69,26 +75,45 @@ class Relay:
         self.spool.write_state(json.dumps({"host": self.me}).encode(), RELAY, RELAY_ON, durable=True)
         self._state("connecting")
         while not self.stopping.is_set():
-            try:
-                self.nc = await nats.connect(
+            # nats-py keeps trying a server that is not there yet; a refusal of the credentials ends it.
+            connecting = asyncio.ensure_future(
+                nats.connect(
                     **connect_options(self.s, self._on_error),
                     disconnected_cb=self._disconnected,
                     reconnected_cb=self._reconnected,
+                    closed_cb=self._closed,
                 )
+            )
+            ends = [asyncio.ensure_future(e.wait()) for e in (self.refused, self.stopping)]
+            await asyncio.wait([connecting, *ends], return_when=asyncio.FIRST_COMPLETED)
+            for end in ends:
+                end.cancel()
+            if not connecting.done():
+                connecting.cancel()
+                with contextlib.suppress(BaseException):
+                    await connecting
+                break
+            try:
+                self.nc = connecting.result()
                 break
             except Exception as e:  # no server yet: keep trying, as the reconnects will
                 self._state(f"no server ({e.__class__.__name__}); retrying")
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self.stopping.wait(), 1.0)
-        if self.stopping.is_set():
+        if self.refused.is_set():
+            self._state("refused")
+            return 2
+        if self.stopping.is_set() or self.nc is None:
             return 0
         self.js = self.nc.jetstream(timeout=5)
         problem = await self._check_consumers()
         if problem:
             self.warn(f"attend relay: {problem}")
             await self.nc.close()
-            return 1
+            return 2 if self.denied else 1
         self._state("connected")
+        self.linked.set()
+        self.wake.set()  # what queued while no relay ran goes out now, not at the first look
         self.warn(f"attend relay: {self.me} connected to {self.nc.connected_url.netloc}")
         tasks = [
             asyncio.create_task(self._outbound()),
@@ -105,7 +130,7 @@ class Relay:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.nc.drain(), 5)
         self._state("stopped")
-        return 2 if self.denied else 0
+        return 2 if self.denied else 1 if self.lost else 0
 
     async def _check_consumers(self) -> str | None:
         """The consumers exist with exactly their one filter (a 2.9 server silently widens a list)."""
@@ -123,14 +148,26 @@ class Relay:
         text = str(e)
         if "ermissions violation" in text or "Authorization" in text:
             self.denied = True
-            self.warn(f"attend relay: the server refused: {text}")
+            if text not in self.said:  # once each: a refused reconnect says it every second
+                self.said.add(text)
+                self.warn(f"attend relay: the server refused {self.me}: {text}")
+        if "Authorization" in text:
+            self.refused.set()  # the credentials: trying them again cannot help (exit 2)
         self._state(f"error: {text[:200]}")
 
+    async def _closed(self) -> None:
+        if not self.stopping.is_set():  # the client gave up (refused on a reconnect): stop, exit 2 (else 1)
+            self.lost = True
+            self.stopping.set()
+
     async def _disconnected(self) -> None:
+        self.linked.clear()
+        self.steady = False
         self._state("disconnected; reconnecting")
 
     async def _reconnected(self) -> None:
         self._state("connected")
+        self.linked.set()
         self.wake.set()
         self.rewatch = True  # a restarted server forgot the watch's consumer: make a new one
 
@@ -179,21 +216,35 @@ class Relay:
             if time.time() - last_prune > PRUNE_EVERY:
                 last_prune = time.time()
                 await self._io(store.prune, self.spool)
+            await self.linked.wait()
             try:
                 await self._drain_outbox()
-            except Exception as e:  # the server went away mid-batch: the queue is still in new/
+            except Exception as e:  # the server went away or refused mid-window: the queue is still in new/
                 self._state(f"publish paused: {e.__class__.__name__}")
                 await asyncio.sleep(0.5)
                 self.wake.set()
 
     async def _drain_outbox(self) -> None:
+        """Publish the queue in name order. The stream stores one connection's publishes in the order
+        they come, so a window of them keeps the queue's order while each is stored; what breaks it is a
+        window in which one fails and a later one is stored (the stream coming back mid-window), since
+        the failed one, sent again, would land after it. So a window goes out whole (one write) only
+        while publishing is steady; after a failure or a disconnect one record goes at a time until one
+        is stored. Sending again is safe: the stream drops a repeated Nats-Msg-Id."""
         while True:
             names = await self._io(store.pending, self.spool)
             if not names:
                 return
-            for start in range(0, len(names), WINDOW):
-                batch = await self._io(self._read_window, names[start : start + WINDOW])
-                # Sent in order on one connection: the stream stores them in this order.
+            start = 0
+            while start < len(names):
+                if not self.linked.is_set():
+                    raise ConnectionError("not connected")
+                want = WINDOW if self.steady else 1
+                used, batch = await self._io(self._read_window, names[start : start + want])
+                start += used
+                if not batch:
+                    continue
+                # gather starts every publish before the client's flusher runs: one write, in this order.
                 acks = await asyncio.gather(
                     *(self.js.publish(subj, data, headers=hdrs, timeout=5) for _, (subj, data, hdrs) in batch),
                     return_exceptions=True,
@@ -205,18 +256,29 @@ class Relay:
                     done.append(name)
                 await self._io(self._mark_sent, done)
                 if len(done) < len(batch):
+                    self.steady = False
                     failed = acks[len(done)]
                     assert isinstance(failed, BaseException)
+                    pairs = list(zip(batch, acks, strict=True))[len(done) + 1 :]
+                    stored = [n for (n, _), a in pairs if not isinstance(a, BaseException)]
+                    if stored:  # the stream took a later one of the window: it stands before the failed one now
+                        self.spool.log(f"relay: the server stored {stored[0]} before {batch[len(done)][0]}")
                     raise failed
+                self.steady = True
 
-    def _read_window(self, names: list[str]) -> list[tuple[str, tuple[str, bytes, dict[str, str]]]]:
-        """One worker call for a window's reads (not one per record)."""
-        out = []
-        for name in names:
+    def _read_window(self, names: list[str]) -> tuple[int, list[tuple[str, tuple[str, bytes, dict[str, str]]]]]:
+        """One worker call for a window's reads (not one per record): how many names it used, and the
+        records to publish, up to WINDOW_BYTES of them (always at least one)."""
+        out: list[tuple[str, tuple[str, bytes, dict[str, str]]]] = []
+        size = 0
+        for used, name in enumerate(names):
+            if out and size >= WINDOW_BYTES:
+                return used, out
             item = store.outgoing(self.spool, self.me, name)
             if item is not None:
                 out.append((name, item))
-        return out
+                size += len(item[1])
+        return len(names), out
 
     def _mark_sent(self, names: list[str]) -> None:
         for name in names:
@@ -254,22 +316,39 @@ class Relay:
                         await m.ack()
 
     def _write_batch(self, batch: list[tuple[str, dict[str, str], bytes]]) -> list[object]:
-        """Write a fetched batch, then sync it once (each file, each room's new/): the fsyncs of a batch
-        cost about one journal commit, not one per record. Nothing is acknowledged before that."""
+        """Write a fetched batch in two steps, each synced once for the whole batch (several fsyncs in
+        flight, then each folder once): first every arrival's index entry, then the records into their
+        rooms. So no record is in a room ahead of its durable entry (a crash between them would write it
+        twice), and nothing is acknowledged before both steps are on disk."""
         out: list[object] = []
-        written: list[tuple[str, str]] = []
+        admitted: set[str] = set()
         for subject, headers, data in batch:
             try:
-                out.append(store.receive(self.spool, self.me, subject, headers, data, written))
+                out.append(store.admit(self.spool, self.me, subject, headers, data, admitted))
             except store.Refused as e:
                 self.spool.log(f"relay: refused: {e}")
                 out.append(e)
             except (OSError, AttendError) as e:
                 self.spool.log(f"relay: could not write an arrival now: {e}")
                 out.append(e)
+        arrivals = [x for x in out if isinstance(x, store.Arrival)]
+        if not arrivals:
+            return out
+        try:
+            self.spool.sync_files((RELAY, layout.RELAY_SEEN), [x.msg_id for x in arrivals])
+        except OSError as e:  # not durable: land and acknowledge none; the redelivery finds the entries
+            self.spool.log(f"relay: could not sync a batch's index entries: {e}")
+            return [e if isinstance(x, store.Arrival) else x for x in out]
         by_room: dict[str, list[str]] = {}
-        for room, name in written:
-            by_room.setdefault(room, []).append(name)
+        for i, x in enumerate(out):
+            if not isinstance(x, store.Arrival):
+                continue
+            try:
+                by_room.setdefault(x.room, []).append(store.land(self.spool, x))
+                out[i] = "stored"
+            except (OSError, AttendError) as e:
+                self.spool.log(f"relay: could not write an arrival now: {e}")
+                out[i] = e
         try:
             for room, names in by_room.items():
                 self.spool.sync_records(room, names)

@@ -9,8 +9,9 @@ took; pruned after a day). Whatever is in ``new/`` is the queue, across crashes 
 
 **Arrivals.** Each is checked (the subject's host, the name's host and the ``Attend-From-Host`` header
 agree; the record is a plain, unrelayed record of that host for a room its subject allows), then
-recorded in ``relay/seen/<original id>`` with the fresh local name it gets, then published into its
-room under that name within the link bound, then fanned out like any send. A redelivery whose seen
+recorded in ``relay/seen/<original id>`` with the fresh local name it gets (a batch's entries synced
+together), then published into its room under that name within the link bound (a batch's records
+synced together), then fanned out like any send; only then is the batch acknowledged. A redelivery whose seen
 entry names a record that is in the room is a duplicate; one whose record never landed is written
 again under a fresh name. The index outlives the room's ``new/`` (retention, claims).
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+from typing import NamedTuple
 
 from attend import layout
 from attend.domain import delivery, envelope
@@ -106,19 +108,35 @@ def prune(spool: Spool, now: float | None = None) -> int:
 # ---------------------------------------------------------------------- arrivals
 
 
-def receive(
-    spool: Spool,
-    me: str,
-    subject: str,
-    headers: dict[str, str],
-    data: bytes,
-    written: list[tuple[str, str]] | None = None,
-) -> str:
-    """Write one arrival; "stored", "duplicate" or "own" (this host's broadcast, skipped). With
-    ``written``, the record is not synced here: (room, name) is added for the caller's one
-    ``Spool.sync_records`` per batch, before it acknowledges anything. Raises
-    Refused for an arrival that lies about its host or its room, SpoolError/OSError when the spool
-    cannot take it now (not acknowledged: the server delivers it again)."""
+class Arrival(NamedTuple):
+    """An arrival admitted for writing: its room here, the fresh local name its index entry holds, its
+    original id, and the record as it will be written."""
+
+    room: str
+    name: str
+    msg_id: str
+    sig: Signal
+
+
+def receive(spool: Spool, me: str, subject: str, headers: dict[str, str], data: bytes) -> str:
+    """Write one arrival, durable on return: "stored", "duplicate" or "own" (this host's broadcast,
+    skipped). Raises as ``admit`` and ``land`` do."""
+    got = admit(spool, me, subject, headers, data)
+    if isinstance(got, str):
+        return got
+    spool.sync_files((RELAY, RELAY_SEEN), [got.msg_id])
+    land(spool, got, sync=True)
+    return "stored"
+
+
+def admit(
+    spool: Spool, me: str, subject: str, headers: dict[str, str], data: bytes, batch: set[str] | None = None
+) -> str | Arrival:
+    """Check one arrival and record it in the index (not synced: the caller syncs a batch's entries
+    before any of them lands, so no record is ever in a room ahead of its durable entry). "duplicate"
+    or "own" when there is nothing to write; ``batch`` holds the ids admitted so far in this batch (a
+    record the stream holds twice). Raises Refused for an arrival that lies about its host or its room,
+    SpoolError/OSError when the spool cannot take it now (not acknowledged: the server delivers it again)."""
     parsed = subjects.parse(subject)
     if parsed is None:
         raise Refused(f"not a relay subject: {subject[:80]}")
@@ -140,6 +158,8 @@ def receive(
     if kind == "human" and not spool.exists(layout.HUMANS, room[2:]):
         # Only a human of this host mints its mailbox (it used the bus here, and presence said so).
         raise Refused(f"from {src}: {msg_id} is for {room[2:]!r}, who has no mailbox on {me}")
+    if batch is not None and msg_id in batch:
+        return "duplicate"
     seen = spool.read_text(RELAY, RELAY_SEEN, msg_id)
     if seen:
         local, _, where = seen.strip().partition(" ")
@@ -172,21 +192,32 @@ def receive(
         relayed=msg_id,
         client=sig.client,
     )
+    name = layout.unique_name()
+    # The index first: a redelivery after a crash finds the name and looks for it in the room.
+    spool.write_state(f"{name} {room}\n".encode(), RELAY, RELAY_SEEN, msg_id)
+    if batch is not None:
+        batch.add(msg_id)
+    return Arrival(room, name, msg_id, relayed)
+
+
+def land(spool: Spool, arrival: Arrival, sync: bool = False) -> str:
+    """Publish an admitted arrival into its room under its local name, within the link bound, and fan it
+    out like any send; the name it landed under. ``sync=False`` leaves the record's syncs to the
+    caller's one ``Spool.sync_records`` per batch, before it acknowledges anything. A name that missed
+    the bound is replaced by a fresh one, its index entry rewritten (and synced) first."""
+    name = arrival.name
     for _ in range(delivery.PUBLISH_TRIES):
-        name = layout.unique_name()
-        named = relayed.with_id(name, layout.name_time(name))
-        # The index first: a redelivery after a crash finds the name and looks for it in the room.
-        spool.write_state(f"{name} {room}\n".encode(), RELAY, RELAY_SEEN, msg_id)
+        named = arrival.sig.with_id(name, layout.name_time(name))
         try:
-            spool.publish([room], envelope.render(named), name, bounded=True, sync=written is None)
+            spool.publish([arrival.room], envelope.render(named), name, bounded=True, sync=sync)
         except LateName as e:
-            spool.log(f"relay: {e}; writing {msg_id} again under a fresh name")
+            spool.log(f"relay: {e}; writing {arrival.msg_id} again under a fresh name")
+            name = layout.unique_name()
+            spool.write_state(f"{name} {arrival.room}\n".encode(), RELAY, RELAY_SEEN, arrival.msg_id, durable=True)
             continue
-        if written is not None:
-            written.append((room, name))
-        delivery.fan_out(spool, named, [room])
-        return "stored"
-    raise SpoolError(f"the spool at {spool.root} is too slow to take {msg_id}")
+        delivery.fan_out(spool, named, [arrival.room])
+        return name
+    raise SpoolError(f"the spool at {spool.root} is too slow to take {arrival.msg_id}")
 
 
 def _parent_here(spool: Spool, me: str, parent: str) -> str | None:
