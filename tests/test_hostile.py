@@ -12,6 +12,55 @@ attend against the user's own files, nor hang it (docs/architecture/spool.md).
   a registry entry) never hangs a command, nor draws a traceback. Each reader's answer is pinned:
   it succeeds without a word (QUIET), succeeds with one line naming the file (WARNS), or exits 1
   with one line naming it (REFUSES); the drain hook always exits 0 (it fails open).
+
+The second round of hostile findings (issue 24) is pinned beside the code each one guards; this index
+says where (``test_the_index_of_hostile_findings_names_tests_that_exist`` keeps it true):
+
+1. a session takes over another's idle waiter and reads its mail:
+   test_waiter.py::test_a_waiter_named_for_another_session_cannot_displace_its_waiter_or_read_its_mail,
+   test_authority.py::test_every_cli_command_and_hook_acts_as_its_caller_or_is_refused
+2. a script sensor's approval is no boundary (the agent approves it, the program is not pinned, the
+   listing hides the command):
+   test_authority.py::test_what_only_a_human_may_do_is_refused_from_an_agent_sessions_tree,
+   test_sensors.py::test_a_project_script_changed_after_approval_is_untrusted_again_and_never_runs,
+   test_sensors.py::test_an_approval_pins_the_script_an_interpreter_runs_and_the_target_of_a_link,
+   test_sensors.py::test_a_bytecode_cache_planted_beside_an_approved_module_never_runs,
+   test_sensors.py::test_the_listing_and_trust_print_the_exact_command_not_the_description
+3. headers injected through RFC 2047 encoded words, repeated keys:
+   test_envelope.py::test_an_encoded_word_in_a_subject_or_name_never_forges_a_header,
+   test_envelope.py::test_no_supported_interpreter_decodes_an_encoded_word_into_the_header_block,
+   test_envelope.py::test_a_record_with_a_repeated_structural_header_is_refused
+4. a session mints a human mailbox named after another session:
+   test_authority.py::test_a_session_cannot_mint_a_human_mailbox_named_after_another_session,
+   test_humans.py::test_a_human_at_a_terminal_named_after_a_session_is_refused_and_makes_no_mailbox
+5. JSON nested 1,000 deep kills readers:
+   test_bounded_inputs.py::test_a_deep_transcript_never_fails_peers_for_everyone,
+   test_bounded_inputs.py::test_a_deep_transcript_never_kills_the_sessions_loop,
+   test_bounded_inputs.py::test_a_deep_transcript_or_session_record_never_kills_the_chat_peers_pane,
+   test_bounded_inputs.py::test_a_deep_transcript_never_fails_keepwarm,
+   test_bounded_inputs.py::test_a_deep_transcript_never_fails_tune,
+   test_mcp_stdio.py::test_a_deep_frame_as_the_first_frame_never_kills_the_server
+6. a project overlay spins every loop; config takes ``nan`` and ``inf``:
+   test_config.py::test_the_cleanup_interval_stays_on_the_loops_grid_or_off,
+   test_config.py::test_a_project_file_may_not_make_its_loops_spend_more_than_the_defaults,
+   test_config.py::test_a_timer_under_the_loops_grid_comes_only_from_a_file_the_user_wrote_or_approved,
+   test_config.py::test_config_refuses_a_number_that_is_not_finite,
+   test_config.py::test_a_script_sensor_refuses_a_non_finite_interval_or_timeout
+7. after five quick wakes the waiter gives up and the mail has no conduit:
+   test_waiter.py::test_past_the_ceiling_of_quick_wakes_the_wake_is_delayed_never_dropped
+8. a human's mailbox is outside retention:
+   test_cleanup.py::test_a_humans_read_mail_ages_out_and_its_unread_mail_never_does
+9. chat marks read every loaded message:
+   test_chat.py::test_chat_marks_read_only_the_mailbox_messages_that_were_in_view
+10. a governor save that fails after the line shows the batch again:
+    test_conduits.py::test_a_governor_save_that_fails_after_the_line_never_shows_the_message_again
+11. MCP leaves a batch, a float id or a null id unanswered:
+    test_mcp_stdio.py::test_every_frame_a_client_waits_on_gets_an_answer_and_the_server_goes_on,
+    test_mcp_stdio.py::test_a_batch_gets_an_error_for_each_request_in_it
+12. chat renders whole 64 KB bodies:
+    test_chat.py::test_a_long_body_is_cut_to_a_few_lines_and_o_opens_it_whole
+13. ``attend --version`` fails in an editable install:
+    test_cli_manners.py::test_version_prints_the_package_version_from_an_editable_install
 """
 
 from __future__ import annotations
@@ -615,3 +664,25 @@ def test_a_fifo_as_a_registry_entry_never_hangs_a_reader(world: World, reader: s
     else:
         out = human(world, "send", "--to", "nobody-by-that-name", "to a name")
     judged(out, fifo, expect)
+
+
+def test_the_index_of_hostile_findings_names_tests_that_exist() -> None:
+    """Each ``file::test`` of the module's index is a test function of that file, and all 13 findings
+    are listed: a renamed or removed test leaves the index pointing at nothing."""
+    import ast
+    import re
+
+    assert __doc__ is not None
+    here = Path(__file__).parent
+    index = __doc__.split("(issue 24)", 1)[1]
+    findings = re.findall(r"^\s*(\d+)\. ", index, re.M)
+    assert findings == [str(n) for n in range(1, 14)], findings
+    named = re.findall(r"(test_\w+\.py)::(test_\w+)", index)
+    assert len(named) >= 13
+    missing = []
+    for file, test in named:
+        tree = ast.parse((here / file).read_text())
+        found = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        if test not in found:
+            missing.append(f"{file}::{test}")
+    assert missing == []
