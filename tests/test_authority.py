@@ -6,6 +6,8 @@ arguments) acts as A or is refused: B's maildir and state are left as they were,
 sent as B. The entry points come from the real registries: the click tree (hidden commands too),
 the hook scripts `attend install` wires, and the MCP server's tool list. A new entry point is
 checked without editing this file, and a planted verb that takes a payload's id fails the check.
+Beside the sweep: `attend chat` at a real terminal (a pty) in A's tree, and the inbox-socket conduit
+of an `attend mcp` started in A's tree with B's environment, which must leave B's mail unclaimed.
 
 Then what only a human may do (approve project code to run, mint a human mailbox, purge the spool)
 is refused from any agent session's process tree; and a human's name cannot shadow a session's.

@@ -15,7 +15,10 @@ file, in ``~/.config/attend/trusted.json``:
 Before each run the loop pins the sensor again and compares: a changed, added or missing file, or a
 changed argv, makes the sensor untrusted again, with one line that says which. The program is a
 command on PATH or a file inside the project; a path outside the project, or a project file that
-others (group or world) may write, is refused, at approval and at every run.
+others (group or world) may write, is refused, at approval and at every run. The check and the start
+are two steps (the program is then opened again by its path): a process that writes the project in
+that window, milliseconds, is not caught; closing it would change the script's own path
+(docs/architecture/sensors.md, "The window between the check and the start").
 
 Approvals written before the bytes were pinned (a bare digest of the file's text) pin no program,
 so they no longer count: such a project needs ``attend sensors trust`` again. An approval written
