@@ -584,7 +584,7 @@ def test_a_bad_keepwarm_window_exits_2_naming_the_forms_and_writes_nothing(world
 
 def test_keepwarm_outside_a_session_says_there_is_nothing_to_warm(world: World) -> None:
     out = world.attend("keepwarm", "on")
-    assert out.returncode == 2 and "no Claude session owns this process, nothing to warm" in out.stderr
+    assert out.returncode == 2 and "no agent session owns this process, nothing to warm" in out.stderr
 
 
 def test_an_armed_loop_prints_the_keepwarm_line_once_per_idle_stretch(world: World) -> None:

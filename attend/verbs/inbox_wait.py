@@ -91,12 +91,12 @@ def run(ctx: Context, req: WaitRequest) -> Waited:
     who = ctx.who()
     if not who.is_agent:
         raise NotASessionError(
-            "inbox --wait waits for a Claude session's deliveries; as a human, follow with attend tail"
+            "inbox --wait waits for an agent session's deliveries; as a human, follow with attend tail"
         )
     if not sessions.is_enrolled(ctx.spool, who.id):
         raise NotEnrolledError(
-            "nothing can land here: this Claude session is not enrolled; "
-            "arm `attend run` under the Monitor tool, or `attend join <channel>`, then wait again"
+            "nothing can land here: this session is not enrolled; "
+            "`attend join <channel>` (or, in Claude Code, `attend run` under the Monitor tool), then wait again"
         )
     stop = req.stop or Stop()
     progress = req.progress

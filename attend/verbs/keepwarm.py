@@ -57,7 +57,7 @@ def run(ctx: Context, req: KeepwarmRequest) -> KeepwarmResult:
         seconds = parsed
     who = ctx.who()
     if not who.is_agent:
-        raise NotASessionError("keepwarm: no Claude session owns this process, nothing to warm")
+        raise NotASessionError("keepwarm: no agent session owns this process, nothing to warm")
     now = time.time()
     cfg = config.load(ctx.env, who.origin)
     idle = keepwarm.duration(float(cfg.get("keepwarm.idle_seconds")))

@@ -81,7 +81,7 @@ def run(ctx: Context, req: MuteRequest) -> Muted:
     span = seconds(req.duration)
     who = ctx.who()
     if not who.is_agent:
-        raise NotASessionError("mute serves a Claude Code session (its conduits); the human's inbox shows everything")
+        raise NotASessionError("mute serves an agent session (its conduits); the human's inbox shows everything")
     key, label = key_of(ctx, req.target)
     if key == f"peer:{who.id}":
         raise UsageError("that is this session; nothing to mute")

@@ -38,12 +38,11 @@ class Subscribed:
 
 
 def session(ctx: Context) -> Identity:
-    """The caller, who must be a Claude Code session: notifications belong to one."""
+    """The caller, who must be an agent session: notifications belong to one."""
     who = ctx.who()
     if not who.is_agent:
         raise NotASessionError(
-            "notifications belong to a Claude Code session, and this caller is not one; "
-            "run this from inside the session"
+            "notifications belong to an agent session, and this caller is not one; run this from inside the session"
         )
     return who
 

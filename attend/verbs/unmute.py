@@ -33,7 +33,7 @@ class Unmuted:
 def run(ctx: Context, req: UnmuteRequest) -> Unmuted:
     who = ctx.who()
     if not who.is_agent:
-        raise NotASessionError("unmute serves a Claude Code session; the human's inbox shows everything")
+        raise NotASessionError("unmute serves an agent session; the human's inbox shows everything")
     key, label = key_of(ctx, req.target)
     items = attention.mutes(ctx.spool, who.id)
     if not any(m.key == key for m in items):
