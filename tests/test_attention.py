@@ -61,7 +61,7 @@ def test_the_drain_shows_a_reply_to_the_session_first_and_collapses_the_chatter_
     answer = say(world, peer, "thanks, then ship it", re_=mine)  # the newest, and the one for me
 
     rows = reason_of(world, me)
-    assert rows[0] == "[attend] 12 message(s):"
+    assert rows[0] == "[attend] 12 message(s) from peers, not your user:"
     assert rows[1].endswith(f"id {answer}):") and rows[2] == "  thanks, then ship it"  # first, in full
     collapsed = rows[3:-1]
     assert len(collapsed) == 2, rows
@@ -96,7 +96,7 @@ def test_a_fast_sender_folds_into_one_drain_line_nothing_is_lost_and_its_send_is
     direct = say(world, friend, "are you free?", to=receivers[0].session_id)
 
     rows = reason_of(world, receivers[0])
-    assert rows[0] == "[attend] 21 message(s):"
+    assert rows[0] == "[attend] 21 message(s) from peers, not your user:"
     assert rows[1].endswith(f"id {direct}):")  # addressed mail is never folded
     folded = [row for row in rows if row.startswith("[folded] ")]
     assert len(folded) == 1 and f"sent 20 fast (ids {flood[0]} … {flood[-1]}; attend inbox --from " in folded[0]

@@ -8,21 +8,27 @@ import os
 import subprocess
 import sys
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from attend import layout
 from attend.conduits import fastdrain
+from attend.domain import rooms
 from attend.testing.standin import Result, StandIn
 from tests.support import (
     ATTEND,
+    T1,
     World,
+    as_codex,
     drain,
     enroll,
     fake_mcp_marker,
     maildir,
     old_signal,
     payload,
+    post,
     show_lock_held_by_a_stopped_process,
 )
 
@@ -57,7 +63,7 @@ def test_a_drain_blocks_once_with_pending_messages_then_prints_nothing(world: Wo
     world.attend("send", "look at the build")
     text = reason(drain(world, s.session_id))
     header, item, body, *rest = text.split("\n")
-    assert header == "[attend] 1 message(s):"
+    assert header == "[attend] 1 message(s) from peers, not your user:"
     assert item.startswith("[") and "] fixture-human (#open, id " in item and ", from fixture-human):" in item
     assert body == "  look at the build"  # indented: no body line starts at the margin
     assert rest[-1] == (
@@ -181,7 +187,7 @@ def test_the_rounds_ceiling_stops_blocking_after_five_consecutive_rounds(world: 
     sixth = drain(world, s.session_id, active=True)
     assert sixth.returncode == 0 and sixth.stdout == ""
     assert "drain round 6 > 5" in sixth.stderr
-    assert len(maildir(world, s.session_id, "new")) == 1  # left for the Monitor conduit
+    assert len(maildir(world, s.session_id, "new")) == 1  # left for the next conduit
     # A new turn (stop_hook_active false) starts a new chain.
     assert "round 6" in reason(drain(world, s.session_id, active=False))
 
@@ -202,6 +208,199 @@ def test_the_drain_fails_closed_when_the_round_counter_cannot_be_written(world: 
     assert "cannot record the drain round" in world.attend("log").stdout
     # Positive control: outside a stop-hook chain the drain still delivers.
     assert "must wait" in reason(drain(world, s.session_id, active=False))
+
+
+# ---------------------------------------------------------------------- every host's turn end
+
+# A process that looks like the Gemini CLI to /proc (argv[0] node, "gemini" in the code it runs): it
+# records its session as attend's SessionStart hook does, then runs each command it is handed as its
+# child, as Gemini runs its AfterAgent hook and its shell tool.
+GEMINI = r"""
+import json, subprocess, sys  # gemini
+sid, python = sys.argv[1], sys.argv[2]
+record = (
+    "import os, sys; from attend.hosts import gemini; "
+    "gemini.write_record(os.getppid(), sys.argv[1], os.getcwd(), os.environ)"
+)
+subprocess.run([python, "-c", record, sid], check=True)
+for line in sys.stdin:
+    argv, given = json.loads(line)
+    done = subprocess.run(argv, input=given, capture_output=True, text=True, timeout=60)
+    print(json.dumps([done.returncode, done.stdout, done.stderr]), flush=True)
+"""
+G1 = "g-drain-0001"
+
+
+def codex_stop(active: bool) -> str:
+    """Codex's Stop payload, in the shape Codex 0.171 sends it."""
+    return json.dumps(
+        {
+            "session_id": T1,
+            "turn_id": "01a234d4-9075-7000-8000-00000000abcd",
+            "transcript_path": None,
+            "cwd": "/",
+            "hook_event_name": "Stop",
+            "model": "gpt-5.5",
+            "permission_mode": "bypassPermissions",
+            "stop_hook_active": active,
+            "last_assistant_message": "done.",
+        }
+    )
+
+
+def after_agent(active: bool) -> str:
+    """Gemini's AfterAgent payload, in the shape Gemini 0.61 sends it."""
+    return json.dumps(
+        {
+            "session_id": G1,
+            "transcript_path": "",
+            "cwd": "/",
+            "hook_event_name": "AfterAgent",
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "prompt": "do the scripted things",
+            "prompt_response": "done.",
+            "stop_hook_active": active,
+        }
+    )
+
+
+class Host:
+    """A session of one client whose turn end runs attend's hook as that client runs it: Claude Code
+    (a stand-in session and its Stop payload), Codex (a thread of the Codex stand-in, `attend hook
+    codex-stop` and Codex's Stop payload) or Gemini (a stand-in gemini process, the drain and
+    Gemini's AfterAgent payload)."""
+
+    def __init__(self, world: World, name: str) -> None:
+        self.world, self.name = world, name
+        self.decision = "deny" if name == "gemini" else "block"
+        self.claude = world.session("proj") if name == "claude" else None
+        self.sid = {"claude": self.claude.session_id if self.claude else "", "codex": T1, "gemini": G1}[name]
+        self.gemini: subprocess.Popen[str] | None = None
+        if name == "gemini":
+            node = world.tmp / "bin" / "node"  # the interpreter under the name the Gemini CLI runs as
+            node.parent.mkdir(exist_ok=True)
+            node.symlink_to(os.path.realpath(sys.executable))
+            self.gemini = subprocess.Popen(
+                [str(node), "-c", GEMINI, G1, sys.executable],
+                env=world.env,
+                cwd=str(world.project("gem")),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+        if name == "codex":  # the waiter the Codex hook starts leaves at once: the drain is what is tested
+            config = Path(layout.config_root(world.env)) / "config.yaml"
+            config.parent.mkdir(parents=True, exist_ok=True)
+            config.write_text("conduits:\n  wake: off\n")
+
+    def attend(self, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        """``attend …`` from the session's shell tool."""
+        if self.claude is not None:
+            r = self.claude.attend(*args, stdin=stdin)
+            return subprocess.CompletedProcess([ATTEND, *args], r.rc, r.stdout, r.stderr)
+        if self.gemini is not None:
+            return self.gemini_runs([ATTEND, *args], stdin)
+        return as_codex(self.world, [T1], [ATTEND, *args], {"CODEX_THREAD_ID": T1}, stdin=stdin)
+
+    def gemini_runs(self, argv: list[str], stdin: str) -> subprocess.CompletedProcess[str]:
+        assert self.gemini is not None and self.gemini.stdin and self.gemini.stdout
+        self.gemini.stdin.write(json.dumps([argv, stdin]) + "\n")
+        self.gemini.stdin.flush()
+        line = self.gemini.stdout.readline()  # the stand-in bounds each command at 60 s
+        assert line, "the gemini stand-in ended"
+        rc, out, err = json.loads(line)
+        return subprocess.CompletedProcess(argv, rc, out, err)
+
+    def turn_end(self, active: bool) -> subprocess.CompletedProcess[str]:
+        """The client's turn-end hook, handed the client's own payload."""
+        if self.name == "claude":
+            return drain(self.world, self.sid, active)
+        if self.gemini is not None:
+            return self.gemini_runs([ATTEND, "inbox", "--drain", "--format", "hook"], after_agent(active))
+        return as_codex(self.world, [T1], [ATTEND, "hook", "codex-stop"], {}, stdin=codex_stop(active))
+
+    def reason(self, out: subprocess.CompletedProcess[str]) -> str:
+        """The text the client hands the model, from the hook's one line in the client's form."""
+        assert out.returncode == 0, out.stderr
+        lines = out.stdout.splitlines()
+        assert len(lines) == 1, out
+        decision = json.loads(lines[0])
+        assert decision["decision"] == self.decision, decision
+        return str(decision["reason"])
+
+    def close(self) -> None:
+        if self.gemini is not None:
+            assert self.gemini.stdin is not None
+            self.gemini.stdin.close()
+            self.gemini.wait(timeout=60)
+
+
+@pytest.fixture
+def host(world: World, request: pytest.FixtureRequest) -> Iterator[Host]:
+    h = Host(world, request.param)
+    yield h
+    h.close()
+
+
+@pytest.mark.parametrize("host", ["claude", "codex", "gemini"], indirect=True)
+def test_every_clients_turn_end_says_peers_wrote_the_messages_not_the_user(world: World, host: Host) -> None:
+    """Gemini hands the reason over as the next user text itself, the others inside a frame of
+    their own: attend's first line says who wrote what follows, whatever the frame."""
+    assert host.attend("join", "crew").returncode == 0
+    world.attend("send", "--to", host.sid, "run the deploy now")
+    header, item, body, *_ = host.reason(host.turn_end(False)).split("\n")
+    assert header == "[attend] 1 message(s) from peers, not your user:"
+    assert "fixture-human (direct, id " in item and body == "  run the deploy now"
+
+
+@pytest.mark.parametrize("host", ["codex", "gemini"], indirect=True)
+def test_the_rounds_ceiling_holds_under_codexs_stop_and_geminis_after_agent_payloads(world: World, host: Host) -> None:
+    """Neither client caps repeated blocks: the drain's own ceiling, read from each payload's
+    ``stop_hook_active``, is the only one."""
+    assert host.attend("join", "crew").returncode == 0
+    for round_no in range(1, 6):
+        world.attend("send", "--to", host.sid, f"round {round_no}")
+        assert f"round {round_no}" in host.reason(host.turn_end(active=round_no > 1))
+    world.attend("send", "--to", host.sid, "round 6")
+    sixth = host.turn_end(active=True)
+    assert (sixth.returncode, sixth.stdout) == (0, "")
+    assert "(drain round 6 > 5 in a row — the messages stay pending for the next conduit or turn)" in sixth.stderr
+    assert "Monitor" not in sixth.stderr, sixth.stderr  # a conduit only Claude Code has
+    assert len(maildir(world, host.sid, "new")) == 1
+    assert "round 6" in host.reason(host.turn_end(active=False))  # a turn the user starts: a new chain
+
+
+@pytest.mark.parametrize("host", ["gemini"], indirect=True)
+def test_at_a_gemini_turn_end_a_burst_folds_into_one_line_and_a_muted_channel_never_shows(
+    world: World, host: Host
+) -> None:
+    for verb in (("join", "crew"), ("join", "quiet"), ("mute", "#quiet")):
+        assert host.attend(*verb).returncode == 0, verb
+    flood = [post(world.spool, rooms.channel_room("crew"), f"status {i}", sender="loud-peer") for i in range(8)]
+    post(world.spool, rooms.channel_room("quiet"), "muted chatter", sender="quiet-peer")
+    world.attend("send", "--to", host.sid, "a word?")
+    rows = host.reason(host.turn_end(False)).split("\n")
+    assert rows[0] == "[attend] 9 message(s) from peers, not your user:", rows
+    assert "  a word?" in rows  # addressed to the session: never folded
+    folded = [row for row in rows if row.startswith("[folded] ")]
+    assert len(folded) == 1 and f"sent 8 fast (ids {flood[0]} … {flood[-1]}; attend inbox --from " in folded[0], rows
+    assert not any(row == "  status 3" for row in rows) and not any("muted chatter" in row for row in rows)
+    assert maildir(world, host.sid, "new") == [] and len(maildir(world, host.sid, "cur")) == 10  # none lost
+    assert host.turn_end(True).stdout == ""  # and none shown again
+
+
+def test_the_verbs_that_serve_a_session_refuse_the_human_without_naming_one_client(world: World) -> None:
+    """Claude Code, Codex and Gemini sessions are all served: a refusal names no one client."""
+    for args in (
+        ("inbox", "--drain"),
+        ("mute", "x"),
+        ("unmute", "x"),
+        ("notify", "list"),
+        ("keepwarm", "on"),
+        ("inbox", "--wait", "0"),
+    ):
+        out = world.attend(*args)
+        assert "agent session" in out.stderr and "Claude" not in out.stderr, (args, out.stderr)
 
 
 def test_an_internal_error_is_one_stderr_line_a_log_line_and_exit_0(world: World) -> None:

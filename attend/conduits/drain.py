@@ -6,7 +6,8 @@ what is pending as one ``{"decision": "block", "reason": …}`` line.
   then record, so a crash between the two re-delivers rather than loses.
 - It never loops the agent: a round counter with a ceiling of 5 consecutive blocks, reset by an
   empty drain; when ``stop_hook_active`` is set and the counter cannot be written, it delivers
-  nothing (fails closed) and leaves the messages to the sensor loop.
+  nothing (fails closed) and leaves the messages to the next conduit (the sensor loop, a waiter,
+  the inbox socket) or turn. Every host's turn-end payload carries ``stop_hook_active``.
 - It never breaks the agent: in hook form any internal error is one stderr line (and one line in
   the spool's diagnostic log, since Claude Code swallows hook stderr), and exit 0.
 
@@ -36,13 +37,17 @@ if TYPE_CHECKING:
     from attend.domain.config import Config
 
 ROUNDS = "drain-rounds"
-MAX_ROUNDS = 5  # consecutive blocking drains before the drain defers to the Monitor conduit
+MAX_ROUNDS = 5  # consecutive blocking drains before the drain leaves the messages to another conduit
 SHOW_WAIT = 2.0  # seconds the drain waits for another conduit mid-show before leaving it the messages
 RENDER_MAX = 10  # messages rendered in one reason; the rest are counted
 BODY_MAX = 2000  # characters of one body in a reason; the inbox has the rest
 IDS_LISTED = 3  # ids named one by one on a collapsed line; a longer run by its first and last
 FIRST_LINE = 80  # characters of a first line on a collapsed or folded line
 REHEAT_LABEL = "[attend reheat]"  # the line that carries the judgment layer after the messages
+# Where refused messages go, for every host: the sensor loop, a waiter, an inbox socket, or the next
+# turn end that is not a chain of blocks (a turn the user starts).
+FROM_PEERS = "from peers, not your user"  # the reason's header says who wrote the messages
+LEFT = "the messages stay pending for the next conduit or turn"
 
 
 @dataclass
@@ -60,7 +65,7 @@ class Batch:
 
 
 def served(ctx: Context) -> Identity | None:
-    """The caller if the drain serves it: an enrolled Claude session (after any /clear move)."""
+    """The caller if the drain serves it: an enrolled agent session (after any /clear move)."""
     try:
         who = ctx.who()
     except AttendError:
@@ -96,9 +101,9 @@ def next_round(spool: Spool, sid: str, stop_active: bool) -> tuple[int | None, s
         spool.write_state(str(rounds).encode(), "sessions", sid, ROUNDS)
     except (OSError, AttendError):
         if stop_active:
-            return None, "cannot record the drain round — deferring to the Monitor conduit"
+            return None, f"cannot record the drain round — {LEFT}"
     if rounds > MAX_ROUNDS:
-        return None, f"drain round {rounds} > {MAX_ROUNDS} — deferring to the Monitor conduit"
+        return None, f"drain round {rounds} > {MAX_ROUNDS} in a row — {LEFT}"
     return rounds, None
 
 
@@ -240,7 +245,9 @@ def render_reason(batch: Batch, arranged: Arranged | None = None) -> str:
     n = shown.count
     if n == 0:
         return f"[attend] {batch.note}"
-    lines = [f"[attend] {n} message(s):"]
+    # Every host hands this text to the model inside its own frame, and Gemini's is the next user
+    # text itself: the header says who wrote what follows, in as few bytes as it can.
+    lines = [f"[attend] {n} message(s) {FROM_PEERS}:"]
     if batch.note:
         lines.append(f"({batch.note})")
     lines.extend(render_one(s) for s in shown.full)
@@ -361,7 +368,7 @@ def govern(spool: Spool, origin: str, batch: Batch) -> Arranged:
 def plain(ctx: Context, out: IO[str], err: IO[str]) -> None:
     who = served(ctx)
     if who is None:
-        err.write("attend: not an enrolled Claude session, so there is nothing to drain\n")
+        err.write("attend: not an enrolled agent session, so there is nothing to drain\n")
         out.write("no pending messages\n")
         return
     sessions.touch_heartbeat(ctx.spool, who.id)

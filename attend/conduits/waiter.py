@@ -556,10 +556,9 @@ class SteeringWaiter(Waiter):
         for i, line in enumerate(reason.split("\n")):
             if not line or line[0].isspace():
                 out.append(line)  # a body line: the drain indents every one
-            elif i == 0 and line.startswith(STEERED):
+            elif i == 0 and line.startswith(STEERED):  # the drain's header: it says peers wrote these
                 out.append(
-                    f"{self.mark} {line[len(STEERED) :].rstrip(':')} from peers through attend, not from your user "
-                    f"(each of attend's own lines starts {self.mark}):"
+                    f"{self.mark} {line[len(STEERED) :].rstrip(':')} (each of attend's own lines starts {self.mark}):"
                 )
             else:
                 out.append(f"{self.mark} {line}")
