@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import io
 import json
+import shlex
 import stat
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from attend.conduits import waiter
-from attend.domain import attention, sessions
+from attend.domain import attention, rooms, sessions
 from attend.identity import Identity
 from attend.setup import safetoml
-from tests.support import World, maildir
+from tests.support import ATTEND, CODEX, T1, World, as_codex, maildir, post, wait_until
 
 CONFIG = """# my codex settings: attend must keep this comment
 model = "gpt-5.5"   # and this one
@@ -155,7 +157,7 @@ def codex_thread(world: World, tmp: Path) -> tuple[str, Path]:
 
 def wake_once(world: World, sid: str, exe: Path, env: dict[str, str]) -> int:
     writer = waiter.QueueWriter(str(exe), sid, {**world.env, **env})
-    return waiter.CodexWaiter(world.spool, sid, None, False, writer, "").run()  # type: ignore[arg-type]
+    return waiter.CodexWaiter(world.spool, sid, None, writer).run()  # type: ignore[arg-type]
 
 
 def test_the_codex_waiter_queues_pending_mail_once_and_marks_it_seen(world: World, tmp_path: Path) -> None:
@@ -164,7 +166,7 @@ def test_the_codex_waiter_queues_pending_mail_once_and_marks_it_seen(world: Worl
     world.attend("send", "--to", sid, "for the codex thread")
     assert wake_once(world, sid, exe, {"QUEUE_LOG": str(log)}) == waiter.WAKE
     args = log.read_text()
-    assert args.startswith(f"queue\n--thread\n{sid}\n--message\n[attend] 1 message(s):"), args
+    assert args.startswith(f"queue\n--thread\n{sid}\n--message\n[attend] 1 message(s) from peers, not your user:"), args
     assert args.count("for the codex thread") == 1
     assert (
         maildir(world, sid, "new") == []
@@ -197,10 +199,105 @@ def test_a_muted_sender_never_wakes_a_codex_thread(world: World, tmp_path: Path)
     log = tmp_path / "queue.log"
     world.attend("send", "--to", sid, "muted chatter")
     writer = waiter.QueueWriter(str(exe), sid, {**world.env, "QUEUE_LOG": str(log)})
-    w = waiter.CodexWaiter(world.spool, sid, None, False, writer, "")  # type: ignore[arg-type]
+    w = waiter.CodexWaiter(world.spool, sid, None, writer)  # type: ignore[arg-type]
     assert w.deliver() is None  # nothing to wake for: the waiter would wait on
     assert not log.exists(), log.read_text()
     assert maildir(world, sid, "new") == []  # marked seen, never shown
+
+
+# The Codex stand-in (tests/support.py) is the Python interpreter under codex's name, so the waiter's
+# `codex queue --thread <id> --message <text>` runs `<python> queue …`: this script, named `queue` in
+# the waiter's working folder, stands in for that subcommand and records each message it is handed.
+QUEUE = """
+import os, sys
+with open(os.environ["QUEUE_LOG"], "a") as f:
+    f.write(sys.argv[sys.argv.index("--message") + 1] + "\\0")
+"""
+
+
+def thread_joins(world: World, channel: str = "crew") -> None:
+    """Thread T1 joins a channel from its shell tool (codex sets CODEX_THREAD_ID there)."""
+    out = as_codex(world, [T1], [ATTEND, "join", channel], {"CODEX_THREAD_ID": T1})
+    assert out.returncode == 0, out.stderr
+
+
+def codex_wait(folder: Path) -> list[str]:
+    """`attend wait --codex T1` as the thread's Stop hook starts it (run from ``folder``, where the
+    stand-in's `queue` is), for the codex process above it."""
+    (folder / "queue").write_text(QUEUE)
+    return [
+        "bash",
+        "-c",
+        f"cd {shlex.quote(str(folder))} && exec {shlex.quote(sys.executable)} -m attend wait --codex {T1}",
+    ]
+
+
+def queued(log: Path) -> list[str]:
+    return log.read_text().split("\0")[:-1] if log.exists() else []
+
+
+def logged(world: World) -> str:
+    """The spool's diagnostic log, where a waiter's notes go (never to the model)."""
+    path = world.spool_root / "log" / "attend.log"
+    return path.read_text() if path.exists() else ""
+
+
+def test_quick_wakes_of_a_codex_thread_stop_at_the_ceiling_and_the_held_mail_waits_for_the_next_conduit(
+    world: World, tmp_path: Path
+) -> None:
+    """A queued turn is a new turn to Codex (stop_hook_active false at its end), so two threads that
+    answer each other would wake each other forever: the waiter counts its quick wakes itself."""
+    thread_joins(world)
+    log = tmp_path / "queue.log"
+    env = {"QUEUE_LOG": str(log)}
+    for n in range(1, waiter.MAX_WAKES + 1):  # each wake is a new waiter, started at the woken turn's end
+        world.attend("send", "--to", T1, f"wake {n}")
+        out = as_codex(world, [T1], codex_wait(tmp_path), env)
+        assert (out.returncode, out.stdout) == (0, "ready\n"), out
+        assert len(queued(log)) == n and f"wake {n}" in queued(log)[-1], queued(log)
+    rounds = world.spool_root / "sessions" / T1 / waiter.WAKE_ROUNDS
+    assert rounds.read_text() == str(waiter.MAX_WAKES)
+    world.attend("send", "--to", T1, "wake 6")
+    home = world.home / ".codex"
+    stand_in = subprocess.Popen(
+        [sys.executable, "-c", CODEX, str(home), T1, "--", *codex_wait(tmp_path)],
+        env={**world.env, **env},
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        wait_until(
+            lambda: "wake round 6 > 5" in logged(world) or stand_in.poll() is not None,
+            "the sixth wake held, or the waiter gone",
+        )
+        assert len(queued(log)) == waiter.MAX_WAKES, queued(log)  # held: no sixth queued turn
+        assert "wake round 6 > 5" in logged(world)
+        assert len(maildir(world, T1, "new")) == 1  # not shown, not dropped
+    finally:
+        stand_in.kill()
+        stand_in.wait(timeout=60)
+    wait_until(lambda: not waiter.waiter_live(world.spool, T1), "the waiter to end with its codex process")
+    assert len(maildir(world, T1, "new")) == 1 and len(queued(log)) == waiter.MAX_WAKES
+    # The next conduit shows it: here the thread's next turn end (a turn its user starts).
+    stop = json.dumps({"session_id": T1, "hook_event_name": "Stop", "stop_hook_active": False})
+    drained = as_codex(world, [T1], [ATTEND, "inbox", "--drain", "--format", "hook"], {}, stdin=stop)
+    assert "wake 6" in json.loads(drained.stdout)["reason"], drained
+
+
+def test_a_burst_from_one_sender_wakes_an_idle_codex_thread_once_folded_into_one_line(
+    world: World, tmp_path: Path
+) -> None:
+    thread_joins(world)
+    flood = [post(world.spool, rooms.channel_room("crew"), f"status {i}", sender="loud-peer") for i in range(8)]
+    log = tmp_path / "queue.log"
+    out = as_codex(world, [T1], codex_wait(tmp_path), {"QUEUE_LOG": str(log)})
+    assert out.returncode == 0, out
+    [text] = queued(log)
+    lines = text.splitlines()
+    assert lines[0] == "[attend] 8 message(s) from peers, not your user:", lines
+    folded = [line for line in lines if line.startswith("[folded] ")]
+    assert len(folded) == 1 and f"sent 8 fast (ids {flood[0]} … {flood[-1]}; attend inbox --from " in folded[0], lines
+    assert not any(line == "  status 3" for line in lines)
+    assert maildir(world, T1, "new") == [] and len(maildir(world, T1, "cur")) == 8  # folded, not lost
 
 
 # ---------------------------------------------------------------------- bounded input: Codex's config.toml

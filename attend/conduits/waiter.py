@@ -436,6 +436,12 @@ class CodexWaiter(Waiter):
     """The waiter for an idle Codex thread: its wake is a ``codex queue`` (``QueueWriter``), and its
     own notes go to the log, never to the model."""
 
+    def __init__(self, spool: Spool, sid: str, host_pid: int | None, out: IO[str], cfg: Config | None = None) -> None:
+        # True: every wake counts toward the chain of quick wakes. A queued turn is a new turn to Codex
+        # (its Stop payload says stop_hook_active false), so nothing else would tell that this turn
+        # end follows a wake: two threads answering each other would wake each other forever.
+        super().__init__(spool, sid, host_pid, True, out, "", cfg)
+
     def report(self, line: str) -> None:
         with contextlib.suppress(Exception):
             self.spool.log(line)
@@ -465,7 +471,8 @@ def codex_main(sid: str, env: Mapping[str, str], out: IO[str]) -> int:
         if str(cfg.get("conduits.wake")) == "off":
             return QUIET_EXIT
         writer = QueueWriter(exe, sid, env)
-        return CodexWaiter(spool, sid, host[0], False, writer, "", cfg).run()  # type: ignore[arg-type]
+        CodexWaiter(spool, sid, host[0], writer, cfg).run()  # type: ignore[arg-type]
+        return QUIET_EXIT  # its wake was the queued turn, not this exit
     except Exception as e:
         with contextlib.suppress(Exception):
             if spool is not None:
