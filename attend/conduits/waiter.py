@@ -483,6 +483,7 @@ def codex_main(sid: str, env: Mapping[str, str], out: IO[str]) -> int:
 ONCE_DEADLINE = float(HOOK_TIMEOUT)  # seconds `attend wait --once` waits at most (a day, less MARGIN)
 FOLLOW_MAX = 8  # /clear moves one waiter follows before it ends (each is a new id for the same process)
 STANDBY_LOOK = 30.0  # seconds between a waiting-behind waiter's looks at a first one killed without a trace
+NAME_WAIT = 2.0  # seconds a waiter waits for the show lock to name itself; a conduit mid-show holds it
 ONCE_AGAIN = "to be woken again while idle, start `attend wait --once` again (run_shell_command, is_background: true)"
 STEERED = "[attend] "
 
@@ -527,7 +528,13 @@ class SteeringWaiter(Waiter):
         if not self.watch():
             self.why = "its watches could not be set"
             return False
-        while live_pid(self.spool, self.sid, WAITER) not in (None, os.getpid()):
+        while True:
+            with self.spool.show_lock(self.sid, timeout=NAME_WAIT) as held:
+                # Looked at and named under the show lock: two waiters started together cannot both
+                # find none and both name themselves (the one displaced would end in an empty turn).
+                if held and live_pid(self.spool, self.sid, WAITER) in (None, os.getpid()):
+                    self.spool.write_state(self.me.encode(), L.SESSIONS, self.sid, WAITER)
+                    return True
             if (moved := self.moved()) is not None:
                 self.follow = moved
                 return False
@@ -535,9 +542,7 @@ class SteeringWaiter(Waiter):
             if self.claude_gone() or left <= 0 or (self.pidfd is None and stat_fields(self.claude_pid or 0) is None):
                 self.why = "its deadline came while another waiter waited" if left <= 0 else ""
                 return False
-            self.watcher.wait(min(left, STANDBY_LOOK), wake=self.pidfd)
-        self.spool.write_state(self.me.encode(), L.SESSIONS, self.sid, WAITER)
-        return True
+            self.watcher.wait(min(left, STANDBY_LOOK if held else NAME_WAIT), wake=self.pidfd)
 
     def wait(self) -> int:
         code = super().wait()
