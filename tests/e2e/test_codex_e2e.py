@@ -57,13 +57,23 @@ def test_codex_install_alone_wires_mcp_send_and_turn_end_delivery_exactly_once(h
         assert len(prompts) == 1 and "hello codex, from the human" in prompts[0], prompts
         return mcp("attend", "inbox", {})
 
-    api.script = [shell(f"{ATTEND} join e2e"), joined, sent, woken, done("Second answer.")]
+    def listed(req: Request) -> Reply:
+        out = latest_output(req)
+        assert "isError" not in out, out
+        result = json.loads(out.split("Output:", 1)[-1])
+        got = [m for m in result["messages"] if m["body"] == "hello codex, from the human"]
+        assert [(m["from_kind"], m["from_id"], m["client"]) for m in got] == [("human", "fixture-human", None)], result
+        seen["inbox"] = json.dumps(result)
+        return done("Second answer.")
+
+    api.script = [shell(f"{ATTEND} join e2e"), joined, sent, woken, listed]
     run = hw.codex([], api=api)
     assert run.rc == 0 and not api.errors, run.explain()
     thread = seen["thread"]
     # Exactly once: one block, and nothing more at the second turn end.
     assert len(api.hook_prompts()) == 1, api.user_texts()
-    assert api.hook_prompts()[0].startswith("[attend] 1 message(s):"), api.hook_prompts()
+    assert "inbox" in seen, "the MCP inbox result was read"
+    assert api.hook_prompts()[0].startswith("[attend] 1 message(s) from peers, not your user:"), api.hook_prompts()
     # The MCP send went out as the thread, through the identity rule.
     sent_by = [s for s in hw.signals() if s.body == "hi human, from codex"]
     assert [s.from_id for s in sent_by] == [thread], [(s.from_id, s.body) for s in hw.signals()]

@@ -1,7 +1,8 @@
 """The real Gemini CLI (``gemini -p``, pinned) against the scripted Gemini API: ``attend install``
 alone wires the session (the SessionStart record, the MCP server, the AfterAgent drain); the shell
-tool and ``attend mcp`` act as the session; a message the human sends reaches the model at its turn
-end exactly once, as a deny's reason; and a shell tool that claims another session is refused."""
+tool and ``attend mcp`` act as the session (MCP send and inbox); a message the human sends reaches
+the model at its turn end exactly once, as a deny's reason; and a shell tool that claims another
+session is refused."""
 
 from __future__ import annotations
 
@@ -62,13 +63,24 @@ def test_gemini_install_alone_wires_identity_mcp_and_turn_end_delivery_exactly_o
 
     def delivered(req: Request) -> Reply:
         texts = [t for t in api.user_texts() if "hello gemini, from the human" in t]
-        assert len(texts) == 1 and texts[0].startswith("[attend] 1 message(s):"), api.user_texts()
+        assert len(texts) == 1 and texts[0].startswith("[attend] 1 message(s) from peers, not your user:"), (
+            api.user_texts()
+        )
+        return mcp("attend", "inbox", {})
+
+    def listed(req: Request) -> Reply:
+        out = latest_output(req)
+        result = json.loads(out[out.index("{") : out.rindex("}") + 1])
+        got = [m for m in result["messages"] if m["body"] == "hello gemini, from the human"]
+        assert [(m["from_kind"], m["from_id"], m["client"]) for m in got] == [("human", "fixture-human", None)], result
+        seen["inbox"] = out
         return done("Second answer.")
 
-    api.script = [shell(f"{ATTEND_BIN} whoami --json"), joined, borrowed, sent, delivered]
+    api.script = [shell(f"{ATTEND_BIN} whoami --json"), joined, borrowed, sent, delivered, listed]
     run = hw.gemini([], api=api)
     assert run.rc == 0 and not api.errors, run.explain()
     assert len([t for t in api.user_texts() if "hello gemini" in t]) == 1, api.user_texts()
+    assert "inbox" in seen, "the MCP inbox result was read"
     sent_by = [s for s in hw.signals() if s.body == "hi human, from gemini"]
     assert [s.from_id for s in sent_by] == [seen["sid"]], [(s.from_id, s.body) for s in hw.signals()]
     assert [s.client for s in sent_by] == ["gemini"]
