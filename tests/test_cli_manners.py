@@ -127,6 +127,24 @@ def test_a_bare_reply_refusal_teaches_re_as_the_help_and_readme_do(world: World)
     assert "reply --to <id>" not in readme
 
 
+def test_a_reply_with_no_text_is_refused_with_a_reply_example_not_a_send_one(world: World) -> None:
+    for args in (["reply"], ["reply", "   "], ["reply", "--re", "1700000000.M000000P1Q0R00000000.host", ""]):
+        out = world.attend(*args)  # stdin is an empty pipe: no text from it either
+        assert out.returncode == 2, (args, out.stderr)
+        assert out.stderr.strip() == 'attend: empty message; give the text to send, e.g. attend reply --re <id> "…"'
+    assert 'e.g. attend send "hello"' in world.attend("send").stderr  # send keeps its own example
+
+
+def test_the_top_level_help_names_every_client_attend_serves(world: World) -> None:
+    from attend.hosts import HOSTS
+
+    clients = ("Claude Code", "Codex CLI", "Gemini CLI")
+    assert len(clients) == len(HOSTS), "a new host: name its client in attend --help (attend/cli/app.py)"
+    for help_text in (world.attend("--help").stdout, world.cli("--help").stdout):
+        description = " ".join(help_text.split("Options:")[0].split())  # above the options and commands
+        assert all(client in description for client in clients), description
+
+
 def test_inbox_help_says_what_reading_marks_as_its_example_does(world: World) -> None:
     text = " ".join(world.cli("inbox", "--help").stdout.split())
     assert "Marks nothing seen" not in text

@@ -29,10 +29,11 @@ class Outcome(Record):
     humans: tuple[str, ...] = ()  # the humans a name in ``to`` resolved to
 
 
-def check_message(message: str) -> list[str]:
-    """Refuse an empty, oversized or non-UTF-8 message; warn above the budget agents are told."""
+def check_message(message: str, example: str = 'attend send "hello"') -> list[str]:
+    """Refuse an empty, oversized or non-UTF-8 message; warn above the budget agents are told. An empty
+    one is answered with ``example``, the verb's own command line."""
     if not message.strip():
-        raise UsageError('empty message; give the text to send, e.g. attend send "hello"')
+        raise UsageError(f"empty message; give the text to send, e.g. {example}")
     try:
         size = len(message.encode("utf-8"))
     except UnicodeEncodeError as e:

@@ -88,7 +88,7 @@ def reply_rooms(spool: Spool, room: str, parent: envelope.Signal) -> list[str]:
 
 
 def run(ctx: Context, req: ReplyRequest) -> Sent:
-    warnings = check_message(req.message)
+    warnings = check_message(req.message, 'attend reply --re <id> "…"')
     to = req.to
     parent_id = check_id(req.re, "--re")
     # `reply --to <message id>` names the parent (how a human replies); any other --to is an address.
