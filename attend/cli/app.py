@@ -105,7 +105,8 @@ class LazyGroup(click.Group):
 # metadata under the command's name for click to find.
 @click.version_option(version=__version__, message="%(prog)s %(version)s")
 def cli() -> None:
-    """attend: messages between the Claude Code sessions on this machine, and the human beside them."""
+    """attend: messages between the agent sessions on this machine (Claude Code, Codex CLI, Gemini CLI),
+    and the human beside them."""
 
 
 HELP_EXAMPLES = (

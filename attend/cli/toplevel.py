@@ -9,8 +9,8 @@ HELP = "\n".join(
     (
         "Usage: attend [OPTIONS] COMMAND [ARGS]...",
         "",
-        "  attend: messages between the Claude Code sessions on this machine, and the",
-        "  human beside them.",
+        "  attend: messages between the agent sessions on this machine (Claude Code,",
+        "  Codex CLI, Gemini CLI), and the human beside them.",
         "",
         "Options:",
         "  --version   Show the version and exit.",
