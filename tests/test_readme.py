@@ -82,3 +82,19 @@ def test_the_readme_quick_start_runs_in_a_clean_home_and_attend_peers_answers(tm
     assert os.path.islink(home / ".local" / "bin" / "attend")
     # The last line of the block was `attend peers`: it answered, as the human, about an empty machine.
     assert run.stdout.rstrip().splitlines()[-1].lower().startswith("no live"), run.stdout[-2000:]
+
+
+def first_use(term: str) -> str:
+    """The README's running text from the first use of ``term`` on, past the paragraph that links the
+    glossary (which lists the terms): code spans and blocks left out, they name things, not explain."""
+    text = README.read_text(encoding="utf-8").split("](docs/guide/glossary.md)", 1)[1].split("\n\n", 1)[1]
+    prose = re.sub(r"`[^`\n]*`", "", re.sub(r"```.*?```", "", text, flags=re.S))
+    found = re.search(rf"\b{term}s?\b", prose)
+    assert found, f"the README never uses {term!r}"
+    return " ".join(prose[found.start() :].split())
+
+
+@pytest.mark.parametrize("term", ["conduit", "trailer"])
+def test_a_term_of_the_glossary_is_explained_where_the_readme_first_uses_it(term: str) -> None:
+    shown = first_use(term)
+    assert re.match(rf"{term}s? \(", shown), f"say what a {term} is where the README first uses it: {shown[:80]!r}"
