@@ -113,3 +113,117 @@ def test_the_readme_links_the_user_guide_and_its_glossary_defines_every_term() -
     for page in ("README.md", "daily.md", "files.md"):  # the guide's pages exist and are linked from its start
         assert (REPO / "docs" / "guide" / page).is_file()
         assert page == "README.md" or f"]({page})" in (REPO / "docs" / "guide" / "README.md").read_text()
+
+
+# ---------------------------------------------------------------------- the architecture overview's module table
+
+OVERVIEW = REPO / "docs" / "architecture" / "overview.md"
+PACKAGE = REPO / "attend"
+
+
+def package_modules() -> set[str]:
+    """attend's own modules and subpackages, as the overview names them (`attend/x.py`, `attend/y/`)."""
+    files = {f"attend/{p.name}" for p in PACKAGE.glob("*.py") if p.name != "__init__.py"}
+    folders = {f"attend/{p.name}/" for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    return files | folders
+
+
+def overview_rows() -> dict[str, int]:
+    """The module table of docs/architecture/overview.md: each module with its layer number."""
+    rows = re.findall(r"^\| (\d+) \| `(attend/[^`]+)` \|", OVERVIEW.read_text(encoding="utf-8"), re.M)
+    assert rows, "docs/architecture/overview.md has no module table"
+    table: dict[str, int] = {}
+    for layer, module in rows:
+        assert module not in table, f"{module} is listed twice"
+        table[module] = int(layer)
+    return table
+
+
+def contract_layers() -> dict[str, int]:
+    """The layers contract of pyproject.toml (the authority), lowest first: each module with its number."""
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    contract = next(c for c in project["tool"]["importlinter"]["contracts"] if c["id"] == "layers")
+    layers: dict[str, int] = {}
+    for number, layer in enumerate(reversed(contract["layers"])):
+        for dotted in layer.split("|"):
+            path = "attend/" + dotted.strip().removeprefix("attend.")
+            layers[path + ("/" if (REPO / path).is_dir() else ".py")] = number
+    return layers
+
+
+def top_level(module: str) -> str:
+    """The module or subpackage of attend a row names: `attend/setup/<host>.py` is a part of `attend/setup/`."""
+    parts = module.split("/")
+    return module if len(parts) == 2 or parts[2] == "" else f"{parts[0]}/{parts[1]}/"
+
+
+def test_the_overviews_module_table_lists_every_module_of_attend_and_no_other() -> None:
+    listed, there = {top_level(m) for m in overview_rows()}, package_modules()
+    assert not there - listed, f"add to docs/architecture/overview.md's table: {sorted(there - listed)}"
+    assert not listed - there, f"gone from attend/, still in the overview's table: {sorted(listed - there)}"
+
+
+def test_the_overviews_module_table_gives_each_module_the_layer_the_contract_gives_it() -> None:
+    table, contract = overview_rows(), contract_layers()
+    # A row for a part of a subpackage (each host's setup adapter) sits on its subpackage's layer.
+    wrong = {m: (n, contract.get(top_level(m))) for m, n in table.items() if contract.get(top_level(m)) != n}
+    assert not wrong, f"(overview, pyproject.toml) layers disagree: {wrong}"
+
+
+# ---------------------------------------------------------------------- the user guide's files and where they live
+
+FILES_GUIDE = REPO / "docs" / "guide" / "files.md"
+
+
+def guide_sections() -> dict[str, set[str]]:
+    """docs/guide/files.md: each section's heading, with every code span under it (the heading's too)."""
+    sections: dict[str, set[str]] = {}
+    for part in re.split(r"^## ", FILES_GUIDE.read_text(encoding="utf-8"), flags=re.M)[1:]:
+        heading = part.split("\n", 1)[0]
+        sections[heading] = set(re.findall(r"`([^`\n]+)`", part))
+    return sections
+
+
+def shown(path: str, home: Path) -> str:
+    """A path as a person reads it: the home folder as ``~``."""
+    return "~" + path.removeprefix(str(home)) if path.startswith(str(home)) else path
+
+
+def test_the_files_guide_names_each_user_file_where_the_code_puts_it(tmp_path: Path) -> None:
+    from attend import layout
+    from attend.domain import config, scenes
+    from attend.setup import install
+
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    env = {"HOME": str(home)}
+    settings = {  # each file of the user's, as the code names it
+        "config": config.user_path(env),
+        "scenes": scenes.path(env),
+        "approvals": config.trust_path(env),
+        "install's records": install.resolve_target(None, env).state_dir.parent,
+    }
+    sections = guide_sections()
+
+    def section(folder: str) -> set[str]:
+        named = [spans for heading, spans in sections.items() if f"`{folder}`" in heading]
+        assert named, f"docs/guide/files.md has no section headed by `{folder}`"
+        return named[0]
+
+    for what, path in settings.items():
+        folder = shown(str(path.parent), home) + "/"
+        name = path.name + ("/" if what == "install's records" else "")
+        assert name in section(folder), f"docs/guide/files.md names no `{name}` ({what}) under `{folder}`"
+    spool = shown(layout.default_root(env), home)
+    assert section(spool), spool
+    overlay = config.project_file("<project>")
+    assert section(overlay), overlay
+    # Where the environment moves them, as the code reads it.
+    moved = {"XDG_CONFIG_HOME": layout.config_root, "XDG_CACHE_HOME": layout.default_root}
+    text = FILES_GUIDE.read_text(encoding="utf-8")
+    for var, where in moved.items():
+        said = where({"HOME": str(home), var: "/elsewhere"}).replace("/elsewhere", f"${var}")
+        assert f"`{said}`" in text, f"docs/guide/files.md does not say `{said}`"
+    assert "`$ATTEND_HOME`" in text and layout.default_root({"ATTEND_HOME": "/x", "HOME": str(home)}) == "/x"
