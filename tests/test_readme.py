@@ -98,3 +98,49 @@ def first_use(term: str) -> str:
 def test_a_term_of_the_glossary_is_explained_where_the_readme_first_uses_it(term: str) -> None:
     shown = first_use(term)
     assert re.match(rf"{term}s? \(", shown), f"say what a {term} is where the README first uses it: {shown[:80]!r}"
+
+
+# A terminal test as the suite writes one (a fixture that needs the program), and one that needs none.
+TERMINAL_TESTS = """
+import pytest
+
+from tests.support import require_tools
+
+
+@pytest.fixture
+def mutt():
+    require_tools("mutt", "tmux")
+
+
+def test_reads_the_spool_in_mutt(mutt):
+    pass
+
+
+def test_needs_no_terminal():
+    pass
+"""
+
+
+def run_pytest(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """pytest in a process of its own, with this suite's conftest and a PATH that holds neither mutt
+    nor tmux (an empty folder): as on a machine without them."""
+    (tmp_path / "test_terminal.py").write_text(TERMINAL_TESTS)
+    (tmp_path / "bin").mkdir(exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env.update(PATH=str(tmp_path / "bin"), PYTHONPATH=str(REPO))
+    argv = [sys.executable, "-m", "pytest", "-p", "tests.conftest", "-p", "no:cacheprovider", "-p", "no:xdist"]
+    argv += ["--rootdir", str(tmp_path), "-c", str(REPO / "pyproject.toml"), str(tmp_path / "test_terminal.py"), *args]
+    return subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_without_mutt_or_tmux_the_terminal_tests_fail_saying_what_to_install(tmp_path: Path) -> None:
+    out = run_pytest(tmp_path)
+    assert out.returncode == 1, out.stdout + out.stderr  # the run fails: never green without them
+    assert "1 passed, 1 error" in out.stdout and "skipped" not in out.stdout, out.stdout
+    assert "mutt and tmux not installed: apt-get install mutt tmux" in out.stdout, out.stdout
+
+
+def test_not_terminal_leaves_the_terminal_tests_out_on_purpose(tmp_path: Path) -> None:
+    out = run_pytest(tmp_path, "-m", "not terminal")  # conftest marks a test that uses the mutt fixture
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "1 passed, 1 deselected" in out.stdout and "skipped" not in out.stdout, out.stdout
