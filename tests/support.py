@@ -35,9 +35,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
-
-from mcp import StdioServerParameters
+from typing import TYPE_CHECKING, Any
 
 from attend import identity
 from attend.conduits import waiter
@@ -45,10 +43,14 @@ from attend.domain import envelope, sessions
 from attend.domain.context import Context
 from attend.domain.envelope import Signal
 from attend.layout import NAME_RE, unique_name
-from attend.mcp.server import AttendServer, build_server
 from attend.spool import Spool
 from attend.testing.standin import Result, StandIn
 from attend.verbs import join as join_verb
+
+if TYPE_CHECKING:  # the MCP SDK takes a second of CPU to import: only the MCP helpers below load it
+    from mcp import StdioServerParameters
+
+    from attend.mcp.server import AttendServer
 
 ATTEND = shutil.which("attend", path=str(Path(sys.executable).parent)) or "attend"
 
@@ -498,6 +500,8 @@ def show_lock_held_by_a_stopped_process(world: World, sid: str) -> Iterator[None
 
 
 def server_as(world: World, s: StandIn | None) -> AttendServer:
+    from attend.mcp.server import build_server
+
     return build_server(lambda: world.context(s))
 
 
@@ -525,6 +529,8 @@ def adopt(world: World, project: str = "proj", session_id: str | None = None) ->
 
 
 def stdio_params(world: World, project: str = "proj", **env: str) -> StdioServerParameters:
+    from mcp import StdioServerParameters
+
     return StdioServerParameters(
         command=sys.executable,
         args=["-m", "attend", "mcp"],
