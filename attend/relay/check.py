@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 from attend.relay import subjects
@@ -37,45 +39,92 @@ async def _check(s: RelaySettings) -> tuple[list[str], list[str]]:
     except Exception as e:
         hint = "; " + refused[0] if refused else ""
         return [f"cannot connect to {', '.join(s.servers)}: {e.__class__.__name__} {e}{hint}"], []
+
+    async def step(what: str, subject: str, act: Callable[[], Awaitable[object]], fix: str = "") -> bool:
+        """One check, and on a failure one line: the server's refusal of ``subject`` when it said one
+        (taken out of ``refused``), else what went wrong and ``fix``. Whether it passed."""
+        line, failure = None, ""
+        try:
+            got = await act()
+            line = got if isinstance(got, str) else None
+        except Exception as e:
+            failure = _why(e)
+        with contextlib.suppress(Exception):
+            await nc.flush(2)  # a refusal comes before the flush's answer: it is in ``refused`` by now
+        said = [r for r in refused if subject.lower() in r.lower()]  # nats-py lowers the server's words
+        for r in said:
+            refused.remove(r)
+        if said:
+            problems.append(f"{what}: the server refused ({said[0]}); see the server permissions")
+        elif failure:
+            problems.append(f"{what}: {failure}{'; ' + fix if fix else ''}")
+        elif line:
+            problems.append(line)
+        return not (said or failure or line)
+
     try:
         version = nc.connected_server_version
         if (version.major, version.minor) < NEWER:
             notes.append(
-                f"server {version}: older than 2.10, so one filter per consumer (checked), no sync_interval, "
-                "no presence expiry events (readers expire entries); a newer server adds them"
+                f"server {version.major}.{version.minor}.{version.patch}: older than 2.10, so one filter per "
+                "consumer (checked), no sync_interval, no presence expiry events (readers expire entries); "
+                "a newer server adds them"
             )
         js = nc.jetstream(timeout=3)
-        try:
-            info = await js.stream_info(subjects.STREAM)
-            if subjects.SUBJECTS not in (info.config.subjects or []):
-                problems.append(
-                    f"stream {subjects.STREAM} does not take {subjects.SUBJECTS}; recreate it (--provision)"
-                )
-        except Exception as e:
-            problems.append(f"stream {subjects.STREAM}: {_why(e)}; an admin makes it with attend relay --provision")
+        stream = await step(
+            f"stream {subjects.STREAM}",
+            f"$JS.API.STREAM.INFO.{subjects.STREAM}",
+            partial(_stream, js),
+            "an admin makes it with attend relay --provision",
+        )
         for durable, want in subjects.consumers(s.host).items():
-            try:
-                ci = await js.consumer_info(subjects.STREAM, durable)
-            except Exception as e:
-                problems.append(
-                    f"consumer {durable}: {_why(e)}; an admin makes it with attend relay --provision {s.host}"
-                )
+            if not await step(
+                f"consumer {durable}",
+                f"$JS.API.CONSUMER.INFO.{subjects.STREAM}.{durable}",
+                partial(_consumer, js, durable, want),
+                f"an admin makes it with attend relay --provision {s.host}",
+            ):
                 continue
-            if ci.config.filter_subject != want:
-                problems.append(
-                    f"consumer {durable} filters {ci.config.filter_subject!r}, not {want!r}: it would deliver "
-                    "other hosts' records; delete it and run attend relay --provision again"
-                )
-        try:
-            await js.key_value(subjects.BUCKET)
-        except Exception as e:
-            problems.append(f"presence bucket {subjects.BUCKET}: {_why(e)}; attend relay --provision makes it")
-        # Publishing under this host's subjects: a probe no consumer's filter takes (no ".to.").
-        try:
-            await js.publish(f"attend.from.{s.host}.probe", b"", timeout=3)
-        except Exception as e:
-            problems.append(f"cannot publish under attend.from.{s.host}.>: {_why(e)}; see the server permissions")
-        await asyncio.sleep(0.05)
+            # A pull for only what is there now (no_wait); a record it does get goes back at once.
+            await step(
+                f"cannot pull from consumer {durable}",
+                f"$JS.API.CONSUMER.MSG.NEXT.{subjects.STREAM}.{durable}",
+                partial(_pull_nothing, nc, durable),
+            )
+            # Progress on no delivery (sequence 0): the server ignores it, or refuses its subject.
+            ack = f"$JS.ACK.{subjects.STREAM}.{durable}.1.0.0.0.0"
+            await step(f"cannot acknowledge {durable}'s records", ack, partial(nc.publish, ack, b"+WPI"))
+        if stream:  # publishing under this host's subjects: a probe no consumer's filter takes (no ".to.")
+            probe = f"attend.from.{s.host}.probe"
+            await step(
+                f"cannot publish under attend.from.{s.host}.>", probe, partial(js.publish, probe, b"", timeout=3)
+            )
+        kv: Any = None
+
+        async def bucket() -> None:
+            nonlocal kv
+            kv = await js.key_value(subjects.BUCKET)
+
+        async def put_and_delete() -> None:
+            await kv.put(f"{s.host}.probe", b"")  # not a presence entry: other relays skip it
+            await kv.delete(f"{s.host}.probe")
+
+        async def watch() -> None:
+            watcher = await kv.watchall()
+            await watcher.stop()
+
+        if await step(
+            f"presence bucket {subjects.BUCKET}",
+            f"$JS.API.STREAM.INFO.KV_{subjects.BUCKET}",
+            bucket,
+            "attend relay --provision makes it",
+        ):
+            await step(
+                f"cannot put this host's presence ({s.host}.* in {subjects.BUCKET})",
+                f"$KV.{subjects.BUCKET}.{s.host}.",
+                put_and_delete,
+            )
+            await step(f"cannot watch the others' presence ({subjects.BUCKET})", f"KV_{subjects.BUCKET}", watch)
         problems += [f"the server refused: {r}" for r in dict.fromkeys(refused)]
     finally:
         with contextlib.suppress(Exception):
@@ -83,11 +132,54 @@ async def _check(s: RelaySettings) -> tuple[list[str], list[str]]:
     return problems, notes
 
 
+async def _stream(js: Any) -> str | None:
+    config = (await js.stream_info(subjects.STREAM)).config
+    if subjects.SUBJECTS not in (config.subjects or []):
+        return f"stream {subjects.STREAM} does not take {subjects.SUBJECTS}; recreate it (--provision)"
+    limit = config.max_msg_size
+    if limit is not None and 0 < limit < subjects.MAX_MSG:
+        # It would refuse a large record and take the ones after it: the order would break.
+        return (
+            f"stream {subjects.STREAM} takes messages of at most {limit} bytes, not {subjects.MAX_MSG}; "
+            "update it (--provision)"
+        )
+    return None
+
+
+async def _consumer(js: Any, durable: str, want: str) -> str | None:
+    got = (await js.consumer_info(subjects.STREAM, durable)).config.filter_subject
+    if got != want:  # a 2.9 server given a list of filters makes a consumer with none: it delivers everything
+        return (
+            f"consumer {durable} filters {got!r}, not {want!r}: it would deliver other hosts' records; "
+            "delete it and run attend relay --provision again"
+        )
+    return None
+
+
+async def _pull_nothing(nc: Any, durable: str) -> None:
+    import json
+
+    inbox = nc.new_inbox()
+    sub = await nc.subscribe(inbox)
+    try:
+        request = json.dumps({"batch": 1, "no_wait": True}).encode()
+        await nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{subjects.STREAM}.{durable}", request, reply=inbox)
+        msg = await sub.next_msg(timeout=3)
+        if msg.reply:  # a record, not a status: back to the consumer at once
+            await nc.publish(msg.reply, b"-NAK")
+    finally:
+        with contextlib.suppress(Exception):
+            await sub.unsubscribe()
+
+
 def _why(e: Exception) -> str:
-    text = str(e) or e.__class__.__name__
-    if e.__class__.__name__ in ("TimeoutError", "NoRespondersError"):
-        return f"no answer ({e.__class__.__name__}: missing, or not permitted)"
-    return text
+    name = e.__class__.__name__
+    if name in ("TimeoutError", "NoRespondersError"):
+        return f"no answer ({name}: missing, or not permitted)"
+    if name.endswith("NotFoundError"):
+        return "not found"
+    described = getattr(e, "description", None)  # a JetStream API error: the server's words
+    return str(described) if described else str(e) or name
 
 
 def provision(s: RelaySettings, hosts: list[str], replicas: int = 1) -> list[str]:

@@ -146,12 +146,12 @@ class Relay:
 
     async def _on_error(self, e: Exception) -> None:
         text = str(e)
-        if "ermissions violation" in text or "Authorization" in text:
+        if "permissions violation" in text.lower() or "authorization" in text.lower():
             self.denied = True
             if text not in self.said:  # once each: a refused reconnect says it every second
                 self.said.add(text)
                 self.warn(f"attend relay: the server refused {self.me}: {text}")
-        if "Authorization" in text:
+        if "authorization" in text.lower():
             self.refused.set()  # the credentials: trying them again cannot help (exit 2)
         self._state(f"error: {text[:200]}")
 
