@@ -1,5 +1,5 @@
 """CLI handlers for the conduits: ``attend run`` (the sensor loop) and ``attend log``. The drain
-lives on ``attend inbox --drain`` (messaging.py), and its hook form usually never reaches click."""
+lives on ``attend inbox --drain`` (inbox.py), and its hook form usually never reaches click."""
 
 from __future__ import annotations
 

@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
-from typing import Any, TypeVar
-
 import click
 
 from attend.cli.app import epilog
 from attend.cli.common import context, emit, json_option, quiet_option, table
 from attend.verbs import notify_list, notify_subscribe, notify_unsubscribe
-
-F = TypeVar("F", bound=Callable[..., Any])
-
 
 MCP_EXAMPLES = (
     ("attend install", "registers attend mcp with Claude Code, which starts one per session"),
@@ -77,26 +70,3 @@ def list_(as_json: bool) -> None:
         return table(rows, ["Id", "Kinds", "Project", "Since"])
 
     emit(notify_list.run(context(), notify_list.ListRequest()), as_json, text)
-
-
-def wait_option(f: F) -> F:
-    """``attend inbox --wait SECONDS``: the inbox_wait verb, behind a flag of the inbox command."""
-    from attend.verbs import inbox_wait as wait_verb
-
-    @functools.wraps(f)
-    def wrapper(*args: Any, wait: float | None = None, **kwargs: Any) -> Any:
-        if wait is None:
-            return f(*args, **kwargs)
-        result = wait_verb.run(context(), wait_verb.WaitRequest(wait))
-        emit(result, bool(kwargs.get("as_json")), _waited_text)
-        return None
-
-    help_text = f"{wait_verb.DESCRIPTION} SECONDS: {wait_verb.PARAMS['seconds']}"
-    option = click.option("--wait", type=float, metavar="SECONDS", help=help_text)
-    return option(wrapper)  # type: ignore[return-value]
-
-
-def _waited_text(result: Any) -> str:
-    if not result.items:
-        return f"nothing arrived in {result.waited:g}s"
-    return "\n".join(f"{i.id}  [{i.kind}] {i.title}" for i in result.items)
