@@ -28,6 +28,7 @@ from attend.spool import Spool
 BATCH = 64  # records fetched at once, written, then acknowledged together
 WINDOW = 64  # publishes in flight at once, while every publish is being stored
 WINDOW_BYTES = 1 << 20  # a window's records at most: under nats-py's 2 MiB buffer, so one write carries it
+NAK_DELAY = 2.0  # seconds before an arrival that could not be written now is delivered again
 FETCH_WAIT = 60.0  # seconds a fetch waits for records (it returns as soon as one comes)
 POLL = 30.0  # seconds between outbox looks besides inotify (a missed event, a reconnect)
 PRUNE_EVERY = 3600.0
@@ -58,6 +59,7 @@ class Relay:
         self.refused = asyncio.Event()  # the credentials
         self.said: set[str] = set()
         self.lost = False  # the connection closed for good under it
+        self.taking: set[asyncio.Future[bool]] = set()  # fetched batches being written and acknowledged
         self.watching: asyncio.Task[None] | None = None
         self.rewatch = False
 
@@ -123,6 +125,8 @@ class Relay:
             asyncio.create_task(self._watch_outbox()),
         ]
         await self.stopping.wait()
+        if self.taking:  # a batch being written: let it finish and be acknowledged
+            await asyncio.wait(self.taking, timeout=10)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -294,6 +298,7 @@ class Relay:
             try:
                 if psub is None:
                     psub = await self.js.pull_subscribe_bind(durable, subjects.STREAM)
+                    await self._await_redeliveries(durable)
                 msgs = await psub.fetch(BATCH, timeout=FETCH_WAIT)
             except (TimeoutError, NatsTimeout):
                 continue
@@ -303,17 +308,41 @@ class Relay:
                 self._state(f"fetch {durable}: {e.__class__.__name__}")
                 await asyncio.sleep(1.0)
                 continue
-            batch = [(m.subject, dict(m.headers or {}), m.data) for m in msgs]
-            outcomes = await self._io(self._write_batch, batch)
-            for m, outcome in zip(msgs, outcomes, strict=True):
-                with contextlib.suppress(Exception):
-                    if isinstance(outcome, store.Refused):
-                        self.warn(f"attend relay: refused {outcome}")
-                        await m.term()
-                    elif isinstance(outcome, BaseException):
-                        await m.nak(delay=2)
-                    else:
-                        await m.ack()
+            # A batch taken is written and acknowledged whole, even when the relay is told to stop.
+            job = asyncio.ensure_future(self._take(msgs))
+            self.taking.add(job)
+            job.add_done_callback(self.taking.discard)
+            if await asyncio.shield(job):
+                # Some went back (nak, NAK_DELAY): fetch again once they are due, so they come before
+                # what the stream holds after them.
+                await asyncio.sleep(NAK_DELAY + 0.5)
+
+    async def _await_redeliveries(self, durable: str) -> None:
+        """Records the consumer delivered and nobody acknowledged (a relay killed mid-batch) come back
+        only after the ack wait, and a fetch before then would take the records after them first. So
+        a relay that finds some waits the ack wait out: then the server hands them over first."""
+        info = await self.js.consumer_info(subjects.STREAM, durable)
+        if info.num_ack_pending:
+            wait = float(info.config.ack_wait or subjects.ACK_WAIT) + 2.0
+            self._state(f"connected; {durable} waits {wait:g} s for {info.num_ack_pending} delivered, unacknowledged")
+            await asyncio.sleep(wait)
+
+    async def _take(self, msgs: list[Any]) -> bool:
+        """Write a fetched batch, then acknowledge each (refused ones: never again); whether any went back."""
+        batch = [(m.subject, dict(m.headers or {}), m.data) for m in msgs]
+        outcomes = await self._io(self._write_batch, batch)
+        back = False
+        for m, outcome in zip(msgs, outcomes, strict=True):
+            with contextlib.suppress(Exception):
+                if isinstance(outcome, store.Refused):
+                    self.warn(f"attend relay: refused {outcome}")
+                    await m.term()
+                elif isinstance(outcome, BaseException):
+                    back = True
+                    await m.nak(delay=NAK_DELAY)
+                else:
+                    await m.ack()
+        return back
 
     def _write_batch(self, batch: list[tuple[str, dict[str, str], bytes]]) -> list[object]:
         """Write a fetched batch in two steps, each synced once for the whole batch (several fsyncs in
@@ -322,7 +351,11 @@ class Relay:
         twice), and nothing is acknowledged before both steps are on disk."""
         out: list[object] = []
         admitted: set[str] = set()
+        failed: Exception | None = None  # from the first failure on, the rest go back too: the order holds
         for subject, headers, data in batch:
+            if failed is not None:
+                out.append(failed)
+                continue
             try:
                 out.append(store.admit(self.spool, self.me, subject, headers, data, admitted))
             except store.Refused as e:
@@ -330,7 +363,7 @@ class Relay:
                 out.append(e)
             except (OSError, AttendError) as e:
                 self.spool.log(f"relay: could not write an arrival now: {e}")
-                out.append(e)
+                out.append(failed := e)
         arrivals = [x for x in out if isinstance(x, store.Arrival)]
         if not arrivals:
             return out
@@ -340,15 +373,19 @@ class Relay:
             self.spool.log(f"relay: could not sync a batch's index entries: {e}")
             return [e if isinstance(x, store.Arrival) else x for x in out]
         by_room: dict[str, list[str]] = {}
+        landing_failed: Exception | None = None
         for i, x in enumerate(out):
             if not isinstance(x, store.Arrival):
+                continue
+            if landing_failed is not None:
+                out[i] = landing_failed  # its index entry names a record not in the room: written again then
                 continue
             try:
                 by_room.setdefault(x.room, []).append(store.land(self.spool, x))
                 out[i] = "stored"
             except (OSError, AttendError) as e:
                 self.spool.log(f"relay: could not write an arrival now: {e}")
-                out[i] = e
+                out[i] = landing_failed = e
         try:
             for room, names in by_room.items():
                 self.spool.sync_records(room, names)
