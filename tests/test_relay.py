@@ -387,6 +387,58 @@ def test_every_address_kind_crosses_hosts_exactly_once_and_says_where_it_came_fr
     assert not a.outbox() and not b.outbox()
 
 
+@pytest.mark.anyio
+async def test_a_relayed_record_shows_name_at_host_in_the_loop_line_the_drain_the_inbox_and_chat(
+    hosts: tuple[Host, Host],
+) -> None:
+    from attend.chat.app import ChatApp
+    from attend.verbs import chat as chat_verb
+    from tests.support import Loop
+
+    a, b = hosts
+    sa, bea, cid = a.session("Ada"), b.session("Bea"), b.session("Cid")
+    loop = Loop(b.world, bea)
+    try:
+        assert b.world.attend("inbox").returncode == 0  # bob used the bus on hostb: he has a mailbox
+        for name in ("Bea", "Cid"):
+            wait_until(lambda name=name: sees(a, "hostb", name), f"hosta to see {name}")
+        wait_until(lambda: any(h["user"] == "bob" for h in a.peers().get("humans", [])), "hosta to see bob")
+        a.cli_send(sa, "for Bea's loop", "--to", "Bea")
+        a.cli_send(sa, "for Cid's drain", "--to", "Cid")
+        a.cli_send(sa, "for bob's inbox", "--to", "bob")
+        a.cli_send(sa, "for everyone", "--to", "#open")
+
+        line = next(
+            x
+            for x in loop.wait_for(lambda ls: any("for Bea's loop" in x for x in ls), "the loop line")
+            if "for Bea's loop" in x
+        )
+        assert "Ada@hosta" in line, line
+        wait_until(lambda: "for Cid's drain" in b.bodies(cid.session_id), "Cid's message on hostb")
+        r = cid.attend("inbox", "--drain", "--format", "hook")
+        assert r.rc == 0, r.stderr
+        reason = json.loads(r.stdout)["reason"]
+        assert "Ada@hosta" in reason and "for Cid's drain" in reason, reason
+        wait_until(lambda: "for bob's inbox" in b.human_bodies("bob"), "bob's mail on hostb")
+        r = b.world.attend("inbox")
+        assert r.returncode == 0, r.stderr
+        assert "Ada@hosta" in r.stdout and "for bob's inbox" in r.stdout, r.stdout
+        wait_until(
+            lambda: any(
+                b"for everyone" in f.read_bytes() for f in (b.world.spool_root / "rooms" / "open" / "new").iterdir()
+            ),
+            "#open on hostb",
+        )
+        ctx = b.world.context()
+        app = ChatApp(ctx, chat_verb.run(ctx, chat_verb.ChatRequest(None)), clock=lambda _at: "09:30", live=False)
+        async with app.run_test(size=(100, 30)):
+            text = app.conversation_text()
+            assert app.current.label == "#open" and "for everyone" in text, text
+            assert "Ada@hosta" in text, text
+    finally:
+        loop.stop()
+
+
 @pytest.fixture
 def namespaces(tmp_path: Path) -> Iterator[tuple[str, str, str, str]]:
     """Two network namespaces joined by a veth pair: (ns A, ns B, A's address, B's address)."""
