@@ -12,6 +12,7 @@ message line, then it reads whatever comes back for a second.
     .venv/bin/python bench/socket_probe.py prompt        # a post while a permission prompt is open
     .venv/bin/python bench/socket_probe.py bypass        # a post to an idle TUI in bypassPermissions
     .venv/bin/python bench/socket_probe.py refuse        # crossSessionInbound: refuse (no socket?)
+    .venv/bin/python bench/socket_probe.py hold          # crossSessionInbound: hold (held for approval?)
 """
 
 from __future__ import annotations
@@ -198,8 +199,8 @@ def tui(what: str, n: int = 1) -> None:
         settings["skipDangerousModePermissionPrompt"] = True
     if what == "prompt":
         args = ["--permission-mode", "default"]
-    if what == "refuse":
-        settings["crossSessionInbound"] = "refuse"
+    if what in ("refuse", "hold"):
+        settings["crossSessionInbound"] = what
     p.e2e.settings(settings)
     script: list[Any] = [done("Hello.")] + [done(f"answer {i}") for i in range(n + 5)]
     if what == "prompt":

@@ -108,6 +108,14 @@ def compose(spool: Spool, batch: Batch, arranged: Arranged, cfg: Config | None) 
     return f"{HEADER}\n{drain.with_reheat(spool, batch, drain.render_reason(batch, arranged), cfg)}"
 
 
+def again(content: str, attempt: int) -> str:
+    """A retry's post: the client drops a post whose text repeats the sender's last one within 30 s
+    (its ingress guard's duplicate window, read from 2.1.332), so a retry says which it is."""
+    if not attempt:
+        return content
+    return f"{content}\n[attend] posted again ({attempt + 1} of {POST_TRIES}): an earlier post did not reach you"
+
+
 def shown_ids(arranged: Arranged) -> list[str]:
     """The ids a post names, by which the transcript confirms it."""
     ids = [s.id for s in arranged.full + arranged.overflow]
@@ -356,7 +364,7 @@ class Conduit(threading.Thread):
                     if self.backoff(offset, ids, RETRY_AFTER[min(attempt, len(RETRY_AFTER)) - 1]):
                         return  # the client showed an earlier post late: posting again would repeat it
                 try:
-                    client.post(self.socket_path, self.token, content)
+                    client.post(self.socket_path, self.token, again(content, attempt))
                 except client.NoDoor as e:
                     raise Unshown(f"the post failed ({e})", final=True) from None
                 except OSError as e:
