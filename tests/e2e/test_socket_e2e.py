@@ -1,7 +1,8 @@
 """The socket conduit with the real client (2.1.332): ``attend mcp`` posts a session's mail to the
 session's own inbox socket. A busy session gets a message sent during a tool call in its very next
 request; the interactive TUI idle at its prompt is woken by it; with Monitor armed as well, the
-message is still shown once; after the client's ``/clear``, the socket serves the session's new id.
+message is still shown once; after the client's ``/clear``, the socket serves the session's new id; and
+where ``attend mcp`` is given no socket, the waiter wakes the idle session instead, once.
 Every session here is wired by ``attend install``, so the drain and the
 waiter are there too, and exactly-once is across all of them.
 """
@@ -16,9 +17,11 @@ from typing import Any
 
 import pytest
 
-from attend.conduits import inbox_socket
+from attend.conduits import inbox_socket, waiter
+from attend.conduits.inbox_client import SOCKET_ENV
+from attend.domain import mcp_markers
 from tests.e2e.fake_api import Entry, FakeAPI, Reply, Request, bash, call, done, tool_search
-from tests.e2e.harness import E2EWorld, expect_ok, latest_user_texts, session_id_of, user_texts, wait_for
+from tests.e2e.harness import ATTEND_BIN, E2EWorld, expect_ok, latest_user_texts, session_id_of, user_texts, wait_for
 from tests.e2e.tui import TUI
 
 pytestmark = pytest.mark.e2e
@@ -213,3 +216,45 @@ def test_after_clear_the_socket_serves_the_new_session_id_and_the_old_ones_regis
     [text] = [t for t in state["texts"] if body in t]
     assert POSTED in text and text.count(body) == 1, text
     assert sum(body in t for t in user_texts(api.turns)) == 1
+
+
+def test_where_attend_mcp_gets_no_socket_the_waiter_wakes_the_idle_session_instead_exactly_once(
+    e2e: E2EWorld,
+) -> None:
+    install(e2e)
+    body = f"no socket {uuid.uuid4().hex[:8]}"
+    state: dict[str, Any] = {}
+    # attend mcp as a client without the socket starts it: the variable unset in its environment.
+    attend = {"type": "stdio", "command": "sh", "args": ["-c", f"unset {SOCKET_ENV}; exec {ATTEND_BIN} mcp"]}
+    config = e2e.mcp_config({"attend": attend})
+
+    def joined(req: Request) -> Reply:
+        expect_ok(req, "attend join")
+        state["sid"] = session_id_of(req)
+        return done("Joined; idle now.")
+
+    def woken(req: Request) -> Reply:
+        state["texts"] = latest_user_texts(req)
+        return done("Got the message.")
+
+    api = FakeAPI([bash("attend join e2e"), joined, woken, done("spare 1"), done("spare 2")])
+    tui = TUI(e2e, api, args=["--strict-mcp-config", "--mcp-config", str(config)]).start()
+    try:
+        tui.type("join the e2e channel")
+        wait_for(lambda: "Joined; idle now." in tui.screen(), 90, "the first turn to end")
+        sid = str(state["sid"])
+        wait_for(lambda: mcp_markers.mcp_live(e2e.spool, sid), 30, "attend mcp to run for the session")
+        wait_for(lambda: waiter.waiter_live(e2e.spool, sid), 30, "the waiter to wait")
+        assert not serving(e2e, sid)  # attend mcp runs but does not serve the socket: the waiter stays
+        sent = e2e.human_send(body)
+        wait_for(lambda: "texts" in state, 60, "the woken turn")
+        wait_for(lambda: any(sent["id"] in n for n in seen(e2e, sid)), 30, "the message marked seen")
+        wait_for(lambda: (tui.record() or {}).get("status") == "idle", 30, "the session to be idle again")
+    finally:
+        tui.close()
+
+    assert api.consumed == 3 and not api.errors, (api.consumed, api.errors)
+    [text] = [t for t in state["texts"] if body in t]
+    assert POSTED not in text and f"id {sent['id']}" in text and text.count(body) == 1, text
+    assert sum(body in t for t in user_texts(api.turns)) == 1
+    assert not claimed(e2e, sid)
