@@ -10,7 +10,7 @@ posting a session's mail to the client's inbox socket (docs/architecture/conduit
 Run: .venv/bin/python bench/socket_conduit.py idle [sends=10]
      .venv/bin/python bench/socket_conduit.py busy [sends=8]
      .venv/bin/python bench/socket_conduit.py burst [n=25]   # n at once, n more over 5 s, mid-tool-call
-     .venv/bin/python bench/socket_conduit.py cost [seconds=120]
+     .venv/bin/python bench/socket_conduit.py cost [seconds=120] [off_seconds=min(seconds, 180)]
 """
 
 from __future__ import annotations
@@ -111,11 +111,28 @@ def idle(sends: int) -> None:
     report("  claimed -> the client's request (render, post, the client)", parts["client"])
 
 
+def enqueued(e2e: E2EWorld, sid: str, tags: list[str]) -> dict[str, float]:
+    """When the client took each tagged post in (epoch seconds): the transcript's ``queue-operation``
+    ``enqueue`` entry for it, stamped by the client as it reads the post off the socket."""
+    from datetime import datetime
+
+    out: dict[str, float] = {}
+    for f in e2e.claude_dir.glob(f"projects/*/{sid}.jsonl"):
+        for line in f.read_text().splitlines():
+            if '"queue-operation"' not in line or '"enqueue"' not in line:
+                continue
+            entry = json.loads(line)
+            for tag in tags:
+                if tag in line and "timestamp" in entry:
+                    out.setdefault(tag, datetime.fromisoformat(entry["timestamp"].replace("Z", "+00:00")).timestamp())
+    return out
+
+
 def busy(sends: int) -> None:
     e2e = world()
     d = e2e.tmp / "marks"
     d.mkdir()
-    state: dict[str, Any] = {"i": 0}
+    state: dict[str, Any] = {"i": 0, "tags": {}, "sent": {}, "returned": {}, "linked": {}}
 
     def tool(i: int) -> Reply:
         # Wait for the send, sleep 3 s, stamp the tool's end (epoch seconds, as time.time()).
@@ -132,7 +149,7 @@ def busy(sends: int) -> None:
         i = state["i"]
         if i % 2 == 1:  # no send this time: the client's own turnaround after a tool call
             state.setdefault("plain", {})[i] = now
-        elif any(state.get("tag", "-") in t for t in latest_user_texts(req)):
+        elif any(state["tags"].get(i, "-") in t for t in latest_user_texts(req)):
             state.setdefault("arrived", {})[i] = now
         state["i"] = i + 1
         return tool(i + 1) if i + 1 < sends else done("Done.")
@@ -142,19 +159,35 @@ def busy(sends: int) -> None:
             wait_for(lambda i=i: api.consumed >= 2 + i, 120, "the tool call")
             time.sleep(inbox_socket.POST_GAP)  # the previous post's gap
             if i % 2 == 0:
-                state["tag"] = tag = f"busy-{i}-{uuid.uuid4().hex[:6]}"
-                e2e.attend("send", tag)
+                state["tags"][i] = tag = f"busy-{i}-{uuid.uuid4().hex[:6]}"
+                state["sent"][i] = time.time()
+                sent = e2e.attend("send", "--json", tag)
+                state["returned"][i] = time.time()
+                state["linked"][i] = layout.name_time(json.loads(sent.stdout)["id"])  # named, then linked
             (d / f"sent{i}").touch()
 
     api = FakeAPI([bash("attend join bench"), joined, *[next_request] * sends])
     threading.Thread(target=operator, daemon=True).start()
     run = e2e.claude([], api=api, mcp_config=e2e.mcp_config(), timeout=60 + 12 * sends)
-    xs = [state["arrived"][i] - float((d / f"end{i}").read_text()) for i in sorted(state.get("arrived", {}))]
-    plain = [state["plain"][i] - float((d / f"end{i}").read_text()) for i in sorted(state.get("plain", {}))]
+    end = {i: float((d / f"end{i}").read_text()) for i in range(sends) if (d / f"end{i}").exists()}
+    xs = [state["arrived"][i] - end[i] for i in sorted(state.get("arrived", {}))]
+    plain = [state["plain"][i] - end[i] for i in sorted(state.get("plain", {}))]
+    took = enqueued(e2e, str(state.get("sid")), list(state["tags"].values()))
+    posted = [(i, took[t]) for i, t in state["tags"].items() if t in took]
     e2e.close()
     print(f"rc {run.rc}; {len(xs)}/{(sends + 1) // 2} sends reached the request after their tool call")
     report("tool end -> the next request carrying the send", xs)
     report("tool end -> the next request, nothing sent (the client's own turnaround)", plain)
+    # attend's part is all before the tool's end: the send, the conduit's wake, claim and post.
+    report(
+        "  the message named (and linked) -> the client took the post in (attend's share: wake, gather, "
+        "claim, render, post)",
+        [at - state["linked"][i] for i, at in posted],
+    )
+    report(
+        "  send start -> send returned (the send process)", [state["returned"][i] - state["sent"][i] for i, _ in posted]
+    )
+    report("  the client took the post in -> the tool's end (it waited queued)", [end[i] - at for i, at in posted])
 
 
 def burst(n: int) -> None:
@@ -274,12 +307,14 @@ def one_idle(seconds: float, socket_on: bool) -> dict[str, Any]:
         e2e.close()
 
 
-def cost(seconds: float) -> None:
+def cost(seconds: float, off_seconds: float) -> None:
+    """The conduit on for ``seconds`` (the turns and wakes), then off for ``off_seconds`` (the RSS to
+    compare with: a shorter stretch is enough for that)."""
     on = one_idle(seconds, True)
-    off = one_idle(seconds, False)
-    for name, r in (("socket on", on), ("socket off", off)):
+    off = one_idle(off_seconds, False)
+    for name, r, span in (("socket on", on, seconds), ("socket off", off, off_seconds)):
         print(
-            f"{name}: idle {seconds:g} s: model turns {r['turns']}; attend mcp CPU {r['cpu']:.3f} s, "
+            f"{name}: idle {span:g} s: model turns {r['turns']}; attend mcp CPU {r['cpu']:.3f} s, "
             f"RSS {r['rss']:.1f} MB, context switches {r['wakes']} over {r['threads']} threads {r['per_thread']}"
         )
     print(
@@ -298,4 +333,5 @@ if __name__ == "__main__":
     elif what == "burst":
         burst(int(args[0]) if args else 25)
     else:
-        cost(float(args[0]) if args else 120)
+        span = float(args[0]) if args else 120
+        cost(span, float(args[1]) if len(args) > 1 else min(span, 180))
