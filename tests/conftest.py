@@ -11,6 +11,7 @@ import compileall
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -62,13 +63,67 @@ def pytest_configure(config: pytest.Config) -> None:
         compileall.compile_dir(Path(attend.__file__).parent, quiet=1)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """A test that drives mutt or tmux is marked ``terminal`` (tests.support.require_tools fails it
     when they are missing), so ``-m "not terminal"`` leaves those tests out by choice, never by a skip.
     Every test under tests/e2e/ is ``e2e`` (the real clients), whether or not its module says so, so the
-    developer loop (``-m "not e2e and not slow"``) never starts a real client."""
+    developer loop (``-m "not e2e and not slow"``) never starts a real client. Under xdist the
+    tests are then ordered longest first (see ``longest_first``)."""
     for item in items:
         if {"mutt", "tmux"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(TERMINAL_MARK)
         if E2E in Path(str(item.fspath)).resolve().parents:
             item.add_marker("e2e")
+    given = getattr(config, "workerinput", {})
+    if given.get(DURATIONS):  # each worker collects: all order by the one copy the controller sent
+        items[:] = longest_first(items, given[DURATIONS], int(given["workercount"]))
+
+
+# Each test's seconds (setup, call and teardown) in the last run that ran it, kept in pytest's cache.
+DURATIONS = "attend/durations"
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist's controller hands each worker the times it read once at its start: workers reading the
+    cache themselves could see different copies (a run finishing meanwhile), and xdist refuses workers
+    whose collections differ."""
+    if DURATIONS not in _read:
+        cache = getattr(node.config, "cache", None)
+        _read[DURATIONS] = cache.get(DURATIONS, {}) if cache is not None else {}
+    node.workerinput[DURATIONS] = _read[DURATIONS]
+
+
+_read: dict[str, dict[str, float]] = {}  # the controller's one read of the cache
+
+
+def longest_first(items: list[pytest.Item], seconds: dict[str, float], workers: int) -> list[pytest.Item]:
+    """The tests longest first, so a long one (a 30 s repair pass, the authority sweep) starts while
+    the others run beside it, not alone at the end of the run. xdist's load scheduler hands each worker
+    a first chunk of consecutive tests (a quarter of its share) and then the rest in order as workers
+    free up: the longest are dealt across those chunks, the rest follow longest first. A test not
+    timed yet counts as an average one. Only the order changes: every test still runs."""
+    if not seconds:
+        return items
+    typical = sum(seconds.values()) / len(seconds)
+    ranked = sorted(items, key=lambda item: -seconds.get(item.nodeid, typical))  # stable: ties keep their order
+    chunk = max(len(items) // workers // 4, 2)
+    if len(items) < 2 * workers or chunk * workers > len(items):
+        return ranked
+    first = ranked[: chunk * workers]
+    return [first[i] for worker in range(workers) for i in range(worker, len(first), workers)] + ranked[len(first) :]
+
+
+_timed: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when in ("setup", "call", "teardown"):
+        _timed[report.nodeid] = _timed.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The controller (or a run without xdist) keeps this run's times for the next run's order."""
+    cache = getattr(session.config, "cache", None)
+    if _timed and cache is not None and not hasattr(session.config, "workerinput"):
+        cache.set(DURATIONS, {**cache.get(DURATIONS, {}), **{k: round(v, 2) for k, v in _timed.items()}})
