@@ -127,8 +127,9 @@ def run_pytest(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     (tmp_path / "test_terminal.py").write_text(TERMINAL_TESTS)
     (tmp_path / "bin").mkdir(exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    env.update(PATH=str(tmp_path / "bin"), PYTHONPATH=str(REPO))
-    argv = [sys.executable, "-m", "pytest", "-p", "tests.conftest", "-p", "no:cacheprovider", "-p", "no:xdist"]
+    # No third-party plugins (textual's snapshots, xdist, anyio): only this suite's conftest is asked.
+    env.update(PATH=str(tmp_path / "bin"), PYTHONPATH=str(REPO), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    argv = [sys.executable, "-m", "pytest", "-p", "tests.conftest", "-p", "no:cacheprovider"]
     argv += ["--rootdir", str(tmp_path), "-c", str(REPO / "pyproject.toml"), str(tmp_path / "test_terminal.py"), *args]
     return subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
 
