@@ -2,16 +2,18 @@
 children, so identity resolves by the same ancestry walk a real session's tools go through.
 
 ``attend demo`` uses it for its two simulated sessions, and the tests use it for theirs. The host
-reads one JSON request per line on stdin (``{"id": 1, "argv": [...], "env": {...}, "stdin": "..."}``)
-and answers one JSON line per request, tagged with its id (``{"id": 1, "rc": 0, "stdout": "...",
-"stderr": "..."}``). Requests run concurrently, as a real session's tools do: its Stop hook drains
-while its Monitor loop is still running.
+reads one request at a time on stdin (``{"id": 1, "argv": [...], "env": {...}, "stdin": "..."}``) and
+answers each, tagged with its id (``{"id": 1, "rc": 0, "stdout": "...", "stderr": "..."}``): each a
+4-byte length and a ``marshal``-encoded dict, which the host reads without importing json
+(attend/testing/standin_host.py). Requests run concurrently, as a real session's tools do: its Stop
+hook drains while its Monitor loop is still running.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import marshal
 import queue
 import shutil
 import subprocess
@@ -60,7 +62,6 @@ class StandIn:
             stdout=subprocess.PIPE,
             env=self.env,
             cwd=str(cwd),
-            text=True,
         )
         self.pid = self.proc.pid
         # Requests run concurrently in the host; answers come back tagged and are handed out here.
@@ -106,8 +107,8 @@ class StandIn:
 
     def _read_answers(self) -> None:
         assert self.proc.stdout
-        for line in self.proc.stdout:
-            answer = json.loads(line)
+        while (head := self.proc.stdout.read(4)) and len(head) == 4:
+            answer = marshal.loads(self.proc.stdout.read(int.from_bytes(head, "big")))
             box = self._waiting.pop(answer.pop("id"), None)
             if box is not None:
                 box.put(answer)
@@ -120,11 +121,16 @@ class StandIn:
         box: queue.SimpleQueue[dict[str, Any]] = queue.SimpleQueue()
         self._waiting[rid] = box
         with self._write:
-            self.proc.stdin.write(json.dumps({"id": rid, **request}) + "\n")
-            self.proc.stdin.flush()
+            self._send({"id": rid, **request})
         if not self._reader.is_alive() and rid in self._waiting:
             return {"rc": 127, "stdout": "", "stderr": "the stand-in session exited"}
         return box.get()
+
+    def _send(self, message: dict[str, object]) -> None:
+        assert self.proc.stdin
+        frame = marshal.dumps(message)
+        self.proc.stdin.write(len(frame).to_bytes(4, "big") + frame)
+        self.proc.stdin.flush()
 
     def run(
         self,
@@ -166,7 +172,7 @@ class StandIn:
             try:
                 assert self.proc.stdin
                 with self._write:
-                    self.proc.stdin.write(json.dumps({"argv": None}) + "\n")
+                    self._send({"argv": None})
                     self.proc.stdin.close()
                 self.proc.wait(timeout=5)
             except (OSError, subprocess.TimeoutExpired):
