@@ -1,4 +1,4 @@
-"""CLI handlers for channels and scenes: join, leave, channels, dissolve, scene, scenes."""
+"""CLI handlers for channels: join, leave, channels, dissolve (scene and scenes are in scenes.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,6 @@ from attend.verbs import channels as channels_verb
 from attend.verbs import dissolve as dissolve_verb
 from attend.verbs import join as join_verb
 from attend.verbs import leave as leave_verb
-from attend.verbs import scene as scene_verb
-from attend.verbs import scenes as scenes_verb
 
 
 def terminal() -> bool:
@@ -144,40 +142,3 @@ def dissolve(name: str, yes: bool, as_json: bool) -> None:
             )
         click.confirm(f"Dissolve #{channel}: remove it, its members and its history?", abort=True, err=True)
     emit(dissolve_verb.run(ctx, dissolve_verb.DissolveRequest(name)), as_json, _dissolved_text)
-
-
-def _scene_text(r: scene_verb.SceneResult) -> str:
-    if r.opted_out:
-        tail = "" if not r.enrolled else " (the drain stops when the running sensor loop ends)"
-        return f"[attend] scene '{r.scene}': no channels; opted out of the drain{tail}"
-    if not r.channels:
-        return f"[attend] scene '{r.scene}': project scope only"
-    return f"[attend] scene '{r.scene}': joined: {', '.join(r.channels)}{not_shown(r.withheld)}"
-
-
-@click.command(help=scene_verb.DESCRIPTION, epilog=epilog(scene_verb.EXAMPLES))
-@click.argument("name")
-@json_option
-@quiet_option
-def scene(name: str, as_json: bool) -> None:
-    emit(scene_verb.run(context(), scene_verb.SceneRequest(name)), as_json, _scene_text)
-
-
-def _scenes_text(r: scenes_verb.Scenes) -> str:
-    rows = [
-        [
-            s.name,
-            ", ".join(s.channels) or ("(none — drain off)" if s.builtin else "(none — project only)"),
-            s.description,
-        ]
-        for s in r.scenes
-    ]
-    defined = len(r.scenes) > 1
-    where = f"scenes.yaml: {r.path}" + ("" if defined else " (none defined yet; e.g. `review: [review, deploy]`)")
-    return table(rows, ["Scene", "Channels", "Description"]) + "\n" + where
-
-
-@click.command(help=scenes_verb.DESCRIPTION, epilog=epilog(scenes_verb.EXAMPLES))
-@json_option
-def scenes(as_json: bool) -> None:
-    emit(scenes_verb.run(context(), scenes_verb.ScenesRequest()), as_json, _scenes_text)
