@@ -45,6 +45,9 @@ _MIME = "MIME-Version: 1.0\nContent-Type: text/plain; charset=utf-8\nContent-Tra
 _LOCAL_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 _PLAIN_PHRASE = re.compile(r"[A-Za-z0-9_#+-]+(?: [A-Za-z0-9_#+-]+)*")  # a display name written unquoted
 _PLAIN_ADDRESS = LazyPattern(r"([A-Za-z0-9 #_.,:/+-]*) <[^<>]*>")  # a display name that needs no decoding
+# Another host's sender as a relay writes it (``Hana-beta@laptop``): the email package quotes it for its '@'.
+_RELAYED_PHRASE = LazyPattern(r"[A-Za-z0-9_#+-]+(?: [A-Za-z0-9_#+-]+)*@[A-Za-z0-9-]+")
+_RELAYED_ADDRESS = LazyPattern(r'"([A-Za-z0-9_#+-]+(?: [A-Za-z0-9_#+-]+)*@[A-Za-z0-9-]+)" <[^<>]*>')
 
 
 class EnvelopeError(ValueError):
@@ -220,7 +223,11 @@ def plain_headers(sig: Signal) -> str | None:
     sender, to = _addresses(sig)
     addresses = []
     for name, local, domain in [*sender, *to]:
-        if not (_PLAIN_PHRASE.fullmatch(name) or not name) or ".." in local or not local:
+        if name and not _PLAIN_PHRASE.fullmatch(name) and _RELAYED_PHRASE.fullmatch(name):
+            name = f'"{name}"'  # a relayed sender, quoted as the package quotes it
+        elif not (_PLAIN_PHRASE.fullmatch(name) or not name):
+            return None
+        if ".." in local or not local:
             return None
         addresses.append(f"{name} <{local}@{domain}>" if name else f"{local}@{domain}")
     text = subject(sig.body)
@@ -247,7 +254,7 @@ def sender_label(headers: dict[str, str]) -> str:
     value = headers.get("From", "?")
     if headers.get("Attend-Version") == "1":
         return one_line(decode_value(value))
-    if m := _PLAIN_ADDRESS.fullmatch(value):
+    if m := _PLAIN_ADDRESS.fullmatch(value) or _RELAYED_ADDRESS.fullmatch(value):
         return m.group(1)
     if "<" not in value:
         return ""
