@@ -2,12 +2,13 @@
 loopback, each host its own HOME, spool, ATTEND_HOST and `attend relay`:
 
 1. send on host A -> a sensor-loop line on host B, fsync on (goal p50 <= 25 ms, p99 <= 250 ms);
-2. sustained sends at RATE msg/s for SECONDS from A to #open: the outbox sampled each second
-   (goal: no growth at 1,000 msg/s for 60 s);
+2. sustained sends at RATE msg/s for SECONDS from A to #open, from SENDERS processes: A's outbox and
+   B's arrivals sampled each second (goal: no growth at 1,000 msg/s for 60 s), the CPU each part
+   took, and where a send's time goes (its fsyncs, timed in the senders);
 3. the relay's idle CPU and RSS over IDLE seconds (goal <= 0.1 % of a core, RSS <= 40 MB);
 4. `attend send` to #open with a relay configured against the same without (goal: <= 10 % more).
 
-Run: .venv/bin/python bench/relay.py [samples=200] [rate=1000] [seconds=60] [idle=60] [runs=30]
+Run: .venv/bin/python bench/relay.py [samples=200] [rate=1000] [seconds=60] [idle=60] [runs=30] [senders=6]
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import json
 import os
 import signal
 import socket
+import stat
 import statistics
 import subprocess
 import sys
@@ -37,20 +39,43 @@ from bench.sensor import cpu_seconds, rss_mb
 
 NATS = "/usr/sbin/nats-server" if os.path.exists("/usr/sbin/nats-server") else "nats-server"
 PACE_GAP = 0.25
-SENDERS = 3
+SENDERS = 6  # sender processes: one process's sends wait on their own fsyncs (three each), several overlap
+
+
+class FsyncClock:
+    """os.fsync timed by what it syncs (a file or a folder), in a sender process."""
+
+    def __init__(self) -> None:
+        self.seconds = {"file": 0.0, "folder": 0.0}
+        self.count = {"file": 0, "folder": 0}
+        self.real = os.fsync
+        os.fsync = self.fsync  # type: ignore[assignment]
+
+    def fsync(self, fd: int) -> None:
+        kind = "folder" if stat.S_ISDIR(os.fstat(fd).st_mode) else "file"
+        t = time.perf_counter()
+        self.real(fd)
+        self.seconds[kind] += time.perf_counter() - t
+        self.count[kind] += 1
 
 
 def load(root: str, rate: float, seconds: float) -> None:
-    """A sender process: ``rate`` sends a second to #open for ``seconds``, as host A; prints how many."""
+    """A sender process: ``rate`` sends a second to #open for ``seconds``, as host A; prints one JSON
+    line: how many, the wall time sending, its CPU, and its fsyncs' time by kind."""
     spool = Spool.open(root)
     sig = Signal("", "bench-human", "human", "bench", "*", "open", root, "", 0.0)
-    sent, start = 0, time.perf_counter()
+    clock = FsyncClock()
+    sent, busy, start = 0, 0.0, time.perf_counter()
+    cpu0 = time.process_time()
     while (now := time.perf_counter() - start) < seconds:
         while sent < int(now * rate):
+            t = time.perf_counter()
             delivery.send(spool, sig._replace(body=f"load {os.getpid()} {sent}"), ["open"])
+            busy += time.perf_counter() - t
             sent += 1
         time.sleep(0.001)
-    print(sent)
+    doc = {"sent": sent, "busy": busy, "cpu": time.process_time() - cpu0, "fsync": clock.seconds, "n": clock.count}
+    print(json.dumps(doc))
 
 
 def free_port() -> int:
@@ -100,8 +125,9 @@ def host(tmp: Path, name: str, url: str) -> tuple[dict[str, str], Path]:
 
 def start_relay(env: dict[str, str], home: Path) -> subprocess.Popen[bytes]:
     argv = [ATTEND, "relay"]
-    if os.environ.get("RELAY_PROFILE") and env.get("ATTEND_HOST") == "hosta":  # where an idle relay spends its CPU
-        argv = [sys.executable, "-m", "cProfile", "-o", os.environ["RELAY_PROFILE"], "-m", "attend", "relay"]
+    if os.environ.get("RELAY_PROFILE"):  # where each relay spends its CPU: <dir>/<host>-<ns>.prof (cProfile)
+        out = Path(os.environ["RELAY_PROFILE"]) / f"{env.get('ATTEND_HOST')}-{time.time_ns()}.prof"
+        argv = [sys.executable, "-m", "cProfile", "-o", str(out), "-m", "attend", "relay"]
     relay = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     state = home / ".cache" / "attend" / "relay" / "state.json"
     for _ in range(600):
@@ -137,7 +163,8 @@ def start_loop(env: dict[str, str], home: Path) -> subprocess.Popen[str]:
 
 def main() -> None:
     args = [float(a) for a in sys.argv[1:]]
-    samples, rate, seconds, idle, runs = (args + [200, 1000, 60, 60, 30][len(args) :])[:5]
+    samples, rate, seconds, idle, runs, senders_f = (args + [200, 1000, 60, 60, 30, SENDERS][len(args) :])[:6]
+    senders = int(senders_f)
     tmp = tmpdir()
     srv, url = server(tmp)
     procs: list[subprocess.Popen[bytes] | subprocess.Popen[str]] = [srv]
@@ -176,16 +203,22 @@ def main() -> None:
         )
 
         outbox = home_a / ".cache" / "attend" / "relay" / "outbox" / "new"
+        arrivals = home_b / ".cache" / "attend" / "rooms" / "open" / "new"
+        base_b = len(os.listdir(arrivals))
         sizes: list[int] = []
+        behind: list[int] = []  # sent by A (its room) and not yet in B's room, each second
+        room_a = home_a / ".cache" / "attend" / "rooms" / "open" / "new"
+        base_a = len(os.listdir(room_a))
         stop = threading.Event()
 
         def sample() -> None:
             while not stop.wait(1.0):
                 sizes.append(len(os.listdir(outbox)))
+                behind.append((len(os.listdir(room_a)) - base_a) - (len(os.listdir(arrivals)) - base_b))
 
+        cpu_before = {p.pid: cpu_seconds(p.pid) for p in (srv, relay_a, relay_b)}
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
-        # SENDERS processes: one process's sends (each syncing its folders) fall short of 1,000/s here.
         workers = [
             subprocess.Popen(
                 [
@@ -193,23 +226,47 @@ def main() -> None:
                     __file__,
                     "load",
                     str(home_a / ".cache" / "attend"),
-                    str(rate / SENDERS),
+                    str(rate / senders),
                     str(seconds),
                 ],
                 env={**env_a, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)},
                 stdout=subprocess.PIPE,
                 text=True,
             )
-            for _ in range(SENDERS)
+            for _ in range(senders)
         ]
-        total = sum(int(w.communicate()[0].strip() or 0) for w in workers)
+        docs = [json.loads(w.communicate()[0].strip() or "{}") for w in workers]
         stop.set()
         sampler.join()
+        cpu = {
+            name: cpu_seconds(p.pid) - cpu_before[p.pid]
+            for name, p in (("server", srv), ("relay A", relay_a), ("relay B", relay_b))
+        }
+        total = sum(d.get("sent", 0) for d in docs)
         achieved = total / seconds
         print(
-            f"sustained {achieved:.0f} msg/s for {seconds:g} s (asked {rate:g}): outbox each second "
-            f"median {statistics.median(sizes):.0f}, max {max(sizes)}, last {sizes[-1]}"
+            f"sustained {achieved:.0f} msg/s for {seconds:g} s (asked {rate:g}, {senders} sender processes): "
+            f"A's outbox each second median {statistics.median(sizes):.0f}, max {max(sizes)}, last {sizes[-1]}; "
+            f"B behind A median {statistics.median(behind):.0f}, max {max(behind)}, last {behind[-1]}"
         )
+        t0 = time.perf_counter()
+        while len(os.listdir(arrivals)) - base_b < len(os.listdir(room_a)) - base_a and time.perf_counter() - t0 < 120:
+            time.sleep(0.05)
+        print(f"  B had every one {time.perf_counter() - t0:.2f} s after the last send")
+        if total:
+            per = {k: sum(d["fsync"][k] for d in docs) / total * 1000 for k in ("file", "folder")}
+            busy = sum(d["busy"] for d in docs) / total * 1000
+            syncs = sum(d["n"]["folder"] for d in docs) / total
+            send_cpu = sum(d["cpu"] for d in docs)
+            print(
+                f"  a send: {busy:.2f} ms of wall time, of it the record's fsync {per['file']:.2f} ms and {syncs:.1f} "
+                f"folder fsyncs {per['folder']:.2f} ms; the rest {busy - per['file'] - per['folder']:.2f} ms"
+            )
+            print(
+                f"  CPU over the {seconds:g} s: senders {send_cpu:.1f} s ({send_cpu / total * 1000:.2f} ms a send), "
+                + ", ".join(f"{k} {v:.1f} s" for k, v in cpu.items())
+                + f"  (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
+            )
         loop.send_signal(signal.SIGTERM)  # its lines are not read from here on
         for _ in range(600):
             if not os.listdir(outbox):
@@ -260,8 +317,12 @@ def main() -> None:
     finally:
         for p in procs:
             if p.poll() is None:
-                p.kill()
-                p.wait(10)
+                p.send_signal(signal.SIGTERM)  # a relay under cProfile writes its profile as it stops
+                try:
+                    p.wait(10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait(10)
         asyncio.set_event_loop(None)
         cleanup(tmp)
 
