@@ -61,22 +61,29 @@ def pytest_configure(config: pytest.Config) -> None:
     again, about half of its CPU."""
     if not hasattr(config, "workerinput"):  # the controller (or a run without xdist), not each worker
         compileall.compile_dir(Path(attend.__file__).parent, quiet=1)
+    config.pluginmanager.register(Order(), "attend-order")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """A test that drives mutt or tmux is marked ``terminal`` (tests.support.require_tools fails it
     when they are missing), so ``-m "not terminal"`` leaves those tests out by choice, never by a skip.
     Every test under tests/e2e/ is ``e2e`` (the real clients), whether or not its module says so, so the
-    developer loop (``-m "not e2e and not slow"``) never starts a real client. Under xdist the
-    tests are then ordered longest first (see ``longest_first``)."""
+    developer loop (``-m "not e2e and not slow"``) never starts a real client."""
     for item in items:
         if {"mutt", "tmux"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(TERMINAL_MARK)
         if E2E in Path(str(item.fspath)).resolve().parents:
             item.add_marker("e2e")
-    given = getattr(config, "workerinput", {})
-    if given.get(DURATIONS):  # each worker collects: all order by the one copy the controller sent
-        items[:] = longest_first(items, given[DURATIONS], int(given["workercount"]))
+
+
+class Order:
+    """Under xdist, the tests that remain once ``-m`` has deselected are ordered longest first."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        given = getattr(config, "workerinput", {})
+        if given.get(DURATIONS):  # each worker collects: all order by the one copy the controller sent
+            items[:] = longest_first(items, given[DURATIONS], int(given["workercount"]))
 
 
 # Each test's seconds (setup, call and teardown) in the last run that ran it, kept in pytest's cache.
