@@ -297,8 +297,8 @@ class Relay:
         while True:
             try:
                 if psub is None:
-                    psub = await self.js.pull_subscribe_bind(durable, subjects.STREAM)
                     await self._await_redeliveries(durable)
+                    psub = await self.js.pull_subscribe_bind(durable, subjects.STREAM)
                 msgs = await psub.fetch(BATCH, timeout=FETCH_WAIT)
             except (TimeoutError, NatsTimeout):
                 continue
