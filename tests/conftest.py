@@ -122,15 +122,19 @@ def longest_first(items: list[pytest.Item], seconds: dict[str, float], workers: 
 
 
 _timed: dict[str, float] = {}
+_failed: set[str] = set()  # a failure's time says little about the next run's: the last passing one stays
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if report.when in ("setup", "call", "teardown"):
         _timed[report.nodeid] = _timed.get(report.nodeid, 0.0) + report.duration
+        if report.failed:
+            _failed.add(report.nodeid)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """The controller (or a run without xdist) keeps this run's times for the next run's order."""
     cache = getattr(session.config, "cache", None)
-    if _timed and cache is not None and not hasattr(session.config, "workerinput"):
-        cache.set(DURATIONS, {**cache.get(DURATIONS, {}), **{k: round(v, 2) for k, v in _timed.items()}})
+    timed = {k: round(v, 2) for k, v in _timed.items() if k not in _failed}
+    if timed and cache is not None and not hasattr(session.config, "workerinput"):
+        cache.set(DURATIONS, {**cache.get(DURATIONS, {}), **timed})
