@@ -82,12 +82,13 @@ class Order:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
         given = getattr(config, "workerinput", {})
-        if given.get(DURATIONS):  # each worker collects: all order by the one copy the controller sent
-            items[:] = longest_first(items, given[DURATIONS], int(given["workercount"]))
+        if "workercount" in given:  # each worker collects: all order by the one copy the controller sent
+            items[:] = longest_first(items, given.get(DURATIONS) or {}, int(given["workercount"]))
 
 
 # Each test's seconds (setup, call and teardown) in the last run that ran it, kept in pytest's cache.
 DURATIONS = "attend/durations"
+LONG = 20.0  # what an untimed e2e or slow test is taken to last: a real client's start, a stress run
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -109,11 +110,15 @@ def longest_first(items: list[pytest.Item], seconds: dict[str, float], workers: 
     the others run beside it, not alone at the end of the run. xdist's load scheduler hands each worker
     a first chunk of consecutive tests (a quarter of its share) and then the rest in order as workers
     free up: the longest are dealt across those chunks, the rest follow longest first. A test not
-    timed yet counts as an average one. Only the order changes: every test still runs."""
-    if not seconds:
-        return items
-    typical = sum(seconds.values()) / len(seconds)
-    ranked = sorted(items, key=lambda item: -seconds.get(item.nodeid, typical))  # stable: ties keep their order
+    timed yet counts as an average one, or as a long one when it is ``e2e`` or ``slow`` (all there is to
+    go by without pytest's cache, as in CI). Only the order changes: every test still runs."""
+    typical = sum(seconds.values()) / len(seconds) if seconds else 1.0
+
+    def expected(item: pytest.Item) -> float:
+        long = item.get_closest_marker("e2e") or item.get_closest_marker("slow")
+        return seconds.get(item.nodeid, LONG if long else typical)
+
+    ranked = sorted(items, key=lambda item: -expected(item))  # stable: ties keep their order
     chunk = max(len(items) // workers // 4, 2)
     if len(items) < 2 * workers or chunk * workers > len(items):
         return ranked
