@@ -26,7 +26,7 @@ def drained_count(stdout: str) -> int:
     if not stdout.strip():
         return 0
     reason = json.loads(stdout)["reason"]
-    m = re.match(r"\[attend\] (\d+) message\(s\):", reason)
+    m = re.match(r"\[attend\] (\d+) message\(s\) ", reason)
     return int(m.group(1)) if m else 0
 
 

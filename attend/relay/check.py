@@ -40,6 +40,13 @@ async def _check(s: RelaySettings) -> tuple[list[str], list[str]]:
         hint = "; " + refused[0] if refused else ""
         return [f"cannot connect to {', '.join(s.servers)}: {e.__class__.__name__} {e}{hint}"], []
 
+    # Each step's place in ``problems`` and what it names, so a refusal the server reports late (a
+    # loaded machine, a flush that timed out) still lands on the step's own line, in the steps' order.
+    steps: list[tuple[int, str, str]] = []
+
+    def refusal_line(what: str, said: str) -> str:
+        return f"{what}: the server refused ({said}); see the server permissions"
+
     async def step(what: str, subject: str, act: Callable[[], Awaitable[object]], fix: str = "") -> bool:
         """One check, and on a failure one line: the server's refusal of ``subject`` when it said one
         (taken out of ``refused``), else what went wrong and ``fix``. Whether it passed."""
@@ -50,12 +57,13 @@ async def _check(s: RelaySettings) -> tuple[list[str], list[str]]:
         except Exception as e:
             failure = _why(e)
         with contextlib.suppress(Exception):
-            await nc.flush(2)  # a refusal comes before the flush's answer: it is in ``refused`` by now
+            await nc.flush(10)  # a refusal comes before the flush's answer: it is in ``refused`` by now
         said = [r for r in refused if subject.lower() in r.lower()]  # nats-py lowers the server's words
         for r in said:
             refused.remove(r)
+        steps.append((len(problems), what, subject))
         if said:
-            problems.append(f"{what}: the server refused ({said[0]}); see the server permissions")
+            problems.append(refusal_line(what, said[0]))
         elif failure:
             problems.append(f"{what}: {failure}{'; ' + fix if fix else ''}")
         elif line:
@@ -125,7 +133,18 @@ async def _check(s: RelaySettings) -> tuple[list[str], list[str]]:
                 put_and_delete,
             )
             await step(f"cannot watch the others' presence ({subjects.BUCKET})", f"KV_{subjects.BUCKET}", watch)
-        problems += [f"the server refused: {r}" for r in dict.fromkeys(refused)]
+        with contextlib.suppress(Exception):
+            await nc.flush(10)
+        late: list[tuple[int, int, str]] = []
+        for r in dict.fromkeys(refused):
+            owner = next((i for i, (_, _, subject) in enumerate(steps) if subject.lower() in r.lower()), None)
+            what = steps[owner][1] if owner is not None else ""
+            if owner is not None and not any(p.startswith(f"{what}:") for p in problems):
+                late.append((steps[owner][0], owner, refusal_line(what, r)))
+            else:
+                problems.append(f"the server refused: {r}")
+        for at, _, line in sorted(late, reverse=True):  # from the last place back, so earlier places hold
+            problems.insert(at, line)
     finally:
         with contextlib.suppress(Exception):
             await nc.close()
