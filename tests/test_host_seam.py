@@ -25,26 +25,9 @@ ADAPTERS = frozenset({"attend.setup.claude", "attend.setup.codex", "attend.setup
 
 # Modules that still name a host by its string, and why. Each would ask the seam instead as it says.
 EXCEPTIONS: dict[str, str] = {
-    "attend.conduits.waiter": (
-        'the Codex and Gemini idle waiters check the caller\'s host by name (`who.host != "codex"`); '
-        "they would compare against `attend.hosts.CODEX.name` / `GEMINI.name`, or ask a Host member "
-        "(the host's idle-wake writer) instead"
-    ),
-    "attend.conduits.drain": (
-        "the drain takes a session whose identity names no host for Claude Code's (`who.host or "
-        '"claude"`); `attend.hosts.of(who.host)` says the same through the registry'
-    ),
     "attend.conduits.loop": (
         "the sensor loop's timer for watching Claude Code's session records is keyed \"claude\": a timer's "
         "name, not a host comparison (the records folder it watches is Claude Code's own)"
-    ),
-    "attend.verbs.status": (
-        'status asks Claude Code\'s `unattended` only for a Claude session (`who.host in (None, "claude")`); '
-        "`attend.hosts.of(who.host) is attend.hosts.CLAUDE` says the same"
-    ),
-    "attend.cli.setup": (
-        "install's text renders the primary host's part when `\"claude\" in r.hosts`; it would ask "
-        "`attend.setup.hosts.PRIMARY.name`"
     ),
 }
 

@@ -12,6 +12,7 @@ import click
 from attend.cli.app import epilog
 from attend.cli.common import emit, json_option, quiet_option, table
 from attend.domain.context import Context
+from attend.setup.hosts import PRIMARY
 from attend.verbs import doctor as doctor_verb
 from attend.verbs import install as install_verb
 from attend.verbs import permissions as permissions_verb
@@ -25,8 +26,8 @@ def _changes_text(changes: list[install_verb.Change], verb: str) -> list[str]:
 
 
 def _installed_text(r: install_verb.Installed) -> str:
-    lines = [f"hosts: {', '.join(r.hosts)}"] if r.hosts != ["claude"] else []
-    if "claude" in r.hosts:
+    lines = [f"hosts: {', '.join(r.hosts)}"] if r.hosts != [PRIMARY.name] else []
+    if PRIMARY.name in r.hosts:
         lines.append(_claude_installed(r))
     for o in r.others:
         if r.dry_run:
@@ -72,7 +73,7 @@ def install(target: str | None, dry_run: bool, hosts: tuple[str, ...], as_json: 
 
 def _uninstalled_text(r: uninstall_verb.Uninstalled) -> str:
     lines = []
-    if "claude" in r.hosts:
+    if PRIMARY.name in r.hosts:
         lines = [f"withdrew attend from {r.target}" if r.changes else f"nothing of attend's in {r.target}"]
         lines += _changes_text(r.changes, "stripped")
         lines += [f"   backup {b}" for b in r.backups]

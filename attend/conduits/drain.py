@@ -336,10 +336,9 @@ def hook(ctx: Context, payload: dict[str, Any], out: IO[str], err: IO[str], data
 def turn_end(who: Identity, reason: str) -> dict[str, str]:
     """The line that hands the model ``reason`` in the caller's client: Claude Code's and Codex's Stop
     hook block, Gemini CLI's AfterAgent deny (attend/hosts)."""
-    from attend.hosts import by_name
+    from attend import hosts
 
-    host = by_name(who.host or "claude")
-    return host.turn_end(reason) if host is not None else {"decision": "block", "reason": reason}
+    return hosts.of(who.host).turn_end(reason)
 
 
 def govern(spool: Spool, origin: str, batch: Batch) -> Arranged:

@@ -42,11 +42,11 @@ import time
 from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any
 
-from attend import identity, safejson
+from attend import hosts, identity, safejson
 from attend import layout as L
 from attend.conduits.watch import ARRIVALS, IN_CLOSE_WRITE, IN_CREATE, IN_DELETE, IN_MOVED_TO, Watcher
 from attend.errors import IdentityError, SpoolError
-from attend.hosts.claude import unattended
+from attend.hosts import CODEX, GEMINI
 from attend.procfs import stat_fields
 from attend.spool import Spool
 
@@ -377,7 +377,7 @@ def hook_main(data: bytes, env: Mapping[str, str], err: IO[str]) -> int:
         if str(cfg.get("conduits.wake")) == "off":
             return QUIET_EXIT
         stay = None
-        if unattended(env, claude_pid):  # claude -p, the SDK: it must end after its last turn
+        if hosts.of(who.host).unattended(env, claude_pid):  # claude -p, the SDK: it must end after its last turn
             stay = float(cfg.get("conduits.headless_wait"))
             if stay <= 0:
                 return QUIET_EXIT
@@ -459,7 +459,7 @@ def codex_main(sid: str, env: Mapping[str, str], out: IO[str]) -> int:
         spool = Spool(L.default_root(env))
         host = codex.HOST.host_process(os.getpid())
         who = identity.resolve(payload_sid=sid, env=env)
-        if host is None or who.host != "codex" or who.id != sid or not L.is_session_id(sid):
+        if host is None or who.host != CODEX.name or who.id != sid or not L.is_session_id(sid):
             spool.log(f"attend wait --codex {sid[:80]}: not this process's Codex thread; not waiting")
             return QUIET_EXIT
         exe = os.readlink(f"/proc/{host[0]}/exe")
@@ -582,7 +582,7 @@ def once_refusal(spool: Spool, who: identity.Identity, env: Mapping[str, str]) -
     """Why ``attend wait --once`` does not wait for ``who`` (a session), or None."""
     from attend.hosts import gemini
 
-    if who.host != "gemini":
+    if who.host != GEMINI.name:
         return f"it wakes an idle Gemini CLI session, and this is a {who.host} session"
     if who.resolved_by != "ancestry" or who.claude_pid is None:
         return "the session's gemini process is not among this process's ancestors"

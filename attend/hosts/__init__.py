@@ -12,6 +12,8 @@ from attend.hosts.claude import HOST as CLAUDE
 from attend.hosts.codex import HOST as CODEX
 from attend.hosts.gemini import HOST as GEMINI
 
+__all__ = ["CLAUDE", "CODEX", "DEFAULT", "GEMINI", "HOSTS", "NAMES", "Host", "by_name", "of"]
+
 HOSTS: tuple[Host, ...] = (CLAUDE, CODEX, GEMINI)
 NAMES: tuple[str, ...] = tuple(host.name for host in HOSTS)
 

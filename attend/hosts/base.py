@@ -83,6 +83,11 @@ class Host:
         found = self.find(pid, env, parent, claims)
         return [] if found is None else [found]
 
+    def unattended(self, env: Mapping[str, str], pid: int | None) -> bool:
+        """Whether the client runs this session with no person at it (a headless run that must end
+        after its last turn, so no conduit may hold it open). Default: never said."""
+        return False
+
     def holds(self, session_id: str, env: Mapping[str, str]) -> list[int]:
         """The live processes whose evidence names ``session_id`` (any of the user's folders): a
         session nested under another stands only when no other process holds its id."""

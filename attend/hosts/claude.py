@@ -263,6 +263,9 @@ class Claude(Host):
         first = environ_via(parent, 1) or {}  # the pid namespace's first process: in the sandbox, started for a session
         return [found_of(self.name, c) for c in reversed(standing(found, first.get(self.session_env[0])))]
 
+    def unattended(self, env: Mapping[str, str], pid: int | None) -> bool:
+        return unattended(env, pid)
+
     def holds(self, session_id: str, env: Mapping[str, str]) -> list[int]:
         return holders(session_id, (sessions_home(env), os.path.join(user_claude_dir(), "sessions")))
 

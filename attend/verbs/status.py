@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from attend import hosts
 from attend.conduits import inbox_socket, waiter
 from attend.domain import attention, mcp_markers, sessions
 from attend.domain.context import Context
 from attend.errors import AttendError
-from attend.hosts.claude import unattended
 from attend.identity import Identity
 from attend.verbs import mute, permissions
 
@@ -126,7 +126,7 @@ def _serves(ctx: Context, who: Identity, sensor: bool, waiting: bool, wired: boo
             or "no attend mcp of this session serves it"
         )
         out.append(Serving("socket", False, why))
-    if who.host in (None, "claude") and unattended(ctx.env, who.claude_pid):
+    if hosts.of(who.host).unattended(ctx.env, who.claude_pid):
         stay = int(waiter.load_config(ctx.env).get("conduits.headless_wait"))  # config read only here
         if stay <= 0:
             why = (
