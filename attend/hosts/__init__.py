@@ -1,7 +1,7 @@
 """The hosts: the agent clients attend serves, each an adapter behind one interface (``base.Host``).
 
-``HOSTS`` lists them in order; the identity rule asks each for the caller's session, and the nearest
-one in the ancestry wins (docs/architecture/hosts.md). The rest of attend names a host only through
+``HOSTS`` lists them in order; the identity rule asks each for the sessions in the caller's ancestry
+and weighs them together, outermost first (docs/architecture/hosts.md). The rest of attend names a host only through
 this registry: a new host is one more module here, listed in ``HOSTS`` (and its setup adapter,
 attend/setup/hosts.py)."""
 
