@@ -286,7 +286,7 @@ async def test_a_server_outside_any_session_refuses_send_and_reply(world: World)
             await client.call_tool("reply", {"message": "hi", "re": "0000000001.M000001P1Q0R00000000.h"})
         )
         status = structured(await client.call_tool("status", {}))
-    assert "outside any Claude Code session" in send_error
+    assert "outside any agent session" in send_error
     assert reply_error == send_error
     assert status["kind"] == "human"  # positive control: the queries still answer
     assert world.spool.rooms() == []
@@ -297,7 +297,7 @@ async def test_a_server_outside_any_session_joins_and_leaves_nothing(world: Worl
     async with Client(server_as(world, None), mode="legacy") as client:
         join_error = error_text(await client.call_tool("join", {"name": "ops"}))
         leave_error = error_text(await client.call_tool("leave", {"name": "ops"}))
-    assert "outside any Claude Code session" in join_error and leave_error == join_error
+    assert "outside any agent session" in join_error and leave_error == join_error
     assert not (world.spool_root / "channels" / "ops").exists()
     human = world.attend("join", "ops")  # positive control: the CLI's human path still joins
     assert human.returncode == 0, human.stderr

@@ -60,7 +60,7 @@ async def test_over_stdio_a_server_outside_any_session_refuses_to_send(world: Wo
         await session.initialize()
         refused = error_text(await session.call_tool("send", {"message": "from nowhere"}))
         status = structured(await session.call_tool("status", {}))
-    assert "outside any Claude Code session" in refused
+    assert "outside any agent session" in refused
     assert status["kind"] == "human"
     assert world.spool.rooms() == []
 

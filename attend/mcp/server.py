@@ -87,7 +87,7 @@ MUTED = mcp_schema.result_model(mute_verb.Muted)
 UNMUTED = mcp_schema.result_model(unmute_verb.Unmuted)
 
 OUTSIDE_SESSION = (
-    "this MCP server runs outside any Claude Code session, so it has no session identity and changes "
+    "this MCP server runs outside any agent session, so it has no session identity and changes "
     "nothing on the bus; let Claude Code launch `attend mcp`, or act as a human with the attend CLI from a terminal"
 )
 
