@@ -335,9 +335,20 @@ class GeminiTUI:
         return self._tmux("capture-pane", "-p", "-t", "t", check=False).stdout
 
     def type(self, text: str) -> None:
+        """Type ``text`` and submit it. A loaded machine can leave the Enter unread while the input is
+        still taking the paste: the text then sits in the input box with the placeholder gone. Enter
+        is pressed again until the prompt shows its placeholder (the input submitted and cleared) or
+        the model was asked; an Enter on an empty input submits nothing."""
+        before = self.api.consumed
         self._tmux("send-keys", "-t", "t", "-l", text)
         time.sleep(0.3)  # a paste and a keypress apart: Enter glued to the text is a newline
-        self._tmux("send-keys", "-t", "t", "Enter")
+        for _ in range(4):
+            self._tmux("send-keys", "-t", "t", "Enter")
+            try:
+                wait_for(lambda: GEMINI_READY in self.screen() or self.api.consumed > before, 10, "the input sent")
+                return
+            except TimeoutError:
+                continue
 
     def close(self) -> None:
         if not self.started:
