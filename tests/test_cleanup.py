@@ -248,6 +248,35 @@ def test_an_empty_channel_keeps_its_history_until_retention_takes_the_last_of_it
     assert channels.exists(spool, "recent") and spool.room_names("@recent") == [young]
 
 
+def listed_channels(world: World) -> list[str]:
+    out = world.attend("channels", "--json")
+    assert out.returncode == 0, out.stderr
+    return [c["name"] for c in json.loads(out.stdout)["channels"]]
+
+
+def test_a_channel_joined_and_left_without_a_message_goes_at_the_next_cleanup(world: World) -> None:
+    s = world.session("proj")
+    assert s.attend("join", "y").rc == 0 and s.attend("leave", "y").rc == 0
+    assert listed_channels(world) == ["y"]  # leaving deleted nothing
+    dry = world.attend("cleanup", "--dry-run", "--json")
+    assert dry.returncode == 0 and json.loads(dry.stdout)["channels"] == ["y"], dry.stdout
+    assert listed_channels(world) == ["y"]  # a dry run removes nothing
+    out = world.attend("cleanup")
+    assert out.returncode == 0, out.stderr
+    assert "removed emptied channel(s): #y" in out.stdout, out.stdout
+    assert listed_channels(world) == []
+    assert not world.spool.exists("channels", "y")
+
+
+def test_cleanup_keeps_an_empty_pinned_channel_and_one_with_a_member(world: World) -> None:
+    a, b = world.session("proj"), world.session("other")
+    assert a.attend("join", "kept", "--pin").rc == 0 and a.attend("leave", "kept").rc == 0
+    assert b.attend("join", "busy").rc == 0
+    out = world.attend("cleanup", "--json")
+    assert out.returncode == 0 and json.loads(out.stdout)["channels"] == [], out.stdout
+    assert listed_channels(world) == ["busy", "kept"]
+
+
 def test_retention_keeps_an_empty_pinned_channel(world: World) -> None:
     spool = world.spool
     channels.create(spool, "kept", pinned=True)

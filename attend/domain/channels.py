@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable
 
 from attend import safejson
 from attend.domain import rooms
@@ -224,29 +223,3 @@ def dissolve(spool: Spool, name: str) -> list[str]:
 def _remove(spool: Spool, name: str) -> None:
     spool.remove_tree("channels", name)
     spool.remove_tree("rooms", rooms.channel_room(name))
-
-
-class Pruned(Record):  # its lists fill in place
-    members: list[tuple[str, str]]  # (channel, member)
-    removed: list[str]  # channels removed because pruning left them empty and unpinned
-    warnings: list[str]
-
-
-def prune(spool: Spool, is_live: Callable[[str], bool]) -> Pruned:
-    """Drop agent members whose session is gone; remove each channel this leaves empty and unpinned.
-
-    Human members are never pruned: a human has no session record to judge, and leaves by hand.
-    """
-    out = Pruned([], [], [])
-    for name in names(spool):
-        found, warnings = read_members(spool, name)
-        out.warnings.extend(warnings)
-        dropped = False
-        for member in found:
-            gone = member_kind(spool, name, member) == "agent" and not is_live(member)
-            if gone and remove_member(spool, name, member):
-                out.members.append((name, member))
-                dropped = True
-        if dropped and remove_if_empty(spool, name):
-            out.removed.append(name)
-    return out

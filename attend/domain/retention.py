@@ -8,7 +8,9 @@ What goes (docs/architecture/spool.md, "Bounded growth"; the policy: docs/archit
 - room records older than the age limit, or beyond the newest N of their room;
 - a live session's seen entries (cur/) by the same age and its own count limit, and a human's
   (``humans/<user>/cur/``) by the same rule;
-- the room of a channel that no longer exists, and old quarantined files.
+- an unpinned channel with no members once none of its history is younger than the age limit
+  (a channel that never held a message included), the room of a channel that no longer exists,
+  and old quarantined files.
 
 Never removed: new/ or claimed/ of a live session or of a human (an unseen delivery). A room record's removal
 leaves a delivery intact: the session's link keeps the file. Freed bytes count only files whose last
@@ -29,7 +31,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from attend import safejson
-from attend.domain import channels, config, sessions
+from attend.domain import channels, config, rooms, sessions
 from attend.domain.config import Config
 from attend.domain.liveness import Liveness
 from attend.layout import (
@@ -163,11 +165,14 @@ class Cleaner:
 
     def units(self) -> list[str]:
         """Every unit of work, in the order a full run takes them: sessions before rooms, so a
-        reaped session's links are gone before the room records they shared are weighed."""
+        reaped session's links are gone before the room records they shared are weighed, and
+        rooms before channels, so a channel is judged on the history its room has left. Channels
+        are walked on their own: one that never held a message has no room to walk."""
         out = ["tmp", "quarantine"]
         out += [f"session:{s}" for s in self.spool.names("sessions")]
         out += [f"human:{u}" for u in self.spool.names(HUMANS) if is_user_name(u)]
         out += [f"room:{r}" for r in self.spool.rooms()]
+        out += [f"channel:{c}" for c in channels.names(self.spool)]
         return out
 
     def run_unit(self, unit: str) -> None:
@@ -185,6 +190,8 @@ class Cleaner:
                 self.trim((HUMANS, key, CUR), self.policy.max_seen_per_session, "seen-age", "seen-count")
             elif kind == "room":
                 self.room(key)
+            elif kind == "channel":
+                self.idle_channel(key)
         except RefusedEntry as e:  # something planted in the spool: never followed, reported once a pass
             self.refuse(e)
 
@@ -268,13 +275,14 @@ class Cleaner:
             self.orphan_room(room)
             return
         self.trim(("rooms", room, "new"), self.policy.max_per_room, "room-age", "room-count")
-        if room.startswith("@"):
-            self.idle_channel(room[1:])
 
     def idle_channel(self, name: str) -> None:
         """A channel left empty keeps its history (leave deletes none); once retention has taken the
-        last of it, the empty unpinned channel goes too."""
-        if any(n >= self.age_cut for n in self.spool.room_entries(f"@{name}")):
+        last of it, or when it never had any, the empty unpinned channel goes too."""
+        self.report.examined += 1
+        if not channels.exists(self.spool, name):
+            return  # gone since the units were listed (dissolved, or emptied by a reaping)
+        if any(n >= self.age_cut for n in self.spool.room_entries(rooms.channel_room(name))):
             return  # history younger than the age limit stays (a dry run has removed nothing yet)
         info = channels.info(self.spool, name)
         if info.pinned or info.members:

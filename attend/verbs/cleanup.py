@@ -13,8 +13,9 @@ from attend.verbs import FRONTEND
 
 DESCRIPTION = (
     "Remove what the retention policy says is old: stale tmp files (36 h), the spool of sessions that "
-    "ended (after a grace period), room records and seen entries past the age and count limits. "
-    "Never an unseen delivery of a live session. --dry-run lists what would go, with sizes."
+    "ended (after a grace period), room records and seen entries past the age and count limits, and "
+    "unpinned channels left with no members and no history. Never an unseen delivery of a live session. "
+    "--dry-run lists what would go, with sizes."
 )
 PARAMS = {"dry_run": "List what would be removed, with sizes, and remove nothing."}
 EXAMPLES = (  # the end of `attend cleanup --help` (CLI only)
