@@ -97,6 +97,48 @@ def test_lint_answers_an_unknown_key_with_the_closest_known_one(world: World) ->
     ]
 
 
+def test_lint_answers_a_misspelt_section_with_the_closest_known_one(world: World) -> None:
+    # An empty misspelt section holds no key to report, so it passed as ok.
+    path = user_config(world, "sensr: 1\ngovernor: {mesage: {}}\nsensrs: {}\nretenton:\n  max_age_days: 3\n")
+    out = world.cli("config", "lint")
+    assert out.returncode == 3
+    assert out.stdout.splitlines() == [
+        f"{path}:1: sensr: unknown key; did you mean sensor?",
+        f"{path}:2: governor.mesage: unknown key; did you mean governor.message?",
+        f"{path}:3: sensrs: unknown key; did you mean sensors?",
+        f"{path}:5: retenton.max_age_days: unknown key; did you mean retention.max_age_days?",
+    ]
+
+
+def test_lint_says_a_value_given_for_a_section_belongs_in_its_keys(world: World) -> None:
+    path = user_config(world, "governor:\n  message: 3\nretention:\n  # every key left at its default\n")
+    out = world.cli("config", "lint")
+    assert out.returncode == 3  # an empty section (config init's, its keys commented out) is no problem
+    assert out.stdout.splitlines() == [
+        f"{path}:2: governor.message: is a section: set its keys, e.g. governor.message.cooldown"
+    ]
+
+
+def test_lint_answers_a_sensor_entrys_misspelt_key_or_name_with_the_closest(world: World) -> None:
+    path = user_config(world, "sensors:\n  context: {intervl: 120}\n  keepwarn: {enabled: false}\n")
+    out = world.cli("config", "lint")
+    assert out.returncode == 3
+    assert out.stdout.splitlines() == [
+        f"{path}:2: sensors.context.intervl: unknown key; did you mean interval?",
+        f"{path}:3: sensors.keepwarn: not a built-in sensor (peers, context, keepwarm, disclosure); "
+        "did you mean keepwarm?",
+    ]
+
+
+def test_lint_checks_the_relay_sections_keys_as_attend_relay_reads_them(world: World) -> None:
+    path = user_config(world, "relay:\n  servers: [nats://bus:4222]\n  heartbaet: 10\n")
+    out = world.cli("config", "lint")
+    assert out.returncode == 3
+    assert out.stdout.splitlines()[0].startswith(f"{path}:1: relay.heartbaet: unknown key")
+    user_config(world, "relay:\n  servers: [nats://bus:4222]\n  heartbeat: 10\n")
+    assert world.cli("config", "lint").returncode == 0
+
+
 def test_config_names_where_each_value_is_set_defaults_too(world: World) -> None:
     path = user_config(world, "retention:\n  max_age_days: 3\n")
     rows = {ln.split()[0]: ln.split()[2:] for ln in world.cli("config").stdout.splitlines()[1:]}

@@ -132,16 +132,32 @@ class Problem:
         return f"{self.file}:{self.line}: " + (f"{self.key}: " if self.key else "") + self.message
 
 
+SECTIONS = frozenset(k.rsplit(".", i)[0] for k in KEYS for i in range(1, k.count(".") + 1))  # governor.message, …
+
+
 def _closest(key: str) -> str:
-    """The known key an unknown one most likely meant (a typo, or the right name under another
-    section), or where the known keys are listed: never all of them in one line."""
+    """The known key or section an unknown one most likely meant (a typo, or the right name under
+    another section), or where the known keys are listed: never all of them in one line."""
     import difflib
 
-    near = difflib.get_close_matches(key, list(KEYS), n=1, cutoff=0.6)
+    known = [*KEYS, *SECTIONS, SENSORS, RELAY]
+    near = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
     if not near:  # the right leaf under the wrong section (`sensor.cooldown`), or a section alone
         leaf = key.split(".")[-1]
         near = [k for k in KEYS if k.split(".")[-1] == leaf or k.startswith(key + ".")][:1]
     return f"; did you mean {near[0]}?" if near else "; attend config lists the known keys"
+
+
+def _guess(word: str, known: tuple[str, ...], listed: bool = True) -> str:
+    """The closest of a short list of names, else (when ``listed``) the list itself."""
+    import difflib
+
+    near = difflib.get_close_matches(word, known, n=1, cutoff=0.6)
+    return f"; did you mean {near[0]}?" if near else f"; known: {', '.join(known)}" if listed else ""
+
+
+def _example(section: str) -> str:
+    return next(k for k in KEYS if k.startswith(section + "."))
 
 
 BUILT_IN_SENSORS = ("peers", "context", "keepwarm", "disclosure")  # the names a `name:` entry (no sign) may configure
@@ -273,6 +289,10 @@ def _apply_yaml(cfg: Config, text: str, where: str, is_project: bool) -> None:
         root.value = kept
     for key, node, line in _leaves(root, "", cfg, where):
         spec = KEYS.get(key)
+        if spec is None and key in SECTIONS:  # `governor: 5`: a value where its keys belong
+            if not (isinstance(node, yaml.ScalarNode) and node.tag.endswith(":null")):  # `retention:` alone is empty
+                cfg.problems.append(Problem(where, line, key, f"is a section: set its keys, e.g. {_example(key)}"))
+            continue
         if spec is None:
             hint = _closest(key)
             cfg.problems.append(Problem(where, line, key, f"unknown key{hint}"))
@@ -303,6 +323,8 @@ def _leaves(node: Any, prefix: str, cfg: Config, where: str) -> list[tuple[str, 
     for key_node, value_node in node.value:
         key = f"{prefix}.{key_node.value}" if prefix else str(key_node.value)
         if isinstance(value_node, yaml.MappingNode) and key not in KEYS:
+            if not value_node.value and key not in SECTIONS:  # `governor: {mesage: {}}`: a misspelt section
+                out.append((key, value_node, key_node.start_mark.line + 1))
             out.extend(_leaves(value_node, key, cfg, where))
         else:
             out.append((key, value_node, key_node.start_mark.line + 1))
@@ -393,7 +415,8 @@ def _sensors(cfg: Config, node: Any, where: str, is_project: bool) -> None:
             cfg.sensors[name] = _replace(prev, enabled=False, source=where, line=at) if prev else off
             continue
         if sign == "" and name not in BUILT_IN_SENSORS:
-            hint = f"; a script sensor is `+{name}:`" if name not in cfg.sensors else ""
+            near = _guess(name, BUILT_IN_SENSORS, listed=False)
+            hint = near or (f"; a script sensor is `+{name}:`" if name not in cfg.sensors else "")
             cfg.problems.append(Problem(where, at, key, f"not a built-in sensor ({', '.join(BUILT_IN_SENSORS)}){hint}"))
             continue
         if sign == "+" and name in BUILT_IN_SENSORS:
@@ -424,7 +447,7 @@ def _sensor_entry(
     for k, v in node.value:
         line = k.start_mark.line + 1
         if k.value not in allowed:
-            return Problem(where, line, f"{key}.{k.value}", f"unknown key; known: {', '.join(allowed)}")
+            return Problem(where, line, f"{key}.{k.value}", f"unknown key{_guess(str(k.value), allowed)}")
         fields[k.value] = (v, line)
     setting = SensorSetting(name, where, at, is_project, base=base)
     floor = MIN_SCRIPT_INTERVAL if script else MIN_INTERVAL.get(name, MIN_BUILT_IN_INTERVAL)

@@ -1,4 +1,5 @@
-"""config: show the effective settings and where each came from, print the files' paths, or lint them."""
+"""config: show the effective settings and where each came from, print the files' paths, or lint them
+(the relay section too)."""
 
 from __future__ import annotations
 
@@ -56,6 +57,8 @@ def run(ctx: Context, req: ConfigRequest) -> ConfigResult:
     cfg = config.load(ctx.env, project)
     settings = [Setting(k, cfg.values[k], spec.default, cfg.sources[k], spec.help) for k, spec in config.KEYS.items()]
     problems = cfg.warnings()
+    if req.action == "lint" and cfg.relay is not None:
+        problems += _relay_problems(cfg.relay)
     return ConfigResult(
         req.action,
         config.user_file(ctx.env),  # as cfg.files names it
@@ -74,3 +77,12 @@ def _init(ctx: Context) -> None:
         config.write_atomically(path, config.default_text(), overwrite=False)
     except FileExistsError:
         raise AttendError(f"{path} already exists; config init never overwrites it (attend config shows it)") from None
+
+
+def _relay_problems(section: tuple[object, str, int]) -> list[str]:
+    """The ``relay:`` section's problems as ``attend relay`` reads it: domain config leaves that section's
+    keys to the relay's own settings module, which imports nothing of nats."""
+    from attend.relay import settings
+
+    data, where, line = section
+    return settings.parse(data, f"{where}:{line}").problems
