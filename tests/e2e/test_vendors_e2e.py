@@ -3,13 +3,12 @@ session in one channel, each answering the one before with `attend reply`, every
 one (pinned) against its scripted model, all wired by one `attend install` with no flag.
 
 Every message reaches each model once; the thread is one chain (each reply's parent the message
-before it) and it is the same tree in `attend inbox` and in the mail headers a mail reader threads
-on (In-Reply-To, read with the standard library's mail parser)."""
+before it) and it is the same tree in `attend inbox` and in mutt, which opens the channel's folder
+read-only and threads it by its own reading of the headers."""
 
 from __future__ import annotations
 
-import email
-import email.policy
+import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +22,8 @@ from tests.e2e.fake_gemini import FakeGemini
 from tests.e2e.fake_gemini import shell as gemini_shell
 from tests.e2e.harness import ATTEND_BIN, claude_bin
 from tests.e2e.hosts import E2E_BIN, HostWorld, codex_bin, gemini_bin
-from tests.support import maildir
+from tests.mailreader import MuttScreen, index_lines, row
+from tests.support import maildir, require_tools
 
 Q0, A1, A2, A3, H4 = (
     "Q0 from the human: which port does the api use?",
@@ -37,6 +37,7 @@ Q0, A1, A2, A3, H4 = (
 @pytest.fixture
 def hw(tmp_path: Path) -> Iterator[HostWorld]:
     claude_bin(), codex_bin(), gemini_bin()
+    require_tools("mutt", "tmux")
     w = HostWorld(tmp_path)
     yield w
     w.close()
@@ -100,15 +101,20 @@ def test_human_claude_codex_and_gemini_answer_each_other_in_one_thread(hw: HostW
     assert [s.re for s in chain] == [None, *(s.id for s in chain[:-1])], [(s.body, s.re) for s in chain]
     assert len(hw.signals()) == 5, [s.body for s in hw.signals()]
 
-    # The same tree in `attend inbox` and in the mail headers a reader threads on.
-    listed = {}
+    # The same tree in `attend inbox` (each message listed once) and in mutt.
+    listed: list[tuple[str, str | None]] = []
     for mine in ((), ("--sent",)):  # the human's inbox lists the others' messages, --sent its own
         inbox = json.loads(hw.attend("inbox", "--json", "--all", *mine).stdout)
-        listed.update({m["id"]: m["re"] for m in inbox["messages"] + inbox.get("unread", []) if m["body"] in by_body})
-    headers = {}
-    for path in sorted((hw.spool_root / "rooms").glob("*/new/*")):
-        msg = email.message_from_bytes(path.read_bytes(), policy=email.policy.default)
-        msg_id, parent = str(msg["Message-ID"]).strip("<>"), msg["In-Reply-To"]
-        headers[msg_id.split("@")[0]] = str(parent).strip("<>").split("@")[0] if parent else None
-    assert listed == {s.id: s.re for s in chain}, listed
-    assert {k: v for k, v in headers.items() if k in listed} == listed, headers
+        listed += [(m["id"], m["re"]) for m in inbox["messages"] + inbox.get("unread", []) if m["body"] in by_body]
+    assert sorted(listed) == sorted((s.id, s.re) for s in chain), listed
+
+    (room,) = [r for r in hw.spool.rooms() if "talk" in r]  # the channel's folder (not the human's h-<user>)
+    mutt = MuttScreen(hw.home / "mutt")
+    try:
+        lines = index_lines(mutt.open(hw.spool_root / "rooms" / room, messages=len(chain)))
+    finally:
+        mutt.close()
+    assert len(lines) == len(chain), lines
+    depths = [row(lines, body[:12])[1] for body in (Q0, A1, A2, A3, H4)]
+    # mutt draws each reply one step deeper than its parent (-1: the thread's first message).
+    assert depths[0] == -1 and all(a < b for a, b in itertools.pairwise(depths)), lines
