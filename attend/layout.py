@@ -55,6 +55,7 @@ DRAIN_ROUNDS = "drain-rounds"  # consecutive blocking drains (the loop guard)
 DRAINED = "drained"  # "<event tag> block|none": the drain's verdict at the last turn end (for the waiter)
 WAITER = "waiter"  # "<pid> <procStart>" of the session's newest waiter (`attend wait --hook`)
 SOCKET = "socket"  # "<pid> <procStart>" of the `attend mcp` posting to the session's inbox socket
+POSTED = "posted"  # the socket conduit's post awaiting the transcript's word: where to look, and its newest id
 WAKE_ROUNDS = "wake-rounds"  # consecutive quick wakes by the waiter (its loop guard)
 BANNER = "banner"  # the fingerprint of the last banner the loop printed
 PRESENCE_CURSOR = "presence-cursor"  # the newest peer event the loop has printed

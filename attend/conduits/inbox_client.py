@@ -78,11 +78,18 @@ def confirmed_in(path: str | None, offset: int, ids: list[str]) -> bool:
     if not path or not ids:
         return False
     try:
-        with open(path, "rb") as f:
-            f.seek(offset)
-            data = f.read(16 << 20)
+        # Non-blocking and regular files only: a FIFO planted at the path must not hang the reader.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        data = os.pread(fd, 16 << 20, max(0, offset))
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
     needles = [i.encode() for i in ids]
     for line in data.splitlines():
         if not any(n in line for n in needles):
@@ -105,3 +112,25 @@ def size(path: str | None) -> int:
 
 def is_dir(path: str | None) -> bool:
     return bool(path) and os.path.isdir(str(path))
+
+
+def posted_record(transcript: str | None, offset: int, ids: list[str], newest: str) -> bytes:
+    """``sessions/<sid>/posted`` while a post awaits the transcript's word: a bare ``reply`` made in the
+    turn the post began threads under ``newest`` although the conduit has not yet seen the word."""
+    return json.dumps({"transcript": transcript, "offset": offset, "ids": ids, "newest": newest}).encode()
+
+
+def shown_post(record: str | None) -> str | None:
+    """The newest id of a pending post the transcript already shows as put before the model, or None."""
+    try:
+        data = safejson.loads(record) if record else None
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    transcript, offset, ids, newest = (data.get(k) for k in ("transcript", "offset", "ids", "newest"))
+    if not (isinstance(transcript, str) and isinstance(offset, int) and isinstance(newest, str)):
+        return None
+    if not (isinstance(ids, list) and all(isinstance(i, str) for i in ids)):
+        return None
+    return newest if confirmed_in(transcript, offset, ids) else None

@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from attend.domain.config import Config
 
 STATE = L.SOCKET  # sessions/<sid>/socket: "<pid> <procStart>" of the serving `attend mcp`
+STATE_POSTED = L.POSTED  # sessions/<sid>/posted: a post awaiting the transcript's word
 QUIET = 0.05  # a burst is gathered until this long passes with no arrival...
 GATHER_MAX = 0.5  # ...but never longer than this
 POST_GAP = 2.0  # seconds between two posts: the client drops posts past ~30 in a short window
@@ -312,6 +313,7 @@ class Conduit(threading.Thread):
         from attend.conduits import drain
         from attend.domain import sessions
 
+        posted = False
         try:
             with drain.claimed(self.spool, self.sid) as batch:
                 if batch.busy:  # another conduit is mid-show: it shows these
@@ -323,9 +325,21 @@ class Conduit(threading.Thread):
                 arranged = drain.govern(self.spool, enrolled.origin if enrolled else "", batch)
                 if not arranged.count:
                     return True  # only muted mail, now marked seen: a muted source never wakes the session
-                self.deliver(compose(self.spool, batch, arranged, self.cfg), shown_ids(arranged))
+                ids = shown_ids(arranged)
+                # The model may answer a post before this thread reads the transcript's word: a bare
+                # reply then looks there itself (verbs/reply.py), through this record.
+                others = [s.id for s in batch.signals if s.from_id != self.sid and s.id not in batch.muted]
+                if others:
+                    record = client.posted_record(self.transcript, client.size(self.transcript), ids, max(others))
+                    self.spool.write_state(record, "sessions", self.sid, STATE_POSTED)
+                    posted = True
+                self.deliver(compose(self.spool, batch, arranged, self.cfg), ids)
         except Unshown as e:
             return self.give_up(e)
+        finally:
+            if posted:  # after the claim's end recorded last-inbound, or the batch was given up
+                with contextlib.suppress(OSError, AttendError):
+                    self.spool.remove("sessions", self.sid, STATE_POSTED)
         self.given_up = 0
         return True
 

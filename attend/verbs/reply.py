@@ -9,7 +9,7 @@ from attend.domain import addressing, envelope, rooms, sessions
 from attend.domain.context import Context
 from attend.domain.outbound import check_id, check_message, check_on_behalf_of, deliver
 from attend.errors import AttendError, NotFoundError
-from attend.layout import NAME_RE
+from attend.layout import NAME_RE, POSTED
 from attend.spool import RefusedEntry, Spool
 from attend.verbs.send import Sent, sent
 
@@ -87,6 +87,20 @@ def reply_rooms(spool: Spool, room: str, parent: envelope.Signal) -> list[str]:
     return [room, own_room(spool, parent)]
 
 
+def last_shown(spool: Spool, sid: str) -> str | None:
+    """The newest message from another session shown here: what a conduit recorded, or a socket post
+    the transcript already shows although its conduit has not yet read the word (the model can answer
+    a post within milliseconds of seeing it)."""
+    recorded = sessions.last_inbound(spool, sid)
+    record = spool.read_text("sessions", sid, POSTED)
+    if record is None:
+        return recorded
+    from attend.conduits import inbox_client  # only while a post is pending
+
+    pending = inbox_client.shown_post(record)
+    return max(filter(None, (recorded, pending)), default=None)
+
+
 def run(ctx: Context, req: ReplyRequest) -> Sent:
     warnings = check_message(req.message, 'attend reply --re <id> "…"')
     to = req.to
@@ -97,7 +111,7 @@ def run(ctx: Context, req: ReplyRequest) -> Sent:
     obo = check_on_behalf_of(req.on_behalf_of)
     sender = ctx.sender()
     if parent_id is None:
-        parent_id = sessions.last_inbound(ctx.spool, sender.id) if sender.is_agent else None
+        parent_id = last_shown(ctx.spool, sender.id) if sender.is_agent else None
         if parent_id is None:
             raise AttendError(
                 "nothing to reply to: no peer message has been shown to this session yet (the sensor loop "
