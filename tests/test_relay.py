@@ -1297,6 +1297,60 @@ def test_a_name_on_an_unknown_host_is_refused_and_relay_off_stops_the_queue(worl
     assert len(list(outbox.iterdir())) == 1  # no longer queued for other hosts
 
 
+def new_nkey() -> tuple[str, str]:
+    """A fresh user nkey: (seed, public key), as `nk -gen user` makes them."""
+    import importlib
+
+    nkeys: Any = importlib.import_module("nkeys")
+    seed = nkeys.encode_seed(os.urandom(32), nkeys.PREFIX_BYTE_USER)
+    return seed.decode(), nkeys.from_seed(bytearray(seed)).public_key.decode()
+
+
+def _secret(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.write_text(text)
+    path.chmod(0o600)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("key", "content", "says"),
+    [
+        ("nkey_seed", None, "an nkey login needs the nkeys package"),
+        ("nkey_seed", "SUnot-a-seed\n", "holds no valid nkey seed"),
+        ("creds", "-----BEGIN USER NKEY SEED-----\n{seed}\n------END USER NKEY SEED------\n", "holds no user JWT"),
+        ("tls_ca", "not a certificate\n", "holds no CA certificate"),
+    ],
+)
+def test_a_missing_nkeys_module_or_unusable_credentials_refuse_the_relay_at_start_in_one_line(
+    world: World, tmp_path: Path, key: str, content: str | None, says: str
+) -> None:
+    folder = Path(layout.config_root(world.env))
+    folder.mkdir(parents=True, exist_ok=True)
+    seed, _ = new_nkey()
+    env = {}
+    lines = "relay:\n  servers: [tls://127.0.0.1:1]\n"
+    if content is None:  # nats-py imports nkeys only when it connects: without it, it failed at every try
+        shim = tmp_path / "shim" / "nkeys"
+        shim.mkdir(parents=True)
+        (shim / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'nkeys'\", name='nkeys')\n")
+        env["PYTHONPATH"] = str(shim.parent)
+        lines += f"  nkey_seed: {_secret(folder, 'relay.nk', seed)}\n"
+    elif key == "tls_ca":
+        lines += f"  nkey_seed: {_secret(folder, 'relay.nk', seed)}\n  tls_ca: {_secret(folder, 'ca.pem', content)}\n"
+    else:
+        lines += f"  {key}: {_secret(folder, 'relay.' + key, content.format(seed=seed))}\n"
+    (folder / "config.yaml").write_text(lines)
+    r = world.attend("relay", env=env, timeout=20)  # it used to retry for ever, saying nothing
+    assert r.returncode == 2, r.stdout + r.stderr
+    out = r.stdout.splitlines()
+    assert len(out) == 1 and out[0].startswith(f"problem: {folder / 'config.yaml'}:1: relay.{key}: "), out
+    assert says in out[0], out
+    assert not (world.spool_root / "relay" / "enabled").exists(), "sends are not queued for a relay that cannot run"
+    r = world.attend("relay", "--check", env=env, timeout=20)
+    assert r.returncode == 1 and [line for line in r.stdout.splitlines() if line.startswith("problem:")] == out
+
+
 # ---------------------------------------------------------------------- the relay's own files, without a server
 
 

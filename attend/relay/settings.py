@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -104,6 +105,69 @@ def parse(data: object, where: str = "relay") -> RelaySettings:
     else:
         out.heartbeat = float(beat)
     return out
+
+
+def unusable(s: RelaySettings) -> list[str]:
+    """What makes these credentials unusable before any connection is tried, one line each: the
+    ``nkeys`` package an nkey or ``.creds`` login needs, a file that cannot be read, a seed, ``.creds``
+    file or CA that does not parse. The client would otherwise fail the same way at every reconnect
+    (or, for a ``.creds`` file with no JWT, read it for ever)."""
+    out: list[str] = []
+    nkeys: Any = None
+    if s.nkey_seed or s.creds:
+        try:
+            nkeys = importlib.import_module("nkeys")  # nats-py signs the server's nonce with it
+        except ImportError as e:
+            key = "nkey_seed" if s.nkey_seed else "creds"
+            return [f"{s.source}: relay.{key}: an nkey login needs the nkeys package ({e}); pip install nkeys"]
+    for key in ("nkey_seed", "creds", "password_file", "tls_ca"):
+        path = getattr(s, key)
+        if path is None:
+            continue
+        try:
+            with open(path, "rb") as f:
+                data = f.read(1 << 20)
+        except OSError as e:
+            out.append(f"{s.source}: relay.{key}: cannot read {path}: {e.strerror or e}")
+            continue
+        problem = _unparsable(key, data, path, nkeys)
+        if problem:
+            out.append(f"{s.source}: relay.{key}: {path} {problem}")
+    return out
+
+
+def _unparsable(key: str, data: bytes, path: str, nkeys: Any) -> str | None:
+    """Why a readable credentials file cannot serve, or None."""
+    if key == "tls_ca":
+        import ssl
+
+        try:
+            ssl.create_default_context(cafile=path)
+        except (ssl.SSLError, ValueError) as e:
+            return f"holds no CA certificate ({e.__class__.__name__})"
+        return None
+    if key == "password_file":
+        return "is empty" if not data.strip() else None
+    seed = data.strip()
+    if key == "creds":
+        lines = [line.strip() for line in data.splitlines()]
+        jwt = _after(lines, b"BEGIN NATS USER JWT")
+        seed = _after(lines, b"BEGIN USER NKEY SEED") or b""
+        if not jwt:
+            return "holds no user JWT (-----BEGIN NATS USER JWT-----); is it a .creds file?"
+    try:
+        nkeys.from_seed(bytearray(seed))
+    except Exception:
+        return "holds no valid nkey seed (a line SU...)"
+    return None
+
+
+def _after(lines: list[bytes], marker: bytes) -> bytes | None:
+    """The line after the one holding ``marker``, as a .creds file keeps its JWT and its seed."""
+    for i, line in enumerate(lines[:-1]):
+        if marker in line:
+            return lines[i + 1] or None
+    return None
 
 
 def connect_options(s: RelaySettings, on_error: Callable[[Exception], Any] | None = None) -> dict[str, Any]:

@@ -71,6 +71,8 @@ def run(ctx: Context, req: RelayRequest) -> RelayReport:
             "no relay configured: add relay: {servers: [tls://host:4222], ...} to config.yaml (attend config path)"
         )
     queued = len(spool.names(RELAY, OUTBOX, "new"))
+    if not s.problems:  # a missing module or unreadable credentials: refused now, not retried for ever
+        s.problems.extend(settings.unusable(s))
     if req.provision is not None:
         hosts = [h.strip() for h in req.provision.split(",") if h.strip()]
         bad = [h for h in hosts if not HOST_RE.fullmatch(h) or h == "all"]
