@@ -104,7 +104,17 @@ def test_inbox_filters_by_sender_room_body_and_age(world: World) -> None:
 CLICK_MAIN = "import sys; from attend.cli.app import main; sys.argv[0] = 'attend'; main()"
 
 
-@pytest.mark.parametrize("args", [["peers"], ["peers", "--json"], ["status"], ["status", "--json"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["peers"],
+        ["peers", "--json"],
+        ["peers", "--utc"],
+        ["peers", "--json", "--utc"],
+        ["status"],
+        ["status", "--json"],
+    ],
+)
 def test_peers_and_status_answer_alike_without_click_and_through_it(world: World, args: list[str]) -> None:
     a = world.session("alpha-proj", name="Hana")
     assert a.attend("join", "ops").rc == 0
@@ -146,6 +156,14 @@ def test_peers_shows_a_humans_time_in_the_readers_zone(world: World) -> None:
         shown = world.attend("peers", env={"TZ": tz}).stdout
         local = at.astimezone(ZoneInfo(tz))
         assert f"active {local:%Y-%m-%d %H:%M:%S} {name}" in shown, shown
+
+
+def test_peers_utc_shows_a_humans_time_in_utc_as_the_readme_says(world: World) -> None:
+    assert world.attend("send", "here I am").returncode == 0
+    at = dt.datetime.fromisoformat(json.loads(world.attend("peers", "--json").stdout)["humans"][0]["active_at"])
+    shown = world.attend("peers", "--utc", env={"TZ": "Asia/Kolkata"})
+    assert shown.returncode == 0, shown.stderr
+    assert f"active {at.astimezone(dt.UTC):%Y-%m-%d %H:%M:%S} UTC" in shown.stdout, shown.stdout
 
 
 def test_the_inbox_names_the_client_an_agent_sender_runs_in(world: World) -> None:

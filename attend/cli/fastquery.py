@@ -1,8 +1,9 @@
 """`attend peers` and `attend status` without click: the two read-only commands run most, whose
 process start would otherwise be mostly click's import (about three interpreter starts).
 
-Only the exact command lines ``peers`` and ``status``, each with or without ``--json``, come here (as
-``attend.cli.entry`` routes them); anything else goes to click, which also parses these for `--help`.
+Only the exact command lines ``peers`` (with ``--json``, ``--utc``, both or neither) and ``status`` (with
+or without ``--json``) come here (as ``attend.cli.entry`` routes them); anything else goes to click, which
+also parses these for `--help`.
 The tables are drawn here for both frontends.
 """
 
@@ -24,7 +25,10 @@ COMMANDS = ("peers", "status")
 
 def wants(args: list[str]) -> bool:
     """``args``: the command line after ``attend``."""
-    return args[:1] in (["peers"], ["status"]) and args[1:] in ([], ["--json"])
+    flags = args[1:]
+    if args[:1] == ["peers"]:  # the one of the two that shows a time (a human's last activity)
+        return len(set(flags)) == len(flags) and set(flags) <= {"--json", "--utc"}
+    return args[:1] == ["status"] and flags in ([], ["--json"])
 
 
 def run(args: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
@@ -32,31 +36,29 @@ def run(args: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> 
     from attend.domain.context import REPORTED, Context
     from attend.errors import AttendError
 
-    as_json = args[1:] == ["--json"]
+    as_json, utc = "--json" in args[1:], "--utc" in args[1:]
     try:
         if args[0] == "peers":
             from attend.verbs import peers
 
             result: Peers | Status = peers.run(Context.default(), peers.PeersRequest())
-            text = peers_text
         else:
             from attend.verbs import status
 
             result = status.run(Context.default(), status.StatusRequest())
-            text = status_text  # type: ignore[assignment]
     except AttendError as e:
         return render.refused(e, as_json, out, err)
     if as_json:
         out.write(render.document_line(result))
         return 0
-    out.write(text(result) + "\n")  # type: ignore[arg-type]
+    out.write((peers_text(result, utc) if args[0] == "peers" else status_text(result)) + "\n")  # type: ignore[arg-type]
     for warning in result.warnings:
         if warning not in REPORTED:  # an identity note, already said once when the caller was resolved
             err.write(f"attend: warning: {warning}\n")
     return 0
 
 
-def peers_text(result: Peers) -> str:
+def peers_text(result: Peers, utc: bool = False) -> str:
     if not result.peers and not result.humans:
         return "no live sessions"
     rows = [
@@ -79,7 +81,7 @@ def peers_text(result: Peers) -> str:
             h.user + (f"@{h.host}" if h.host else "") + " (human" + (", you)" if h.self else ")"),
             "-",
             "-",
-            f"active {when(h.active_at)}",  # the reader's local time, zone named, as inbox shows times
+            f"active {when(h.active_at, utc)}",  # the reader's local time, zone named, as inbox shows times
             "-",
             ", ".join(h.channels) or "-",
             "-",

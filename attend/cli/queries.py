@@ -13,9 +13,10 @@ from attend.verbs import status as status_verb
 
 
 @click.command(help=peers_verb.DESCRIPTION, epilog=epilog(peers_verb.EXAMPLES))
+@click.option("--utc", is_flag=True, help="Show times in UTC, not local time.")
 @json_option
-def peers(as_json: bool) -> None:
-    emit(peers_verb.run(context(), peers_verb.PeersRequest()), as_json, peers_text)
+def peers(utc: bool, as_json: bool) -> None:
+    emit(peers_verb.run(context(), peers_verb.PeersRequest()), as_json, lambda r: peers_text(r, utc))
 
 
 @click.command(help=status_verb.DESCRIPTION, epilog=epilog(status_verb.EXAMPLES))
