@@ -71,6 +71,37 @@ def test_every_architecture_doc_link_resolves() -> None:
                 assert (doc.parent / target).resolve().is_file(), f"{doc.relative_to(REPO)} links to missing {target}"
 
 
+def anchors(doc: Path) -> set[str]:
+    """The anchors GitHub gives a document's headings: lower case, punctuation but '-' and '_' dropped,
+    spaces to '-', and a repeated one numbered (-1, -2, …). Lines inside a fenced block are not headings."""
+    found: set[str] = set()
+    fenced = False
+    for line in doc.read_text(encoding="utf-8").splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        heading = None if fenced else re.match(r"#{1,6} +(.*?)(?: +#+)? *$", line)
+        if heading:
+            text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading.group(1))  # a link shows its text
+            slug = re.sub(r"[^\w\- ]", "", text.lower()).replace(" ", "-")
+            n = 0
+            while (f"{slug}-{n}" if n else slug) in found:
+                n += 1
+            found.add(f"{slug}-{n}" if n else slug)
+    return found
+
+
+def test_every_anchor_link_names_a_heading_there() -> None:
+    """`file.md#anchor` (or `#anchor` within a page) in the README and docs/: a heading reworded leaves
+    its old anchor behind, and GitHub then opens the page at its top, silently."""
+    broken = []
+    for doc in [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]:
+        for target, anchor in re.findall(r"\]\(((?:[^)#\s]*\.md)?)#([^)\s]+)\)", doc.read_text(encoding="utf-8")):
+            page = (doc.parent / target).resolve() if target else doc
+            if "://" not in target and page.is_file() and anchor not in anchors(page):
+                broken.append(f"{doc.relative_to(REPO)}: {target}#{anchor}")
+    assert not broken, "no such heading:\n" + "\n".join(broken)
+
+
 def test_the_top_level_help_printed_without_click_is_current() -> None:
     from attend.cli import toplevel
 
@@ -99,6 +130,43 @@ def test_attend_help_lists_the_commands_without_importing_click_or_a_verb() -> N
     from attend.cli import toplevel
 
     assert out.stdout == (toplevel.HELP + "\n") * 4
+
+
+def options_of() -> dict[str, set[str]]:
+    """Each command's option flags, a group's subcommands' too."""
+    ctx = click.Context(cli, info_name="attend")
+    out: dict[str, set[str]] = {}
+    for name in COMMANDS:
+        cmd = cli.get_command(ctx, name)
+        assert cmd is not None
+        commands = [cmd, *(cmd.commands.values() if isinstance(cmd, click.Group) else ())]
+        out[name] = {flag for c in commands for p in c.params for flag in p.opts if flag.startswith("--")}
+    return out
+
+
+def readme_says(pattern: str) -> set[str]:
+    """The command names (in backticks) of the README's sentence that ``pattern`` finds."""
+    said = re.search(pattern, " ".join((REPO / "README.md").read_text(encoding="utf-8").split()))
+    assert said, f"README.md no longer says {pattern!r}"
+    return set(re.findall(r"`([a-z]+)`", said.group(1)))
+
+
+def test_the_readme_names_the_commands_that_take_utc() -> None:
+    """`peers` showed times, but refused the --utc the README promised for times."""
+    takes = {name for name, flags in options_of().items() if "--utc" in flags}
+    assert readme_says(r"Times are local with the zone shown \(([^)]*) take `--utc` for UTC\)") == takes
+
+
+def test_the_readme_names_the_commands_that_take_no_json() -> None:
+    without = {name for name, flags in options_of().items() if "--json" not in flags}
+    assert readme_says(r"Every verb except (.*?) takes `--json`") == without
+
+
+def test_the_readmes_verb_table_names_every_command() -> None:
+    table = re.search(r"^\| verb \| does \|\n(.*?)\n\n", (REPO / "README.md").read_text(encoding="utf-8"), re.M | re.S)
+    assert table, "README.md has no verb table"
+    named = {name for row in table.group(1).splitlines() for name in re.findall(r"`([a-z]+)", row.split(" | ")[0])}
+    assert not set(COMMANDS) - named, f"add to README.md's verb table: {sorted(set(COMMANDS) - named)}"
 
 
 GLOSSARY = REPO / "docs" / "guide" / "glossary.md"
@@ -170,6 +238,46 @@ def test_the_overviews_module_table_gives_each_module_the_layer_the_contract_giv
     # A row for a part of a subpackage (each host's setup adapter) sits on its subpackage's layer.
     wrong = {m: (n, contract.get(top_level(m))) for m, n in table.items() if contract.get(top_level(m)) != n}
     assert not wrong, f"(overview, pyproject.toml) layers disagree: {wrong}"
+
+
+README = REPO / "README.md"
+
+
+def readme_layout() -> dict[str, str]:
+    """The README's Layout block: each `attend/...` entry with the lines under it, indented or continued."""
+    text = README.read_text(encoding="utf-8")
+    block = re.search(r"^## Layout\n.*?^```\n(.*?)^```", text, re.M | re.S)
+    assert block, "README.md has no Layout block"
+    entries: dict[str, str] = {}
+    current = ""
+    for line in block.group(1).splitlines():
+        if line.startswith("attend/"):
+            current = line.split()[0]
+            entries[current] = ""
+        elif not line.startswith(" "):
+            current = ""  # settings/, tests/ and the rest: not attend's
+        if current:
+            entries[current] += line + "\n"
+    return entries
+
+
+def test_the_readmes_layout_names_every_module_and_package_of_attend() -> None:
+    """The Layout block went stale as packages were added (hosts/, relay/): each top-level module and
+    package has an entry, and each package's modules are named in it, but those of the verbs and the
+    CLI, which it describes as one per verb or command."""
+    layout = readme_layout()
+    there = package_modules()
+    assert not there - set(layout), f"add to README.md's Layout: {sorted(there - set(layout))}"
+    assert not set(layout) - there, f"gone from attend/, still in README.md's Layout: {sorted(set(layout) - there)}"
+    unnamed = [
+        f"{package}{part.name}"
+        for package in sorted(there)
+        if package.endswith("/") and package not in ("attend/verbs/", "attend/cli/")
+        for part in sorted((REPO / package).iterdir())
+        if (part.suffix == ".py" and part.name != "__init__.py") or (part / "__init__.py").is_file()
+        if not re.search(rf"(?<![\w/]){re.escape(part.name)}(?:/|\b)", layout[package])
+    ]
+    assert not unnamed, f"name these in README.md's Layout, under their package: {unnamed}"
 
 
 # ---------------------------------------------------------------------- the user guide's files and where they live
