@@ -32,7 +32,18 @@ from attend.verbs import chat as chat_verb
 from attend.verbs import join as join_verb
 from attend.verbs import reply as reply_verb
 from attend.verbs import send as send_verb
-from tests.support import ATTEND, DEADLINE, Loop, World, has, human_mailbox, maildir, payload, require_tools, wait_until
+from tests.support import (
+    ATTEND,
+    DEADLINE,
+    Loop,
+    World,
+    has,
+    human_mailbox,
+    maildir,
+    payload,
+    require_tools,
+    wait_until,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -238,6 +249,35 @@ async def test_an_unknown_name_is_an_error_inline_and_nothing_is_sent(world: Wor
         assert status.has_class("error")
         assert all(not world.spool.room_names(r) for r in world.spool.rooms())
         assert app.query_one("#compose").text == "@Nobody hello"  # type: ignore[attr-defined]  # kept for fixing
+
+
+@pytest.mark.parametrize(
+    ("line", "fix"),
+    [
+        ("@ hello", "write @name or #channel, a space after each (@a @b hello)"),
+        ("#nowhere hello", "no such channel (channels with members to hear it: none); or send to #open"),
+        ("@nobody hello", "write to a human of your spool (attend peers lists them)"),
+    ],
+    ids=["not-an-address", "no-such-channel", "another-account"],
+)
+async def test_a_refusal_is_on_screen_whole_at_80x24_with_how_to_fix_it(world: World, line: str, fix: str) -> None:
+    hana = enrolled(world, "api", "Hana")
+    for body in [f"older {i}" for i in range(12)] + ["the newest message"]:  # more than the pane holds
+        send_verb.run(world.context(hana), send_verb.SendRequest(body))
+    app = app_for(world, live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press(*line, "enter")
+        await pilot.pause()
+        status = app.query_one("#status")
+        said = str(status.render())
+        assert status.has_class("error") and said.endswith(fix), said
+        box = status.content_region
+        shown = " ".join(row[box.x : box.right] for row in screen_lines(app)[box.y : box.bottom])
+        assert "".join(said.split()) in "".join(shown.split()), (said, shown)  # wrapped at spaces, never cut
+        assert "…" not in shown, shown
+        # The conversation gave the refusal its rows and still ends at the newest message.
+        assert any("the newest message" in row for row in screen_lines(app)[: box.y]), screen_lines(app)
+    assert {r: len(world.spool.room_names(r)) for r in world.spool.rooms()} == {"open": 13}  # nothing was sent
 
 
 async def test_a_multi_line_body_is_sent_whole(world: World) -> None:

@@ -191,10 +191,15 @@ class Conversation(OptionList):
     def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
         # Textual calls this just before the first frame is painted, and scroll_end waits for the frame
         # after it: scrolling here puts the newest message in the first frame, not the oldest.
+        at_end = self.size.height > 0 and self.scroll_offset.y >= self.max_scroll_y
         changed = super()._size_updated(size, virtual_size, container_size, layout)
         if changed and self.follow and size.height:
             self.follow = False
             self.scroll_to_highlight()
+        elif changed and at_end:
+            # A view at the newest message stays there when it shrinks (a wrapped refusal below it,
+            # a smaller terminal), rather than hiding the newest lines under the fold.
+            self.scroll_to(y=self.max_scroll_y, animate=False, immediate=True)
         if changed:
             self.post_message(self.Viewed())
         return changed
@@ -214,7 +219,8 @@ class ChatApp(App[None]):
     #room-title { text-wrap: nowrap; text-overflow: ellipsis; }
     #conversation { height: 1fr; }
     #conversation { border: none; padding: 0; }
-    #status { height: 1; padding: 0 1; color: $text-muted; text-wrap: nowrap; text-overflow: ellipsis; }
+    /* Wrapped, never cut: a refusal says how to fix the line, and its end is the part that does. */
+    #status { height: auto; max-height: 50%; padding: 0 1; color: $text-muted; }
     #status.error { color: $error; text-style: bold; }
     #compose { height: auto; min-height: 1; max-height: 6; border: none; padding: 0 1 0 0; background: $boost; }
     /* The pane with the keys has a bar down its left edge: a glyph, seen with NO_COLOR as well. */
