@@ -35,8 +35,10 @@ from attend.verbs import send as send_verb
 from tests.support import (
     ATTEND,
     DEADLINE,
+    T1,
     Loop,
     World,
+    as_codex,
     has,
     human_mailbox,
     maildir,
@@ -533,6 +535,23 @@ async def test_each_peer_names_the_client_it_runs_in_on_its_cut_second_line(worl
     finally:
         gem.kill()
         gem.wait(timeout=60)
+
+
+async def test_a_message_header_names_the_client_an_agent_sender_runs_in(world: World) -> None:
+    # A Codex thread joins #crew and writes there, through the real binary under a process named codex.
+    joined = as_codex(world, [T1], [ATTEND, "join", "crew"], {"CODEX_THREAD_ID": T1})
+    assert joined.returncode == 0, joined.stderr
+    enrolled(world, "web", "Tao")
+    join_verb.run(world.context(), join_verb.JoinRequest("crew"))  # the human hears #crew
+    sent = as_codex(world, [T1], [ATTEND, "send", "--channel", "crew", "from codex"], {"CODEX_THREAD_ID": T1})
+    assert sent.returncode == 0, sent.stderr
+    send_verb.run(world.context(), send_verb.SendRequest("from the human", channel="crew"))
+    app = app_for(world, room="#crew", live=False)
+    async with app.run_test(size=(80, 24)):
+        heads = {row.msg.body: head.plain for row, (head, _, _) in zip(app.rows, app.parts, strict=True)}
+        assert heads["from codex"].endswith(" codex agent"), heads
+        assert heads["from the human"].endswith(" fixture-human human"), heads  # a human has no client
+        assert any(line.rstrip().endswith(" codex agent") for line in screen_lines(app)), screen_lines(app)
 
 
 async def test_two_humans_each_see_their_conversation_in_a_room_of_its_own(world: World) -> None:

@@ -413,6 +413,8 @@ class ChatApp(App[None]):
         head.append(self.clock(name_time(m.id)), style="dim")
         head.append(" ")
         head.append(framing.label(m.sender), style="bold")
+        if m.client:  # the client an agent runs in (claude, codex, gemini), in the peers pane's colour
+            head.append(" " + framing.label(m.client), style="cyan")
         head.append(f" {m.from_kind}", style="dim")
         if row.replies:
             mark = "▸" if row.folded else "▾"
