@@ -64,13 +64,29 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(Order(), "attend-order")
 
 
+def drives_a_terminal(item: pytest.Item) -> bool:
+    """A mutt or tmux fixture, or a class declaring ``TERMINAL_TOOLS`` (the real clients' TUIs in tmux)
+    named in the test's own code."""
+    if {"mutt", "tmux"} & set(getattr(item, "fixturenames", ())):
+        return True
+    function, module = getattr(item, "function", None), getattr(item, "module", None)
+    if function is None or module is None:
+        return False
+    codes, names = [function.__code__], set()
+    while codes:  # the test's body, and the lambdas and comprehensions inside it
+        code = codes.pop()
+        names.update(code.co_names)
+        codes += [c for c in code.co_consts if hasattr(c, "co_names")]
+    return any(getattr(vars(module).get(name), "TERMINAL_TOOLS", ()) for name in names)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """A test that drives mutt or tmux is marked ``terminal`` (tests.support.require_tools fails it
     when they are missing), so ``-m "not terminal"`` leaves those tests out by choice, never by a skip.
     Every test under tests/e2e/ is ``e2e`` (the real clients), whether or not its module says so, so the
     developer loop (``-m "not e2e and not slow"``) never starts a real client."""
     for item in items:
-        if {"mutt", "tmux"} & set(getattr(item, "fixturenames", ())):
+        if drives_a_terminal(item):
             item.add_marker(TERMINAL_MARK)
         if E2E in Path(str(item.fspath)).resolve().parents:
             item.add_marker("e2e")

@@ -121,10 +121,29 @@ def test_needs_no_terminal():
 """
 
 
-def run_pytest(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+# A test that drives a real client's TUI in tmux (tests/e2e/tui.py), as the e2e tests do.
+TUI_TESTS = """
+from tests.e2e.tui import TUI
+
+
+class World:  # as much of an E2EWorld as the TUI needs before it looks for tmux
+    def project(self, name):
+        return name
+
+
+def test_wakes_the_idle_tui():
+    TUI(World(), None)
+
+
+def test_needs_no_terminal():
+    pass
+"""
+
+
+def run_pytest(tmp_path: Path, *args: str, tests: str = TERMINAL_TESTS) -> subprocess.CompletedProcess[str]:
     """pytest in a process of its own, with this suite's conftest and a PATH that holds neither mutt
     nor tmux (an empty folder): as on a machine without them."""
-    (tmp_path / "test_terminal.py").write_text(TERMINAL_TESTS)
+    (tmp_path / "test_terminal.py").write_text(tests)
     (tmp_path / "bin").mkdir(exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     # No third-party plugins (textual's snapshots, xdist, anyio): only this suite's conftest is asked.
@@ -145,3 +164,14 @@ def test_not_terminal_leaves_the_terminal_tests_out_on_purpose(tmp_path: Path) -
     out = run_pytest(tmp_path, "-m", "not terminal")  # conftest marks a test that uses the mutt fixture
     assert out.returncode == 0, out.stdout + out.stderr
     assert "1 passed, 1 deselected" in out.stdout and "skipped" not in out.stdout, out.stdout
+
+
+def test_without_tmux_the_tui_tests_fail_saying_what_to_install_and_not_terminal_leaves_them_out(
+    tmp_path: Path,
+) -> None:
+    """The real clients' TUI tests skipped without tmux outside CI: a green run that never drove them."""
+    out = run_pytest(tmp_path, tests=TUI_TESTS)
+    assert out.returncode == 1 and "1 failed, 1 passed" in out.stdout and "skipped" not in out.stdout, out.stdout
+    assert "tmux not installed: apt-get install tmux" in out.stdout, out.stdout
+    left = run_pytest(tmp_path, "-m", "not terminal", tests=TUI_TESTS)
+    assert left.returncode == 0 and "1 passed, 1 deselected" in left.stdout, left.stdout

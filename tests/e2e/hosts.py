@@ -299,6 +299,8 @@ class GeminiTUI:
     """``gemini --approval-mode yolo`` in its interactive UI, in a private tmux server (120x40), as
     ``tui.TUI`` runs Claude Code: an idle session sits at its prompt, as a person leaves it."""
 
+    TERMINAL_TOOLS = ("tmux",)  # tests/conftest.py marks a test that names this class ``terminal``
+
     def __init__(self, hw: HostWorld, api: FakeGemini, project: str = "proj") -> None:
         self.hw, self.api = hw, api
         self.cwd = hw.project(project)

@@ -23,21 +23,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.e2e.fake_api import FakeAPI
 from tests.e2e.harness import E2EWorld, RecordWatch, claude_bin, wait_for
+from tests.support import require_tools
 
 KEY = "sk-test"
 
 
 def tmux_bin() -> str:
-    path = shutil.which("tmux")
-    if path is None:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail("tmux not found: the interactive-client tests need it", pytrace=False)
-        pytest.skip("tmux not found: the interactive-client tests need it")
-    return path
+    """tmux, or the test fails saying what to install, as every terminal test does: a class that calls
+    this declares ``TERMINAL_TOOLS``, so tests/conftest.py marks the tests that use it ``terminal``."""
+    require_tools("tmux")
+    return shutil.which("tmux") or "tmux"
 
 
 # Markers a CI system sets. Gemini CLI runs headless when it sees one (CI=true, GITHUB_ACTIONS=true)
@@ -78,6 +75,8 @@ def trust(e2e: E2EWorld, project: Path, extra: dict[str, Any] | None = None) -> 
 
 class TUI:
     """One interactive client in tmux. ``start`` returns once its prompt is drawn."""
+
+    TERMINAL_TOOLS = ("tmux",)
 
     def __init__(
         self,
