@@ -37,7 +37,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -85,6 +85,8 @@ class NatsServer:
         routes: list[int] | None = None,
         cluster_port: int = 0,
         permissions: dict[str, Any] | None = None,
+        nkey_users: dict[str, str] | None = None,
+        tls: tuple[Path, Path] | None = None,
     ) -> None:
         require_nats_server()
         self.dir = tmp / f"nats-{name}"
@@ -95,12 +97,18 @@ class NatsServer:
         for host in ("hosta", "hostb", "hostc"):
             perms = (permissions or {}).get(host) or subjects.permissions(host)
             users.append({"user": host, "password": PASSWORDS[host], "permissions": perms})
+        for host, public in (nkey_users or {}).items():  # as docs/architecture/relay.md configures a host
+            users.append({"nkey": public, "permissions": subjects.permissions(host)})
         conf: dict[str, Any] = {
             "server_name": name,
             "listen": f"127.0.0.1:{self.port}",
             "jetstream": {"store_dir": str(self.dir / "js"), "max_mem": "32M", "max_file": "256M"},
             "accounts": {"ATTEND": {"jetstream": "enabled", "users": users}},
         }
+        self.scheme = "nats"
+        if tls is not None:  # every client must speak TLS, and is shown this certificate
+            conf["tls"] = {"cert_file": str(tls[0]), "key_file": str(tls[1])}
+            self.scheme = "tls"
         if routes is not None:
             conf["cluster"] = {
                 "name": "attend",
@@ -113,7 +121,7 @@ class NatsServer:
 
     @property
     def url(self) -> str:
-        return f"nats://127.0.0.1:{self.port}"
+        return f"{self.scheme}://127.0.0.1:{self.port}"
 
     def start(self, wait: bool = True) -> None:
         log = open(self.dir / "server.log", "ab")  # noqa: SIM115 - the server writes it while it runs
@@ -137,7 +145,9 @@ class NatsServer:
         self.proc = None
 
 
-def relay_config(world: World, host: str, servers: list[str], user: str | None = None) -> None:
+def relay_config(
+    world: World, host: str, servers: list[str], user: str | None = None, tls_ca: Path | None = None
+) -> None:
     folder = Path(layout.config_root(world.env))
     folder.mkdir(parents=True, exist_ok=True)
     secret = folder / "relay.password"
@@ -148,8 +158,84 @@ def relay_config(world: World, host: str, servers: list[str], user: str | None =
         f"  servers: [{', '.join(servers)}]\n"
         f"  user: {user or host}\n"
         f"  password_file: {secret}\n"
-        "  heartbeat: 1\n"
+        "  heartbeat: 1\n" + (f"  tls_ca: {tls_ca}\n" if tls_ca else "")
     )
+
+
+def key_config(world: World, servers: list[str], key: str, secret: str, tls_ca: Path) -> None:
+    """The relay section docs/architecture/relay.md shows: an nkey seed (or a .creds file) and the CA
+    that signed the server's certificate."""
+    folder = Path(layout.config_root(world.env))
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / ("relay.nk" if key == "nkey_seed" else "relay.creds")
+    path.write_text(secret)
+    path.chmod(0o600)
+    (folder / "config.yaml").write_text(
+        f"relay:\n  servers: [{', '.join(servers)}]\n  {key}: {path}\n  tls_ca: {tls_ca}\n  heartbeat: 1\n"
+    )
+
+
+def make_ca(folder: Path, name: str) -> tuple[Any, Any, Path]:
+    """A certificate authority of the test's own: (its key, its certificate, the PEM file holding it)."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(x509.KeyUsage(True, False, False, False, False, True, True, False, False), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    pem = folder / f"{name}.pem"
+    pem.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    return key, cert, pem
+
+
+def server_certificate(folder: Path, ca_key: Any, ca_cert: Any) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 signed by the CA: (certificate file, key file) for nats-server."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "bus")]))
+        .issuer_name(ca_cert.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    cert_file, key_file = folder / "server.pem", folder / "server.key"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    key_file.chmod(0o600)
+    return cert_file, key_file
 
 
 class Host:
@@ -322,9 +408,11 @@ class Host:
         self.world.close()
 
 
-def provision(tmp: Path, servers: list[str], hosts: str = "hosta,hostb", replicas: int = 1) -> None:
+def provision(
+    tmp: Path, servers: list[str], hosts: str = "hosta,hostb", replicas: int = 1, tls_ca: Path | None = None
+) -> None:
     admin = World(tmp / "admin")
-    relay_config(admin, "admin", servers, user="admin")
+    relay_config(admin, "admin", servers, user="admin", tls_ca=tls_ca)
     r = admin.attend("relay", "--provision", hosts, "--replicas", str(replicas), timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
 
@@ -575,7 +663,7 @@ class Proxy:
 
     @property
     def url(self) -> str:
-        return f"nats://127.0.0.1:{self.port}"
+        return f"{self.scheme}://127.0.0.1:{self.port}"
 
     def _accept(self) -> None:
         with contextlib.suppress(OSError):
@@ -1015,6 +1103,105 @@ def test_a_record_that_lies_about_its_host_is_refused_and_never_written(
     rooms_open = a.world.spool_root / "rooms" / "open" / "new"
     assert not any(b"forged body" in f.read_bytes() for f in rooms_open.iterdir())
     assert "refused" in a.said()
+
+
+# ---------------------------------------------------------------------- nkeys, .creds and TLS
+
+
+class TlsBus(NamedTuple):
+    server: NatsServer
+    ca: Path  # the CA that signed the server's certificate
+    seeds: dict[str, str]  # each host's nkey seed (the server knows its public key)
+
+
+@pytest.fixture
+def tls_bus(tmp_path: Path) -> Iterator[TlsBus]:
+    """A server that speaks only TLS, under a certificate of the test's own CA, and knows hosta and
+    hostb by their public nkeys: relay.md's own example."""
+    ca_key, ca_cert, ca = make_ca(tmp_path / "pki", "bus-ca")
+    keys = {host: new_nkey() for host in ("hosta", "hostb")}
+    srv = NatsServer(
+        tmp_path,
+        nkey_users={host: public for host, (_, public) in keys.items()},
+        tls=server_certificate(tmp_path / "pki", ca_key, ca_cert),
+    )
+    srv.start()
+    try:
+        provision(tmp_path, [srv.url], tls_ca=ca)
+        yield TlsBus(srv, ca, {host: seed for host, (seed, _) in keys.items()})
+    finally:
+        srv.stop(signal.SIGKILL)
+
+
+def test_hosts_with_an_nkey_over_tls_pass_check_and_carry_a_message(tmp_path: Path, tls_bus: TlsBus) -> None:
+    url = tls_bus.server.url
+    assert url.startswith("tls://")
+    a, b = Host(tmp_path, "hosta", [url]), Host(tmp_path, "hostb", [url], user="bob")
+    try:
+        for h in (a, b):
+            key_config(h.world, [url], "nkey_seed", tls_bus.seeds[h.host] + "\n", tls_bus.ca)
+        r = a.world.attend("relay", "--check")
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "problem:" not in r.stdout and "relay for host hosta: ok" in r.stdout, r.stdout
+        a.start_relay()
+        b.start_relay()
+        sb = b.session("Bea")
+        a.send(a.session("Ada"), "signed with an nkey, over TLS")
+        wait_until(lambda: "signed with an nkey, over TLS" in b.bodies(sb.session_id), "the message on hostb")
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_wrong_ca_or_a_seed_the_server_does_not_know_is_one_line_in_check(tmp_path: Path, tls_bus: TlsBus) -> None:
+    url = tls_bus.server.url
+    h = Host(tmp_path, "hosta", [url])
+    try:
+        _, _, other_ca = make_ca(tmp_path / "elsewhere", "other-ca")
+        key_config(h.world, [url], "nkey_seed", tls_bus.seeds["hosta"], other_ca)
+        r = h.world.attend("relay", "--check")
+        assert r.returncode == 1, r.stdout + r.stderr
+        lines = r.stdout.splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"problem: cannot connect to {url}: "), lines
+        assert "CERTIFICATE_VERIFY_FAILED" in lines[0], lines
+
+        key_config(h.world, [url], "nkey_seed", new_nkey()[0], tls_bus.ca)  # a seed of no user the server has
+        r = h.world.attend("relay", "--check")
+        assert r.returncode == 1, r.stdout + r.stderr
+        lines = r.stdout.splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"problem: cannot connect to {url}: "), lines
+        assert "authorization violation" in lines[0].lower(), lines
+        r = h.run("relay")  # the relay itself: refused at connect, exit 2, one line
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert len(r.stderr.splitlines()) == 1 and "the server refused hosta" in r.stderr, r.stderr
+    finally:
+        h.close()
+
+
+def test_a_creds_file_is_read_and_a_server_without_operator_jwts_refuses_it_in_one_line(
+    tmp_path: Path, tls_bus: TlsBus
+) -> None:
+    """A .creds file carries a user JWT that only a server in operator mode (accounts resolved from
+    JWTs) accepts; this server knows its users by nkey, as relay.md configures one. So the file is read
+    and sent (its seed signs the server's nonce) and the server's refusal is one line, exit 2."""
+    url = tls_bus.server.url
+    h = Host(tmp_path, "hosta", [url])
+    jwt = "eyJ0eXAiOiJKV1QiLCJhbGciOiJlZDI1NTE5LW5rZXkifQ.eyJzdWIiOiJVIn0.c2ln"  # no operator signed it
+    creds = (
+        f"-----BEGIN NATS USER JWT-----\n{jwt}\n------END NATS USER JWT------\n\n"
+        f"-----BEGIN USER NKEY SEED-----\n{tls_bus.seeds['hosta']}\n------END USER NKEY SEED------\n"
+    )
+    try:
+        key_config(h.world, [url], "creds", creds, tls_bus.ca)
+        r = h.world.attend("relay", "--check")
+        assert r.returncode == 1, r.stdout + r.stderr
+        lines = r.stdout.splitlines()
+        assert len(lines) == 1 and "authorization violation" in lines[0].lower(), lines
+        r = h.run("relay")
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert len(r.stderr.splitlines()) == 1 and "the server refused hosta" in r.stderr, r.stderr
+    finally:
+        h.close()
 
 
 def _server_version() -> tuple[int, ...]:

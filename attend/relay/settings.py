@@ -194,7 +194,15 @@ def connect_options(s: RelaySettings, on_error: Callable[[Exception], Any] | Non
             with open(s.password_file, encoding="utf-8") as f:
                 opts["password"] = f.read().strip()
     if s.tls_ca:
+        import logging
         import ssl
 
         opts["tls"] = ssl.create_default_context(cafile=s.tls_ca)
+        # nats-py's protocol asks to keep a half-closed socket, which asyncio's TLS transport ignores and
+        # warns of, on stderr, at every refused or dropped connection: noise beside the relay's one line.
+        logging.getLogger("asyncio").addFilter(_quiet_tls_eof)
     return opts
+
+
+def _quiet_tls_eof(record: Any) -> bool:
+    return not str(record.msg).startswith("returning true from eof_received()")
