@@ -1597,6 +1597,26 @@ def test_a_record_the_stream_holds_twice_in_one_batch_is_written_once(world: Wor
     assert len(os.listdir(world.spool_root / "rooms" / "open" / "new")) == 1
 
 
+def test_a_redelivered_arrival_is_not_written_again_after_retention_removed_its_local_copy(world: World) -> None:
+    """The index dedupes on the original id by itself: a record the stream delivers again (an ack lost
+    in a reconnect, a consumer reset) after cleanup's max_per_room took the room's copy is a duplicate."""
+    from attend.relay import daemon, settings
+
+    relay = daemon.Relay(world.spool, settings.parse({"servers": ["nats://127.0.0.1:1"]}), str(world.home), print)
+    first, second = _arrival("hostz", "landed once"), _arrival("hostz", "landed after it")
+    assert relay._write_batch([first]) == ["stored"]
+    assert relay._write_batch([second]) == ["stored"]
+    folder = Path(layout.config_root(world.env))
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.yaml").write_text("retention:\n  max_per_room: 1\n")
+    r = world.attend("cleanup")
+    assert r.returncode == 0, r.stdout + r.stderr
+    room = world.spool_root / "rooms" / "open" / "new"
+    assert [f.read_bytes().partition(b"\n\n")[2] for f in room.iterdir()] == [b"landed after it"]
+    assert relay._write_batch([first]) == ["duplicate"]
+    assert [f.read_bytes().partition(b"\n\n")[2] for f in room.iterdir()] == [b"landed after it"]
+
+
 def test_prune_drops_index_and_published_entries_past_their_keep_and_keeps_the_rest(world: World) -> None:
     from attend.relay import store
 
@@ -1611,12 +1631,14 @@ def test_prune_drops_index_and_published_entries_past_their_keep_and_keeps_the_r
     waiting = name_at(now - store.OUTBOX_KEEP - 120)  # not published yet: never pruned
     for name in (old_seen, new_seen):
         spool.write_state(b"x open\n", "relay", "seen", name)
+        spool.write_state(b"", "relay", "landed", name)
     for name in (old_sent, new_sent):
         spool.write_state(b"record", "relay", "outbox", "cur", name)
     spool.write_state(b"record", "relay", "outbox", "new", waiting)
-    assert store.prune(spool, now) == 2
+    assert store.prune(spool, now) == 3
     relay_dir = world.spool_root / "relay"
     assert os.listdir(relay_dir / "seen") == [new_seen]
+    assert os.listdir(relay_dir / "landed") == [new_seen]
     assert os.listdir(relay_dir / "outbox" / "cur") == [new_sent]
     assert os.listdir(relay_dir / "outbox" / "new") == [waiting]
 

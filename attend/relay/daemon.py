@@ -74,6 +74,7 @@ class Relay:
         self.spool.make_dir(RELAY, OUTBOX, layout.NEW)
         self.spool.make_dir(RELAY, OUTBOX, layout.CUR)
         self.spool.make_dir(RELAY, layout.RELAY_SEEN)
+        self.spool.make_dir(RELAY, store.LANDED)
         self.spool.write_state(json.dumps({"host": self.me}).encode(), RELAY, RELAY_ON, durable=True)
         self._state("connecting")
         while not self.stopping.is_set():
@@ -373,22 +374,27 @@ class Relay:
             self.spool.log(f"relay: could not sync a batch's index entries: {e}")
             return [e if isinstance(x, store.Arrival) else x for x in out]
         by_room: dict[str, list[str]] = {}
+        landed: list[bool] = []  # per arrival, in order
         landing_failed: Exception | None = None
         for i, x in enumerate(out):
             if not isinstance(x, store.Arrival):
                 continue
+            landed.append(False)
             if landing_failed is not None:
                 out[i] = landing_failed  # its index entry names a record not in the room: written again then
                 continue
             try:
                 by_room.setdefault(x.room, []).append(store.land(self.spool, x))
                 out[i] = "stored"
+                landed[-1] = True
             except (OSError, AttendError) as e:
                 self.spool.log(f"relay: could not write an arrival now: {e}")
                 out[i] = landing_failed = e
         try:
             for room, names in by_room.items():
                 self.spool.sync_records(room, names)
+            # Landed and durable: a redelivery is a duplicate even after retention removes the room's copy.
+            store.mark_landed(self.spool, [x.msg_id for x, got in zip(arrivals, landed, strict=True) if got])
         except OSError as e:  # not durable: acknowledge nothing written; the redelivery finds them in the index
             self.spool.log(f"relay: could not sync a batch: {e}")
             out = [e if x == "stored" else x for x in out]

@@ -11,9 +11,11 @@ took; pruned after a day). Whatever is in ``new/`` is the queue, across crashes 
 agree; the record is a plain, unrelayed record of that host for a room its subject allows), then
 recorded in ``relay/seen/<original id>`` with the fresh local name it gets (a batch's entries synced
 together), then published into its room under that name within the link bound (a batch's records
-synced together), then fanned out like any send; only then is the batch acknowledged. A redelivery whose seen
-entry names a record that is in the room is a duplicate; one whose record never landed is written
-again under a fresh name. The index outlives the room's ``new/`` (retention, claims).
+synced together), then fanned out like any send, then marked landed in ``relay/landed/<original id>``
+(an empty file each, the folder synced once); only then is the batch acknowledged. A redelivery that
+is marked landed, or whose seen entry names a record still in the room, is a duplicate, whether or not
+retention has removed the room's copy since; one whose record never landed (a crash between the index
+and the room) is written again under a fresh name. Both folders outlive the room's ``new/``.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from attend.spool import LateName, Spool
 
 FROM_HOST = "Attend-From-Host"  # header: the sending host, checked against the subject and the name
 PARENT = "Attend-Re"  # header: a reply's parent by its original id (the sender's copy may be relayed)
+LANDED = "landed"  # relay/landed/<original id>: empty; the arrival landed in its room (outlives the room's copy)
 OUTBOX_KEEP = 24 * 3600  # seconds a published record stays in outbox/cur/ (a replay source)
 SEEN_KEEP = (subjects.MAX_AGE_DAYS + 1) * 86400  # the index outlives anything the stream can deliver again
 
@@ -96,7 +99,11 @@ def prune(spool: Spool, now: float | None = None) -> int:
     """Drop published outbox entries and index entries past their keep (bounded growth)."""
     now = time.time() if now is None else now
     removed = 0
-    for parts, keep in (((RELAY, OUTBOX, layout.CUR), OUTBOX_KEEP), ((RELAY, RELAY_SEEN), SEEN_KEEP)):
+    for parts, keep in (
+        ((RELAY, OUTBOX, layout.CUR), OUTBOX_KEEP),
+        ((RELAY, RELAY_SEEN), SEEN_KEEP),
+        ((RELAY, LANDED), SEEN_KEEP),
+    ):
         cut = layout.cutoff_name(now - keep)
         for name in spool.names(*parts):
             if name >= cut:
@@ -126,6 +133,7 @@ def receive(spool: Spool, me: str, subject: str, headers: dict[str, str], data: 
         return got
     spool.sync_files((RELAY, RELAY_SEEN), [got.msg_id])
     land(spool, got, sync=True)
+    mark_landed(spool, [got.msg_id])
     return "stored"
 
 
@@ -170,12 +178,14 @@ def admit(
                 here = envelope.parse(spool.read_record(where or room, local))
                 delivery.fan_out(spool, here, [where or room])
             return "duplicate"
+        if spool.exists(RELAY, LANDED, msg_id):
+            return "duplicate"  # landed, and retention (age, max_per_room) has removed it since
         if (
             NAME_RE.fullmatch(local)
             and where
             and local < layout.cutoff_name(time.time() - subjects.MAX_AGE_DAYS * 86400)
         ):
-            return "duplicate"  # landed long ago, and retention has removed it since
+            return "duplicate"  # an entry older than the landed marks, landed long ago
     relayed = Signal(
         id="",
         sender=f"{sig.sender or sig.from_id}@{src}",
@@ -218,6 +228,15 @@ def land(spool: Spool, arrival: Arrival, sync: bool = False) -> str:
         delivery.fan_out(spool, named, [arrival.room])
         return name
     raise SpoolError(f"the spool at {spool.root} is too slow to take {arrival.msg_id}")
+
+
+def mark_landed(spool: Spool, msg_ids: list[str]) -> None:
+    """Mark arrivals whose records are durable in their rooms: from now on a redelivery is a duplicate
+    even once retention has removed the room's copy. Empty files, so the folder's one sync makes the
+    batch's marks durable (before it is acknowledged)."""
+    for msg_id in msg_ids:
+        spool.create_exclusive(b"", RELAY, LANDED, msg_id)
+    spool.sync_files((RELAY, LANDED), [])
 
 
 def _parent_here(spool: Spool, me: str, parent: str) -> str | None:
