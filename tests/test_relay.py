@@ -1538,6 +1538,20 @@ def test_a_missing_nkeys_module_or_unusable_credentials_refuse_the_relay_at_star
     assert r.returncode == 1 and [line for line in r.stdout.splitlines() if line.startswith("problem:")] == out
 
 
+def test_after_relay_off_a_name_on_another_host_is_refused_though_its_presence_is_recent(world: World) -> None:
+    _mirror(world, _human("carol", "devbox"))  # heard of a moment ago: the mirror alone says she is live
+    r = world.attend("send", "--json", "--to", "carol@devbox", "while the relay serves")
+    assert r.returncode == 0, r.stderr
+    assert world.attend("relay", "--off").returncode == 0
+    for to in ("carol@devbox", "carol"):
+        r = world.attend("send", "--to", to, "after the relay is off")
+        assert r.returncode == 1, r.stdout + r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "no relay serves this spool" in world.attend("send", "--to", "carol@devbox", "x").stderr
+    box = world.spool_root / "rooms" / "h-carol@devbox" / "new"
+    assert len(list(box.iterdir())) == 1, "nothing more was written into a room no relay carries"
+
+
 # ---------------------------------------------------------------------- the relay's own files, without a server
 
 

@@ -23,7 +23,7 @@ from attend import identity
 from attend.domain import humans, liveness, rooms, sessions
 from attend.errors import NotFoundError, UsageError
 from attend.identity import Identity
-from attend.layout import HOST_RE, RELAY, RELAY_PEERS, host, is_session_id
+from attend.layout import HOST_RE, RELAY, RELAY_ON, RELAY_PEERS, host, is_session_id
 from attend.record import Record
 from attend.spool import Spool
 
@@ -181,7 +181,9 @@ def _sessions(spool: Spool, to: str, sessions_dir: os.PathLike[str] | str, user:
                     shown.append(target)
                     room_list.append(room)
                 continue
-            want = want.removesuffix("@" + host())
+        else:
+            _no_relay(want)
+        want = want.removesuffix("@" + host())
         if want.startswith(HUMAN_PREFIX):
             human: str | None = want[len(HUMAN_PREFIX) :]
             if human not in people:
@@ -236,15 +238,28 @@ def session_names_like(spool: Spool, name: str, sessions_dir: os.PathLike[str] |
 
 
 def _mirror(spool: Spool) -> remote.Mirror | None:
-    """The relay's mirror of other hosts, read (and its module imported) only where a relay wrote one."""
+    """The relay's mirror of other hosts, read (and its module imported) only where a relay wrote one
+    and still serves this spool: after ``attend relay --off`` nothing would carry a send there, however
+    recent the mirror's entries."""
     try:
-        if not spool.exists(RELAY, RELAY_PEERS):
+        if not spool.exists(RELAY, RELAY_PEERS) or not spool.exists(RELAY, RELAY_ON):
             return None
     except OSError:
         return None  # a planted folder on the way: no mirror, as reading it would say
     from attend.domain import remote
 
     return remote.read(spool)
+
+
+def _no_relay(want: str) -> None:
+    """Refuse ``name@host`` for another host where no relay serves this spool: the send would land in a
+    local room that nothing carries."""
+    _bare, at, where = want.rpartition("@")
+    if at and HOST_RE.fullmatch(where) and where != host():
+        raise NotFoundError(
+            f"{want!r} is on host {where}, and no relay serves this spool (attend relay --off, or never run "
+            "here): run attend relay to reach other hosts"
+        )
 
 
 def _across_hosts(
