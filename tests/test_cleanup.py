@@ -260,7 +260,8 @@ def test_a_channel_joined_and_left_without_a_message_goes_at_the_next_cleanup(wo
     assert listed_channels(world) == ["y"]  # leaving deleted nothing
     dry = world.attend("cleanup", "--dry-run", "--json")
     assert dry.returncode == 0 and json.loads(dry.stdout)["channels"] == ["y"], dry.stdout
-    assert listed_channels(world) == ["y"]  # a dry run removes nothing
+    assert listed_channels(world) == ["y"]  # a dry run removes nothing, and says so
+    assert "would remove emptied channel(s): #y" in world.attend("cleanup", "--dry-run").stdout
     out = world.attend("cleanup")
     assert out.returncode == 0, out.stderr
     assert "removed emptied channel(s): #y" in out.stdout, out.stdout

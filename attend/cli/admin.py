@@ -79,7 +79,8 @@ def _cleanup_text(r: cleanup_verb.CleanupResult) -> str:
         verb = "would reap" if r.dry_run else "reaped"
         lines.append(f"{verb} {len(r.sessions)} ended session(s): {', '.join(s[:8] for s in r.sessions)}")
     if r.channels:
-        lines.append(f"removed emptied channel(s): {', '.join('#' + c for c in r.channels)}")
+        verb = "would remove" if r.dry_run else "removed"
+        lines.append(f"{verb} emptied channel(s): {', '.join('#' + c for c in r.channels)}")
     return "\n".join(lines)
 
 
