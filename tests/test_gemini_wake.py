@@ -183,6 +183,23 @@ def test_the_once_waiter_is_for_a_session_not_the_human(world: World) -> None:
     assert out.returncode == 2 and "serves a Gemini CLI session" in out.stderr, out
 
 
+def test_a_session_whose_host_wakes_it_another_way_gets_neither_the_once_nor_the_queue_waiter(
+    world: World,
+) -> None:
+    """Which waiter a session gets is its host's ``wake``: a Claude Code session (``REWAKE``) running
+    Gemini's steering waiter or the queue waiter Codex's Stop hook leaves behind is refused, and no
+    waiter is named for it."""
+    s = world.session("proj")
+    enroll(world, s)
+    once = s.attend("wait", "--once")
+    assert once.rc == 1 and "this is a claude session" in once.stderr, once
+    queue = s.attend("wait", "--codex", s.session_id)
+    assert queue.rc == 0 and queue.stdout == "", queue  # never "ready": the hook would not wait on it
+    log = (world.spool_root / "log" / "attend.log").read_text()
+    assert f"attend wait --codex {s.session_id}: no session here whose host queues turns" in log, log
+    assert not waiting(world, s.session_id)
+
+
 def test_the_once_waiter_ends_at_its_deadline_saying_how_to_start_it_again(world: World) -> None:
     spool = world.spool
     spool.make_maildir("g-deadline")

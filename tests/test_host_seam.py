@@ -1,11 +1,16 @@
 """A host is a named seam, not a branch in every module: outside the host adapters (attend/hosts/) and
-their setup adapters (attend/setup/<host>.py), no module of attend names a host by its string (it asks
-``attend.hosts`` or ``attend.setup.hosts``), and the two registries list the same hosts in the same
-order. So a new host is one module in each (docs/architecture/hosts.md, "A fourth host").
+their setup adapters (attend/setup/<host>.py), no module of attend names a host by its string or
+branches on which host a session is (it asks ``attend.hosts`` or ``attend.setup.hosts``: a ``Host``
+member such as ``turn_end``, ``unattended`` or ``wake``), and the two registries list the same hosts in
+the same order. So a new host is one module in each (docs/architecture/hosts.md, "A fourth host").
 
-The rule is read from the source with ``ast``: a string constant equal to a host's name ("claude",
-"codex", "gemini"), docstrings aside, anywhere outside those modules is a violation, unless its module
-is in EXCEPTIONS, which names each with its reason and what it would need to ask the seam instead.
+The rules are read from the source with ``ast``:
+- a string constant equal to a host's name ("claude", "codex", "gemini"), docstrings aside, anywhere
+  outside those modules is a violation, unless its module is in EXCEPTIONS, which names each with its
+  reason and what it would need to ask the seam instead;
+- a comparison (``==``, ``!=``, ``is``, ``in``…) or an ``isinstance`` against one host (its name, its
+  registry constant ``CODEX``, its ``.name``, a host module's ``HOST``, its class) is a violation
+  anywhere outside those modules, with no exceptions: that is a branch on a host.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from attend import hosts
+from attend.hosts.base import Host
 from attend.setup import hosts as setups
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -60,6 +66,81 @@ def named_hosts(source: str, names: frozenset[str] = frozenset(hosts.NAMES)) -> 
     )
 
 
+# The registry's names for one host (CLAUDE, CODEX, GEMINI, DEFAULT), each host module's ``HOST``, and
+# the hosts' classes: an expression naming one of these names one host.
+HOST_CONSTANTS = frozenset(k for k, v in vars(hosts).items() if isinstance(v, Host)) | {"HOST"}
+HOST_CLASSES = frozenset(type(h).__name__ for h in hosts.HOSTS)
+HOST_MODULES = frozenset({"attend.hosts", *(f"attend.hosts.{h.name}" for h in hosts.HOSTS)})
+
+
+def _host_bindings(tree: ast.AST) -> tuple[set[str], set[str]]:
+    """(local names bound to one host or its class, local names bound to the registry or a host's
+    module), from the module's imports."""
+    one, modules = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            for alias in node.names:
+                local = alias.asname or alias.name
+                if f"{node.module}.{alias.name}" in HOST_MODULES:
+                    modules.add(local)  # from attend import hosts; from attend.hosts import codex
+                elif node.module in HOST_MODULES and alias.name in HOST_CONSTANTS | HOST_CLASSES:
+                    one.add(local)  # from attend.hosts import CODEX; from attend.hosts.codex import HOST
+        elif isinstance(node, ast.Import):
+            modules.update(a.asname for a in node.names if a.asname and a.name in HOST_MODULES)
+    return one, modules
+
+
+def compared_hosts(source: str, names: frozenset[str] = frozenset(hosts.NAMES)) -> list[tuple[int, str]]:
+    """(line, code) of each comparison in ``source`` against one host, and each ``isinstance`` with a
+    host's class: its name as a string, a name bound to the host (``CODEX``, ``codex.HOST``,
+    ``hosts.GEMINI``) or that name's ``.name``, alone or in a tuple, list or set compared with ``in``."""
+    tree = ast.parse(source)
+    one, modules = _host_bindings(tree)
+
+    def names_a_host(node: ast.expr) -> bool:
+        if isinstance(node, ast.Attribute) and node.attr == "name":
+            node = node.value  # CODEX.name: the host's name
+        if isinstance(node, ast.Name):
+            return node.id in one
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules:
+            return node.attr in HOST_CONSTANTS | HOST_CLASSES
+        return False
+
+    def one_host(node: ast.expr) -> bool:
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return any(one_host(e) for e in node.elts)
+        if isinstance(node, ast.Constant):
+            return isinstance(node.value, str) and node.value in names
+        return names_a_host(node)
+
+    def branches(node: ast.AST) -> bool:
+        if isinstance(node, ast.Compare):
+            return any(one_host(o) for o in (node.left, *node.comparators))
+        return (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("isinstance", "issubclass")
+            and len(node.args) == 2
+            and one_host(node.args[1])
+        )
+
+    return sorted((node.lineno, ast.unparse(node)) for node in ast.walk(tree) if branches(node))
+
+
+def test_no_module_outside_the_host_adapters_branches_on_one_host() -> None:
+    found = {
+        module: hits
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if not in_seam(module := module_name(path))
+        if (hits := compared_hosts(path.read_text(encoding="utf-8")))
+    }
+    report = "\n".join(f"  {m}:{line}: {code}" for m, hits in found.items() for line, code in hits)
+    assert not found, (
+        "these modules compare a session's host with one host; ask its Host a member instead (turn_end, "
+        f"unattended, wake, wake_refusal, wake_command…), so a new host needs no branch here:\n{report}"
+    )
+
+
 def test_no_module_outside_the_host_adapters_names_a_host_by_its_string() -> None:
     found = {
         module: hits
@@ -101,6 +182,36 @@ def test_the_rule_flags_a_planted_host_name(snippet: str) -> None:
 )
 def test_the_rule_lets_docstrings_and_longer_strings_pass(snippet: str) -> None:
     assert named_hosts(snippet) == []
+
+
+@pytest.mark.parametrize(
+    "snippet",
+    [
+        "from attend.hosts import CODEX\ndef f(who):\n    return who.host != CODEX.name\n",
+        "from attend.hosts import GEMINI as G\ndef f(who):\n    return who.host == G.name\n",
+        "from attend import hosts\ndef f(who):\n    return hosts.of(who.host) is hosts.GEMINI\n",
+        "from attend.hosts import codex\ndef f(who):\n    return hosts.of(who.host) is codex.HOST\n",
+        "from attend.hosts import CLAUDE, CODEX\ndef f(who):\n    return who.host in (CLAUDE.name, CODEX.name)\n",
+        "from attend.hosts.codex import Codex\ndef f(host):\n    return isinstance(host, Codex)\n",
+        'def f(who):\n    return who.host == "gemini"\n',
+        'def f(who):\n    return who.host not in {"codex"}\n',
+    ],
+)
+def test_the_rule_flags_a_planted_comparison_with_one_host(snippet: str) -> None:
+    assert compared_hosts(snippet), snippet
+
+
+@pytest.mark.parametrize(
+    "snippet",
+    [
+        "from attend import hosts\nfrom attend.hosts.base import QUEUE\nASKED = hosts.of(None).wake != QUEUE\n",
+        "from attend.hosts import HOSTS\ndef f(name):\n    return [h for h in HOSTS if h.name == name]\n",
+        "from attend.hosts import DEFAULT\nCLIENT = DEFAULT.name\n",
+        'def f(check):\n    return check.name == "config.toml"\n',
+    ],
+)
+def test_the_rule_lets_questions_to_the_seam_pass(snippet: str) -> None:
+    assert compared_hosts(snippet) == [], snippet
 
 
 def test_every_host_has_one_setup_adapter_of_its_name_in_the_same_order() -> None:

@@ -155,9 +155,14 @@ def codex_thread(world: World, tmp: Path) -> tuple[str, Path]:
     return sid, exe
 
 
+def queue_command(exe: Path, sid: str) -> list[str]:
+    """Codex's ``wake_command`` for the thread, with ``exe`` as the binary its host process runs."""
+    return [str(exe), "queue", "--thread", sid, "--message"]
+
+
 def wake_once(world: World, sid: str, exe: Path, env: dict[str, str]) -> int:
-    writer = waiter.QueueWriter(str(exe), sid, {**world.env, **env})
-    return waiter.CodexWaiter(world.spool, sid, None, writer).run()  # type: ignore[arg-type]
+    writer = waiter.QueueWriter(queue_command(exe, sid), {**world.env, **env})
+    return waiter.QueueWaiter(world.spool, sid, None, writer).run()  # type: ignore[arg-type]
 
 
 def test_the_codex_waiter_queues_pending_mail_once_and_marks_it_seen(world: World, tmp_path: Path) -> None:
@@ -166,7 +171,9 @@ def test_the_codex_waiter_queues_pending_mail_once_and_marks_it_seen(world: Worl
     world.attend("send", "--to", sid, "for the codex thread")
     assert wake_once(world, sid, exe, {"QUEUE_LOG": str(log)}) == waiter.WAKE
     args = log.read_text()
-    assert args.startswith(f"queue\n--thread\n{sid}\n--message\n[attend] 1 message(s) from peers, not your user:"), args
+    assert args.startswith(
+        f"queue\n--thread\n{sid}\n--message\n[attend] 1 message(s) from humans, not typed at your prompt:"
+    ), args
     assert args.count("for the codex thread") == 1
     assert (
         maildir(world, sid, "new") == []
@@ -179,7 +186,7 @@ def test_a_failed_queue_leaves_the_mail_for_the_next_conduit(world: World, tmp_p
     sid, exe = codex_thread(world, tmp_path)
     world.attend("send", "--to", sid, "must not be lost")
     env = {"QUEUE_LOG": str(tmp_path / "queue.log"), "QUEUE_FAIL": "1"}
-    with pytest.raises(OSError, match="codex queue failed: no such thread"):  # codex_main logs it, exits 0
+    with pytest.raises(OSError, match="codex queue failed: no such thread"):  # queue_main logs it, exits 0
         wake_once(world, sid, exe, env)
     assert maildir(world, sid, "cur") == [] and len(maildir(world, sid, "claimed")) == 1
     out = io.StringIO()
@@ -198,8 +205,8 @@ def test_a_muted_sender_never_wakes_a_codex_thread(world: World, tmp_path: Path)
     attention.save_mutes(world.spool, sid, [attention.Mute("peer:fixture-human", None, "fixture-human")])
     log = tmp_path / "queue.log"
     world.attend("send", "--to", sid, "muted chatter")
-    writer = waiter.QueueWriter(str(exe), sid, {**world.env, "QUEUE_LOG": str(log)})
-    w = waiter.CodexWaiter(world.spool, sid, None, writer)  # type: ignore[arg-type]
+    writer = waiter.QueueWriter(queue_command(exe, sid), {**world.env, "QUEUE_LOG": str(log)})
+    w = waiter.QueueWaiter(world.spool, sid, None, writer)  # type: ignore[arg-type]
     assert w.deliver() is None  # nothing to wake for: the waiter would wait on
     assert not log.exists(), log.read_text()
     assert maildir(world, sid, "new") == []  # marked seen, never shown

@@ -4,12 +4,13 @@ Claude Code (``attend inbox --drain --format hook``, which answers in the caller
 - ``attend hook gemini-start``: Gemini's SessionStart hook. It records the session for the gemini
   process (its parent), so the session's shell tools and ``attend mcp`` find it by the ancestry walk
   (attend/hosts/gemini.py). A ``/clear`` fires it again with a new id for the same process. Where
-  the session can be woken while idle (an interactive session whose settings turn a finished
-  background command into a turn: ``gemini.steering``), its context tells the model to keep
-  ``attend wait --once`` running in the background (``waiter.once_main``).
-- ``attend hook codex-stop``: Codex's Stop hook. The drain first; then, when it did not block and the
-  session is idle with no waiter, a waiter that outlives the hook and wakes the idle thread through
-  ``codex queue`` when mail lands (``waiter.codex_main``).
+  the session can be woken while idle (its host's ``wake_refusal`` finds none: an interactive session
+  whose settings turn a finished background command into a turn), its context tells the model to
+  keep ``attend wait --once`` running in the background (the ``STEER`` wake, ``waiter.once_main``).
+- ``attend hook codex-stop``: the Stop hook of a host whose idle wake is ``QUEUE`` (Codex's). The
+  drain first; then, when it did not block and the session is idle with no waiter, a waiter that
+  outlives the hook and wakes the idle session through the host's queue command when mail lands
+  (``waiter.queue_main``).
 
 Both fail open: any failure is one stderr line (and one line in the spool's log) and exit 0; a hook
 never blocks the client or keeps it alive.
@@ -23,7 +24,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import IO, Any
 
 from attend import layout as L
@@ -74,7 +75,7 @@ def gemini_start(data: bytes, env: Mapping[str, str], out: IO[str], err: IO[str]
         _report(err, env, f"attend: {e}")
         return 0
     try:
-        if gemini.interactive(host) and gemini.steering(gemini.process_cwd(host), env) is None:
+        if gemini.HOST.wake_refusal(host, env) is None:
             context = {"hookEventName": "SessionStart", "additionalContext": WAKE_CONTEXT}
             out.write(json.dumps({"hookSpecificOutput": context}) + "\n")
             out.flush()
@@ -83,8 +84,8 @@ def gemini_start(data: bytes, env: Mapping[str, str], out: IO[str], err: IO[str]
     return 0
 
 
-def codex_stop(data: bytes, env: Mapping[str, str], out: IO[str], err: IO[str]) -> int:
-    """The drain, then (when it did not block) a waiter for the idle thread."""
+def stop_and_queue(data: bytes, env: Mapping[str, str], out: IO[str], err: IO[str]) -> int:
+    """The drain, then (when it did not block) a waiter for the idle session."""
     buffer = io.StringIO()
     try:
         decided = fastdrain.decide(data, env)
@@ -101,14 +102,14 @@ def codex_stop(data: bytes, env: Mapping[str, str], out: IO[str], err: IO[str]) 
     try:
         start_waiter(data, env, err)
     except Exception as e:
-        _report(err, env, f"attend: the Codex waiter did not start ({type(e).__name__}: {e})")
+        _report(err, env, f"attend: the queue waiter did not start ({type(e).__name__}: {e})")
     return 0
 
 
 def start_waiter(data: bytes, env: Mapping[str, str], err: IO[str]) -> None:
     """Start ``attend wait --codex`` in a session of its own when the session is enrolled, awake to
     wakes, and has no live waiter; wait (briefly) for it to prove its session while this hook, its
-    parent, still links it to the codex process."""
+    parent, still links it to the host's process."""
     from attend.conduits import waiter
     from attend.spool import Spool
 
@@ -141,16 +142,17 @@ def start_waiter(data: bytes, env: Mapping[str, str], err: IO[str]) -> None:
         return
 
 
-USAGE = "`attend hook` runs as a hook only: attend hook gemini-start | codex-stop (attend install wires it)"
+Hook = Callable[[bytes, Mapping[str, str], IO[str], IO[str]], int]
+
+# The hooks by the name their scripts (hooks/ways/) pass: the names are installed, so they stay.
+HOOKS: dict[str, Hook] = {"gemini-start": gemini_start, "codex-stop": stop_and_queue}
+
+USAGE = f"`attend hook` runs as a hook only: attend hook {' | '.join(HOOKS)} (attend install wires it)"
 
 
 def main(argv: list[str], env: Mapping[str, str], out: IO[str], err: IO[str]) -> int:
-    data = fastdrain.read_payload()
-    if argv == ["gemini-start"]:
-        return gemini_start(data, env, out, err)
-    if argv == ["codex-stop"]:
-        return codex_stop(data, env, out, err)
-    err.write(
-        "attend: `attend hook` runs as a hook only: attend hook gemini-start | codex-stop (attend install wires it)\n"
-    )
-    return 1
+    hook = HOOKS.get(argv[0]) if len(argv) == 1 else None
+    if hook is None:
+        err.write(f"attend: {USAGE}\n")
+        return 1
+    return hook(fastdrain.read_payload(), env, out, err)

@@ -1,14 +1,25 @@
-"""The waiting conduit, ``attend wait --hook``: an ``asyncRewake`` Stop hook that waits, costing no
-model turn, and wakes the idle session when a message arrives (docs/architecture/conduits.md).
+"""The waiting conduit: a waiter that costs no model turn and wakes the idle session when a message
+arrives (docs/architecture/conduits.md). Which waiter a session gets is its host's ``wake``
+(attend/hosts/base.py), and each form below refuses a session whose host names another:
 
-Claude Code runs it in the background at every turn end. It sleeps in an inotify read on the
+- ``REWAKE``: ``attend wait --hook``, an ``asyncRewake`` Stop hook (Claude Code), described below;
+- ``QUEUE``: ``attend wait --codex <id>`` (``queue_main``, ``QueueWaiter``), left behind by the Stop
+  hook, which hands the wake to the host's ``wake_command`` (Codex's ``codex queue``);
+- ``STEER``: ``attend wait --once`` (``once_main``, ``SteeringWaiter``), a background shell command the
+  model keeps running, whose end the client turns into a turn (Gemini CLI, where ``wake_refusal``
+  finds its settings allow it).
+
+All three wait alike (inotify on ``new/``, the show lock and the drain's claim, the round ceiling);
+they differ in how they start, how they prove their session, and where the wake's text goes.
+
+The hook form: Claude Code runs it in the background at every turn end. It sleeps in an inotify read on the
 session's ``new/`` (no polling) until a delivery lands, claims everything pending under the show
 lock with the drain's own claim (``drain.claimed``), writes the drain's hook reason on stderr and
 exits 2: the client starts a new turn with that text. Otherwise it exits 0, silently:
 
 - when the sensor loop is live (the loop delivers), or an ``attend mcp`` of the session serves its
   inbox socket (``sessions/<sid>/socket``), or ``conduits.wake`` is ``off``, or the session is not
-  enrolled;
+  enrolled, or its host's wake is not ``REWAKE``;
 - at once in a headless session (``claude -p``, the Agent SDK: the client marks it unattended),
   which the client would otherwise keep running for as long as this hook waits; unless
   ``conduits.headless_wait`` opts in, and then for that many seconds;
@@ -46,7 +57,7 @@ from attend import hosts, identity, safejson
 from attend import layout as L
 from attend.conduits.watch import ARRIVALS, IN_CLOSE_WRITE, IN_CREATE, IN_DELETE, IN_MOVED_TO, Watcher
 from attend.errors import IdentityError, SpoolError
-from attend.hosts import CODEX, GEMINI
+from attend.hosts.base import QUEUE, REWAKE, STEER
 from attend.procfs import stat_fields
 from attend.spool import Spool
 
@@ -372,12 +383,15 @@ def hook_main(data: bytes, env: Mapping[str, str], err: IO[str]) -> int:
         # naming another (``echo '{"session_id": …}' | attend wait --hook`` from a session's shell)
         # is refused before anything is claimed, displaced or read.
         who = identity.authority(claimed=sid, env=env, hook=True)
+        host = hosts.of(who.host)
+        if host.wake != REWAKE:  # the session's client wakes it another way (attend wait --codex, --once)
+            return QUIET_EXIT
         claude_pid = who.claude_pid
         cfg = load_config(env)
         if str(cfg.get("conduits.wake")) == "off":
             return QUIET_EXIT
         stay = None
-        if hosts.of(who.host).unattended(env, claude_pid):  # claude -p, the SDK: it must end after its last turn
+        if host.unattended(env, claude_pid):  # claude -p, the SDK: it must end after its last turn
             stay = float(cfg.get("conduits.headless_wait"))
             if stay <= 0:
                 return QUIET_EXIT
@@ -405,12 +419,13 @@ def hook_main(data: bytes, env: Mapping[str, str], err: IO[str]) -> int:
 
 
 class QueueWriter:
-    """Where a Codex waiter's wake goes: ``codex queue --thread <id> --message <text>``, run when the
-    waiter flushes, still under the show lock, so a failed queue raises before anything is marked
-    seen and the messages stay for the next conduit."""
+    """Where a queue waiter's wake goes: the host's ``wake_command`` with the text last (Codex's
+    ``codex queue --thread <id> --message <text>``), run when the waiter flushes, still under the show
+    lock, so a failed queue raises before anything is marked seen and the messages stay for the next
+    conduit."""
 
-    def __init__(self, exe: str, sid: str, env: Mapping[str, str]) -> None:
-        self.argv = [exe, "queue", "--thread", sid, "--message"]
+    def __init__(self, command: list[str], env: Mapping[str, str]) -> None:
+        self.argv = list(command)
         self.env = dict(env)
         self.text = ""
 
@@ -429,17 +444,18 @@ class QueueWriter:
         )
         if done.returncode != 0:
             why = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit {done.returncode}"]
-            raise OSError(f"codex queue failed: {why[0][:200]}")
+            name = " ".join([os.path.basename(self.argv[0]), *self.argv[1:2]])  # "codex queue"
+            raise OSError(f"{name} failed: {why[0][:200]}")
 
 
-class CodexWaiter(Waiter):
-    """The waiter for an idle Codex thread: its wake is a ``codex queue`` (``QueueWriter``), and its
-    own notes go to the log, never to the model."""
+class QueueWaiter(Waiter):
+    """The waiter for an idle session of a ``QUEUE`` host (a Codex thread): its wake is the host's
+    queue command (``QueueWriter``), and its own notes go to the log, never to the model."""
 
     def __init__(self, spool: Spool, sid: str, host_pid: int | None, out: IO[str], cfg: Config | None = None) -> None:
-        # True: every wake counts toward the chain of quick wakes. A queued turn is a new turn to Codex
-        # (its Stop payload says stop_hook_active false), so nothing else would tell that this turn
-        # end follows a wake: two threads answering each other would wake each other forever.
+        # True: every wake counts toward the chain of quick wakes. A queued turn is a new turn to the
+        # client (Codex's Stop payload says stop_hook_active false), so nothing else would tell that
+        # this turn end follows a wake: two threads answering each other would wake each other forever.
         super().__init__(spool, sid, host_pid, True, out, "", cfg)
 
     def report(self, line: str) -> None:
@@ -447,22 +463,22 @@ class CodexWaiter(Waiter):
             self.spool.log(line)
 
 
-def codex_main(sid: str, env: Mapping[str, str], out: IO[str]) -> int:
-    """``attend wait --codex <thread>``, started by the Codex Stop hook (attend/conduits/hosthooks.py).
-    It proves its session while the hook, its parent, still links it to the codex process hosting
-    the thread, says ``ready``, and waits. 0 always: nothing it does is an answer to anyone."""
-    from attend import identity
-    from attend.hosts import codex
-
+def queue_main(sid: str, env: Mapping[str, str], out: IO[str]) -> int:
+    """``attend wait --codex <id>``, started by a ``QUEUE`` host's Stop hook (Codex's, ``stop_and_queue``
+    in attend/conduits/hosthooks.py). It proves its session while the hook, its parent, still links it
+    to the host's process serving the session, takes the host's ``wake_command``, says ``ready``, and
+    waits. 0 always: nothing it does is an answer to anyone."""
     spool: Spool | None = None
     try:
         spool = Spool(L.default_root(env))
-        host = codex.HOST.host_process(os.getpid())
         who = identity.resolve(payload_sid=sid, env=env)
-        if host is None or who.host != CODEX.name or who.id != sid or not L.is_session_id(sid):
-            spool.log(f"attend wait --codex {sid[:80]}: not this process's Codex thread; not waiting")
+        host = hosts.of(who.host)
+        proved = who.is_agent and host.wake == QUEUE and who.id == sid and L.is_session_id(sid)
+        wake = host.wake_command(os.getpid(), sid) if proved else None
+        if wake is None:
+            spool.log(f"attend wait --codex {sid[:80]}: no session here whose host queues turns; not waiting")
             return QUIET_EXIT
-        exe = os.readlink(f"/proc/{host[0]}/exe")
+        host_pid, command = wake
         out.write("ready\n")
         out.flush()
         with contextlib.suppress(OSError):  # the hook stops reading; stderr is /dev/null (hosthooks)
@@ -470,8 +486,8 @@ def codex_main(sid: str, env: Mapping[str, str], out: IO[str]) -> int:
         cfg = load_config(env)
         if str(cfg.get("conduits.wake")) == "off":
             return QUIET_EXIT
-        writer = QueueWriter(exe, sid, env)
-        CodexWaiter(spool, sid, host[0], writer, cfg).run()  # type: ignore[arg-type]
+        writer = QueueWriter(command, env)
+        QueueWaiter(spool, sid, host_pid, writer, cfg).run()  # type: ignore[arg-type]
         return QUIET_EXIT  # its wake was the queued turn, not this exit
     except Exception as e:
         with contextlib.suppress(Exception):
@@ -580,10 +596,12 @@ class SteeringWaiter(Waiter):
 
 def once_refusal(spool: Spool, who: identity.Identity, env: Mapping[str, str]) -> str | None:
     """Why ``attend wait --once`` does not wait for ``who`` (a session), or None."""
-    from attend.hosts import gemini
-
-    if who.host != GEMINI.name:
-        return f"it wakes an idle Gemini CLI session, and this is a {who.host} session"
+    host = hosts.of(who.host)
+    if host.wake != STEER:
+        return (
+            "it wakes an idle session whose client turns a finished background command into a turn "
+            f"(Gemini CLI's), and this is a {who.host} session"
+        )
     if who.resolved_by != "ancestry" or who.claude_pid is None:
         return "the session's gemini process is not among this process's ancestors"
     enrolled, optout = spool.present((L.SESSIONS, who.id), (L.ENROLLED, L.OPTOUT))
@@ -593,12 +611,7 @@ def once_refusal(spool: Spool, who: identity.Identity, env: Mapping[str, str]) -
         return "this session is not enrolled yet: attend join <channel> first, then start it again"
     if wake_mode(env) == "off":
         return "conduits.wake is off in attend's config"
-    if not gemini.interactive(who.claude_pid):
-        return "gemini runs one prompt here and exits (-p), so an idle session cannot be woken"
-    why = gemini.steering(gemini.process_cwd(who.claude_pid), env)
-    if why is not None:
-        return f"{why}, so its end would not wake the session; messages arrive at each turn end"
-    return None
+    return host.wake_refusal(who.claude_pid, env)
 
 
 def once_main(env: Mapping[str, str], out: IO[str], err: IO[str]) -> int:
@@ -656,7 +669,7 @@ def main(argv: list[str], env: Mapping[str, str], err: IO[str]) -> int:
     if len(argv) == 2 and argv[0] == "--codex":
         import sys
 
-        return codex_main(argv[1], env, sys.stdout)
+        return queue_main(argv[1], env, sys.stdout)
     if argv == ["--once"]:
         import sys
 

@@ -12,7 +12,10 @@ A host is an agent client that starts sessions (Claude Code, Codex CLI, Gemini C
 - ``evidence``: the one line ``attend whoami`` shows for a session found in the ancestry;
 - ``live_records``: the live sessions its own records name (``peers`` lists them);
 - ``transcript``: the file the host writes as a session works (``peers`` shows working or waiting);
-- ``turn_end``: what the turn-end hook prints to hand the model a reason.
+- ``turn_end``: what the turn-end hook prints to hand the model a reason;
+- ``wake``, ``wake_refusal``, ``wake_command``: how an idle session is woken. The host names its
+  strategy (``REWAKE``, ``QUEUE``, ``STEER``); attend.conduits.waiter runs it. This layer lies below
+  the conduits, so a host names the waiter it needs rather than importing it.
 
 What install writes for a host is its setup adapter's (attend/setup/hosts.py), above this layer.
 
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from typing import Final, Literal
 
 from attend.procfs import stat_fields
 from attend.record import Record
@@ -31,6 +35,20 @@ from attend.record import Record
 MAX_HOPS = 15  # parents climbed from the caller, at most
 
 Parent = Callable[[int], "int | None"]
+
+# How an idle session of a host is woken (docs/architecture/hosts.md, "The idle wake"): the strategy's
+# name, which attend.conduits.waiter maps to its waiter.
+Wake = Literal["none", "rewake", "queue", "steer"]
+NO_WAKE: Final = "none"  # none: the session hears its mail at its next turn end
+# The client runs a Stop hook in the background, whose exit 2 starts a turn with its stderr
+# (``attend wait --hook``, Claude Code's asyncRewake).
+REWAKE: Final = "rewake"
+# A waiter the Stop hook leaves behind hands the reason to a command of the client that queues it as
+# the session's next turn (``attend wait --codex <id>``; the command is ``wake_command``'s).
+QUEUE: Final = "queue"
+# The model keeps a background shell command running whose end the client turns into a turn, its
+# output the text (``attend wait --once``), where ``wake_refusal`` finds the client's settings allow it.
+STEER: Final = "steer"
 
 
 class SessionRecord(Record):
@@ -101,6 +119,21 @@ class Host:
     def turn_end(self, reason: str) -> dict[str, str]:
         """What the turn-end hook prints to hand the model ``reason`` and keep the turn going."""
         return {"decision": "block", "reason": reason}
+
+    # ------------------------------------------------------------------ the idle wake
+
+    wake: Wake = NO_WAKE
+
+    def wake_refusal(self, pid: int, env: Mapping[str, str]) -> str | None:
+        """Why an idle session of the host's process ``pid`` cannot be woken by ``wake`` (the way the
+        client runs, its settings), in a few words; None when it can. Default: it can."""
+        return None
+
+    def wake_command(self, pid: int, session_id: str) -> tuple[int, list[str]] | None:
+        """For a ``QUEUE`` host: the host's process serving ``session_id`` among ``pid``'s ancestors
+        (``pid`` itself included), and the command (the text to follow as its last argument) that
+        queues text as the session's next turn; None when no such process is there."""
+        return None
 
     # ------------------------------------------------------------------ sessions and transcripts
 

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 
 from attend.hosts.base import (
     MAX_HOPS,
+    REWAKE,
     Found,
     Host,
     Parent,
@@ -265,6 +266,8 @@ class Claude(Host):
 
     def unattended(self, env: Mapping[str, str], pid: int | None) -> bool:
         return unattended(env, pid)
+
+    wake = REWAKE  # the asyncRewake Stop hook (attend wait --hook)
 
     def holds(self, session_id: str, env: Mapping[str, str]) -> list[int]:
         return holders(session_id, (sessions_home(env), os.path.join(user_claude_dir(), "sessions")))

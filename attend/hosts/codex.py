@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from attend import safejson
 from attend.hosts.base import (
     MAX_HOPS,
+    QUEUE,
     Found,
     Host,
     Parent,
@@ -209,6 +210,16 @@ class Codex(Host):
         return held_open or dated_rollout(codex_home(env), session_id)
 
     # ------------------------------------------------------------------ delivery
+
+    wake = QUEUE  # the Stop hook's detached waiter, through `codex queue`
+
+    def wake_command(self, pid: int, session_id: str) -> tuple[int, list[str]] | None:
+        """The codex process hosting the thread above ``pid``, and ``<its codex binary> queue --thread
+        <id> --message``: the app-server (or a TUI's daemon) runs the queued message as a new turn."""
+        host = self.host_process(pid)
+        if host is None or session_id not in host[3]:
+            return None
+        return host[0], [os.readlink(f"/proc/{host[0]}/exe"), "queue", "--thread", session_id, "--message"]
 
     def turn_end(self, reason: str) -> dict[str, str]:
         """What the turn-end hook prints to hand the model ``reason``: the Stop hook's block."""

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from attend import safejson
 from attend.hosts import claude
 from attend.hosts.base import (
+    STEER,
     Found,
     Host,
     Parent,
@@ -196,6 +197,19 @@ class Gemini(Host):
     def turn_end(self, reason: str) -> dict[str, str]:
         """The AfterAgent hook's deny: the next turn's user text is the reason, as it is."""
         return {"decision": "deny", "reason": reason}
+
+    # A background shell command the model keeps running (attend wait --once), where steering is on.
+    wake = STEER
+
+    def wake_refusal(self, pid: int, env: Mapping[str, str]) -> str | None:
+        """Why the gemini process ``pid`` would not turn a finished background command into a turn:
+        it runs one prompt and exits, or its settings do not steer (``steering``)."""
+        if not interactive(pid):
+            return "gemini runs one prompt here and exits (-p), so an idle session cannot be woken"
+        why = steering(process_cwd(pid), env)
+        if why is not None:
+            return f"{why}, so a background command's end would not wake the session; messages arrive at each turn end"
+        return None
 
     def live_records(self, env: Mapping[str, str]) -> list[SessionRecord]:
         return claude.live_records(records_home(env))
