@@ -122,6 +122,21 @@ def test_gemini_install_merges_three_way_and_uninstall_gives_the_file_back(world
     assert files(home) == before
 
 
+def test_gemini_install_dry_run_prints_the_diff_and_writes_nothing(world: World) -> None:
+    home = world.home / ".gemini"
+    home.mkdir()
+    (home / "settings.json").write_text(json.dumps(GEMINI_SETTINGS, indent=2) + "\n")
+    before = files(home)
+    dry = attend(world, "install", "--host", "gemini", "--dry-run")
+    added = [line for line in dry.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    assert any('"attend": {' in line for line in added), dry  # the MCP server, as a diff's added line
+    assert any("attend-gemini-start.sh" in line for line in added), dry  # the SessionStart hook
+    assert any('"name": "attend-drain"' in line for line in added), dry  # the AfterAgent drain
+    assert not any(line.startswith("-") and "my-server" in line for line in dry.splitlines()), dry
+    assert "would create" in dry and "skills/attend/SKILL.md" in dry, dry  # the copies, named, not made
+    assert files(home) == before, "the dry run wrote nothing"
+
+
 def test_install_with_no_flag_wires_the_clients_it_finds_and_says_which(world: World) -> None:
     (world.home / ".gemini").mkdir()
     said = attend(world, "install")
