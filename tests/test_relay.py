@@ -960,7 +960,7 @@ def test_host_b_cannot_publish_as_a_read_or_ack_as_consumer_touch_its_presence_o
 ) -> None:
     a, _b = hosts
     sa = a.session("Val")
-    wait_until(lambda: _presence_keys(server.url), "hosta's presence key")
+    wait_until(lambda: f"hosta.s.{sa.session_id}" in _presence_keys(server.url), "hosta's presence key")
 
     async def attempts(nc: Any, errors: list[str]) -> dict[str, bool]:
         js = nc.jetstream(timeout=2)
@@ -1041,7 +1041,7 @@ def test_host_b_cannot_publish_as_a_read_or_ack_as_consumer_touch_its_presence_o
         "stream still whole": True,
         "each refused by the server": True,
     }
-    assert _presence_keys(server.url), "hosta's presence is still there"
+    assert f"hosta.s.{sa.session_id}" in _presence_keys(server.url), "hosta's presence is still there"
 
 
 def _presence_keys(url: str) -> list[str]:
@@ -1319,6 +1319,31 @@ def test_a_second_relay_on_the_same_spool_exits_1_and_the_first_goes_on(hosts: t
     sb = b.session("Ula")
     a.send(a.session("Tam"), "still carried")
     wait_until(lambda: "still carried" in b.bodies(sb.session_id), "a message through the first relay")
+
+
+def test_a_relay_of_another_spool_under_a_host_name_already_live_is_refused_and_a_restart_is_not(
+    tmp_path: Path, hosts: tuple[Host, Host]
+) -> None:
+    """Spools are per OS user: a second user on hosta's machine who left ATTEND_HOST alone would relay
+    as hosta too. Its relay is refused while hosta's presence is live; hosta's own relay, killed and
+    started again at once, is not."""
+    a, b = hosts
+    wait_until(lambda: any(k == "hosta.relay" for k in _presence_keys(a.servers[0])), "hosta's relay key")
+    other = Host(tmp_path, "hosta", a.servers, user="carol", world=World(tmp_path / "hosta-carol"))
+    try:
+        r = other.run("relay")
+        assert r.returncode == 1, r.stdout + r.stderr
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and "another relay already publishes as host hosta" in lines[0], lines
+        assert "ATTEND_HOST" in lines[0], lines
+        assert not (other.world.spool_root / "relay" / "enabled").exists(), "its sends are not queued"
+        a.stop_relay(signal.SIGKILL)  # its presence stays in the bucket until the TTL
+        a.start_relay()
+        sb = b.session("Vic")
+        a.send(a.session("Wen"), "after the restart")
+        wait_until(lambda: "after the restart" in b.bodies(sb.session_id), "a message through the restarted relay")
+    finally:
+        other.close()
 
 
 def test_the_relay_exits_2_when_the_server_refuses_its_credentials_or_its_permissions(

@@ -32,6 +32,7 @@ NAK_DELAY = 2.0  # seconds before an arrival that could not be written now is de
 FETCH_WAIT = 60.0  # seconds a fetch waits for records (it returns as soon as one comes)
 POLL = 30.0  # seconds between outbox looks besides inotify (a missed event, a reconnect)
 PRUNE_EVERY = 3600.0
+SPOOL_ID = "id"  # relay/id: this spool's own random id, in its relay's presence key <host>.relay
 
 
 class RelayError(AttendError):
@@ -62,6 +63,7 @@ class Relay:
         self.taking: set[asyncio.Future[bool]] = set()  # fetched batches being written and acknowledged
         self.watching: asyncio.Task[None] | None = None
         self.rewatch = False
+        self.spool_id = ""
 
     # ------------------------------------------------------------------ start, stop
 
@@ -75,6 +77,9 @@ class Relay:
         self.spool.make_dir(RELAY, OUTBOX, layout.CUR)
         self.spool.make_dir(RELAY, layout.RELAY_SEEN)
         self.spool.make_dir(RELAY, store.LANDED)
+        self.spool.create_linked(os.urandom(8).hex().encode(), RELAY, SPOOL_ID)  # once per spool
+        self.spool_id = (self.spool.read_text(RELAY, SPOOL_ID) or "").strip()
+        was_on = self.spool.exists(RELAY, RELAY_ON)
         self.spool.write_state(json.dumps({"host": self.me}).encode(), RELAY, RELAY_ON, durable=True)
         self._state("connecting")
         while not self.stopping.is_set():
@@ -109,10 +114,12 @@ class Relay:
         if self.stopping.is_set() or self.nc is None:
             return 0
         self.js = self.nc.jetstream(timeout=5)
-        problem = await self._check_consumers()
+        problem = await self._check_consumers() or await self._other_relay()
         if problem:
             self.warn(f"attend relay: {problem}")
             await self.nc.close()
+            if not was_on and not self.denied:  # it never served: sends stay local, as before it ran
+                self.spool.remove(RELAY, RELAY_ON)
             return 2 if self.denied else 1
         self._state("connected")
         self.linked.set()
@@ -148,6 +155,39 @@ class Relay:
             if got != want:
                 return f"consumer {durable} filters {got!r}, not {want!r}: it would deliver others' records"
         return None
+
+    async def _other_relay(self) -> str | None:
+        """Another spool's relay publishing under this host name (a second OS user, or another machine,
+        without a name of its own): its records and presence would pass for this one's. Each relay puts
+        ``<host>.relay`` with its spool's id every heartbeat and deletes it on a clean stop; the bucket
+        drops it 90 s after the last put. This spool's own key (a relay killed and started again) is no
+        obstacle."""
+        try:
+            kv = await self.js.key_value(subjects.BUCKET)
+            watcher = await kv.watch(f"{self.me}.relay")
+        except Exception:  # no bucket or no permission yet: presence says so in the state, --check too
+            return None
+        try:
+            entry = await watcher.updates(timeout=5)  # the last put, or None when there is none
+        except Exception:
+            entry = None
+        finally:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(watcher.stop(), 2)
+        if entry is None or entry.operation in ("DEL", "PURGE") or len(entry.value or b"") > 8192:
+            return None
+        try:
+            value = safejson.loads(entry.value)
+        except ValueError:
+            return None
+        other = value.get("spool") if isinstance(value, dict) else None
+        if not other or other == self.spool_id:
+            return None
+        return (
+            f"another relay already publishes as host {self.me} (pid {value.get('pid')} of another spool); "
+            f"each OS user's spool is a host of its own: set ATTEND_HOST to a name of its own for every "
+            f"attend process of this user (relay.host too, if set)"
+        )
 
     async def _on_error(self, e: Exception) -> None:
         text = str(e)
@@ -454,6 +494,12 @@ class Relay:
                     watcher = await self.kv.watchall()
                     self.watching = asyncio.create_task(self._read_watch(watcher))
                 snap = await self._io(self._snapshot)
+                snap[f"{self.me}.relay"] = {
+                    "host": self.me,
+                    "kind": "relay",
+                    "spool": self.spool_id,
+                    "pid": os.getpid(),
+                }
                 for key, value in snap.items():
                     await self.kv.put(key, json.dumps(value).encode())
                 for key in self.published - set(snap):
@@ -473,8 +519,8 @@ class Relay:
                 if entry is None:
                     continue
                 key = entry.key
-                if key.startswith(self.me + "."):
-                    continue
+                if key.startswith(self.me + ".") or key.endswith(".relay"):
+                    continue  # this host's own; another host's relay key (not a session or human)
                 if entry.operation in ("DEL", "PURGE"):
                     self.mirror.pop(key, None)
                 else:
