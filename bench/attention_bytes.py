@@ -26,7 +26,10 @@ BODY = "the build is green; ship it?"
 
 
 def signal(i: int, room: str) -> Signal:
-    return Signal(unique_name(), "Hana-beta", "agent", "s-peer", "s-me", room, "/home/u/src/api", f"{BODY} {i}", 1.7e9)
+    body = f"{BODY} {i}"
+    return Signal(
+        unique_name(), "Hana-beta", "agent", "s-peer", "s-me", room, "/home/u/src/api", body, 1.7e9, client="claude"
+    )
 
 
 def hook_bytes(signals: list[Signal], mcp: bool = False) -> int:

@@ -63,8 +63,13 @@ def test_a_drain_blocks_once_with_pending_messages_then_prints_nothing(world: Wo
     world.attend("send", "look at the build")
     text = reason(drain(world, s.session_id))
     header, item, body, *rest = text.split("\n")
-    assert header == "[attend] 1 message(s) from peers, not your user:"
-    assert item.startswith("[") and "] fixture-human (#open, id " in item and ", from fixture-human):" in item
+    assert header == "[attend] 1 message(s) from humans, not typed at your prompt:"  # it may be the user's
+    assert (
+        item.startswith("[")
+        and "] fixture-human (human; #open, id " in item
+        and item.endswith("):")
+        and ", from " not in item
+    )
     assert body == "  look at the build"  # indented: no body line starts at the margin
     assert rest[-1] == (
         'attend reply "..." answers the newest; attend send "..." starts a thread; silence is a valid reply.'
@@ -101,7 +106,7 @@ def test_reply_after_a_drain_threads_to_the_drained_message(world: World) -> Non
     enroll(world, s)
     world.attend("send", "question?")
     item = reason(drain(world, s.session_id)).split("\n")[1]
-    msg_id = item.split(", id ")[1].split(",")[0]
+    msg_id = item.split(", id ")[1].split(",")[0].removesuffix("):")
     r = s.attend("reply", "--json", "answer")
     assert r.rc == 0, r.stderr
     assert json.loads(r.stdout)["re"] == msg_id
@@ -343,14 +348,22 @@ def host(world: World, request: pytest.FixtureRequest) -> Iterator[Host]:
 
 
 @pytest.mark.parametrize("host", ["claude", "codex", "gemini"], indirect=True)
-def test_every_clients_turn_end_says_peers_wrote_the_messages_not_the_user(world: World, host: Host) -> None:
+def test_every_clients_turn_end_says_who_wrote_the_messages_and_never_calls_a_human_not_the_user(
+    world: World, host: Host
+) -> None:
     """Gemini hands the reason over as the next user text itself, the others inside a frame of
-    their own: attend's first line says who wrote what follows, whatever the frame."""
+    their own: attend's first line says who wrote what follows, whatever the frame. An agent is
+    never the user; a human may be (the operator at another terminal), so that header says only
+    that the text was not typed at the session's prompt."""
     assert host.attend("join", "crew").returncode == 0
     world.attend("send", "--to", host.sid, "run the deploy now")
     header, item, body, *_ = host.reason(host.turn_end(False)).split("\n")
+    assert header == "[attend] 1 message(s) from humans, not typed at your prompt:"
+    assert "fixture-human (human; direct, id " in item and body == "  run the deploy now"
+    post(world.spool, "open", "the build is green")
+    header, item, *_ = host.reason(host.turn_end(False)).split("\n")
     assert header == "[attend] 1 message(s) from peers, not your user:"
-    assert "fixture-human (direct, id " in item and body == "  run the deploy now"
+    assert "Other-alpha (agent; #open, id " in item
 
 
 @pytest.mark.parametrize("host", ["codex", "gemini"], indirect=True)
@@ -380,7 +393,7 @@ def test_at_a_gemini_turn_end_a_burst_folds_into_one_line_and_a_muted_channel_ne
     post(world.spool, rooms.channel_room("quiet"), "muted chatter", sender="quiet-peer")
     world.attend("send", "--to", host.sid, "a word?")
     rows = host.reason(host.turn_end(False)).split("\n")
-    assert rows[0] == "[attend] 9 message(s) from peers, not your user:", rows
+    assert rows[0] == "[attend] 9 message(s) from peers and humans, not typed at your prompt:", rows
     assert "  a word?" in rows  # addressed to the session: never folded
     folded = [row for row in rows if row.startswith("[folded] ")]
     assert len(folded) == 1 and f"sent 8 fast (ids {flood[0]} … {flood[-1]}; attend inbox --from " in folded[0], rows

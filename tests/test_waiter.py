@@ -56,7 +56,7 @@ def test_a_message_that_arrives_while_the_waiter_waits_is_shown_once_with_exit_2
     assert rc == 2, err
     assert out == ""
     lines = reason_lines(err)
-    assert lines[0] == "[attend] 1 message(s) from peers, not your user:"
+    assert lines[0] == "[attend] 1 message(s) from humans, not typed at your prompt:"
     assert "  the build is green" in lines
     assert len(maildir(world, s.session_id, "cur")) == 1 and not maildir(world, s.session_id, "new")
     assert drain(world, s.session_id).stdout == ""  # the drain does not show it again

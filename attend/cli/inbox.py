@@ -51,7 +51,7 @@ def _message_block(m: inbox_verb.Message, utc: bool, columns: int | None) -> str
     # fields, and the body's further lines aligned under its first (attend.domain.framing).
     lines = [
         # The client was checked as a bare token when the message was parsed (attend.domain.envelope).
-        f"[{framing.label(m.scope)}] {framing.label(m.sender)} ({m.from_kind}{', ' + m.client if m.client else ''})",
+        f"[{framing.label(m.scope)}] {framing.label(m.sender)} ({framing.kind(m.from_kind, m.client)})",
         f"  when:    {terminal.when(m.at, utc)}",
         f"  id:      {m.id}",
     ]

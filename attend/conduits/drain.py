@@ -46,7 +46,11 @@ FIRST_LINE = 80  # characters of a first line on a collapsed or folded line
 REHEAT_LABEL = "[attend reheat]"  # the line that carries the judgment layer after the messages
 # Where refused messages go, for every host: the sensor loop, a waiter, an inbox socket, or the next
 # turn end that is not a chain of blocks (a turn the user starts).
-FROM_PEERS = "from peers, not your user"  # the reason's header says who wrote the messages
+# The reason's header says who wrote the messages. Agents are never the user; a human may be (the
+# operator at another terminal), so a batch with a human's message says only what is sure of it.
+FROM_PEERS = "from peers, not your user"
+FROM_HUMANS = "from humans, not typed at your prompt"
+FROM_BOTH = "from peers and humans, not typed at your prompt"
 LEFT = "the messages stay pending for the next conduit or turn"
 
 
@@ -145,9 +149,12 @@ def clock(at: float) -> str:
 def render_one(sig: Signal) -> str:
     """A header line at the margin, then the body with every line indented (docs/architecture/
     conduits.md, "Framing"): no body line can pass for a header, the closing sentence or an id."""
-    extra = f", from {framing.label(sig.from_id)}" if sig.from_kind == "human" else ""
+    sender = framing.label(sig.sender)
+    # A human is addressed by user name: said when it is not the name shown.
+    user = framing.label(sig.from_id) if sig.from_kind == "human" else sender
+    extra = f", from {user}" if user != sender else ""
     scope = framing.label(rooms.scope(sig.room))
-    head = f"[{clock(sig.at)}] {framing.label(sig.sender)} ({scope}, id {sig.id}{extra}):"
+    head = f"[{clock(sig.at)}] {sender} ({framing.kind(sig.from_kind, sig.client)}; {scope}, id {sig.id}{extra}):"
     lines = [head, *framing.indented(sig.body[:BODY_MAX])]
     if len(sig.body) > BODY_MAX:
         lines.append(f"(… cut at {BODY_MAX} characters: attend inbox {sig.id} has the rest)")
@@ -172,7 +179,9 @@ def ids_named(signals: list[Signal]) -> str:
 def collapsed_line(thread: attention.Thread) -> str:
     """One margin line for a thread not shown in full: scope, senders, count, ids, first line."""
     first = thread.signals[0]
-    senders = ", ".join(framing.label(s) for s in thread.senders[:3]) + (" …" if len(thread.senders) > 3 else "")
+    kinds = {s.sender: framing.kind(s.from_kind, s.client) for s in thread.signals}
+    named = [f"{framing.label(s)} ({kinds[s]})" for s in thread.senders[:3]]
+    senders = ", ".join(named) + (" …" if len(thread.senders) > 3 else "")
     n = len(thread.signals)
     count = f"{n} messages, " if n > 1 else ""
     scope = framing.label(rooms.scope(first.room))
@@ -182,7 +191,8 @@ def collapsed_line(thread: attention.Thread) -> str:
 def folded_line(sender: str, signals: list[Signal]) -> str:
     """One margin line for a sender the governor folds."""
     first = signals[0]
-    who = monitor.label(first)
+    project = framing.label(monitor.project_name(first.origin))
+    who = f"{framing.label(first.sender)} ({framing.kind(first.from_kind, first.client)}; {project})"
     return (
         f"[folded] {who} sent {len(signals)} fast ({ids_named(signals)}; attend inbox --from "
         f"{framing.label(first.sender)}): {monitor.one_line(first.body)[:FIRST_LINE]}"
@@ -238,6 +248,15 @@ def arrange(signals: list[Signal], party: attention.Party, governor: attention.G
     return out
 
 
+def authors(shown: Arranged) -> str:
+    """Who wrote what the reason shows, for its header: peers (agents), humans, or both."""
+    signals = shown.full + shown.overflow + [s for t in shown.collapsed for s in t.signals]
+    kinds = {s.from_kind for s in signals + [s for sigs in shown.folded.values() for s in sigs]}
+    if "human" not in kinds:
+        return FROM_PEERS
+    return FROM_BOTH if kinds - {"human"} else FROM_HUMANS
+
+
 def render_reason(batch: Batch, arranged: Arranged | None = None) -> str:
     shown = arranged if arranged is not None else Arranged(full=batch.signals[:RENDER_MAX])
     if arranged is None:
@@ -247,7 +266,7 @@ def render_reason(batch: Batch, arranged: Arranged | None = None) -> str:
         return f"[attend] {batch.note}"
     # Every host hands this text to the model inside its own frame, and Gemini's is the next user
     # text itself: the header says who wrote what follows, in as few bytes as it can.
-    lines = [f"[attend] {n} message(s) {FROM_PEERS}:"]
+    lines = [f"[attend] {n} message(s) {authors(shown)}:"]
     if batch.note:
         lines.append(f"({batch.note})")
     lines.extend(render_one(s) for s in shown.full)
@@ -273,8 +292,9 @@ def render_plain(batch: Batch) -> str:
     blocks = []
     shown = [s for s in batch.signals if s.id not in batch.muted]
     for sig in shown:
+        kind = framing.kind(sig.from_kind, sig.client)
         lines = [
-            f"[{framing.label(rooms.scope(sig.room))}] {framing.label(sig.sender)}",
+            f"[{framing.label(rooms.scope(sig.room))}] {framing.label(sig.sender)} ({kind})",
             f"  when:    {clock(sig.at)}",
             f"  id:      {sig.id}",
             f"  from:    {framing.inline(sig.from_id)}",

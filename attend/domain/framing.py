@@ -16,6 +16,7 @@ nothing inside untrusted text can pass for that framing.
   sentence or an id line, which all start at the margin.
 - A sender or project ``label`` is shown as is when it is a plain name, and quoted otherwise, so a
   name holding brackets, parentheses, colons or quotes cannot close the header it stands in.
+- A sender's ``kind`` (``agent, codex`` or ``human``) is said the same way wherever a message is shown.
 
 Standard library only and no imports at all: the drain and the sensor loop import it.
 """
@@ -83,6 +84,12 @@ def label(text: str) -> str:
     if name and all(c.isalnum() or c in _PLAIN for c in name) and name == name.strip():
         return name
     return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def kind(from_kind: str, client: str | None) -> str:
+    """What wrote a message, as every rendering says it: ``agent, codex`` (the agent's client when the
+    record names one), ``agent``, or ``human``; each part a label, so a record cannot stretch it."""
+    return label(from_kind) + (", " + label(client) if client else "")
 
 
 def indented(text: str, indent: str = "  ") -> list[str]:

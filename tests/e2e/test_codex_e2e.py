@@ -73,7 +73,9 @@ def test_codex_install_alone_wires_mcp_send_and_turn_end_delivery_exactly_once(h
     # Exactly once: one block, and nothing more at the second turn end.
     assert len(api.hook_prompts()) == 1, api.user_texts()
     assert "inbox" in seen, "the MCP inbox result was read"
-    assert api.hook_prompts()[0].startswith("[attend] 1 message(s) from peers, not your user:"), api.hook_prompts()
+    assert api.hook_prompts()[0].startswith("[attend] 1 message(s) from humans, not typed at your prompt:"), (
+        api.hook_prompts()
+    )
     # The MCP send went out as the thread, through the identity rule.
     sent_by = [s for s in hw.signals() if s.body == "hi human, from codex"]
     assert [s.from_id for s in sent_by] == [thread], [(s.from_id, s.body) for s in hw.signals()]

@@ -50,7 +50,9 @@ def test_a_codex_thread_idle_in_the_app_server_is_woken_by_a_send_once(hw: HostW
         hw.human_send("--to", thread, "wake up, codex: from the human")
         server.wait_count("turn/completed", 2, WAKE_DEADLINE)
         wakes = [t for t in api.user_texts() if "wake up, codex" in t]
-        assert len(wakes) == 1 and "[attend] 1 message(s) from peers, not your user:" in wakes[0], api.user_texts()
+        assert len(wakes) == 1 and "[attend] 1 message(s) from humans, not typed at your prompt:" in wakes[0], (
+            api.user_texts()
+        )
         assert api.consumed == 3, api.user_texts()
     finally:
         server.close()

@@ -63,9 +63,9 @@ def test_gemini_install_alone_wires_identity_mcp_and_turn_end_delivery_exactly_o
 
     def delivered(req: Request) -> Reply:
         texts = [t for t in api.user_texts() if "hello gemini, from the human" in t]
-        assert len(texts) == 1 and texts[0].startswith("[attend] 1 message(s) from peers, not your user:"), (
-            api.user_texts()
-        )
+        assert len(texts) == 1 and texts[0].startswith(
+            "[attend] 1 message(s) from humans, not typed at your prompt:"
+        ), api.user_texts()
         return mcp("attend", "inbox", {})
 
     def listed(req: Request) -> Reply:

@@ -89,7 +89,9 @@ def test_an_idle_gemini_session_with_steering_is_woken_by_a_message_exactly_once
         assert len(woke) == 1, api.user_texts()
         text = woke[0]
         assert text.startswith("User steering update:"), text  # Gemini's frame: a new turn, not a turn end
-        assert "message(s) from peers, not your user" in text and "start `attend wait --once` again" in text, text
+        assert (
+            "message(s) from humans, not typed at your prompt" in text and "start `attend wait --once` again" in text
+        ), text
         until(tui, lambda: settled(hw, sid) and api.consumed == 4, 60, "the woken turn to end")
     finally:
         tui.close()
@@ -126,6 +128,8 @@ def test_with_steering_off_nothing_is_armed_and_the_message_arrives_at_the_next_
     finally:
         tui.close()
     got = [t for t in api.user_texts() if "hello gemini at the turn end" in t]
-    assert len(got) == 1 and got[0].startswith("[attend] 1 message(s) from peers, not your user:"), api.user_texts()
+    assert len(got) == 1 and got[0].startswith("[attend] 1 message(s) from humans, not typed at your prompt:"), (
+        api.user_texts()
+    )
     assert not any(t.startswith("User steering update:") for t in api.user_texts()), api.user_texts()
     assert not api.errors, api.errors
