@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from typing import Final, Literal
 
 from attend.procfs import stat_fields
 from attend.record import Record
@@ -36,9 +35,14 @@ MAX_HOPS = 15  # parents climbed from the caller, at most
 
 Parent = Callable[[int], "int | None"]
 
-# How an idle session of a host is woken (docs/architecture/hosts.md, "The idle wake"): the strategy's
-# name, which attend.conduits.waiter maps to its waiter.
-Wake = Literal["none", "rewake", "queue", "steer"]
+TYPE_CHECKING = False  # typing only for mypy: `send` and the turn-end drain import this module
+if TYPE_CHECKING:
+    from typing import Final, Literal
+
+    # How an idle session of a host is woken (docs/architecture/hosts.md, "The idle wake"): the
+    # strategy's name, which attend.conduits.waiter maps to its waiter.
+    Wake = Literal["none", "rewake", "queue", "steer"]
+
 NO_WAKE: Final = "none"  # none: the session hears its mail at its next turn end
 # The client runs a Stop hook in the background, whose exit 2 starts a turn with its stderr
 # (``attend wait --hook``, Claude Code's asyncRewake).
