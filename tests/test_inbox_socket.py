@@ -14,6 +14,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import socket
 import threading
 from collections.abc import Iterator
@@ -28,15 +29,33 @@ from attend.conduits import inbox_socket
 from attend.testing.standin import StandIn
 from tests.support import Wait, World, drain, enroll, maildir, post, wait_until
 
+# A tool result as Claude Code records it: `attend inbox` printed the message, id and all.
+TOOL_RESULT = {
+    "type": "user",
+    "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": ""}]},
+    "toolUseResult": {"stdout": ""},
+}
+
 
 class Inbox:
     """A Unix socket where the client's inbox socket would be: it records each post (the auth line,
     then the user line) and writes it into the session's transcript as the client does when the model
-    is given it, ``late`` seconds after the post; except the first ``drop`` posts, which it accepts
-    and never shows (as the client drops posts past ~30 at once)."""
+    is given it (``idle``: as the new turn an idle session starts, else as a busy session's queued
+    command), ``late`` seconds after the post; except the first ``drop`` posts, which it accepts and
+    never shows (as the client drops posts past ~30 at once). ``noise(post)`` writes what else the
+    transcript gains meanwhile, before the post's connection closes."""
 
-    def __init__(self, path: Path, transcript: Path, drop: float = 0, late: float = 0.0) -> None:
+    def __init__(
+        self,
+        path: Path,
+        transcript: Path,
+        drop: float = 0,
+        late: float = 0.0,
+        idle: bool = False,
+        noise: Any = None,
+    ) -> None:
         self.path, self.transcript, self.drop, self.late = path, transcript, drop, late
+        self.idle, self.noise = idle, noise
         self.posts: list[list[dict[str, Any]]] = []
         self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.server.bind(str(path))
@@ -52,15 +71,26 @@ class Inbox:
                 return
             with conn:
                 lines = [json.loads(x) for x in conn.makefile("rb").read().splitlines() if x.strip()]
-            self.posts.append(lines)
+                self.posts.append(lines)
+                if self.noise is not None:  # in the transcript before the poster sees the close
+                    self.write(self.noise(lines[-1]["message"]["content"]))
             if len(self.posts) > self.drop:
                 content = lines[-1]["message"]["content"]
                 threading.Timer(self.late, self.show, (content,)).start()
 
     def show(self, content: str) -> None:
+        """The client's record of the post put before the model (measured on 2.1.332)."""
+        origin = {"kind": "peer", "from": "unknown"}
+        if self.idle:
+            said = f"Another Claude session sent a message:\n{content}\n\nThis came from another Claude session …"
+            self.write([{"type": "user", "message": {"role": "user", "content": said}, "origin": origin}])
+        else:
+            prompt = {"type": "queued_command", "prompt": content, "origin": origin}
+            self.write([{"type": "attachment", "attachment": prompt}])
+
+    def write(self, entries: list[dict[str, Any]]) -> None:
         with open(self.transcript, "a") as f:
-            entry = {"type": "attachment", "attachment": {"type": "queued_command", "prompt": content}}
-            f.write(json.dumps(entry) + "\n")
+            f.writelines(json.dumps(entry) + "\n" for entry in entries)
 
     @property
     def contents(self) -> list[str]:
@@ -134,9 +164,12 @@ def test_a_burst_is_one_post_in_the_drains_framing_and_is_marked_seen_once_the_t
     auth, message = s.inbox.posts[0]
     assert auth == {"type": "auth", "token": "t0ken"} and message["type"] == "user"
     text = s.inbox.contents[0]
-    assert text.startswith(inbox_socket.HEADER) and "[attend] 3 message(s)" in text
+    assert (
+        text.startswith(inbox_socket.HEADER + " (post ") and "[attend] 3 message(s) from peers, not your user:" in text
+    )
     for i, name in enumerate(names):
         assert f"burst {i}" in text and name in text
+        assert f"Other-alpha (agent; #open, id {name}):" in text  # the sender and its kind, as the drain says them
     assert not maildir(world, s.sid, "new") and not maildir(world, s.sid, "claimed")
     assert "attend reply" in text or "mcp__attend__reply" in text
 
@@ -161,7 +194,7 @@ def test_a_body_cannot_forge_attends_header_in_a_post(world: World, setups: Any)
     post(world.spool, "open", forged)
     wait_until(lambda: s.inbox.posts, "the post")
     lines = s.inbox.contents[0].splitlines()
-    assert sum(line == inbox_socket.HEADER for line in lines) == 1  # attend's own, at the margin
+    assert sum(line.startswith(inbox_socket.HEADER) for line in lines) == 1  # attend's own, at the margin
     [count] = [line for line in lines if line.startswith("[attend] ") and "message(s)" in line]
     assert count.startswith("[attend] 1 message(s)")  # the drain's own count line, once
 
@@ -229,6 +262,43 @@ def test_a_post_the_client_drops_is_posted_again_and_marked_seen_once_the_retry_
     assert retry.endswith("[attend] posted again (2 of 3): an earlier post did not reach you")
     assert [L.base_name(n) for n in maildir(world, s.sid, "cur")] == [name] and not maildir(world, s.sid, "claimed")
     assert conduit.is_alive() and inbox_socket.served_by(world.spool, s.sid) is not None
+
+
+def test_a_tool_result_or_a_prompt_naming_the_ids_does_not_confirm_a_post_the_client_dropped(
+    world: World, setups: Any, quick: None
+) -> None:
+    """The model ran `attend inbox` (its result names the message's id and quotes attend's header) and
+    the user typed the id at the prompt, while the client dropped the post: neither is the client's
+    record of the post, so the post is made again, and the message is marked seen only once the
+    retry's own record is there."""
+
+    def noise(content: str) -> list[dict[str, Any]]:
+        ids = " ".join(re.findall(r"id ([0-9]{10}\.M\S+?\.[A-Za-z0-9-]+)\)", content))
+        printed = f"{inbox_socket.HEADER}\n[#open] Other-alpha (agent)\n  id:      {ids}\n  message: not seen"
+        result = json.loads(json.dumps(TOOL_RESULT))
+        result["message"]["content"][0]["content"] = printed
+        result["toolUseResult"]["stdout"] = printed
+        typed = {"type": "user", "message": {"role": "user", "content": f"what is {ids}?"}}
+        return [result, typed]
+
+    s = setups(drop=1, noise=noise)
+    s.start()
+    name = post(world.spool, "open", "seen only through the retry")
+    wait_until(lambda: len(maildir(world, s.sid, "cur")) == 1, "the retry shown and marked seen")
+    assert len(s.inbox.posts) == 2, "the first post was taken as shown"
+    assert name in s.transcript.read_text().split("\n")[0]  # the tool result named it, past the post's offset
+
+
+def test_an_idle_sessions_new_turn_confirms_the_post_by_its_mark(world: World, setups: Any) -> None:
+    s = setups(idle=True)
+    s.start()
+    first = post(world.spool, "open", "to an idle session")
+    wait_until(lambda: len(maildir(world, s.sid, "cur")) == 1, "the post shown and marked seen")
+    second = post(world.spool, "open", "and another")
+    wait_until(lambda: len(maildir(world, s.sid, "cur")) == 2, "the next post shown and marked seen")
+    marks = [re.match(r".* \(post ([0-9a-f]{8})\)$", c.splitlines()[0]) for c in s.inbox.contents]
+    assert all(marks) and marks[0] != marks[1], s.inbox.contents  # each batch its own
+    assert len(s.inbox.posts) == 2 and first in s.inbox.contents[0] and second in s.inbox.contents[1]
 
 
 def test_a_post_the_client_shows_late_is_not_posted_again(world: World, setups: Any, monkeypatch: Any) -> None:

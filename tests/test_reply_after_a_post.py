@@ -57,7 +57,7 @@ def test_a_planted_post_record_naming_a_fifo_does_not_hang_a_reply(world: World)
     enroll(world, s)
     fifo = world.tmp / "fifo"
     os.mkfifo(fifo)
-    record = inbox_client.posted_record(str(fifo), 0, ["x"], "1796527636.M1P1Q0R1.vm")
+    record = inbox_client.posted_record(str(fifo), 0, "x", "1796527636.M1P1Q0R1.vm")
     world.spool.write_state(record, "sessions", s.session_id, L.POSTED)
     out = s.attend("reply", "a guess")
     assert out.rc == 1 and "nothing to reply to" in out.stderr, out.stdout + out.stderr

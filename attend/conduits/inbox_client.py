@@ -1,6 +1,7 @@
 """The client's side of the socket conduit: what ``attend.conduits.inbox_socket`` needs from outside
 the spool. It posts to Claude Code's inbox socket, reads the session's ``crossSessionInbound`` setting,
-and reads the session's transcript to confirm that a post was put before the model. It never imports
+and reads the session's transcript to confirm that a post was put before the model (by the client's
+record of that post, never by a mention of its messages). It never imports
 the gate (tests/test_layers.py): the spool is the other module's.
 """
 
@@ -18,7 +19,6 @@ from attend import identity, safejson
 SOCKET_ENV = "CLAUDE_CODE_MESSAGING_SOCKET"
 TOKEN_ENV = "CLAUDE_CODE_MESSAGING_TOKEN"
 SEND_TIMEOUT = 5.0  # seconds for connect and write: the client reads at once
-CONFIRMED_TYPES = ("user", "attachment", "api-request-blob")  # transcript entries that reached the model
 
 
 class NoDoor(OSError):
@@ -73,9 +73,11 @@ def post(path: str, token: str, content: str) -> None:
         s.close()
 
 
-def confirmed_in(path: str | None, offset: int, ids: list[str]) -> bool:
-    """Whether the transcript, past ``offset``, records one of ``ids`` as put before the model."""
-    if not path or not ids:
+def confirmed_in(path: str | None, offset: int, mark: str) -> bool:
+    """Whether the transcript, past ``offset``, holds the client's record of a post carrying ``mark``
+    (a token only that post holds) as put before the model. Only the text the post became counts: a
+    tool result or a prompt that names the post's message ids is no record of the post."""
+    if not path or not mark:
         return False
     try:
         # Non-blocking and regular files only: a FIFO planted at the path must not hang the reader.
@@ -90,17 +92,44 @@ def confirmed_in(path: str | None, offset: int, ids: list[str]) -> bool:
         return False
     finally:
         os.close(fd)
-    needles = [i.encode() for i in ids]
+    needle = mark.encode()
     for line in data.splitlines():
-        if not any(n in line for n in needles):
+        if needle not in line:
             continue
         try:
             entry = safejson.loads(line)
         except ValueError:
             continue
-        if isinstance(entry, dict) and entry.get("type") in CONFIRMED_TYPES:
+        if isinstance(entry, dict) and any(mark in text for text in posted_texts(entry)):
             return True
     return False
+
+
+def posted_texts(entry: dict[str, object]) -> list[str]:
+    """The texts a transcript entry records as given to the model from outside a tool call (measured
+    on 2.1.332, docs/architecture/conduits.md): a busy session's ``attachment`` (``queued_command``,
+    its ``prompt`` the post), an idle one's ``user`` turn (the client's sentence around the post), and
+    the ``api-request-blob`` of a request. Tool results and the model's own words are none of these."""
+    kind = entry.get("type")
+    if kind == "attachment":
+        attachment = entry.get("attachment")
+        if isinstance(attachment, dict) and attachment.get("type") == "queued_command":
+            prompt = attachment.get("prompt")
+            return [prompt] if isinstance(prompt, str) else []
+        return []
+    if kind not in ("user", "api-request-blob") or "toolUseResult" in entry:
+        return []
+    message = entry.get("message")
+    if not isinstance(message, dict) or message.get("role") not in ("user", "system"):
+        return []
+    content = message.get("content")
+    if isinstance(content, str):
+        return [content]
+    # Text blocks only: a tool's output sits in a tool_result block, whatever it prints.
+    blocks = content if isinstance(content, list) else []
+    return [
+        b["text"] for b in blocks if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    ]
 
 
 def size(path: str | None) -> int:
@@ -114,10 +143,10 @@ def is_dir(path: str | None) -> bool:
     return bool(path) and os.path.isdir(str(path))
 
 
-def posted_record(transcript: str | None, offset: int, ids: list[str], newest: str) -> bytes:
+def posted_record(transcript: str | None, offset: int, mark: str, newest: str) -> bytes:
     """``sessions/<sid>/posted`` while a post awaits the transcript's word: a bare ``reply`` made in the
     turn the post began threads under ``newest`` although the conduit has not yet seen the word."""
-    return json.dumps({"transcript": transcript, "offset": offset, "ids": ids, "newest": newest}).encode()
+    return json.dumps({"transcript": transcript, "offset": offset, "mark": mark, "newest": newest}).encode()
 
 
 def shown_post(record: str | None) -> str | None:
@@ -128,9 +157,9 @@ def shown_post(record: str | None) -> str | None:
         return None
     if not isinstance(data, dict):
         return None
-    transcript, offset, ids, newest = (data.get(k) for k in ("transcript", "offset", "ids", "newest"))
+    transcript, offset, mark, newest = (data.get(k) for k in ("transcript", "offset", "mark", "newest"))
     if not (isinstance(transcript, str) and isinstance(offset, int) and isinstance(newest, str)):
         return None
-    if not (isinstance(ids, list) and all(isinstance(i, str) for i in ids)):
+    if not isinstance(mark, str):
         return None
-    return newest if confirmed_in(transcript, offset, ids) else None
+    return newest if confirmed_in(transcript, offset, mark) else None

@@ -16,8 +16,9 @@ The rules, as every conduit's:
 - it claims under the show lock with the drain's own claim (``drain.claimed``), shows through the
   drain's governor, mutes and framing, and a burst is one post;
 - the client answers nothing on the socket, so a post is *confirmed* only when the session's transcript
-  records it as put before the model (an attachment, a user entry or a request). Until then the show
-  lock stays held and nothing is marked seen. A post the client dropped (the session idle and the post
+  records it as put before the model (an attachment, a user entry or a request whose text holds the
+  post's own mark, a token drawn for each batch; a tool result naming the ids is no word). Until then
+  the show lock stays held and nothing is marked seen. A post the client dropped (the session idle and the post
   not in its transcript ``DROP_WAIT`` later) is posted again after a backoff (``RETRY_AFTER``), at most
   ``POST_TRIES`` posts in all, unless the transcript shows the first one meanwhile. A batch still
   unshown then is *given up*: its messages stay in ``claimed/`` for the next conduit (the drain at the
@@ -102,11 +103,21 @@ def why_not(env: Mapping[str, str], cfg: Config | None, cwd: str | None) -> str 
     return None
 
 
-def compose(spool: Spool, batch: Batch, arranged: Arranged, cfg: Config | None) -> str:
-    """attend's header, then the drain's reason (framing, governor folds, closing line) and the reheat."""
+def compose(spool: Spool, batch: Batch, arranged: Arranged, cfg: Config | None, mark: str) -> str:
+    """attend's header with the post's mark, then the drain's reason (framing, governor folds, closing
+    line) and the reheat."""
     from attend.conduits import drain
 
-    return f"{HEADER}\n{drain.with_reheat(spool, batch, drain.render_reason(batch, arranged), cfg)}"
+    return f"{HEADER} (post {mark})\n{drain.with_reheat(spool, batch, drain.render_reason(batch, arranged), cfg)}"
+
+
+def new_mark() -> str:
+    """A token only this batch's posts carry: the transcript confirms a post by the client's record of
+    its text holding it, since a tool result or a prompt may name the messages' ids without the post
+    ever reaching the model. Nobody else can know it, so nobody can forge the word."""
+    import secrets
+
+    return secrets.token_hex(4)
 
 
 def again(content: str, attempt: int) -> str:
@@ -115,14 +126,6 @@ def again(content: str, attempt: int) -> str:
     if not attempt:
         return content
     return f"{content}\n[attend] posted again ({attempt + 1} of {POST_TRIES}): an earlier post did not reach you"
-
-
-def shown_ids(arranged: Arranged) -> list[str]:
-    """The ids a post names, by which the transcript confirms it."""
-    ids = [s.id for s in arranged.full + arranged.overflow]
-    ids += [s.id for t in arranged.collapsed for s in t.signals]
-    ids += [s.id for sigs in arranged.folded.values() for s in sigs]
-    return ids
 
 
 class Conduit(threading.Thread):
@@ -325,15 +328,15 @@ class Conduit(threading.Thread):
                 arranged = drain.govern(self.spool, enrolled.origin if enrolled else "", batch)
                 if not arranged.count:
                     return True  # only muted mail, now marked seen: a muted source never wakes the session
-                ids = shown_ids(arranged)
+                mark = new_mark()
                 # The model may answer a post before this thread reads the transcript's word: a bare
                 # reply then looks there itself (verbs/reply.py), through this record.
                 others = [s.id for s in batch.signals if s.from_id != self.sid and s.id not in batch.muted]
                 if others:
-                    record = client.posted_record(self.transcript, client.size(self.transcript), ids, max(others))
+                    record = client.posted_record(self.transcript, client.size(self.transcript), mark, max(others))
                     self.spool.write_state(record, "sessions", self.sid, STATE_POSTED)
                     posted = True
-                self.deliver(compose(self.spool, batch, arranged, self.cfg), ids)
+                self.deliver(compose(self.spool, batch, arranged, self.cfg, mark), mark)
         except Unshown as e:
             return self.give_up(e)
         finally:
@@ -363,7 +366,7 @@ class Conduit(threading.Thread):
         self.watcher.take_names("session")  # a turn end during the retries left the messages to us: not one
         return True
 
-    def deliver(self, content: str, ids: list[str]) -> None:
+    def deliver(self, content: str, mark: str) -> None:
         """Post, and post again after a backoff while the client shows nothing, at most POST_TRIES
         posts. Returns once the transcript shows one of them; raises Unshown when none was shown."""
         offset = client.size(self.transcript)  # every post of the batch is confirmed past this
@@ -375,7 +378,7 @@ class Conduit(threading.Thread):
             for attempt in range(POST_TRIES):
                 if attempt:
                     self.report(f"attend mcp: socket conduit: {why}; posting again ({attempt + 1} of {POST_TRIES})")
-                    if self.backoff(offset, ids, RETRY_AFTER[min(attempt, len(RETRY_AFTER)) - 1]):
+                    if self.backoff(offset, mark, RETRY_AFTER[min(attempt, len(RETRY_AFTER)) - 1]):
                         return  # the client showed an earlier post late: posting again would repeat it
                 try:
                     client.post(self.socket_path, self.token, again(content, attempt))
@@ -387,7 +390,7 @@ class Conduit(threading.Thread):
                 self.last_post = time.monotonic()
                 self.posts += 1
                 try:
-                    self.confirm(offset, ids)
+                    self.confirm(offset, mark)
                     return
                 except Unshown as e:
                     if e.final:
@@ -397,10 +400,10 @@ class Conduit(threading.Thread):
         finally:
             self.watcher.remove("transcript")
 
-    def backoff(self, offset: int, ids: list[str], pause: float) -> bool:
+    def backoff(self, offset: int, mark: str, pause: float) -> bool:
         """Sleep ``pause`` (and the post gap) before a retry; True when the transcript shows the batch."""
         end = time.monotonic() + max(pause, self.last_post + POST_GAP - time.monotonic())
-        while not client.confirmed_in(self.transcript, offset, ids):
+        while not client.confirmed_in(self.transcript, offset, mark):
             if self.stopping:
                 raise Unshown("the server is ending before the client showed the post", final=True)
             if (left := end - time.monotonic()) <= 0:
@@ -412,12 +415,12 @@ class Conduit(threading.Thread):
         record = identity.read_record(identity.sessions_home(self.env), self.claude_pid) if self.claude_pid else None
         return record.status if record is not None else "gone"
 
-    def confirm(self, offset: int, ids: list[str]) -> None:
+    def confirm(self, offset: int, mark: str) -> None:
         """Return once the transcript shows the post; raise Unshown when it was dropped."""
         # The client's record says busy, idle or waiting (a prompt open); serve() watches it throughout.
         idle_since: float | None = None
         while True:
-            if client.confirmed_in(self.transcript, offset, ids):
+            if client.confirmed_in(self.transcript, offset, mark):
                 return
             if self.stopping:
                 raise Unshown("the server is ending before the client showed the post", final=True)
