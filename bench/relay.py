@@ -9,6 +9,7 @@ loopback, each host its own HOME, spool, ATTEND_HOST and `attend relay`:
 4. `attend send` to #open with a relay configured against the same without (goal: <= 10 % more).
 
 Run: .venv/bin/python bench/relay.py [samples=200] [rate=1000] [seconds=60] [idle=60] [runs=30] [senders=6]
+     .venv/bin/python bench/relay.py idle [seconds=60] [sittings=3]   # part 3 alone, on fresh relays
 """
 
 from __future__ import annotations
@@ -327,8 +328,52 @@ def main() -> None:
         cleanup(tmp)
 
 
+def idle_only(seconds: float, sittings: int) -> None:
+    """Part 3 alone: two hosts' relays connected and idle (each watches the other's presence), relay A's
+    CPU over ``seconds``, each sitting after 5 s of settling, with the load average beside it."""
+    tmp = tmpdir()
+    srv, url = server(tmp)
+    procs: list[subprocess.Popen[bytes]] = [srv]
+    try:
+        pw = tmp / "admin-pw"
+        pw.write_text("admin")
+        pw.chmod(0o600)
+        admin = settings.parse({"servers": [url], "user": "admin", "password_file": str(pw)})
+        check.provision(admin, ["hosta", "hostb"])
+        env_a, home_a = host(tmp, "hosta", url)
+        env_b, home_b = host(tmp, "hostb", url)
+        relay_a, relay_b = start_relay(env_a, home_a), start_relay(env_b, home_b)
+        procs += [relay_a, relay_b]
+        time.sleep(5.0)
+        for _ in range(sittings):
+            load0 = os.getloadavg()[0]
+            cpu0 = cpu_seconds(relay_a.pid)
+            time.sleep(seconds)
+            cpu = cpu_seconds(relay_a.pid) - cpu0
+            print(
+                f"relay idle over {seconds:g} s: CPU {cpu:.3f} s ({cpu / seconds * 100:.3f} % of a core), "
+                f"RSS {rss_mb(relay_a.pid):.1f} MB, load average {load0:.1f} -> {os.getloadavg()[0]:.1f} "
+                f"on {os.cpu_count()} cores  (goal <= 0.1 %, <= 40 MB)",
+                flush=True,
+            )
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait(10)
+        cleanup(tmp)
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["load"]:
         load(sys.argv[2], float(sys.argv[3]), float(sys.argv[4]))
+    elif sys.argv[1:2] == ["idle"]:
+        given = [float(a) for a in sys.argv[2:4]]
+        idle_seconds, sittings = (given + [60.0, 3.0][len(given) :])[:2]
+        idle_only(idle_seconds, int(sittings))
     else:
         main()
