@@ -663,7 +663,7 @@ class Proxy:
 
     @property
     def url(self) -> str:
-        return f"{self.scheme}://127.0.0.1:{self.port}"
+        return f"nats://127.0.0.1:{self.port}"
 
     def _accept(self) -> None:
         with contextlib.suppress(OSError):
