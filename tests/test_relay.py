@@ -1164,6 +1164,10 @@ def test_a_wrong_ca_or_a_seed_the_server_does_not_know_is_one_line_in_check(tmp_
         lines = r.stdout.splitlines()
         assert len(lines) == 1 and lines[0].startswith(f"problem: cannot connect to {url}: "), lines
         assert "CERTIFICATE_VERIFY_FAILED" in lines[0], lines
+        r = h.run("relay")  # the relay itself: no retry makes the CA vouch for the server; exit 2, one line
+        assert r.returncode == 2, r.stdout + r.stderr
+        assert len(r.stderr.splitlines()) == 1 and "relay.tls_ca" in r.stderr, r.stderr
+        assert not (h.world.spool_root / "relay" / "enabled").exists(), "its sends are not queued"
 
         key_config(h.world, [url], "nkey_seed", new_nkey()[0], tls_bus.ca)  # a seed of no user the server has
         r = h.world.attend("relay", "--check")

@@ -110,6 +110,8 @@ class Relay:
                     await asyncio.wait_for(self.stopping.wait(), 1.0)
         if self.refused.is_set():
             self._state("refused")
+            if not was_on:  # it never served: sends stay local, as before it ran
+                self.spool.remove(RELAY, RELAY_ON)
             return 2
         if self.stopping.is_set() or self.nc is None:
             return 0
@@ -118,7 +120,7 @@ class Relay:
         if problem:
             self.warn(f"attend relay: {problem}")
             await self.nc.close()
-            if not was_on and not self.denied:  # it never served: sends stay local, as before it ran
+            if not was_on:  # it never served: sends stay local, as before it ran
                 self.spool.remove(RELAY, RELAY_ON)
             return 2 if self.denied else 1
         self._state("connected")
@@ -191,6 +193,13 @@ class Relay:
 
     async def _on_error(self, e: Exception) -> None:
         text = str(e)
+        if e.__class__.__name__ == "SSLCertVerificationError":  # relay.tls_ca did not sign the server's: no retry helps
+            text = f"its TLS certificate is not one relay.tls_ca vouches for ({getattr(e, 'verify_message', '') or e})"
+            self.denied = True
+            if text not in self.said:
+                self.said.add(text)
+                self.warn(f"attend relay: {self.me} cannot trust the server: {text}")
+            self.refused.set()
         if "permissions violation" in text.lower() or "authorization" in text.lower():
             self.denied = True
             if text not in self.said:  # once each: a refused reconnect says it every second
