@@ -10,9 +10,11 @@ import sys
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import anyio
 import pytest
+from mcp import Client
 
-from tests.support import ATTEND, World, post
+from tests.support import ATTEND, T1, World, as_codex, post, server_as, structured
 
 
 def test_peers_lists_live_sessions_with_display_project_channels_and_conduits(world: World) -> None:
@@ -204,3 +206,21 @@ def test_the_inbox_names_a_direct_messages_recipients_as_peers_does_and_keeps_th
     assert f"to:      Hana,{peers[other.session_id]}" in one.stdout, one.stdout
     sent = world.attend("inbox", "--sent")
     assert f"to:      Hana,{peers[other.session_id]}" in sent.stdout, sent.stdout
+
+
+def test_status_names_the_client_a_session_runs_in_on_the_cli_and_in_the_mcp_result(world: World) -> None:
+    hana = world.session("api", name="Hana")
+    assert json.loads(hana.attend("status", "--json").stdout)["client"] == "claude"
+    assert re.search(r"^client +claude$", hana.attend("status").stdout, re.M), hana.attend("status").stdout
+
+    async def mcp_status() -> dict[str, Any]:
+        async with Client(server_as(world, hana), mode="legacy") as client:
+            return structured(await client.call_tool("status", {}))
+
+    assert anyio.run(mcp_status)["client"] == "claude"
+    codex = as_codex(world, [T1], [ATTEND, "status", "--json"], {"CODEX_THREAD_ID": T1})
+    assert codex.returncode == 0, codex.stderr
+    assert json.loads(codex.stdout)["client"] == "codex"
+    human = world.attend("status", "--json")
+    assert human.returncode == 0, human.stderr
+    assert json.loads(human.stdout)["client"] is None  # a human runs in no agent client

@@ -98,6 +98,7 @@ def status_text(s: Status) -> str:
         ["spool", s.spool],
         ["session", s.session_id],
         ["kind", s.kind],
+        ["client", s.client or "-"],
         ["origin", s.origin_path],
         ["resolved", f"{yes[s.resolved]} ({s.resolved_by})"],
         ["display", s.display],

@@ -49,6 +49,7 @@ class Status:
     spool: str
     session_id: str
     kind: str
+    client: str | None  # the agent client the session runs in (claude, codex, gemini); None for a human
     origin_path: str
     resolved: bool
     resolved_by: str
@@ -78,6 +79,7 @@ def run(ctx: Context, req: StatusRequest) -> Status:
         spool=str(spool.root),
         session_id=who.id,
         kind=who.kind,
+        client=hosts.of(who.host).name if who.is_agent else None,
         origin_path=who.origin,
         resolved=who.resolved,
         resolved_by=who.resolved_by,
