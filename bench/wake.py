@@ -7,6 +7,10 @@
 - monitor: the Monitor path for comparison: the turns an idle session spends re-arming `attend run`
   at each expiry, counted with a shortened deadline and scaled to Monitor's 10-minute cap.
 
+Each session is a headless run (`claude -p`), whose waiter steps aside unless the run opts in to
+waiting: latency and idle opt in (``conduits.headless_wait``), so a run ends that many seconds after
+its last turn; monitor does not, so its waiter never waits.
+
 Run: .venv/bin/python bench/wake.py latency [wakes=20]
      .venv/bin/python bench/wake.py idle [minutes=15]
      .venv/bin/python bench/wake.py monitor [seconds=90] [deadline_ms=15000]
@@ -33,19 +37,20 @@ from tests.e2e.fake_api import Reply, Request, bash, call, done, tool_search
 from tests.e2e.harness import E2EWorld, latest_user_texts, session_id_of, wait_for
 
 MONITOR_CAP_S = 600.0  # Claude Code caps a Monitor deadline at 10 minutes
+LINGER_S = 5  # a latency run's waiter waits this long after each turn: the next send comes within 0.5 s
 
 
-def world() -> E2EWorld:
+def world(headless_wait: float = 0) -> E2EWorld:
+    """A HOME wired by `attend install` alone; ``headless_wait`` > 0 opts its headless runs in to
+    waiting that many seconds after each turn (else their waiter steps aside and the run ends)."""
     e2e = E2EWorld(Path(tempfile.mkdtemp(prefix="attend-bench-wake-")))
     out = e2e.attend("install", "--target", str(e2e.claude_dir))
     assert out.returncode == 0, out.stderr
+    if headless_wait > 0:
+        config = Path(layout.config_root(e2e.env)) / "config.yaml"
+        config.parent.mkdir(parents=True, exist_ok=True)
+        config.write_text(f"conduits:\n  headless_wait: {int(headless_wait)}\n")
     return e2e
-
-
-def wake_off(e2e: E2EWorld) -> None:
-    config = Path(layout.config_root(e2e.env)) / "config.yaml"
-    config.parent.mkdir(parents=True, exist_ok=True)
-    config.write_text("conduits:\n  wake: off\n")
 
 
 def waiter_pid(e2e: E2EWorld, sid: str) -> int | None:
@@ -73,7 +78,8 @@ def latency(wakes: int) -> None:
 
 
 def one_session(wakes: int) -> tuple[list[float], list[float]]:
-    e2e = world()
+    """One run woken ``wakes`` times; it ends LINGER_S after its last turn, when its waiter leaves."""
+    e2e = world(LINGER_S)
     state: dict[str, Any] = {"arrived": {}, "sent": {}, "returned": {}}
 
     def first(req: Request) -> Reply:
@@ -85,8 +91,6 @@ def one_session(wakes: int) -> tuple[list[float], list[float]]:
         for tag in state["sent"]:
             if tag not in state["arrived"] and any(tag in t for t in latest_user_texts(req)):
                 state["arrived"][tag] = now
-        if len(state["arrived"]) >= wakes:
-            wake_off(e2e)
         return done("Read it.")
 
     def operator() -> None:
@@ -109,7 +113,7 @@ def one_session(wakes: int) -> tuple[list[float], list[float]]:
 
     t = threading.Thread(target=operator, daemon=True)
     t.start()
-    e2e.claude([bash("attend join bench"), first, *[woken] * wakes], timeout=60 + 15 * wakes)
+    e2e.claude([bash("attend join bench"), first, *[woken] * wakes], timeout=60 + 15 * wakes + LINGER_S)
     t.join(5)
     e2e.close()
     # The operator's own `attend send` is inside the first figure: its start to the model's request.
@@ -118,7 +122,7 @@ def one_session(wakes: int) -> tuple[list[float], list[float]]:
 
 
 def idle(minutes: float) -> None:
-    e2e = world()
+    e2e = world(minutes * 60 + 120)  # the waiter outlasts the idle stretch; closing the world ends the run
     state: dict[str, Any] = {}
 
     def first(req: Request) -> Reply:
@@ -151,8 +155,7 @@ def idle(minutes: float) -> None:
 
 def monitor(seconds: float, deadline_ms: int) -> None:
     """An idle session whose model re-arms Monitor at every expiry, as the skill tells it to."""
-    e2e = world()
-    wake_off(e2e)  # the Monitor path alone
+    e2e = world()  # a headless run not opted in: its waiter steps aside, so the Monitor path alone
     state: dict[str, Any] = {"turns": 0}
 
     def arm() -> Reply:  # a fresh tool_use id each time: the client refuses a reused one
