@@ -1581,6 +1581,32 @@ def test_after_relay_off_a_name_on_another_host_is_refused_though_its_presence_i
     assert len(list(box.iterdir())) == 1, "nothing more was written into a room no relay carries"
 
 
+def test_after_relay_off_a_reply_to_a_relayed_direct_message_is_refused(world: World) -> None:
+    from attend.domain import envelope
+    from attend.domain.envelope import Signal
+    from attend.relay import daemon, settings
+
+    env = {"USER": "alice"}
+    assert world.attend("inbox", env=env).returncode == 0  # alice has a mailbox here
+    me = layout.host()
+    name = layout.unique_name().rpartition(".")[0] + ".hostz"
+    sig = Signal("", "Zed", "agent", AGENT, f"alice@{me}", f"h-alice@{me}", "/p", "for alice", 0.0)
+    data = envelope.render(sig.with_id(name, layout.name_time(name)))
+    headers = {"Nats-Msg-Id": name, "Attend-From-Host": "hostz"}
+    relay = daemon.Relay(world.spool, settings.parse({"servers": ["nats://127.0.0.1:1"]}), str(world.home), print)
+    assert relay._write_batch([(f"attend.from.hostz.to.{me}.human", headers, data)]) == ["stored"]
+    _mirror(world)  # a relay serves this spool
+    mail = next((world.spool_root / "humans" / "alice" / "new").iterdir()).name.split(":")[0]
+    r = world.attend("reply", "--to", mail, "while the relay serves", env=env)
+    assert r.returncode == 0, r.stderr
+    assert world.attend("relay", "--off").returncode == 0
+    r = world.attend("reply", "--to", mail, "after the relay is off", env=env)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and "no relay serves this spool" in r.stderr, r.stderr
+    box = world.spool_root / "rooms" / f"d-{AGENT}@hostz" / "new"
+    assert len(list(box.iterdir())) == 1, "nothing more was written into a room no relay carries"
+
+
 # ---------------------------------------------------------------------- the relay's own files, without a server
 
 

@@ -251,6 +251,16 @@ def _mirror(spool: Spool) -> remote.Mirror | None:
     return remote.read(spool)
 
 
+def refuse_unrelayed(spool: Spool, room_list: list[str]) -> None:
+    """Refuse a room of another host's session or human (a reply to a relayed record) where no relay
+    serves this spool, as ``name@host`` is refused."""
+    if spool.exists(RELAY, RELAY_ON):
+        return
+    for room in room_list:
+        if room.startswith(("d-", "h-")):
+            _no_relay(room[2:])
+
+
 def _no_relay(want: str) -> None:
     """Refuse ``name@host`` for another host where no relay serves this spool: the send would land in a
     local room that nothing carries."""

@@ -136,4 +136,6 @@ def run(ctx: Context, req: ReplyRequest) -> Sent:
         address = addressing.Address(
             reply_rooms(ctx.spool, room, parent), parent.from_id, parent.sender or parent.from_id
         )
+        if parent.via:  # its sender is on another host: refused where no relay would carry the reply
+            addressing.refuse_unrelayed(ctx.spool, address.rooms)
     return sent(deliver(ctx, sender, req.message, address, parent_id, obo, warnings))
