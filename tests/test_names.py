@@ -40,7 +40,7 @@ def test_a_session_with_a_client_name_is_shown_and_addressed_by_it_and_never_by_
     by_id = world.attend("send", "--to", a.session_id, "by id")
     assert by_id.returncode == 0 and " to proj-8d (" in by_id.stdout, by_id.stdout
     reason = json.loads(drain(world, a.session_id).stdout)["reason"]
-    assert "other-3f (direct, id" in reason, reason  # the sender, by its name too
+    assert "other-3f (agent, claude; direct, id" in reason, reason  # the sender, by its name too, and its kind
 
 
 def test_the_persona_ordinal_stays_an_alias_of_a_session_with_a_client_name(world: World) -> None:
