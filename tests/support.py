@@ -681,3 +681,110 @@ def as_codex(
         text=True,
         timeout=60,
     )
+
+
+# ---------------------------------------------------------------------- Codex and Gemini sessions, as stand-ins
+
+
+def _client(world_tmp: Path, name: str) -> Path:
+    """The interpreter under a client's name (``codex``, ``node``): the kernel shows a process by the
+    name it was started as, and the identity rule looks for the client by it."""
+    link = world_tmp / "clients" / name
+    if not link.exists():
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(os.path.realpath(sys.executable))
+    return link
+
+
+def thread_id() -> str:
+    """A Codex thread id: a UUIDv7, its first 48 bits the moment it was made."""
+    rand = secrets.token_hex(9)
+    hexa = f"{int(time.time() * 1000):012x}7{rand[:3]}{8 | secrets.randbelow(4):x}{rand[3:18]}"
+    return f"{hexa[:8]}-{hexa[8:12]}-{hexa[12:16]}-{hexa[16:20]}-{hexa[20:]}"
+
+
+# The stand-in's host, run after opening the writer lock named first (close-on-exec, as codex opens it:
+# the commands it starts hold nothing).
+CODEX_HOST = """
+import os, sys
+lock = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+sys.argv = sys.argv[2:]
+with open(sys.argv[0]) as f:
+    exec(compile(f.read(), sys.argv[0], "exec"), {"__name__": "__main__"})
+"""
+
+
+class CodexStandIn(StandIn):
+    """A Codex session: a process named ``codex`` holding its thread's writer lock open, as the client
+    hosting a thread does. Codex keeps no record by process; its shell tool gets ``CODEX_THREAD_ID``."""
+
+    def __init__(self, home: Path, cwd: Path, env: dict[str, str], session_id: str | None = None, **kw: Any) -> None:
+        self.lock = home / ".codex" / "thread-writer-locks" / f"{session_id or thread_id()}.lock"
+        self.lock.parent.mkdir(parents=True, exist_ok=True)
+        super().__init__(home, cwd, env, session_id=self.lock.stem, **kw)
+
+    def command(self) -> list[str]:
+        from attend.testing.standin import HOST
+
+        return [str(_client(self.home.parent, "codex")), "-S", "-c", CODEX_HOST, str(self.lock), str(HOST)]
+
+    def write_record(self, session_id: str | None = None, proc_start: str | None = None) -> None:
+        """Codex writes none: its writer lock is the evidence (held once the process has started)."""
+        from attend.hosts import codex
+
+        wait_until(lambda: self.session_id in codex.held(self.pid), "the stand-in to hold its thread's lock")
+
+    def tool_env(self) -> dict[str, str]:
+        return {"CODEX_THREAD_ID": self.session_id}
+
+
+class GeminiStandIn(StandIn):
+    """A Gemini session: a process that looks like the Gemini CLI to /proc (``node``, its script named
+    after it), with the record attend's SessionStart hook writes for it (``gemini.write_record``). Its
+    shell tool gets ``GEMINI_CLI=1`` and no id."""
+
+    def command(self) -> list[str]:
+        from attend.testing.standin import HOST
+
+        script = self.home.parent / "clients" / "gemini.py"
+        node = _client(self.home.parent, "node")
+        if not script.exists():
+            script.symlink_to(HOST)
+        return [str(node), "-S", str(script)]
+
+    @property
+    def record_path(self) -> Path:
+        from attend.hosts import gemini
+
+        return Path(gemini.records_home(self.env)) / f"{self.pid}.json"
+
+    def write_record(self, session_id: str | None = None, proc_start: str | None = None) -> None:
+        from attend.hosts import gemini
+
+        if session_id:
+            self.session_id = session_id
+        wait_until(lambda: gemini.is_gemini_process(self.pid), "the stand-in to look like the Gemini CLI")
+        gemini.write_record(self.pid, self.session_id, str(self.cwd), self.env)
+
+    def tool_env(self) -> dict[str, str]:
+        return {"GEMINI_CLI": "1"}
+
+
+STANDINS: dict[str, type[StandIn]] = {"claude": StandIn, "codex": CodexStandIn, "gemini": GeminiStandIn}
+
+
+def session_of(world: World, host: str, project: str = "proj", name: str | None = None) -> StandIn:
+    """A stand-in session of ``host`` (claude, codex or gemini) in ``world``."""
+    s = STANDINS[host](world.home, world.project(project), world.env, name=name)
+    world.sessions.append(s)
+    return s
+
+
+def enroll_claimed(world: World, s: StandIn) -> None:
+    """``enroll``, for a stand-in of any client: the join is handed the session's id as a hook's payload
+    hands it (Codex proves a thread only when one is offered)."""
+    ctx = Context(
+        spool=Spool.open(world.spool_root, create=False), env=s.env, cwd=str(s.cwd), pid=s.pid, payload_sid=s.session_id
+    )
+    joined = join_verb.run(ctx, join_verb.JoinRequest(f"c{s.pid}"))
+    assert joined.enrolled, joined

@@ -55,9 +55,7 @@ class StandIn:
         self.env = dict(env)
         self.session_id = session_id or str(uuid.uuid4())
         self.proc = subprocess.Popen(
-            # The host imports only the standard library, started by path without site: one starts per
-            # stand-in session, hundreds of them in a test run.
-            [sys.executable, "-S", str(HOST)],
+            self.command(),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=self.env,
@@ -73,6 +71,17 @@ class StandIn:
         self.name = name
         self.status = status
         self.write_record()
+
+    def command(self) -> list[str]:
+        """The stand-in process's command line. A stand-in for another client (a subclass) changes how
+        the process looks in /proc (its name, its arguments)."""
+        # The host imports only the standard library, started by path without site: one starts per
+        # stand-in session, hundreds of them in a test run.
+        return [sys.executable, "-S", str(HOST)]
+
+    def tool_env(self) -> dict[str, str]:
+        """What the client sets in the environment of the session's shell tool."""
+        return {"CLAUDECODE": "1", "CLAUDE_CODE_SESSION_ID": self.session_id}
 
     @property
     def record_path(self) -> Path:
