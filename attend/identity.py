@@ -267,16 +267,36 @@ def find_caller(
     (of any host: a client started from a session's shell, or a record its tools wrote for a process
     of their own) stands only when its id is free: no other live process of any host holds it, and
     the spool has not bound it to another process (``enrollment``). A session's tools cannot write
-    their way into a session that is another's."""
+    their way into a session that is another's.
+
+    Where the hosts' evidence is mixed, the outermost must be free of another live process too: a
+    session record is a file, and one naming B for a process of A's client (a Codex or Gemini
+    process has no Claude Code record of its own to lose), or for an ancestor above it, would
+    otherwise stand outside A's own session."""
     chain = [(host, f) for host in HOSTS for f in host.find_all(pid, env, parent, claims)]
     if not chain:
         return None
     chain.sort(key=lambda hf: -hf[1].hops)  # outermost first; at one hop, in HOSTS order
-    standing = [chain[0]]
-    for host, found in chain[1:]:
-        if any(found.session_id == s.session_id for _, s in standing) or _free(found, env, enrollment):
+    mixed = len({host.name for host, _ in chain}) > 1
+    standing: list[tuple[Host, Found]] = []
+    for host, found in chain:
+        if not standing:
+            if not (mixed and _taken(found, env, enrollment)):
+                standing.append((host, found))
+        elif any(found.session_id == s.session_id for _, s in standing) or _free(found, env, enrollment):
             standing.append((host, found))
-    return standing[-1]
+    return standing[-1] if standing else None
+
+
+def _taken(found: Found, env: Mapping[str, str], enrollment: EnrollmentProbe | None) -> bool:
+    """Whether the session ``found`` names is another live process's: the spool binds it to another
+    process that still runs, or (bound to none) another live process's evidence names it. A session
+    resumed in a new process, its old one ended, is not taken."""
+    enrolled = enrollment(found.session_id) if enrollment is not None else None
+    bound = enrolled[2] if enrolled is not None else None
+    if bound is not None:
+        return bound != (found.pid, found.proc_start) and pid_alive(bound[0]) and proc_start(bound[0]) == bound[1]
+    return any(p != found.pid for host in HOSTS for p in host.holds(found.session_id, env))
 
 
 def _free(found: Found, env: Mapping[str, str], enrollment: EnrollmentProbe | None) -> bool:

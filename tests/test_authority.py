@@ -2,10 +2,19 @@
 
 A process of session A that names session B every way it can (a hook payload's ``session_id``,
 ``CLAUDE_CODE_SESSION_ID``, ``CLAUDE_CONFIG_DIR`` or ``HOME`` pointing at a forged session record,
-arguments) acts as A or is refused: B's maildir and state are left as they were, and nothing is
-sent as B. The entry points come from the real registries: the click tree (hidden commands too),
-the hook scripts `attend install` wires, and the MCP server's tool list. A new entry point is
-checked without editing this file, and a planted verb that takes a payload's id fails the check.
+arguments) acts as A or is refused: B's maildir and state are left as they were, nothing is sent as
+B, and nothing B alone was sent (a secret in a direct message to B, planted before each probe) shows
+in what the probe printed. The entry points come from the real registries: the click tree (hidden
+commands too), the hook scripts `attend install` wires, and the MCP server's tool list. A new entry
+point is checked without editing this file, and a planted verb that takes a payload's id, or that
+prints another session's unread mail, fails the check.
+
+Across hosts the same sweep runs with A and B sessions of different clients (Claude Code, Codex CLI,
+Gemini CLI stand-ins), in a rotation where each client is once the caller and once the one named:
+A's process names B by every client's variable at once (``CLAUDE_CODE_SESSION_ID``,
+``CODEX_THREAD_ID``, ``GEMINI_SESSION_ID``), the payload, and forged evidence of every client (session
+records for A's process and its own in a ``HOME`` of its choosing, and a process named ``codex``
+holding B's thread lock); MCP calls name B as Codex's ``_meta.threadId`` does.
 Beside the sweep: `attend chat` at a real terminal (a pty) in A's tree, and the inbox-socket conduit
 of an `attend mcp` started in A's tree with B's environment, which must leave B's mail unclaimed.
 
@@ -37,7 +46,8 @@ from attend.domain.context import Context
 from attend.mcp.server import build_server
 from attend.setup.data import data_dir
 from attend.testing.standin import StandIn
-from tests.support import ATTEND, Child, World, enroll, maildir, wait_until
+from attend.verbs import send as send_verb
+from tests.support import ATTEND, Child, World, enroll, enroll_claimed, maildir, session_of, wait_until
 
 needs_pid_namespace = pytest.mark.skipif(
     shutil.which("unshare") is None
@@ -89,7 +99,57 @@ def planted():
         click.echo(render_plain(batch))
 '''
 
+# The cross-host way: from A's tool, a process that writes session records naming B (Claude Code's
+# shape, which attend's Gemini records share) for itself, its parent and the pids given, in a HOME of
+# its choosing for both clients, takes the name `codex` and holds a writer lock of B's thread, then
+# runs the command as its child with every client's variable naming B.
+FORGE_EVERY = """
+import json, os, sys
+home, sid, cwd, pids, pid_b = sys.argv[1:6]
+argv = sys.argv[7:]
+def start(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[19]
+for folder in (f"{home}/.claude/sessions", f"{home}/.gemini/attend/sessions"):
+    os.makedirs(folder, exist_ok=True)
+    for pid in {os.getpid(), os.getppid(), *(int(p) for p in pids.split(",") if p)}:
+        with open(f"{folder}/{pid}.json", "w") as f:
+            json.dump({"pid": pid, "sessionId": sid, "cwd": cwd, "procStart": start(pid), "kind": "interactive"}, f)
+with open("/proc/self/comm", "w") as f:
+    f.write("codex")
+os.makedirs(f"{home}/.codex/thread-writer-locks", exist_ok=True)
+lock = open(f"{home}/.codex/thread-writer-locks/{sid}.lock", "a")
+env = dict(os.environ, HOME=home, CLAUDE_PID=pid_b)
+env.update(CLAUDE_CODE_SESSION_ID=sid, CODEX_THREAD_ID=sid, GEMINI_SESSION_ID=sid)
+pid = os.posix_spawn(argv[0], argv, env)
+sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+"""
+
+# A new verb that prints the unread mail of the session its payload names, claiming nothing.
+PLANTED_READER = '''
+import json, sys
+import click
+from attend.domain.context import Context
+
+
+@click.command()
+def planted():
+    """Shows what is waiting for the session the payload names, past the authority rule."""
+    sid = json.loads(sys.stdin.read() or "{}").get("session_id")
+    for path in sorted((Context.default().spool_root / "sessions" / sid / "new").iterdir()):
+        click.echo(path.read_text(errors="replace"))
+'''
+
 WAYS = ("payload", "environment", "config dir", "home")
+CROSS = "every client's"  # the cross-host way (FORGE_EVERY)
+
+# Who attacks whom across hosts: each client once the caller and once the one named.
+PAIRINGS = (("codex", "claude"), ("gemini", "codex"), ("claude", "gemini"))
+
+# Options that read a room named outright: any room's history may be read by design, only the caller's
+# own maildir is consumed (docs/architecture/sessions.md, "Who may do what"), so what such a read
+# prints of B's direct room is no leak; B's state is still judged.
+READS_A_NAMED_ROOM = ("--room", "--all")
 
 # Exempt from the CLI sweep, each with its reason; everything else in the click tree is run.
 EXEMPT = {
@@ -98,33 +158,40 @@ EXEMPT = {
 
 
 class Scene:
-    """Sessions A (the caller) and B (the one named), both enrolled, B with mail pending."""
+    """Sessions A (the caller) and B (the one named), both enrolled, B with mail pending; each a
+    session of the client named (claude, codex or gemini)."""
 
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: World, attacker: str = "claude", victim: str = "claude") -> None:
         self.world = world
-        self.a = world.session("pa")
-        self.b = world.session("pb", name="Bodhi")
-        enroll(world, self.a)
-        enroll(world, self.b)
+        self.a = session_of(world, attacker, "pa")
+        self.b = session_of(world, victim, "pb", name="Bodhi")
+        enroll_claimed(world, self.a)
+        enroll_claimed(world, self.b)
         sent = world.attend("send", "--json", "--to", self.b.session_id, "for B only")
         assert sent.returncode == 0, sent.stderr
         self.pending = json.loads(sent.stdout)["id"]
         assert maildir(world, self.b.session_id, "new")
         self.b_dir = world.spool_root / "sessions" / self.b.session_id
         self.before = files(self.b_dir)
+        self.sent: set[str] = set()
         self.display = sessions.registered_names(world.spool)[self.b.session_id]
         self.forged = world.tmp / "forged"
         self.target = world.tmp / "target"  # a Claude config folder for install/uninstall to work on
         self.target.mkdir()
+        self.secrets: list[str] = []
 
     @property
     def a_env(self) -> dict[str, str]:
-        """A's tools' environment, as Claude Code sets it for them."""
-        return {**self.world.env, "CLAUDECODE": "1", "CLAUDE_CODE_SESSION_ID": self.a.session_id}
+        """A's tools' environment, as A's client sets it for them."""
+        return {**self.world.env, **self.a.tool_env()}
 
     def hostile(self, way: str) -> tuple[list[str], dict[str, str]]:
         """(argv prefix, environment) for a command of A's naming B ``way``."""
         b = self.b
+        if way == CROSS:
+            home = str(self.forged / secrets.token_hex(4))
+            forge = [sys.executable, "-c", FORGE_EVERY, home, b.session_id, str(b.cwd), str(self.a.pid), str(b.pid)]
+            return [*forge, "--"], self.a_env
         if way == "payload":
             return [], self.a_env
         if way == "environment":
@@ -144,6 +211,17 @@ class Scene:
         event = {"session_id": self.b.session_id, "hook_event_name": "Stop", "stop_hook_active": False}
         return json.dumps({**event, "source": "compact", "background_tasks": [], "cwd": str(self.b.cwd)})
 
+    def plant(self) -> None:
+        """A secret for B alone in B's unread mail: a direct message from the human."""
+        secret = f"secret-for-B-{secrets.token_hex(8)}"
+        send_verb.run(self.world.context(), send_verb.SendRequest(secret, to=self.b.session_id))
+        self.secrets.append(secret)
+        self.reset()
+
+    def leaks(self, printed: str) -> list[str]:
+        """The secrets sent to B alone that a probe printed."""
+        return [f"printed B's unread mail ({s})" for s in self.secrets if s in printed]
+
     def breaches(self) -> list[str]:
         """What changed of B's that only B may change, and anything sent as B."""
         out = []
@@ -156,23 +234,28 @@ class Scene:
         for path in set(after) - set(self.before):
             if not path.startswith("new/") and "lock" not in path:
                 out.append(f"{path} was written into B's state")
-        stamp = f"From-Id: {self.b.session_id}\n".encode()
-        rooms = self.world.spool_root / "rooms"
-        sent = [p.name for p in rooms.rglob("*") if p.is_file() and stamp in p.read_bytes()[:4096]]
+        sent = self.sent_as_b() - self.sent
         if sent:
-            out.append(f"sent as B: {sent}")
+            out.append(f"sent as B: {sorted(sent)}")
         return out
 
+    def sent_as_b(self) -> set[str]:
+        stamp = f"From-Id: {self.b.session_id}\n".encode()
+        rooms = self.world.spool_root / "rooms"
+        return {p.name for p in rooms.rglob("*") if p.is_file() and stamp in p.read_bytes()[:4096]}
+
     def reset(self) -> None:
-        """Judge the next entry point afresh: B's state as it is now."""
+        """Judge the next entry point afresh: B's state, and what was sent as B, as they are now."""
         self.before = files(self.b_dir)
+        self.sent = self.sent_as_b()
 
 
 def files(root: Path) -> dict[str, tuple[bytes, int]]:
     out = {}
     for path in root.rglob("*"):
-        if path.is_file() and not path.is_symlink():
-            out[str(path.relative_to(root))] = (path.read_bytes(), path.stat().st_mtime_ns)
+        with contextlib.suppress(FileNotFoundError):  # moved meanwhile (by a probe that acts as B)
+            if path.is_file() and not path.is_symlink():
+                out[str(path.relative_to(root))] = (path.read_bytes(), path.stat().st_mtime_ns)
     return out
 
 
@@ -264,17 +347,24 @@ def cli_breaches(
     with ThreadPoolExecutor(at_once) as pool:
         for start in range(0, len(calls), at_once):
             batch = calls[start : start + at_once]
-            list(pool.map(lambda argv: run_cli(scene, way, argv, plant), batch))
+            scene.plant()
+            printed = list(pool.map(lambda argv: run_cli(scene, way, argv, plant), batch))
             lines = " | ".join(f"attend {' '.join(argv)}" for argv in batch)
             out += [f"{lines} [{way}]: {breach}" for breach in scene.breaches()]
+            for argv, (stdout, stderr) in zip(batch, printed, strict=True):
+                if not set(READS_A_NAMED_ROOM) & set(argv):
+                    out += [f"attend {' '.join(argv)} [{way}]: {leak}" for leak in scene.leaks(stdout + stderr)]
+                if argv == ["whoami", "--json"] and scene.b.session_id in stdout.split('"kind"', 1)[0]:
+                    out.append(f"attend whoami [{way}]: resolved as B: {stdout[:300]}")
             scene.reset()
     return out
 
 
 @pytest.fixture
-def scene(world: World, loops: Any) -> Scene:
-    s = Scene(world)
-    loops(s.a)  # A's own loop runs, so `attend run` acting as A leaves at once (one loop per session)
+def scene(world: World, loops: Any, request: pytest.FixtureRequest) -> Scene:
+    attacker, victim = getattr(request, "param", ("claude", "claude"))
+    s = Scene(world, attacker, victim)
+    loops(s.a, s.a.tool_env())  # A's own loop runs, so `attend run` acting as A leaves at once (one loop per session)
     return s
 
 
@@ -286,16 +376,32 @@ def test_every_cli_command_and_hook_acts_as_its_caller_or_is_refused(scene: Scen
     assert cli_breaches(scene, way, commands) == []
 
 
-def test_a_planted_verb_that_takes_a_payloads_id_is_caught(scene: Scene, tmp_path: Path, monkeypatch: Any) -> None:
+@pytest.mark.parametrize("scene", PAIRINGS, indirect=True, ids=[f"{a}-names-{b}" for a, b in PAIRINGS])
+def test_a_session_of_each_client_naming_one_of_another_acts_as_itself_or_is_refused(scene: Scene) -> None:
+    commands = sorted({*click_commands(), *hook_forms()})
+    assert cli_breaches(scene, CROSS, commands) == []
+
+
+@pytest.mark.parametrize(
+    ("source", "caught"),
+    [(PLANTED, "of B's was"), (PLANTED_READER, "printed B's unread mail")],
+    ids=["claims B's mail", "prints B's mail"],
+)
+def test_a_planted_verb_that_takes_a_payloads_id_is_caught(
+    scene: Scene, tmp_path: Path, monkeypatch: Any, source: str, caught: str
+) -> None:
     plant = tmp_path / "plant"
     plant.mkdir()
-    (plant / "planted.py").write_text(PLANTED)
+    (plant / "planted.py").write_text(source)
     monkeypatch.syspath_prepend(str(plant))
     monkeypatch.setitem(app.COMMANDS, "planted", "planted:planted")
     commands = [c for c in click_commands() if c[0] in ("planted", "whoami")]
     assert ("planted",) in commands  # found through the registry, as any new verb is
     found = cli_breaches(scene, "payload", commands, plant, at_once=1)
     assert found and all(line.startswith("attend planted [payload]") for line in found), found
+    assert any(caught in line for line in found), found
+    if source == PLANTED_READER:  # B's state is as it was: only what it printed gives it away
+        assert all("printed B's unread mail" in line for line in found), found
 
 
 def test_every_hook_form_is_found_in_the_scripts_install_wires() -> None:
@@ -460,11 +566,26 @@ def test_every_mcp_tool_acts_as_its_caller_or_is_refused(scene: Scene, way: str)
     prefix, env = scene.hostile(way)
     if prefix:  # forge the records in the folder the environment points at, for A's pid and this one's
         subprocess.run([*prefix, "/bin/true"], check=True, env=env, timeout=60)
+    assert mcp_breaches(scene, way, env) == []
+
+
+@pytest.mark.parametrize("scene", PAIRINGS, indirect=True, ids=[f"{a}-names-{b}" for a, b in PAIRINGS])
+def test_every_mcp_tool_of_a_session_of_each_client_naming_one_of_another_acts_as_itself_or_is_refused(
+    scene: Scene,
+) -> None:
+    b = scene.b.session_id
+    env = {**scene.a_env, "CLAUDE_CODE_SESSION_ID": b, "CODEX_THREAD_ID": b, "GEMINI_SESSION_ID": b}
+    assert mcp_breaches(scene, "threadId", env, claim=b) == []
+
+
+def mcp_breaches(scene: Scene, way: str, env: dict[str, str], claim: str | None = None) -> list[str]:
+    """Every tool of the server's own list called as `attend mcp` started by A would take it: the walk
+    starts at A's client, whose child the server is. ``claim``: the session each call names, as the
+    server takes Codex's ``_meta.threadId``."""
     spool = scene.world.spool
 
     def context() -> Context:
-        # As `attend mcp` started by A: the walk starts at A's Claude, whose child the server is.
-        return Context(spool=spool, env=env, cwd=str(scene.a.cwd), pid=scene.a.pid)
+        return Context(spool=spool, env=env, cwd=str(scene.a.cwd), pid=scene.a.pid, payload_sid=claim)
 
     server = build_server(context)
 
@@ -475,13 +596,16 @@ def test_every_mcp_tool_acts_as_its_caller_or_is_refused(scene: Scene, way: str)
         for name in tools:
             args = {**TOOL_ARGS.get(name, lambda s: {})(scene)}
             for extra in ({}, {"session_id": scene.b.session_id, "from_id": scene.b.session_id}):
-                with contextlib.suppress(Exception):  # a refusal; what counts is what it changed
-                    await server.call_tool(name, {**args, **extra})
+                scene.plant()
+                try:
+                    printed = str(await server.call_tool(name, {**args, **extra}))
+                except Exception as e:  # a refusal; what counts is what it changed, and what it said
+                    printed = str(e)
                 out += [f"mcp {name} {extra or ''} [{way}]: {breach}" for breach in scene.breaches()]
-                scene.reset()
+                out += [f"mcp {name} {extra or ''} [{way}]: {leak}" for leak in scene.leaks(printed)]
         return out
 
-    assert asyncio.run(calls()) == []
+    return asyncio.run(calls())
 
 
 # ---------------------------------------------------------------------- what only a human may do

@@ -26,7 +26,7 @@ process to one session (no ``/clear`` move is ever inferred from it).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 
 from attend import safejson
 from attend.hosts.base import (
@@ -146,38 +146,49 @@ class Codex(Host):
     def host_process(self, pid: int, parent: Parent = parent_pid) -> tuple[int, int | None, int, dict[str, str]] | None:
         """The nearest codex ancestor that hosts threads: (its pid, the process it started on our
         side or None when that is the caller, hops, the threads it holds)."""
+        return next(self.host_processes(pid, parent), None)
+
+    def host_processes(
+        self, pid: int, parent: Parent = parent_pid
+    ) -> Iterator[tuple[int, int | None, int, dict[str, str]]]:
+        """Every codex ancestor that hosts threads, nearest first, as ``host_process`` gives one."""
         below: int | None = None
         current = pid
         for hops in range(MAX_HOPS + 1):
             if current <= 1:
-                return None  # in a pid namespace the walk ends at its pid 1
+                return  # in a pid namespace the walk ends at its pid 1
             info = stat_via(parent, current)
             if info is None:
-                return None
+                return
             comm, ppid = info
             if is_codex(comm):
                 threads = held(current)
                 if threads:
-                    return current, below, hops, threads
+                    yield current, below, hops, threads
             below, current = current, ppid
-        return None
 
     def find(
         self, pid: int, env: Mapping[str, str], parent: Parent = parent_pid, claims: tuple[str, ...] = ()
     ) -> Found | None:
-        host = self.host_process(pid, parent)
-        if host is None:
-            return None
-        codex, below, hops, threads = host
-        spawned = environ_via(parent, below if below is not None else pid)
-        offered = spawned.get(THREAD_ENV) if spawned is not None else env.get(THREAD_ENV)
-        candidates = (offered,) if offered else claims
-        for thread in candidates:
-            if thread and thread in threads:
-                return Found(
-                    self.name, thread, codex, proc_start(codex), threads[thread], rollout_cwd(codex, thread), None, hops
-                )
-        return None
+        chain = self.find_all(pid, env, parent, claims)
+        return chain[0] if chain else None
+
+    def find_all(
+        self, pid: int, env: Mapping[str, str], parent: Parent = parent_pid, claims: tuple[str, ...] = ()
+    ) -> list[Found]:
+        """The thread each codex ancestor proves, nearest first, up to the first that proves none. Any
+        process may be named codex and hold a lock file it made: one below the session's own codex is
+        weighed by the identity rule as a session nested in that one, never taken in its place."""
+        chain: list[Found] = []
+        for codex, below, hops, threads in self.host_processes(pid, parent):
+            spawned = environ_via(parent, below if below is not None else pid)
+            offered = spawned.get(THREAD_ENV) if spawned is not None else env.get(THREAD_ENV)
+            thread = next((t for t in ((offered,) if offered else claims) if t and t in threads), None)
+            if thread is None:
+                break
+            path, cwd = threads[thread], rollout_cwd(codex, thread)
+            chain.append(Found(self.name, thread, codex, proc_start(codex), path, cwd, None, hops))
+        return chain
 
     def inside_ancestry(self, pid: int, parent: Parent = parent_pid) -> str | None:
         """Why this process is inside Codex though no thread was proved: a codex process hosting
