@@ -289,13 +289,7 @@ def main() -> None:
         print(f"a backlog of {backlog} published in {took:.1f} s from the relay's start: {backlog / took:.0f} msg/s")
 
         time.sleep(2.0)
-        cpu0 = cpu_seconds(relay_a.pid)
-        time.sleep(idle)
-        cpu = cpu_seconds(relay_a.pid) - cpu0
-        print(
-            f"relay idle over {idle:g} s: CPU {cpu:.3f} s ({cpu / idle * 100:.3f} % of a core), "
-            f"RSS {rss_mb(relay_a.pid):.1f} MB  (goal <= 0.1 %, <= 40 MB)"
-        )
+        print(idle_sitting(relay_a.pid, idle))
 
         relay_a.send_signal(signal.SIGTERM)
         relay_a.wait(30)
@@ -328,6 +322,19 @@ def main() -> None:
         cleanup(tmp)
 
 
+def idle_sitting(pid: int, seconds: float) -> str:
+    """The relay ``pid``'s CPU over ``seconds`` of doing nothing asked of it, with the load beside it."""
+    load0 = os.getloadavg()[0]
+    cpu0 = cpu_seconds(pid)
+    time.sleep(seconds)
+    cpu = cpu_seconds(pid) - cpu0
+    return (
+        f"relay idle over {seconds:g} s: CPU {cpu:.3f} s ({cpu / seconds * 100:.3f} % of a core), "
+        f"RSS {rss_mb(pid):.1f} MB, load average {load0:.1f} -> {os.getloadavg()[0]:.1f} "
+        f"on {os.cpu_count()} cores  (goal <= 0.1 %, <= 40 MB)"
+    )
+
+
 def idle_only(seconds: float, sittings: int) -> None:
     """Part 3 alone: two hosts' relays connected and idle (each watches the other's presence), relay A's
     CPU over ``seconds``, each sitting after 5 s of settling, with the load average beside it."""
@@ -346,16 +353,7 @@ def idle_only(seconds: float, sittings: int) -> None:
         procs += [relay_a, relay_b]
         time.sleep(5.0)
         for _ in range(sittings):
-            load0 = os.getloadavg()[0]
-            cpu0 = cpu_seconds(relay_a.pid)
-            time.sleep(seconds)
-            cpu = cpu_seconds(relay_a.pid) - cpu0
-            print(
-                f"relay idle over {seconds:g} s: CPU {cpu:.3f} s ({cpu / seconds * 100:.3f} % of a core), "
-                f"RSS {rss_mb(relay_a.pid):.1f} MB, load average {load0:.1f} -> {os.getloadavg()[0]:.1f} "
-                f"on {os.cpu_count()} cores  (goal <= 0.1 %, <= 40 MB)",
-                flush=True,
-            )
+            print(idle_sitting(relay_a.pid, seconds), flush=True)
     finally:
         for p in procs:
             if p.poll() is None:

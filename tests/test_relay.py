@@ -439,6 +439,13 @@ def hosts(tmp_path: Path, server: NatsServer) -> Iterator[tuple[Host, Host]]:
         b.close()
 
 
+def crosses(a: Host, b: Host, body: str) -> None:
+    """A send to #open on ``a`` reaches a new session on ``b``."""
+    sb = b.session(f"R{os.getpid() % 1000}b")
+    a.send(a.session(f"R{os.getpid() % 1000}a"), body)
+    wait_until(lambda: body in b.bodies(sb.session_id), f"{body!r} on {b.host}")
+
+
 def sees(h: Host, other: str, name: str) -> bool:
     return any(p["display"] == name and p.get("host") == other for p in h.peers()["peers"])
 
@@ -1145,9 +1152,7 @@ def test_hosts_with_an_nkey_over_tls_pass_check_and_carry_a_message(tmp_path: Pa
         assert "problem:" not in r.stdout and "relay for host hosta: ok" in r.stdout, r.stdout
         a.start_relay()
         b.start_relay()
-        sb = b.session("Bea")
-        a.send(a.session("Ada"), "signed with an nkey, over TLS")
-        wait_until(lambda: "signed with an nkey, over TLS" in b.bodies(sb.session_id), "the message on hostb")
+        crosses(a, b, "signed with an nkey, over TLS")
     finally:
         a.close()
         b.close()
@@ -1343,9 +1348,7 @@ def test_a_relay_of_another_spool_under_a_host_name_already_live_is_refused_and_
         assert not (other.world.spool_root / "relay" / "enabled").exists(), "its sends are not queued"
         a.stop_relay(signal.SIGKILL)  # its presence stays in the bucket until the TTL
         a.start_relay()
-        sb = b.session("Vic")
-        a.send(a.session("Wen"), "after the restart")
-        wait_until(lambda: "after the restart" in b.bodies(sb.session_id), "a message through the restarted relay")
+        crosses(a, b, "after the restart")
     finally:
         other.close()
 
