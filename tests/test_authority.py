@@ -378,6 +378,8 @@ def test_every_cli_command_and_hook_acts_as_its_caller_or_is_refused(scene: Scen
 
 @pytest.mark.parametrize("scene", PAIRINGS, indirect=True, ids=[f"{a}-names-{b}" for a, b in PAIRINGS])
 def test_a_session_of_each_client_naming_one_of_another_acts_as_itself_or_is_refused(scene: Scene) -> None:
+    out, err = run_cli(scene, CROSS, ["whoami", "--json"])
+    assert json.loads(out)["session_id"] == scene.a.session_id, err  # acts as A: the sweep is not all refusals
     commands = sorted({*click_commands(), *hook_forms()})
     assert cli_breaches(scene, CROSS, commands) == []
 
