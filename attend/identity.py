@@ -269,11 +269,15 @@ def find_caller(
     the spool has not bound it to another process (``enrollment``). A session's tools cannot write
     their way into a session that is another's.
 
+    Evidence found only where the caller's environment pointed (a record under a ``HOME`` of its
+    choosing) counts only when no host found any where its process keeps it, as within each host.
     Where the hosts' evidence is mixed, the outermost must be free of another live process too: a
     session record is a file, and one naming B for a process of A's client (a Codex or Gemini
     process has no Claude Code record of its own to lose), or for an ancestor above it, would
     otherwise stand outside A's own session."""
     chain = [(host, f) for host in HOSTS for f in host.find_all(pid, env, parent, claims)]
+    if any(f.own for _, f in chain):  # each host's rule across them: where the caller pointed counts last
+        chain = [(host, f) for host, f in chain if f.own]
     if not chain:
         return None
     chain.sort(key=lambda hf: -hf[1].hops)  # outermost first; at one hop, in HOSTS order

@@ -384,6 +384,19 @@ def test_a_session_of_each_client_naming_one_of_another_acts_as_itself_or_is_ref
     assert cli_breaches(scene, CROSS, commands) == []
 
 
+@pytest.mark.parametrize(("attacker", "victim"), PAIRINGS, ids=[f"{a}-names-{b}" for a, b in PAIRINGS])
+def test_a_session_of_each_client_cannot_take_a_parked_session_of_another_whose_client_ended(
+    world: World, attacker: str, victim: str
+) -> None:
+    """B's client has ended, its mail parked for a resume: no live process holds B, yet forged evidence
+    of every client naming B still leaves A its own session."""
+    scene = Scene(world, attacker, victim)
+    scene.b.close()
+    out, err = run_cli(scene, CROSS, ["whoami", "--json"])
+    assert json.loads(out)["session_id"] == scene.a.session_id, err
+    assert cli_breaches(scene, CROSS, [("inbox",)]) == []
+
+
 @pytest.mark.parametrize(
     ("source", "caught"),
     [(PLANTED, "of B's was"), (PLANTED_READER, "printed B's unread mail")],

@@ -79,6 +79,9 @@ class Found(Record):
     cwd: str | None  # the session's working directory, from its record
     name: str | None  # the client's name for the session, when it gives one
     hops: int  # parents climbed from the caller to ``pid`` (0: the caller itself); the nearest wins
+    # Found where the process keeps its evidence, not only where the caller's environment pointed
+    # (a record in a folder of the caller's choosing): such evidence counts only when no host has any.
+    own: bool = True
 
 
 class Host:

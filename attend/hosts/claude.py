@@ -224,7 +224,7 @@ def standing(found: list[Candidate], started: str | None = None) -> list[Candida
 
 def found_of(host: str, c: Candidate) -> Found:
     r = c.record
-    return Found(host, r.session_id, r.pid, r.proc_start, c.path, r.cwd, r.name, c.hops)
+    return Found(host, r.session_id, r.pid, r.proc_start, c.path, r.cwd, r.name, c.hops, c.own)
 
 
 def holders(session_id: str, folders: tuple[str, ...]) -> list[int]:
