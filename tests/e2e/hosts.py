@@ -293,6 +293,7 @@ class AppServer:
 
 
 GEMINI_READY = "Type your message"  # the prompt's placeholder: the UI is drawn and takes input
+SUBMIT_TIMEOUT = 120.0  # seconds of pressing Enter before typed text counts as never submitted
 
 
 class GeminiTUI:
@@ -344,13 +345,15 @@ class GeminiTUI:
         before = self.api.consumed
         self._tmux("send-keys", "-t", "t", "-l", text)
         time.sleep(0.3)  # a paste and a keypress apart: Enter glued to the text is a newline
-        for _ in range(4):
+        end = time.monotonic() + SUBMIT_TIMEOUT  # a loaded machine has ignored four Enters 10 s apart
+        while True:
             self._tmux("send-keys", "-t", "t", "Enter")
             try:
-                wait_for(lambda: GEMINI_READY in self.screen() or self.api.consumed > before, 10, "the input sent")
+                wait_for(lambda: GEMINI_READY in self.screen() or self.api.consumed > before, 5, "the input sent")
                 return
             except TimeoutError:
-                continue
+                if time.monotonic() > end:
+                    raise TimeoutError(f"{text!r} was never submitted; the screen:\n{self.screen()}") from None
 
     def close(self) -> None:
         if not self.started:
