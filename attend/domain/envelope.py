@@ -11,10 +11,9 @@ written down in docs/architecture/envelope.md.
 
 from __future__ import annotations
 
-import re
 import time
 
-from attend.layout import NAME_RE, LazyPattern, name_time
+from attend.layout import ALNUM, NAME_RE, LazyPattern, made_safe, name_time
 from attend.record import Record
 
 VERSION = 2
@@ -42,8 +41,8 @@ MAIL_HEADERS = ("Message-ID", "Date", "From", "To", "Subject")  # always written
 V1_FIELDS = ("Message-Id", "From", "To")  # what version 1 kept in the headers version 2 made standard
 
 _MIME = "MIME-Version: 1.0\nContent-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: 8bit\n"
-_LOCAL_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
-_PLAIN_PHRASE = re.compile(r"[A-Za-z0-9_#+-]+(?: [A-Za-z0-9_#+-]+)*")  # a display name written unquoted
+_LOCAL_CHARS = ALNUM + "_.-"
+_PHRASE_CHARS = ALNUM + "_#+-"  # a display name written unquoted: words of these, one space apart
 _PLAIN_ADDRESS = LazyPattern(r"([A-Za-z0-9 #_.,:/+-]*) <[^<>]*>")  # a display name that needs no decoding
 # Another host's sender as a relay writes it (``Hana-beta@laptop``): the email package quotes it for its '@'.
 _RELAYED_PHRASE = LazyPattern(r"[A-Za-z0-9_#+-]+(?: [A-Za-z0-9_#+-]+)*@[A-Za-z0-9-]+")
@@ -165,7 +164,12 @@ def name_of(msg_id: str) -> str | None:
 
 def local_part(text: str) -> str:
     """A dot-atom local part for an id (a human's ``user@terminal`` keeps its user name)."""
-    return _LOCAL_UNSAFE.sub("-", text.split("@", 1)[0]).strip(".") or "unknown"
+    return made_safe(text.split("@", 1)[0], _LOCAL_CHARS, runs=True).strip(".") or "unknown"
+
+
+def _plain_phrase(name: str) -> bool:
+    """``[A-Za-z0-9_#+-]+(?: [A-Za-z0-9_#+-]+)*``, checked without ``re`` (a plain send imports none)."""
+    return all(word and all(c in _PHRASE_CHARS for c in word) for word in name.split(" "))
 
 
 def references(sig: Signal) -> list[str]:
@@ -223,9 +227,9 @@ def plain_headers(sig: Signal) -> str | None:
     sender, to = _addresses(sig)
     addresses = []
     for name, local, domain in [*sender, *to]:
-        if name and not _PLAIN_PHRASE.fullmatch(name) and _RELAYED_PHRASE.fullmatch(name):
+        if name and not _plain_phrase(name) and _RELAYED_PHRASE.fullmatch(name):
             name = f'"{name}"'  # a relayed sender, quoted as the package quotes it
-        elif not (_PLAIN_PHRASE.fullmatch(name) or not name):
+        elif not (_plain_phrase(name) or not name):
             return None
         if ".." in local or not local:
             return None

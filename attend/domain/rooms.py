@@ -6,10 +6,8 @@ Rooms: ``open`` (everyone), ``@<channel>``, ``p-<project key>`` (every session o
 
 from __future__ import annotations
 
-import re
-
 from attend.errors import UsageError
-from attend.layout import LazyPattern, user_key
+from attend.layout import ALNUM, LazyPattern, made_safe, user_key
 
 OPEN = "open"
 CHANNEL_RE = LazyPattern(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -37,7 +35,7 @@ def channel_room(name: str) -> str:
 
 def project_key(origin: str) -> str:
     """A folder-safe key for a project path: a readable slug plus a hash of the exact path."""
-    slug = re.sub(r"[^A-Za-z0-9]+", "-", origin).strip("-")[-60:].strip("-") or "root"
+    slug = made_safe(origin, ALNUM, runs=True).strip("-")[-60:].strip("-") or "root"
     try:  # CPython's own SHA-1: hashlib would load OpenSSL, ~4 MB in every sensor loop
         from _sha1 import sha1  # type: ignore[import-not-found]
     except ImportError:

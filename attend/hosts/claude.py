@@ -11,7 +11,6 @@ which process wrote it; another one is pid reuse). It sets ``CLAUDECODE=1`` and
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 
 from attend.hosts.base import (
@@ -27,7 +26,7 @@ from attend.hosts.base import (
     pid_alive,
     proc_start,
 )
-from attend.layout import is_session_id
+from attend.layout import ALNUM, is_session_id, made_safe
 from attend.procfs import claude_record
 from attend.record import Record
 
@@ -289,7 +288,7 @@ def transcript_path(env: Mapping[str, str], session_id: str, cwd: str | None) ->
     character but letters and digits turned into ``-``."""
     if not cwd or not is_session_id(session_id):
         return None
-    return os.path.join(claude_home(env), "projects", re.sub(r"[^A-Za-z0-9]", "-", cwd), f"{session_id}.jsonl")
+    return os.path.join(claude_home(env), "projects", made_safe(cwd, ALNUM), f"{session_id}.jsonl")
 
 
 HOST = Claude()

@@ -17,7 +17,6 @@ record, and such a session is refused rather than mistaken for the human.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Mapping
 
@@ -133,6 +132,8 @@ def write_record(pid: int, session_id: str, cwd: str | None, env: Mapping[str, s
     path = os.path.join(folder, f"{pid}.json")
     tmp = os.path.join(folder, f".{pid}.json.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    import contextlib  # here, not at the top: a send only reads records, and contextlib brings functools
+
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(safejson.dumps(record))
@@ -151,6 +152,8 @@ def prune(folder: str) -> None:
         names = os.listdir(folder)
     except OSError:
         return
+    import contextlib
+
     for name in names:
         if name.endswith(".json") and name[:-5].isdigit() and not pid_alive(int(name[:-5])):
             with contextlib.suppress(OSError):
