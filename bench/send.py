@@ -26,8 +26,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import BIN, cleanup, interleaved, ms, tmpdir, world_env
 
-# The installed console script, as pip writes it (it imports re first), for a tree run from its checkout.
-ENTRY = "import re, sys; from attend.cli.entry import main; sys.argv[0] = 'attend'; sys.exit(main())"
+# The installed console script's own text, for a tree run from its checkout: what pip writes differs by
+# version (older ones import re first), so the other tree pays exactly what the installed `attend` pays.
+ENTRY = "import sys; sys.argv[0] = 'attend'\n" + (BIN / "attend").read_text().split("\n", 1)[1]
 
 
 def cold_start(runs: int, tree: Path | None) -> None:
