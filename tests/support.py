@@ -664,9 +664,6 @@ held = [open(os.path.join(folder, "thread-writer-locks", t + ".lock"), "a") for 
 sys.exit(subprocess.run(rest[cut + 1 :], env=dict(os.environ)).returncode)
 """
 
-T1 = "01a23400-0000-7000-8000-000000000001"
-T2 = "01a23400-0000-7000-8000-000000000002"
-
 
 def as_codex(
     world: World, threads: list[str], argv: list[str], env: dict[str, str], stdin: str = ""
@@ -701,6 +698,12 @@ def thread_id() -> str:
     rand = secrets.token_hex(9)
     hexa = f"{int(time.time() * 1000):012x}7{rand[:3]}{8 | secrets.randbelow(4):x}{rand[3:18]}"
     return f"{hexa[:8]}-{hexa[8:12]}-{hexa[12:16]}-{hexa[16:20]}-{hexa[20:]}"
+
+
+# Two thread ids for the Codex stand-ins, drawn anew in each test process: a thread id is unique on a
+# machine, and the identity rule asks every process of it who holds one (Codex.holds scans /proc), so a
+# constant shared by tests running side by side under xdist made one test's thread another's.
+T1, T2 = thread_id(), thread_id()
 
 
 # The stand-in's host, run after opening the writer lock named first (close-on-exec, as codex opens it:
