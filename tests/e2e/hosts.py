@@ -339,11 +339,15 @@ class GeminiTUI:
 
     def type(self, text: str) -> None:
         """Type ``text`` and submit it. A loaded machine can leave the Enter unread while the input is
-        still taking the paste: the text then sits in the input box with the placeholder gone. Enter
-        is pressed again until the prompt shows its placeholder (the input submitted and cleared) or
-        the model was asked; an Enter on an empty input submits nothing."""
+        still taking the paste: the text then sits in the input box with the placeholder gone. Once the
+        text is drawn, Enter is pressed again until the prompt shows its placeholder (the input
+        submitted and cleared) or the model was asked; an Enter on an empty input submits nothing."""
         before = self.api.consumed
         self._tmux("send-keys", "-t", "t", "-l", text)
+        # The placeholder is what says the input was sent: until the typed text is drawn in its place,
+        # a loaded machine's screen still shows it, and an Enter then would count as sent though the
+        # UI reads the text after it.
+        wait_for(lambda: GEMINI_READY not in self.screen(), 60, f"{text!r} drawn in the input box")
         time.sleep(0.3)  # a paste and a keypress apart: Enter glued to the text is a newline
         end = time.monotonic() + SUBMIT_TIMEOUT  # a loaded machine has ignored four Enters 10 s apart
         while True:
