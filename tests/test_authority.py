@@ -376,6 +376,8 @@ def test_every_cli_command_and_hook_acts_as_its_caller_or_is_refused(scene: Scen
     assert cli_breaches(scene, way, commands) == []
 
 
+# Three whole sweeps (~13 s of CPU each): the developer loop keeps the four ways above, CI runs these too.
+@pytest.mark.slow
 @pytest.mark.parametrize("scene", PAIRINGS, indirect=True, ids=[f"{a}-names-{b}" for a, b in PAIRINGS])
 def test_a_session_of_each_client_naming_one_of_another_acts_as_itself_or_is_refused(scene: Scene) -> None:
     out, err = run_cli(scene, CROSS, ["whoami", "--json"])
