@@ -5,7 +5,9 @@
 - idle: one real session idle for M minutes: model turns spent (goal 0), and its waiter's CPU time
   over the first 10 minutes (goal <= 0.02 s) and RSS (goal <= 30 MB);
 - monitor: the Monitor path for comparison: the turns an idle session spends re-arming `attend run`
-  at each expiry, counted with a shortened deadline and scaled to Monitor's 10-minute cap.
+  at each expiry, counted with a shortened deadline and scaled to Monitor's 10-minute cap;
+- headless: a `claude -p` run that joined a channel, not opted in: the model's last answer -> the
+  client's exit (its pidfd), over N runs (the issue's bound: 10 s; before, the run waited a day).
 
 Each session is a headless run (`claude -p`), whose waiter steps aside unless the run opts in to
 waiting: latency and idle opt in (``conduits.headless_wait``), so a run ends that many seconds after
@@ -14,6 +16,7 @@ its last turn; monitor does not, so its waiter never waits.
 Run: .venv/bin/python bench/wake.py latency [wakes=20]
      .venv/bin/python bench/wake.py idle [minutes=15]
      .venv/bin/python bench/wake.py monitor [seconds=90] [deadline_ms=15000]
+     .venv/bin/python bench/wake.py headless [runs=5]
 """
 
 from __future__ import annotations
@@ -179,6 +182,33 @@ def monitor(seconds: float, deadline_ms: int) -> None:
     print(f"turns per expiry {per_expiry:.1f}; per idle hour at the 10-minute cap: {hourly:.1f}")
 
 
+def headless(runs: int) -> None:
+    """A headless run's end, timed from the scripted model's last answer to the client's exit."""
+    import os
+    import select
+
+    gaps = []
+    for _ in range(runs):
+        e2e = world()  # not opted in: the waiter wired at each turn end steps aside
+        c = e2e.start([bash("attend join bench"), done("Joined; that was all.")], timeout=120)
+        fd, stamp = os.pidfd_open(c.pid), []
+
+        def watch(fd: int = fd, stamp: list[float] = stamp) -> None:
+            select.select([fd], [], [])  # readable the moment the client exits
+            stamp.append(time.monotonic())
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        run = c.wait()
+        watcher.join(10)
+        os.close(fd)
+        e2e.close()
+        last = run.api.last_answered
+        assert run.rc == 0 and not run.timed_out and last is not None and stamp, run.explain()
+        gaps.append((stamp[0] - last) * 1000)
+    print(f"last answer -> exit over {runs} runs: p50 {statistics.median(gaps):.0f} ms, max {max(gaps):.0f} ms")
+
+
 if __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else "latency"
     args = sys.argv[2:]
@@ -186,5 +216,7 @@ if __name__ == "__main__":
         latency(int(args[0]) if args else 20)
     elif what == "idle":
         idle(float(args[0]) if args else 15)
+    elif what == "headless":
+        headless(int(args[0]) if args else 5)
     else:
         monitor(float(args[0]) if args else 90, int(args[1]) if len(args) > 1 else 15000)

@@ -1,7 +1,11 @@
-"""Rules the test suite keeps about itself: shared helpers live in tests/support.py (fixtures in
-conftest.py), so no module under tests/ imports a test module. A test module imported by another
-is collected twice over, drags its fixtures along by name, and turns one file's edit into another's
-failure."""
+"""Rules the test suite keeps about itself.
+
+- Shared helpers live in tests/support.py (fixtures in conftest.py), so no module under tests/ imports
+  a test module. A test module imported by another is collected twice over, drags its fixtures along
+  by name, and turns one file's edit into another's failure.
+- No assertion compares a clock's reading. The machines these tests run on are shared and loaded, so
+  a test asserts behaviour; speed is measured in bench/ and reported in docs/benchmarks.md. A wait
+  has a deadline that fails it (``wait_until``), which is a hang guard, not an assertion on time."""
 
 from __future__ import annotations
 
@@ -90,3 +94,63 @@ def test_the_rule_lets_the_support_modules_through() -> None:
         "from . import support\n"
     )
     assert imported_test_modules(allowed, "tests.test_planted") == []
+
+
+CLOCKS = {("time", "monotonic"), ("time", "perf_counter"), ("time", "time"), ("time", "monotonic_ns")}
+
+
+# Names that hold a clock's reading or a bound on one: `elapsed`, and constants such as ENDS_WITHIN.
+def _a_timing_name(name: str) -> bool:
+    return "elapsed" in name.lower() or (name.isupper() and name.endswith("WITHIN"))
+
+
+def _reads_a_clock(node: ast.AST) -> bool:
+    """A clock call or a name that holds a reading, outside any call's arguments (``check(now=time.time()
+    + 61)`` passes a fake "now" to the code under test, which is no measurement)."""
+    if isinstance(node, ast.Call):
+        f = node.func
+        return isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and (f.value.id, f.attr) in CLOCKS
+    if isinstance(node, ast.Name) and _a_timing_name(node.id):
+        return True
+    return any(_reads_a_clock(child) for child in ast.iter_child_nodes(node))
+
+
+def timed_assertions(source: str) -> list[int]:
+    """The lines of ``assert`` statements that compare a clock's reading."""
+    lines = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Assert):
+            compares = [n for n in ast.walk(node.test) if isinstance(n, ast.Compare)]
+            if any(_reads_a_clock(side) for c in compares for side in (c.left, *c.comparators)):
+                lines.append(node.lineno)
+    return lines
+
+
+def test_no_test_asserts_on_a_clock() -> None:
+    offences = [
+        f"{p.relative_to(REPO)}:{line}"
+        for p in _python_files()
+        if p.name.startswith("test_")
+        for line in timed_assertions(p.read_text(encoding="utf-8"))
+    ]
+    assert offences == [], "assert behaviour; measure speed in bench/:\n" + "\n".join(offences)
+
+
+def test_the_clock_rule_catches_a_timing_and_lets_a_fake_now_through() -> None:
+    timed = (
+        "assert time.monotonic() < end",
+        "assert app.is_running and time.monotonic() < end, 'x'",
+        "assert exited[0] - last <= ENDS_WITHIN",
+        "assert time.perf_counter() - t0 < 0.5",
+        "assert elapsed < 2.0",
+    )
+    for source in timed:
+        assert timed_assertions(source) == [1], source
+    untimed = (
+        "assert keepwarm.check(spool, sid, path, cfg, time.time() + 3601) is None",
+        "assert presence.check_turn(spool, 60.0, now=time.time() + 61) is True",
+        "assert out.returncode == 0",
+        "assert within.sessions == [] and spool.exists('sessions', sid)",
+    )
+    for source in untimed:
+        assert timed_assertions(source) == [], source

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import select
 import threading
 import time
 import uuid
@@ -61,26 +60,11 @@ def turns_with(requests: list[Request], body: str) -> list[int]:
     return [i for i, r in enumerate(requests) if any(body in t for t in latest_user_texts(r))]
 
 
-def exit_stamp(pid: int) -> list[float]:
-    """A list that gets time.monotonic() when process ``pid`` exits (its pidfd turns readable)."""
-    fd, stamp = os.pidfd_open(pid), []
-
-    def watch() -> None:
-        select.select([fd], [], [])
-        stamp.append(time.monotonic())
-        os.close(fd)
-
-    threading.Thread(target=watch, daemon=True).start()
-    return stamp
-
-
-ENDS_WITHIN = 10.0  # seconds from the last turn's answer to the client's exit (the issue's bound)
-
-
-def test_a_headless_run_that_joined_a_channel_ends_within_ten_seconds_of_its_last_turn(e2e: E2EWorld) -> None:
+def test_a_headless_run_that_joined_a_channel_ends_by_itself_with_no_waiter_armed(e2e: E2EWorld) -> None:
     """`attend install` alone, nothing in config: the waiter wired at every turn end steps aside for a
-    `claude -p` run, so the run exits soon after the model's last answer (before, it ran a day). The
-    run's timeout is only the failure bound."""
+    `claude -p` run before it arms, so nothing of attend holds the client open and the run exits on
+    its own (before, it waited a day). The run's timeout is only the failure bound; how soon it ends
+    is measured in bench/wake.py headless (docs/benchmarks.md)."""
     install(e2e)
     state: dict[str, Any] = {}
 
@@ -89,18 +73,13 @@ def test_a_headless_run_that_joined_a_channel_ends_within_ten_seconds_of_its_las
         state["sid"] = session_id_of(req)
         return done("Joined; that was all.")
 
-    c = e2e.start([bash("attend join e2e"), joined], timeout=90)
-    exited = exit_stamp(c.pid)
-    run = c.wait()
-    wait_for(lambda: exited, 10, "the exit's stamp")
-
+    run = e2e.claude([bash("attend join e2e"), joined], timeout=90)
     assert not run.timed_out and run.rc == 0 and not run.api.errors, run.explain()
     assert len(run.turns) == 2 and run.api.exhausted == 0, run.explain()
-    last = run.api.last_answered
-    assert last is not None, run.explain()
-    assert exited[0] - last <= ENDS_WITHIN, f"the client exited {exited[0] - last:.1f} s after its last turn"
+    session = e2e.spool_root / "sessions" / state["sid"]
+    assert (session / "enrolled").exists()
+    assert not (session / waiter.WAITER).exists()  # no waiter ever named itself: each stepped aside at once
     assert not (Path(layout.config_root(e2e.env)) / "config.yaml").exists()
-    assert (e2e.spool_root / "sessions" / state["sid"] / "enrolled").exists()
     assert not _waiters_of(run.pid)
 
 
