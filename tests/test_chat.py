@@ -71,13 +71,15 @@ def app_for(world: World, room: str | None = None, live: bool = True) -> ChatApp
 
 
 async def settle(pilot: Any, check: Callable[[], object], what: str) -> None:
-    """wait_until for the app's own event loop: poll ``check`` between pauses; the deadline catches a hang."""
+    """wait_until for the app's own event loop: poll ``check`` between pauses; the deadline catches a
+    hang, and its message shows the status line (a refusal there says why)."""
     import time
 
     end = time.monotonic() + DEADLINE
     while not check():
         if time.monotonic() > end:
-            raise AssertionError(f"timed out waiting for {what}")
+            status = pilot.app.query_one("#status")
+            raise AssertionError(f"timed out waiting for {what}; the status line: {str(status.render())!r}")
         await pilot.pause(0.02)
 
 
@@ -772,15 +774,21 @@ def scene(world: World) -> None:
     send_verb.run(world.context(hana), send_verb.SendRequest("Can you approve the migration PR?", to="fixture-human"))
 
 
+def steady_cursor(pilot: Any) -> None:
+    """A blinking cursor is drawn or not by when the picture is taken (a loaded machine took it in the
+    off half): the snapshots show it steady, as the focused compose line draws it."""
+    pilot.app.query_one("#compose").cursor_blink = False
+
+
 @pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
 def test_the_main_screen(world: World, snap_compare: Any, size: tuple[int, int]) -> None:
     scene(world)
-    assert snap_compare(app_for(world, live=False), terminal_size=size)
+    assert snap_compare(app_for(world, live=False), terminal_size=size, run_before=steady_cursor)
 
 
 def test_the_help_screen(world: World, snap_compare: Any) -> None:
     scene(world)
-    assert snap_compare(app_for(world, live=False), terminal_size=(80, 24), press=["f1"])
+    assert snap_compare(app_for(world, live=False), terminal_size=(80, 24), press=["f1"], run_before=steady_cursor)
 
 
 # ---------------------------------------------------------------------- the real binary, under tmux

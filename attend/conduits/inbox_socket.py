@@ -337,13 +337,13 @@ class Conduit(threading.Thread):
                     self.spool.write_state(record, "sessions", self.sid, STATE_POSTED)
                     posted = True
                 self.deliver(compose(self.spool, batch, arranged, self.cfg, mark), mark)
+                self.given_up = 0  # confirmed; reset before the claim's end marks the batch seen
         except Unshown as e:
             return self.give_up(e)
         finally:
             if posted:  # after the claim's end recorded last-inbound, or the batch was given up
                 with contextlib.suppress(OSError, AttendError):
                     self.spool.remove("sessions", self.sid, STATE_POSTED)
-        self.given_up = 0
         return True
 
     def give_up(self, e: Unshown) -> bool:

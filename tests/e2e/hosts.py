@@ -294,6 +294,7 @@ class AppServer:
 
 GEMINI_READY = "Type your message"  # the prompt's placeholder: the UI is drawn and takes input
 SUBMIT_TIMEOUT = 120.0  # seconds of pressing Enter before typed text counts as never submitted
+GEMINI_BUSY = "esc to cancel"  # the loading line while a turn is under way
 
 
 class GeminiTUI:
@@ -338,26 +339,30 @@ class GeminiTUI:
         return self._tmux("capture-pane", "-p", "-t", "t", check=False).stdout
 
     def type(self, text: str) -> None:
-        """Type ``text`` and submit it. A loaded machine can leave the Enter unread while the input is
-        still taking the paste: the text then sits in the input box with the placeholder gone. Once the
-        text is drawn, Enter is pressed again until the prompt shows its placeholder (the input
-        submitted and cleared) or the model was asked; an Enter on an empty input submits nothing."""
+        """Type ``text`` as a prompt and submit it; return once the model was asked.
+
+        Only the model's request counts as sent: a cleared input does not. A turn that has just ended
+        in attend's hook can still be ending in the UI, and an input submitted then is queued or
+        dropped, and has been seen put back in the input box. So this waits for the UI to stop
+        responding before typing, and presses Enter again while the text sits in the input (an Enter
+        on an empty input submits nothing)."""
         before = self.api.consumed
+        wait_for(lambda: GEMINI_BUSY not in self.screen(), 120, "the UI to stop responding")
         self._tmux("send-keys", "-t", "t", "-l", text)
-        # The placeholder is what says the input was sent: until the typed text is drawn in its place,
-        # a loaded machine's screen still shows it, and an Enter then would count as sent though the
-        # UI reads the text after it.
+        # The placeholder goes once the typed text is drawn: an Enter sent before the UI has read the
+        # text would submit nothing, and one glued to the text reads as a newline.
         wait_for(lambda: GEMINI_READY not in self.screen(), 60, f"{text!r} drawn in the input box")
-        time.sleep(0.3)  # a paste and a keypress apart: Enter glued to the text is a newline
+        time.sleep(0.3)
         end = time.monotonic() + SUBMIT_TIMEOUT  # a loaded machine has ignored four Enters 10 s apart
         while True:
-            self._tmux("send-keys", "-t", "t", "Enter")
+            if GEMINI_READY not in self.screen():
+                self._tmux("send-keys", "-t", "t", "Enter")
             try:
-                wait_for(lambda: GEMINI_READY in self.screen() or self.api.consumed > before, 5, "the input sent")
+                wait_for(lambda: self.api.consumed > before, 5, "the model asked")
                 return
             except TimeoutError:
                 if time.monotonic() > end:
-                    raise TimeoutError(f"{text!r} was never submitted; the screen:\n{self.screen()}") from None
+                    raise TimeoutError(f"{text!r} never reached the model; the screen:\n{self.screen()}") from None
 
     def close(self) -> None:
         if not self.started:
