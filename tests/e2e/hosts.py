@@ -110,6 +110,9 @@ class HostWorld(E2EWorld):
     # -- configs
 
     def codex_setup(self, api: FakeAPI, sandbox: str = "danger-full-access") -> Path:
+        if sandbox != "danger-full-access" and Path(self.tmp).resolve().is_relative_to("/dev"):
+            # bwrap gives the sandbox a /dev of its own: a spool under /dev/shm is not there.
+            raise AssertionError(f"Codex's sandbox cannot see {self.tmp}: run with a --basetemp outside /dev")
         self.codex_home.mkdir(exist_ok=True)
         path = self.codex_home / "config.toml"
         path.write_text(codex_config(api, sandbox))
