@@ -114,6 +114,20 @@ def test_persona_ordinal_names_and_unique_prefixes_resolve_at_send_time(world: W
         send.run(world.context(c), send.SendRequest("hi", to=persona))
 
 
+def test_a_name_ordinal_alias_wins_over_another_sessions_persona_ordinal_alike(world: World) -> None:
+    """A persona is drawn from a project path, so it can be another session's name: ``Tao-alpha`` is
+    then both the alias of the session named Tao and the Persona-ordinal of another one. The name's
+    own alias wins (a chat run refused ``@Tao-alpha`` as fitting two sessions when the path drew Tao)."""
+    from attend import identity
+
+    a = world.session("pa", name="Hana")
+    persona = identity.persona(world.context(a).who())  # drawn from pa's path; B is named after it
+    b, c = world.session("pb", name=persona), world.session("pc", name="Quillon")
+    _enroll(world, a, b, c)
+    sent = send.run(world.context(c), send.SendRequest("hi", to=f"{persona}-alpha,Hana-alpha"))
+    assert sent.to.split(",") == [b.session_id, a.session_id] and sent.delivered == 2
+
+
 def test_a_client_name_two_sessions_share_is_refused_not_sent_to_either(world: World) -> None:
     a, b, c = world.session("pa", name="Tao"), world.session("pb", name="Tao"), world.session("pc", name="Uma")
     _enroll(world, a, b, c)

@@ -47,6 +47,9 @@ class Candidate(Record):
     name: str
     aliases: tuple[str, ...]
     record: identity.SessionRecord | None  # its live record, if it has one
+    # The alias its own name makes (``Name-ordinal``): it wins over a ``Persona-ordinal`` alike, since
+    # a persona is drawn from a project path and may be another session's name.
+    own: tuple[str, ...] = ()
 
     def names(self) -> tuple[str, ...]:
         return (self.name, *self.aliases)
@@ -351,8 +354,9 @@ def candidates(spool: Spool, sessions_dir: os.PathLike[str] | str) -> list[Candi
         client = (record.name if record else None) or sessions.stored_name(entry)
         name = sessions.display(str(persona), entry, client)
         # Persona-ordinal, and the name-ordinal earlier versions showed for a session with a name.
-        aliases = {sessions.alias(str(persona), entry), sessions.alias(client, entry) if client else name} - {name}
-        out.append(Candidate(sid, name, tuple(sorted(aliases)), record))
+        own = {sessions.alias(client, entry) if client else name} - {name}
+        aliases = ({sessions.alias(str(persona), entry)} | own) - {name}
+        out.append(Candidate(sid, name, tuple(sorted(aliases)), record, tuple(own)))
     for sid, record in live.items():
         origin = identity.normalise_origin(record.cwd or "/")
         out.append(Candidate(sid, record.name or identity.nickname(origin), (), record))
@@ -410,6 +414,7 @@ def _one_session(
         return next((c for c in known if c.sid == sid), Candidate(sid, sid, (), None))
     lowered = want.lower()
     exact = [c for c in known if c.name.lower() == lowered]
+    exact = exact or [c for c in known if any(a.lower() == lowered for a in c.own)]
     exact = exact or [c for c in known if any(a.lower() == lowered for a in c.aliases)]
     matches = exact or [c for c in known if any(n.lower().startswith(lowered) for n in c.names())]
     if len(matches) == 1:
