@@ -120,12 +120,14 @@ def test_a_name_ordinal_alias_wins_over_another_sessions_persona_ordinal_alike(w
     own alias wins (a chat run refused ``@Tao-alpha`` as fitting two sessions when the path drew Tao)."""
     from attend import identity
 
-    a = world.session("pa", name="Hana")
+    a = world.session("pa", name="Quillon")  # no persona is Quillon: A's name is never B's
     persona = identity.persona(world.context(a).who())  # drawn from pa's path; B is named after it
-    b, c = world.session("pb", name=persona), world.session("pc", name="Quillon")
+    b, c = world.session("pb", name=persona), world.session("pc", name="Mallory")
     _enroll(world, a, b, c)
-    sent = send.run(world.context(c), send.SendRequest("hi", to=f"{persona}-alpha,Hana-alpha"))
+    sent = send.run(world.context(c), send.SendRequest("hi", to=f"{persona}-alpha,Quillon-alpha"))
     assert sent.to.split(",") == [b.session_id, a.session_id] and sent.delivered == 2
+    sent = send.run(world.context(c), send.SendRequest("hi", to=f"{persona}-al"))  # a prefix: names first
+    assert sent.to == b.session_id
 
 
 def test_a_client_name_two_sessions_share_is_refused_not_sent_to_either(world: World) -> None:

@@ -406,6 +406,10 @@ def _other_account(name: str) -> bool:
         return False
 
 
+def _fits(name: str, want: str, exact: bool) -> bool:
+    return name == want if exact else name.startswith(want)
+
+
 def _one_session(
     spool: Spool, want: str, known: list[Candidate], sessions_dir: os.PathLike[str] | str, people: list[str]
 ) -> Candidate:
@@ -413,10 +417,15 @@ def _one_session(
         sid = sessions.moved_to(spool, want)  # an id from before a /clear reaches the session now
         return next((c for c in known if c.sid == sid), Candidate(sid, sid, (), None))
     lowered = want.lower()
-    exact = [c for c in known if c.name.lower() == lowered]
-    exact = exact or [c for c in known if any(a.lower() == lowered for a in c.own)]
-    exact = exact or [c for c in known if any(a.lower() == lowered for a in c.aliases)]
-    matches = exact or [c for c in known if any(n.lower().startswith(lowered) for n in c.names())]
+    matches, exact = [], False
+    # Exactly, then as a prefix; each first among names, then the aliases names make, then personas'.
+    for exact in (True, False):
+        for tier in (lambda c: (c.name,), lambda c: c.own, lambda c: c.aliases):
+            matches = [c for c in known if any(_fits(n.lower(), lowered, exact) for n in tier(c))]
+            if matches:
+                break
+        if matches:
+            break
     if len(matches) == 1:
         return matches[0]
     if matches:
