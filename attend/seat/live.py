@@ -1,9 +1,11 @@
-"""The chat app's live feed: a thread that sleeps on the same inotify watches the sensor loop and tail
-use (attend.conduits.watch), and hands each new record, and each presence event, to the app.
+"""The seat's live feed (`attend chat`, `attend web`): a thread that sleeps on the same inotify watches
+the sensor loop and tail use (attend.conduits.watch), and hands each new record, and each presence
+event, to the screen.
 
 It watches rooms/ (a room that appears), every room's new/, and the presence room. An event is only
 a hint: each wake lists the room again and hands over the names not seen before. A pipe wakes it to
-stop, so quitting never waits for a timeout. No TUI framework here: the app passes callbacks.
+stop, so quitting never waits for a timeout. No screen's framework here: the screen passes callbacks,
+which run on the feed's thread.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ class Feed:
         self.mode = ""
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="attend-chat-feed", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="attend-seat-feed", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
