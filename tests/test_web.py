@@ -35,6 +35,7 @@ from attend.domain.envelope import Signal
 from attend.relay import store
 from attend.testing.standin import StandIn
 from attend.verbs import chat as chat_verb
+from attend.verbs import join as join_verb
 from attend.verbs import send as send_verb
 from tests.support import ATTEND, DEADLINE, World, name_at, post
 
@@ -298,7 +299,7 @@ def test_history_shows_and_a_cli_send_and_a_relayed_message_appear_live(
     assert got == "stored"
     page.wait_text("relayed from the other machine")
     row = page.page.locator("article.msg", has_text="relayed from the other machine")
-    assert "on remote-b" in row.inner_text() and "codex" in row.inner_text()
+    assert "Kai@remote-b" in row.inner_text() and "codex" in row.inner_text()  # the host it came from
     assert page.bodies().count("live from the CLI") == 1
     assert not page.errors, page.errors
 
@@ -531,17 +532,105 @@ def test_the_title_counts_unread_mail_and_only_mail_to_the_human_notifies(
     assert chat_verb.mailbox_unread(world.spool, USER) == []
 
 
-def test_a_screenshot_at_desk_and_phone_width(world: World, web: Web, browser: Any, pages: list[Page]) -> None:
+def scene(world: World) -> None:
+    """A morning's bus: two sessions in #deploy, a thread in #open, mail for the human, a relayed line."""
     hana, tao = enrolled(world, "api", "Hana"), enrolled(world, "web", "Tao")
-    asked = say(world, hana, "Schema v2 is merged; who takes the client migration?")
-    send_verb.run(world.context(tao), send_verb.SendRequest("I will, after lunch.", to="*", re=asked))
-    say(world, tao, "Can you look at the flaky login test?", to=USER)
+    for s in (hana, tao):
+        join_verb.run(world.context(s), join_verb.JoinRequest("deploy"))
+    asked = say(world, hana, "Schema v2 is merged. Who takes the client migration?")
+    send_verb.run(world.context(tao), send_verb.SendRequest("I will, after lunch: the web client first.", re=asked))
+    thanks = world.attend("reply", "--re", asked, "Thanks both. Smoke tests before 22:00, please.")
+    assert thanks.returncode == 0, thanks
+    say(world, tao, "Deploy window tonight at 22:00; the API needs ten minutes.", to="#deploy")
+    say(
+        world,
+        tao,
+        "Can you look at the flaky login test? It failed twice on main\nwith a timeout in the OAuth step.",
+        to=USER,
+    )
+    name = name_at(time.time()).rsplit(".", 1)[0] + ".build-box"
+    sig = Signal(
+        id=name,
+        sender="Kai",
+        from_kind="agent",
+        from_id="kai-session",
+        to="*",
+        room=rooms.OPEN,
+        origin="/srv/ci",
+        body="Nightly build green on build-box (412 tests).",
+        at=layout.name_time(name),
+        client="codex",
+    )
+    me = layout.name_host(layout.unique_name())
+    headers = {"Nats-Msg-Id": name, store.FROM_HOST: "build-box"}
+    assert (
+        store.receive(world.spool, me, "attend.from.build-box.to.all.open", headers, envelope.render(sig)) == "stored"
+    )
+
+
+def test_a_screenshot_at_desk_and_phone_width(world: World, web: Web, browser: Any, pages: list[Page]) -> None:
+    scene(world)
     page = open_page(browser, web, pages)
+    page.wait_text("Nightly build green")
     ARTIFACTS.mkdir(exist_ok=True)
     page.page.screenshot(path=str(ARTIFACTS / "web.png"))
     page.page.set_viewport_size({"width": 390, "height": 760})
     page.page.screenshot(path=str(ARTIFACTS / "web-phone.png"))
     width = page.page.evaluate("document.documentElement.scrollWidth")
     assert width <= 390, f"the page is {width} px wide at a phone's 390"
-    assert page.page.is_visible("#text") and page.page.is_visible("#menu")
+    assert page.page.is_visible("#text") and page.page.is_visible("#menu") and not page.page.is_visible("#rooms")
+    page.page.click("#menu")  # the rooms open over the conversation
+    assert page.page.is_visible("#rooms")
+    page.page.screenshot(path=str(ARTIFACTS / "web-phone-rooms.png"))
+    page.page.locator("#rooms button", has_text="#deploy").click()
+    page.wait_text("Deploy window tonight")
+    assert not page.page.is_visible("#rooms")
     assert os.path.getsize(ARTIFACTS / "web.png") > 0
+
+
+CONTRAST = r"""() => {
+  const lin = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+  const lum = (c) => 0.2126 * lin(c[0]) + 0.7152 * lin(c[1]) + 0.0722 * lin(c[2]);
+  const rgb = (s) => {
+    const m = /rgba?\(([^)]+)\)/.exec(s);
+    return m ? m[1].split(/[ ,\/]+/).filter(Boolean).map(Number) : null;
+  };
+  const under = (el) => {
+    for (let e = el; e; e = e.parentElement) {
+      const c = rgb(getComputedStyle(e).backgroundColor);
+      if (c && (c.length < 4 || c[3] > 0)) return c;
+    }
+    return [255, 255, 255];
+  };
+  const low = [];
+  for (const el of document.querySelectorAll("body *")) {
+    const st = getComputedStyle(el);
+    if (!el.getClientRects().length || st.visibility === "hidden") continue;
+    if (!Array.from(el.childNodes).some((n) => n.nodeType === 3 && n.textContent.trim())) continue;
+    const a = lum(rgb(st.color)), b = lum(under(el));
+    const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    if (ratio < 4.5) low.push(`${el.tagName}.${el.className} ${st.color} on ${under(el)}: ${ratio.toFixed(2)}`);
+  }
+  return low;
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_text_passes_wcag_aa_contrast_and_the_first_page_is_small(
+    world: World, web: Web, browser: Any, pages: list[Page], scheme: str
+) -> None:
+    scene(world)
+    page = open_page(browser, web, pages, color_scheme=scheme)
+    sizes = page.page.evaluate(
+        "() => [performance.getEntriesByType('navigation')[0], ...performance.getEntriesByType('resource')]"
+        ".reduce((n, e) => n + e.transferSize, 0)"
+    )
+    assert sizes < 150 * 1024, f"the first page took {sizes} bytes"
+    assert page.page.evaluate(CONTRAST) == []
+    page.page.locator("#rooms button", has_text="@fixture-human").click()  # unread mail, highlighted
+    page.wait_text("flaky login test")
+    assert page.page.evaluate(CONTRAST) == []
+    page.page.keyboard.press("Escape")  # a chosen message, its buttons shown
+    assert page.page.evaluate(CONTRAST) == []
+    page.page.keyboard.press("?")
+    assert page.page.evaluate(CONTRAST) == []

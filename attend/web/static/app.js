@@ -81,6 +81,8 @@ function drawRooms() {
     li.append(b);
     list.append(li);
   }
+  const waiting = S.rooms.reduce((n, r) => n + r.unread, 0);
+  $("menu").textContent = waiting ? "Rooms · " + waiting + " unread" : "Rooms";
   if (focused) { const again = list.querySelector('button[data-room="' + CSS.escape(focused) + '"]'); if (again) again.focus(); }
 }
 
@@ -142,7 +144,7 @@ function article(m) {
   head.append(t, el("span", "sender", m.sender));
   if (m.client) head.append(el("span", "client", m.client));
   head.append(el("span", "kind", m.kind));
-  if (m.host) head.append(el("span", "host", "on " + m.host));
+  if (m.host && !m.sender.endsWith("@" + m.host)) head.append(el("span", "host", "on " + m.host));
   if (m.unread) head.append(el("span", "badge", "unread"));
   a.append(head);
   if (m.re) {
