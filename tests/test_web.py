@@ -37,7 +37,7 @@ from attend.testing.standin import StandIn
 from attend.verbs import chat as chat_verb
 from attend.verbs import join as join_verb
 from attend.verbs import send as send_verb
-from tests.support import ATTEND, DEADLINE, World, name_at, post
+from tests.support import ATTEND, DEADLINE, World, name_at, post, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -246,6 +246,20 @@ def test_a_taken_port_is_one_line_and_exit_1(world: World, web: Web) -> None:
     assert bad.returncode == 2 and "not a port" in bad.stderr, bad
 
 
+def test_open_hands_the_printed_address_to_the_default_browser(world: World) -> None:
+    opened = world.tmp / "opened"
+    script = world.tmp / "browser.sh"
+    script.write_text(f'#!/bin/sh\nprintf "%s" "$1" > {opened}\n')
+    script.chmod(0o755)
+    world.env["BROWSER"] = f"{script} %s"  # Python's webbrowser honours $BROWSER
+    web = Web(world, "--open")
+    try:
+        wait_until(opened.exists, "the browser started with the address")
+        wait_until(lambda: opened.read_text() == web.url, lambda: f"{opened.read_text()!r} is the address")
+    finally:
+        web.stop()
+
+
 def test_a_claude_session_is_refused_the_page(world: World) -> None:
     s = world.session()
     r = s.run([ATTEND, "web", "--port", "0"])
@@ -301,6 +315,7 @@ def test_history_shows_and_a_cli_send_and_a_relayed_message_appear_live(
     row = page.page.locator("article.msg", has_text="relayed from the other machine")
     assert "Kai@remote-b" in row.inner_text() and "codex" in row.inner_text()  # the host it came from
     assert page.bodies().count("live from the CLI") == 1
+    assert all(u.startswith(web.origin + "/") for u in page.requests), page.requests  # nothing off the origin
     assert not page.errors, page.errors
 
 

@@ -5,6 +5,7 @@ in the browser when asked, then serve until Ctrl+C or SIGTERM."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import socket
 import sys
@@ -74,4 +75,6 @@ def serve(ctx: Context, seat: WebSeat) -> None:
         server_header=False,
         timeout_graceful_shutdown=2,
     )
-    QuietServer(config).run(sockets=[sock])
+    # uvicorn shuts down on Ctrl+C, then raises it again: stopping is what was asked, exit 0.
+    with contextlib.suppress(KeyboardInterrupt):
+        QuietServer(config).run(sockets=[sock])
