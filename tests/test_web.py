@@ -238,6 +238,43 @@ def test_every_route_is_refused_without_the_cookie_and_the_token_opens_once(worl
     assert not world.spool.room_names(rooms.OPEN), "a refused write wrote nothing"
 
 
+def cookie_of(web: Web) -> dict[str, str]:
+    """The token exchanged, as the browser would: the cookie's header, and the page's own origin."""
+    conn = http.client.HTTPConnection("127.0.0.1", web.port, timeout=DEADLINE)
+    conn.request("GET", f"/?token={web.token}")
+    answer = conn.getresponse()
+    answer.read()
+    conn.close()
+    cookie = (answer.getheader("set-cookie") or "").split(";", 1)[0]
+    return {"Cookie": cookie, "Origin": web.origin, "Content-Type": "application/json"}
+
+
+def test_bad_writes_are_refused_with_a_reason_and_change_nothing(world: World, web: Web) -> None:
+    jar = cookie_of(web)
+    before = world.spool.room_names(rooms.OPEN)
+    for body in [
+        b"not json",
+        b"[1, 2]",
+        b"[" * 100_000,  # deep nesting
+        json.dumps({"text": "x" * (300 * 1024), "room": "open"}).encode(),  # past the body's bound
+        json.dumps({"text": 5, "room": "open"}).encode(),
+        json.dumps({"text": "hello", "room": "no-such-room"}).encode(),
+        json.dumps({"text": "@nobody-here hello", "room": "open"}).encode(),
+        json.dumps({"text": "   ", "room": "open"}).encode(),
+        json.dumps({"text": "hello", "room": "open", "re": "not-an-id"}).encode(),
+    ]:
+        conn = http.client.HTTPConnection("127.0.0.1", web.port, timeout=DEADLINE)
+        conn.request("POST", "/api/send", body=body, headers=jar)
+        answer = conn.getresponse()
+        doc = json.loads(answer.read())
+        conn.close()
+        assert answer.status == 400 and doc["error"] and "\n" not in doc["error"], (body[:60], answer.status, doc)
+    for ids in ["x", ["../../etc/passwd"], ["a"] * 2000]:
+        assert request(web, "POST", "/api/read", jar, json.dumps({"ids": ids}).encode()) == 400
+    assert request(web, "GET", "/events", {"Cookie": jar["Cookie"], "Last-Event-ID": "../x"}) == 400
+    assert world.spool.room_names(rooms.OPEN) == before
+
+
 def test_a_taken_port_is_one_line_and_exit_1(world: World, web: Web) -> None:
     r = world.attend("web", "--port", str(web.port))
     assert r.returncode == 1 and r.stdout == "", r
@@ -330,6 +367,12 @@ def test_compose_and_reply_land_in_the_spool_threaded(world: World, web: Web, br
     sent = [s for s in records(world, rooms.OPEN) if s.body == "a plain line to #open"]
     assert len(sent) == 1 and sent[0].from_id == USER and sent[0].re is None
 
+    p.fill("#text", "@nobody-here where does this go?")  # refused inline: nothing sent, the line kept
+    p.press("#text", "Enter")
+    p.wait_for_selector("#status.error")
+    assert "nobody-here" in p.inner_text("#status") and p.input_value("#text").startswith("@nobody-here")
+    assert not [s for s in records(world, rooms.OPEN) if "where does this go" in s.body]
+    p.fill("#text", "")
     asked_row = p.locator("article.msg", has_text="who takes the migration?")
     asked_row.hover()  # a message's buttons show under the pointer (or when chosen)
     asked_row.locator("button.reply").click()

@@ -303,11 +303,14 @@ def json_error(message: str, status: int = 400) -> JSONResponse:
 
 
 async def body_json(request: Request) -> dict[str, Any] | None:
-    data = await request.body()
-    if len(data) > MAX_BODY:
-        return None
+    chunks, size = [], 0
+    async for chunk in request.stream():  # read up to the bound, never the whole of a huge body
+        size += len(chunk)
+        if size > MAX_BODY:
+            return None
+        chunks.append(chunk)
     try:
-        doc = json.loads(data)
+        doc = json.loads(b"".join(chunks))
     except (ValueError, RecursionError):
         return None
     return doc if isinstance(doc, dict) else None
@@ -369,9 +372,10 @@ def routes(page: Page, hub: Hub) -> list[Route]:
                 given: set[str] = set()
                 if after:
                     backlog = await run_in_threadpool(page.since, after)
-                    if backlog is None:
+                    if backlog is None:  # too much to give again: the page reloads
                         yield ServerSentEvent("{}", event="reset")
-                    for doc in backlog or []:
+                        return
+                    for doc in backlog:
                         given.add(doc["id"])
                         yield ServerSentEvent(json.dumps(doc), event="message", id=doc["id"])
                 count = await run_in_threadpool(lambda: len(page.unread()))

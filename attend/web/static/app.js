@@ -313,7 +313,7 @@ async function send() {
   $("send").disabled = true;
   try {
     const doc = await api("/api/send", { text, room: S.current.room, re: S.replying ? S.replying.id : null });
-    box.value = "";
+    if (box.value === text) box.value = "";  // what was typed meanwhile stays
     cancelReply();
     say(doc.said + (doc.warnings.length ? " · " + doc.warnings.join(" · ") : ""));
   } catch (e) {
