@@ -30,11 +30,13 @@ class Feed:
         on_messages: Callable[[list[Message]], None],
         on_presence: Callable[[], None],
         on_rooms: Callable[[], None],
+        rescan: float = RESCAN_SECONDS,
     ) -> None:
         self.spool = spool
         self.on_messages = on_messages
         self.on_presence = on_presence
         self.on_rooms = on_rooms
+        self.rescan = rescan
         # room -> names present (or handed over). Taken now, before the app lists what it shows, so a
         # record landing in between is handed over as well (the app drops what it already has) rather
         # than lost between the two looks.
@@ -75,7 +77,7 @@ class Feed:
             self._wake(watcher, set())  # what landed before the watches were set
             self.ready.set()
             while not self._stop.is_set():
-                tags = watcher.wait(RESCAN_SECONDS, wake=self._wake_r)
+                tags = watcher.wait(self.rescan, wake=self._wake_r)
                 if self._stop.is_set():
                     break
                 self._wake(watcher, tags)

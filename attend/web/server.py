@@ -35,11 +35,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 
-from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from attend import layout
@@ -67,7 +66,12 @@ HEADERS = {
     "cross-origin-opener-policy": "same-origin",
     "permissions-policy": "camera=(), microphone=(), geolocation=()",
 }
+# Server-sent events are written by hand (a few lines): sse-starlette, which the SDK also brings, wakes
+# twice a second per open stream to look for a shutdown, and an idle page's server should sleep.
 RETRY_MS = 1000  # how soon a page whose stream broke asks again (the browser's EventSource does)
+# The feed's look at every room when no event came (a missed event costs at most this long): the
+# page's server idles longer between looks than chat does, as a tab is left open for hours.
+RESCAN_SECONDS = 15.0
 PING_SECONDS = 25  # a comment on an idle stream, so a connection that died unnoticed is found
 MAX_BACKLOG = 1000  # records a reconnecting stream is given; more and the page reloads its room
 MAX_BODY = 256 * 1024  # bytes of a request body (a message is capped lower by send itself)
@@ -260,6 +264,7 @@ class Hub:
             on_messages=self._messages,
             on_presence=lambda: self._post("peers", {}),
             on_rooms=lambda: self._post("rooms", {}),
+            rescan=RESCAN_SECONDS,
         )
         self.feed.start()
 
@@ -296,6 +301,13 @@ class Hub:
 
 
 # ---------------------------------------------------------------------- routes
+
+
+def event(kind: str, data: Any, event_id: str | None = None) -> bytes:
+    """One server-sent event. The data is one line of JSON (json.dumps escapes every line break), and
+    an id is a record's name: neither can hold a line break that would end a field early."""
+    head = f"id: {event_id}\n" if event_id is not None else ""
+    return f"{head}event: {kind}\ndata: {json.dumps(data)}\n\n".encode()
 
 
 def json_error(message: str, status: int = 400) -> JSONResponse:
@@ -366,34 +378,37 @@ def routes(page: Page, hub: Hub) -> list[Route]:
             return json_error("Last-Event-ID (or after) is not a message id")
         queue = hub.subscribe()
 
-        async def stream() -> AsyncIterator[ServerSentEvent]:
+        async def stream() -> AsyncIterator[bytes]:
             try:
-                yield ServerSentEvent(comment="attend", retry=RETRY_MS)
+                yield f"retry: {RETRY_MS}\n: attend\n\n".encode()
                 given: set[str] = set()
                 if after:
                     backlog = await run_in_threadpool(page.since, after)
                     if backlog is None:  # too much to give again: the page reloads
-                        yield ServerSentEvent("{}", event="reset")
+                        yield event("reset", {})
                         return
                     for doc in backlog:
                         given.add(doc["id"])
-                        yield ServerSentEvent(json.dumps(doc), event="message", id=doc["id"])
+                        yield event("message", doc, doc["id"])
                 count = await run_in_threadpool(lambda: len(page.unread()))
-                yield ServerSentEvent(json.dumps({"count": count}), event="count")
+                yield event("count", {"count": count})
                 while True:
-                    kind, data = await queue.get()
+                    try:
+                        kind, data = await asyncio.wait_for(queue.get(), PING_SECONDS)
+                    except TimeoutError:
+                        yield b": ping\n\n"  # a connection that died unnoticed fails on this write
+                        continue
                     if kind == "message":
-                        if data["id"] in given:  # the backlog had it (it landed while the backlog was read)
-                            continue
-                        yield ServerSentEvent(json.dumps(data), event=kind, id=data["id"])
-                    else:
-                        yield ServerSentEvent(json.dumps(data), event=kind)
-                        if kind == "reset":
-                            return
+                        if data["id"] not in given:  # else the backlog had it (it landed while that was read)
+                            yield event(kind, data, data["id"])
+                        continue
+                    yield event(kind, data)
+                    if kind == "reset":
+                        return
             finally:
                 hub.queues.discard(queue)
 
-        return EventSourceResponse(stream(), ping=PING_SECONDS, headers={"cache-control": "no-store"})
+        return StreamingResponse(stream(), media_type="text/event-stream", headers={"x-accel-buffering": "no"})
 
     # The one table of routes. Search and leases (sibling verbs) add theirs here, e.g.
     # Route("/api/search", search) beside a search box in index.html's #search slot.

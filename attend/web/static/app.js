@@ -447,7 +447,8 @@ async function start() {
   const wanted = decodeURIComponent(location.hash.slice(1));
   await openRoom(roomIndex(wanted) >= 0 ? wanted : "open");
   loadPeers();
-  S.peersTimer = setInterval(() => { if (!document.hidden) loadPeers(); }, 30000);
+  // Presence events refresh the peers; this catches a session that ended with no one to say so.
+  S.peersTimer = setInterval(() => { if (!document.hidden) loadPeers(); }, 60000);
   $("text").focus();
   document.body.dataset.ready = "1";
 }
