@@ -564,6 +564,9 @@ def test_the_keyboard_reaches_everything(world: World, web: Web, browser: Any, p
     assert not page.page.evaluate("document.getElementById('help').open")
     kb.press("c")
     assert page.page.evaluate("document.activeElement.id") == "text"
+    kb.press("Shift+Tab")  # Tab's order reaches the conversation too: its newest message, chosen
+    focused = page.page.evaluate("document.activeElement.closest('#messages') !== null")
+    assert focused, page.page.evaluate("document.activeElement.outerHTML")
 
 
 def test_the_title_counts_unread_mail_and_only_mail_to_the_human_notifies(
@@ -690,5 +693,7 @@ def test_every_text_passes_wcag_aa_contrast_and_the_first_page_is_small(
     assert page.page.evaluate(CONTRAST) == []
     page.page.keyboard.press("Escape")  # a chosen message, its buttons shown
     assert page.page.evaluate(CONTRAST) == []
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.page.screenshot(path=str(ARTIFACTS / f"web-mailbox-{scheme}.png"))
     page.page.keyboard.press("?")
     assert page.page.evaluate(CONTRAST) == []

@@ -246,6 +246,8 @@ function articles() { return Array.from($("messages").querySelectorAll("article.
 
 function choose(a) {
   for (const x of articles()) { x.removeAttribute("aria-selected"); x.tabIndex = -1; }
+  // Tab reaches the conversation: the chosen message, or the log itself until one is chosen.
+  $("messages").tabIndex = a ? -1 : 0;
   if (!a) { S.chosen = null; return; }
   a.setAttribute("aria-selected", "true");
   a.tabIndex = 0;
@@ -390,6 +392,12 @@ function onKey(ev) {
   const t = ev.target;
   if ($("help").open) return;
   if (ev.altKey && (ev.key === "ArrowUp" || ev.key === "ArrowDown")) { ev.preventDefault(); stepRoom(ev.key === "ArrowUp" ? -1 : 1); return; }
+  if (ev.key === "Escape" && document.body.classList.contains("side-open")) {
+    document.body.classList.remove("side-open");
+    $("menu").setAttribute("aria-expanded", "false");
+    $("menu").focus();
+    return;
+  }
   if (t === $("text")) {
     if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) { ev.preventDefault(); send(); }
     else if (ev.key === "Escape") { ev.preventDefault(); if (S.replying) cancelReply(); else if (articles().length) move(0); else $("messages").focus(); }
@@ -432,6 +440,7 @@ async function start() {
   $("reply-cancel").addEventListener("click", () => { cancelReply(); $("text").focus(); });
   $("mark-all").addEventListener("click", () => markRead(S.messages.filter((m) => m.unread).map((m) => m.id)));
   $("help-open").addEventListener("click", () => $("help").showModal());
+  $("messages").addEventListener("focus", () => { if (articles().length) move(0); });
   $("menu").addEventListener("click", () => {
     const open = document.body.classList.toggle("side-open");
     $("menu").setAttribute("aria-expanded", String(open));
