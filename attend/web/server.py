@@ -41,7 +41,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from attend import layout
+from attend import layout, safejson
 from attend.domain import framing, rooms
 from attend.domain.context import Context
 from attend.errors import AttendError
@@ -322,8 +322,8 @@ async def body_json(request: Request) -> dict[str, Any] | None:
             return None
         chunks.append(chunk)
     try:
-        doc = json.loads(b"".join(chunks))
-    except (ValueError, RecursionError):
+        doc = safejson.loads(b"".join(chunks))
+    except ValueError:
         return None
     return doc if isinstance(doc, dict) else None
 
