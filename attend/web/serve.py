@@ -16,7 +16,7 @@ import uvicorn
 from attend.domain.context import Context
 from attend.errors import AttendError
 from attend.verbs.web import WebSeat
-from attend.web.server import build
+from attend.web.server import Hub, build
 
 TICK_SECONDS = 1.0  # uvicorn's housekeeping tick (its own is 0.1 s: ten wakes a second on an idle page)
 
@@ -27,7 +27,16 @@ class PortTaken(AttendError):
 
 class QuietServer(uvicorn.Server):
     """uvicorn's server with its housekeeping tick once a second: the Date header and the exit check
-    need no more, and an idle page's server then sleeps."""
+    need no more, and an idle page's server then sleeps. At shutdown the open event streams end
+    first, so stopping waits on none of them."""
+
+    def __init__(self, config: uvicorn.Config, hub: Hub) -> None:
+        super().__init__(config)
+        self.hub = hub
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self.hub.end_streams()
+        await super().shutdown(sockets)
 
     async def main_loop(self) -> None:
         counter = 0
@@ -56,7 +65,7 @@ def bind(port: int) -> socket.socket:
 def serve(ctx: Context, seat: WebSeat) -> None:
     sock = bind(seat.port)
     port = sock.getsockname()[1]
-    page, app = build(ctx, seat.user)
+    page, hub, app = build(ctx, seat.user)
     url = f"http://127.0.0.1:{port}/?token={page.token}"
     sys.stdout.write(url + "\n")
     sys.stdout.write("attend web: the page is served on 127.0.0.1 only; Ctrl+C stops it\n")
@@ -77,4 +86,4 @@ def serve(ctx: Context, seat: WebSeat) -> None:
     )
     # uvicorn shuts down on Ctrl+C, then raises it again: stopping is what was asked, exit 0.
     with contextlib.suppress(KeyboardInterrupt):
-        QuietServer(config).run(sockets=[sock])
+        QuietServer(config, hub).run(sockets=[sock])

@@ -294,6 +294,11 @@ class Hub:
                 continue
             q.put_nowait((kind, data))
 
+    def end_streams(self) -> None:
+        """On the event loop, as the server stops: every open stream ends (the page says so)."""
+        for q in list(self.queues):
+            q.put_nowait(("end", None))
+
     def subscribe(self) -> asyncio.Queue[tuple[str, Any]]:
         q: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self.queues.add(q)
@@ -398,6 +403,8 @@ def routes(page: Page, hub: Hub) -> list[Route]:
                     except TimeoutError:
                         yield b": ping\n\n"  # a connection that died unnoticed fails on this write
                         continue
+                    if kind == "end":
+                        return
                     if kind == "message":
                         if data["id"] not in given:  # else the backlog had it (it landed while that was read)
                             yield event(kind, data, data["id"])
@@ -505,7 +512,7 @@ def see_page() -> Response:
 # ---------------------------------------------------------------------- the app
 
 
-def build(ctx: Context, user: str) -> tuple[Page, ASGI]:
+def build(ctx: Context, user: str) -> tuple[Page, Hub, ASGI]:
     page = Page(ctx, user)
     hub = Hub(page)
 
@@ -518,4 +525,4 @@ def build(ctx: Context, user: str) -> tuple[Page, ASGI]:
             hub.stop()
 
     app = Starlette(routes=routes(page, hub), lifespan=lifespan)
-    return page, Guard(app, page)
+    return page, hub, Guard(app, page)

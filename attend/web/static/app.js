@@ -52,8 +52,8 @@ function say(text, error) {
 
 function connection(state) {
   const c = $("conn");
-  c.textContent = state === "live" ? "live" : state === "down" ? "reconnecting…" : "connecting…";
-  c.className = state;
+  c.textContent = { live: "live", down: "reconnecting…", gone: "stopped: run attend web again and open its new address" }[state] || "connecting…";
+  c.className = state === "gone" ? "down" : state;
 }
 
 // ------------------------------------------------------------------ rooms
@@ -376,7 +376,9 @@ function listen(cursor) {
   const src = new EventSource("/events?after=" + encodeURIComponent(cursor));
   S.source = src;
   src.addEventListener("open", () => connection("live"));
-  src.addEventListener("error", () => connection(src.readyState === EventSource.CLOSED ? "down" : "down"));
+  // The browser retries a broken stream by itself; a refused one (a server started again has another
+  // cookie) it closes for good.
+  src.addEventListener("error", () => connection(src.readyState === EventSource.CLOSED ? "gone" : "down"));
   src.addEventListener("message", (ev) => arrived(JSON.parse(ev.data)));
   src.addEventListener("count", (ev) => setUnread(JSON.parse(ev.data).count));
   src.addEventListener("peers", () => loadPeers());
