@@ -82,7 +82,8 @@ function drawRooms() {
     list.append(li);
   }
   const waiting = S.rooms.reduce((n, r) => n + r.unread, 0);
-  $("menu").textContent = waiting ? "Rooms · " + waiting + " unread" : "Rooms";
+  $("menu").textContent = waiting ? "Rooms (" + waiting + ")" : "Rooms";
+  $("menu").setAttribute("aria-label", waiting ? "Rooms, " + waiting + " unread" : "Rooms");
   if (focused) { const again = list.querySelector('button[data-room="' + CSS.escape(focused) + '"]'); if (again) again.focus(); }
 }
 
