@@ -181,6 +181,7 @@ function article(m) {
 function drawMessages() {
   const box = $("messages");
   box.replaceChildren();
+  box.tabIndex = 0;  // nothing chosen in a room just drawn: Tab reaches the log itself
   if (!S.messages.length) box.append(el("p", "empty", "No messages here yet."));
   for (const m of S.messages) box.append(article(m));
   updateMarkAll();
