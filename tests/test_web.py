@@ -593,6 +593,14 @@ def test_the_title_counts_unread_mail_and_only_mail_to_the_human_notifies(
     page.page.keyboard.press("Enter")
     page.wait_title("attend")
     assert chat_verb.mailbox_unread(world.spool, USER) == []
+    for n in (1, 2):  # arriving while the mailbox is open: shown unread until marked, all at once
+        say(world, hana, f"more mail {n}", to=USER)
+    page.wait_title("(2) attend")
+    page.wait_text("more mail 2")
+    assert page.page.locator("article.msg.unread").count() == 2
+    page.page.click("#mark-all")
+    page.wait_title("attend")
+    assert chat_verb.mailbox_unread(world.spool, USER) == [] and page.page.locator("article.msg.unread").count() == 0
 
 
 def scene(world: World) -> None:
