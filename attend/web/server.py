@@ -274,8 +274,11 @@ class Hub:
             self.feed = None
 
     def _messages(self, batch: list[Message]) -> None:
-        """On the feed's thread: the spool is read here (parents, the unread count), off the loop."""
-        unread = self.page.unread()
+        """On the feed's thread: the spool is read here (parents, the unread count), off the loop. Mail
+        to the human that just landed is unread, though the send may not have linked it into the
+        mailbox's new/ yet (the room's record lands first, and wakes the feed)."""
+        page = self.page
+        unread = page.unread() | {m.id for m in batch if m.room == page.mailbox and m.from_id != page.user}
         for m in batch:
             doc = self.page.message(m, unread)
             doc["count"] = len(unread)  # the human's unread mail, now
