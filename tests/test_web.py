@@ -36,6 +36,7 @@ from attend.relay import store
 from attend.testing.standin import StandIn
 from attend.verbs import chat as chat_verb
 from attend.verbs import join as join_verb
+from attend.verbs import reply as reply_verb
 from attend.verbs import send as send_verb
 from tests.support import ATTEND, DEADLINE, World, name_at, post, wait_until
 
@@ -388,6 +389,30 @@ def test_compose_and_reply_land_in_the_spool_threaded(world: World, web: Web, br
     world.attend("send", "--to", "*", "from the CLI")
     cli = next(s for s in records(world, rooms.OPEN) if s.body == "from the CLI")
     assert (cli.from_kind, cli.from_id, cli.to, cli.sender) == (sent[0].from_kind, USER, sent[0].to, sent[0].sender)
+
+
+def test_a_direct_conversation_is_what_the_human_and_that_session_wrote_each_other(
+    world: World, web: Web, browser: Any, pages: list[Page]
+) -> None:
+    hana, tao = enrolled(world, "api", "Hana"), enrolled(world, "web", "Tao")
+    page = open_page(browser, web, pages)
+    p = page.page
+    p.fill("#text", "@Hana review please")
+    p.press("#text", "Enter")
+    conversation = p.locator("#rooms button", has_text="@Hana")
+    conversation.wait_for()  # the conversation joins the rooms as it starts
+    direct = rooms.direct_room(hana.session_id)
+    asked = world.spool.room_names(direct)[-1]
+    reply_verb.run(world.context(hana), reply_verb.ReplyRequest("done, one nit", re=asked))
+    send_verb.run(world.context(tao), send_verb.SendRequest("tao to hana, not yours", to=hana.session_id))
+    p.wait_for_function("() => /@Hana\\s*1/.test(document.getElementById('rooms').textContent)")
+    conversation.click()
+    page.wait_text("done, one nit")
+    assert page.bodies() == ["review please", "done, one nit"]  # Tao's mail to Hana is not this conversation
+    send_verb.run(world.context(tao), send_verb.SendRequest("tao to hana, live", to=hana.session_id))
+    say(world, hana, "and one more", to=USER)
+    page.wait_text("and one more")
+    assert page.bodies() == ["review please", "done, one nit", "and one more"]
 
 
 class Cable:
