@@ -397,7 +397,10 @@ def test_a_direct_conversation_is_what_the_human_and_that_session_wrote_each_oth
     hana, tao = enrolled(world, "api", "Hana"), enrolled(world, "web", "Tao")
     page = open_page(browser, web, pages)
     p = page.page
-    p.fill("#text", "@Hana review please")
+    p.fill("#text", "@Ha")
+    p.press("#text", "Tab")  # completes a live peer's name, as chat's Tab does
+    p.wait_for_function("() => document.getElementById('text').value === '@Hana '")
+    p.keyboard.type("review please")
     p.press("#text", "Enter")
     conversation = p.locator("#rooms button", has_text="@Hana")
     conversation.wait_for()  # the conversation joins the rooms as it starts

@@ -42,7 +42,7 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Route
 
 from attend import layout, safejson
-from attend.domain import framing, rooms
+from attend.domain import framing, humans, rooms
 from attend.domain.context import Context
 from attend.errors import AttendError
 from attend.seat import compose, threads
@@ -216,6 +216,16 @@ class Page:
                 return None
         return sorted(found)
 
+    def complete(self, word: str) -> dict[str, list[str]]:
+        """What a ``@na``/``#ch`` word completes to, as chat's Tab completes it: live peers and humans,
+        or channels."""
+        if word[:1] not in ("@", "#"):
+            return {"options": []}
+        found = peers_verb.run(self.ctx, peers_verb.PeersRequest())
+        names = sorted({p.display for p in found.peers} | set(humans.known(self.spool)) - {self.user})
+        channels = [r.label[1:] for r in self.listed() if r.kind == "channel"]
+        return {"options": threads.completions(word, names, channels)}
+
     def since(self, after: str) -> list[dict[str, Any]] | None:
         """The records a stream resuming after ``after`` is given, oldest first (see the module's
         docstring); None when there are more than MAX_BACKLOG (the page reloads instead)."""
@@ -357,6 +367,13 @@ def routes(page: Page, hub: Hub) -> list[Route]:
         except AttendError as e:
             return json_error(framing.inline(str(e)), 500)
 
+    async def complete(request: Request) -> Response:
+        word = request.query_params.get("word", "")[:128]
+        try:
+            return JSONResponse(await run_in_threadpool(page.complete, word))
+        except AttendError as e:
+            return json_error(framing.inline(str(e)), 500)
+
     async def send(request: Request) -> Response:
         doc = await body_json(request)
         if doc is None:
@@ -430,6 +447,7 @@ def routes(page: Page, hub: Hub) -> list[Route]:
         Route("/api/state", state),
         Route("/api/room", room),
         Route("/api/peers", peers),
+        Route("/api/complete", complete),
         Route("/api/send", send, methods=["POST"]),
         Route("/api/read", read, methods=["POST"]),
         Route("/events", events),

@@ -327,6 +327,34 @@ async function send() {
   }
 }
 
+// Tab completes the @name or #channel the cursor ends, as in chat; anywhere else Tab moves on.
+function wordAtCursor() {
+  const box = $("text");
+  const before = box.value.slice(0, box.selectionStart);
+  const word = before.split(/\s/).pop();
+  return { word, start: before.length - word.length, end: box.selectionStart };
+}
+
+function commonPrefix(words) {
+  let p = words[0] || "";
+  for (const w of words) while (!w.toLowerCase().startsWith(p.toLowerCase())) p = p.slice(0, -1);
+  return p;
+}
+
+async function complete() {
+  const box = $("text");
+  const { word, start, end } = wordAtCursor();
+  let doc;
+  try { doc = await api("/api/complete?word=" + encodeURIComponent(word)); } catch (e) { say(e.message, true); return; }
+  const options = doc.options;
+  if (!options.length) { say("No peer or channel starts with " + word + ".", true); return; }
+  const done = options.length === 1 ? options[0] + " " : commonPrefix(options);
+  if (done.trimEnd().length >= word.length) {
+    box.setRangeText(done, start, end, "end");
+  }
+  say(options.length > 1 ? options.join("  ") : addressedTo());
+}
+
 // ------------------------------------------------------------------ notifications
 
 function notifySetup() {
@@ -404,6 +432,7 @@ function onKey(ev) {
   }
   if (t === $("text")) {
     if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) { ev.preventDefault(); send(); }
+    else if (ev.key === "Tab" && !ev.shiftKey && /^[@#]/.test(wordAtCursor().word)) { ev.preventDefault(); complete(); }
     else if (ev.key === "Escape") { ev.preventDefault(); if (S.replying) cancelReply(); else if (articles().length) move(0); else $("messages").focus(); }
     return;
   }
