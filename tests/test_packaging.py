@@ -1,6 +1,6 @@
 """The wheel carries attend's data: built, installed into a fresh virtual environment (dependencies
 from the package index), and run from outside the repository, `attend install` puts the settings,
-the hook scripts and the skill in place from the wheel alone."""
+the hook scripts and the skill in place from the wheel alone, and `attend web`'s page is there."""
 
 from __future__ import annotations
 
@@ -72,3 +72,9 @@ def test_a_wheel_in_a_fresh_venv_installs_settings_hooks_and_skill(tmp_path: Pat
 
     report = run([str(env_dir / "bin" / "attend"), "permissions", "--json"], env=env, cwd=outside)
     assert json.loads(report.stdout)["ok"] is True
+
+    # `attend web`'s page ships inside the package, and its server's imports come with the dependencies.
+    probe = "from attend.web import server as s; print(s.STATIC); print(sorted(p.name for p in s.STATIC.iterdir()))"
+    page = run([str(py), "-c", probe], env=env, cwd=outside).stdout.splitlines()
+    assert str(env_dir) in page[0]
+    assert {"index.html", "app.js", "app.css", "favicon.svg"} <= set(json.loads(page[1].replace("'", '"')))

@@ -28,12 +28,12 @@ from textual.strip import Strip
 from textual.widgets import Footer, Label, ListItem, ListView, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
-from attend.chat import threads
-from attend.chat.live import Feed
 from attend.domain import framing, humans, rooms
 from attend.domain.context import Context
 from attend.errors import AttendError
 from attend.layout import name_time
+from attend.seat import compose, threads
+from attend.seat.live import Feed
 from attend.verbs import chat as chat_verb
 from attend.verbs import peers as peers_verb
 from attend.verbs.inbox import Message
@@ -651,20 +651,8 @@ class ChatApp(App[None]):
         self.say(f"sent to {where}: {sent.delivered} recipient{'s' if sent.delivered != 1 else ''} ({sent.live} live)")
 
     def send(self, text: str) -> Sent | None:
-        from attend.verbs import reply as reply_verb  # the first send pays for these, not the start
-        from attend.verbs import send as send_verb
-
-        line = threads.address(text)
-        if not line.body.strip():
-            self.say("nothing to send after the address", error=True)
+        try:
+            return compose.send_line(self.ctx, text, self.current.to, self.replying.id if self.replying else None)
+        except compose.Nowhere:
+            self.say(self.addressed_to(), error=True)
             return None
-        to = ",".join(line.names) if line.names else None
-        if self.replying is not None:
-            req = reply_verb.ReplyRequest(line.body, re=self.replying.id, to=to, channel=line.channel)
-            return reply_verb.run(self.ctx, req)
-        if to is None and line.channel is None:
-            if self.current.to is None:
-                self.say(self.addressed_to(), error=True)
-                return None
-            to = self.current.to
-        return send_verb.run(self.ctx, send_verb.SendRequest(line.body, to=to, channel=line.channel))

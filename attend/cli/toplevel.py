@@ -51,6 +51,7 @@ HELP = "\n".join(
         "  uninstall    Withdraw exactly what `attend install` wrote.",
         "  unmute       Undo a mute; what arrived meanwhile stays in inbox.",
         "  wait         The waiter: waits while the session is idle, costing no...",
+        "  web          Open the human's seat in a browser: a page on 127.0.0.1...",
         "  whoami       Show who attend resolves the caller to: session id,...",
     )
 )

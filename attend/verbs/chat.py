@@ -65,15 +65,8 @@ class Seat:
 def run(ctx: Context, req: ChatRequest) -> Seat:
     """Refuses before the screen opens: a refused spool (ctx.spool raises), a Claude session (its
     mail is a conduit's to claim), an unknown room."""
-    who = ctx.who()
-    if who.is_agent:
-        raise UsageError(
-            "attend chat is the human's seat; a Claude session talks with send, reply and inbox (or the MCP tools)"
-        )
     spool = ctx.spool
-    user = humans.mailbox(who.id)
-    if user is None:
-        raise UsageError(f"the user name {who.id!r} cannot name a mailbox; set USER to a plain name")
+    user = human_seat(ctx, "attend chat")
     listed = rooms_of(spool, user)
     start = rooms.OPEN
     if req.room is not None:
@@ -83,6 +76,20 @@ def run(ctx: Context, req: ChatRequest) -> Seat:
             raise UsageError(f"no room {req.room!r} here; the rooms are {', '.join(r.label for r in listed)}")
     humans.note_active(spool, user)  # chat uses the bus: peers lists the human, and it can be addressed
     return Seat(user, listed, start)
+
+
+def human_seat(ctx: Context, command: str) -> str:
+    """The human's mailbox name, for a seat (``command``: attend chat, attend web); refused to a
+    session (its mail is a conduit's to claim) and to a user name that cannot name a mailbox."""
+    who = ctx.who()
+    if who.is_agent:
+        raise UsageError(
+            f"{command} is the human's seat; a Claude session talks with send, reply and inbox (or the MCP tools)"
+        )
+    user = humans.mailbox(who.id)
+    if user is None:
+        raise UsageError(f"the user name {who.id!r} cannot name a mailbox; set USER to a plain name")
+    return user
 
 
 # ---------------------------------------------------------------------- the rooms pane
@@ -183,6 +190,17 @@ def rooms_for(msg: Message, user: str) -> list[str]:
         elif (other := humans.mailbox(msg.from_id)) is not None and other != user:
             out.append(rooms.human_room(other))
     return out
+
+
+def panes_for(msg: Message, user: str) -> list[str]:
+    """The pane rooms a record is shown in (``rooms_for``), a direct conversation only when the record
+    is between the human and that peer (a session's d-<sid> holds others' mail to it too)."""
+    mine = rooms.human_room(user)
+    return [
+        room
+        for room in rooms_for(msg, user)
+        if not room.startswith(("d-", "h-")) or room == mine or peer_of(msg) in (user, room[2:])
+    ]
 
 
 # ---------------------------------------------------------------------- the conversation pane

@@ -1,9 +1,11 @@
-"""The chat app's live feed: a thread that sleeps on the same inotify watches the sensor loop and tail
-use (attend.conduits.watch), and hands each new record, and each presence event, to the app.
+"""The seat's live feed (`attend chat`, `attend web`): a thread that sleeps on the same inotify watches
+the sensor loop and tail use (attend.conduits.watch), and hands each new record, and each presence
+event, to the screen.
 
 It watches rooms/ (a room that appears), every room's new/, and the presence room. An event is only
 a hint: each wake lists the room again and hands over the names not seen before. A pipe wakes it to
-stop, so quitting never waits for a timeout. No TUI framework here: the app passes callbacks.
+stop, so quitting never waits for a timeout. No screen's framework here: the screen passes callbacks,
+which run on the feed's thread.
 """
 
 from __future__ import annotations
@@ -28,11 +30,13 @@ class Feed:
         on_messages: Callable[[list[Message]], None],
         on_presence: Callable[[], None],
         on_rooms: Callable[[], None],
+        rescan: float = RESCAN_SECONDS,
     ) -> None:
         self.spool = spool
         self.on_messages = on_messages
         self.on_presence = on_presence
         self.on_rooms = on_rooms
+        self.rescan = rescan
         # room -> names present (or handed over). Taken now, before the app lists what it shows, so a
         # record landing in between is handed over as well (the app drops what it already has) rather
         # than lost between the two looks.
@@ -46,7 +50,7 @@ class Feed:
         self.mode = ""
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="attend-chat-feed", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="attend-seat-feed", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
@@ -73,7 +77,7 @@ class Feed:
             self._wake(watcher, set())  # what landed before the watches were set
             self.ready.set()
             while not self._stop.is_set():
-                tags = watcher.wait(RESCAN_SECONDS, wake=self._wake_r)
+                tags = watcher.wait(self.rescan, wake=self._wake_r)
                 if self._stop.is_set():
                     break
                 self._wake(watcher, tags)
