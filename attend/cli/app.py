@@ -66,6 +66,10 @@ COMMANDS: dict[str, str] = {
     "wait": "attend.cli.hooks:wait",
     "help": "attend.cli.app:help_command",
     "completion": "attend.cli.completion:completion",
+    # Leases on files (attend/leases).
+    "lease": "attend.cli.leasing:lease",
+    "release": "attend.cli.leasing:release",
+    "leases": "attend.cli.leasing:leases",
 }
 
 
