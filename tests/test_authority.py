@@ -171,6 +171,7 @@ class Scene:
         assert sent.returncode == 0, sent.stderr
         self.pending = json.loads(sent.stdout)["id"]
         assert maildir(world, self.b.session_id, "new")
+        plant_lease(world, self.b, "b-only.txt")  # B holds a lease: no entry point releases it, or leases as B
         self.b_dir = world.spool_root / "sessions" / self.b.session_id
         self.before = files(self.b_dir)
         self.sent: set[str] = set()
@@ -250,6 +251,19 @@ class Scene:
         self.sent = self.sent_as_b()
 
 
+def plant_lease(world: World, s: Any, glob: str) -> None:
+    """A lease held by session ``s``, as its own `attend lease` would write it (its host process recorded)."""
+    import time
+
+    from attend.hosts.base import proc_start
+    from attend.leases import tree
+    from attend.leases.store import Holding, Lease, write
+
+    root = tree.project_root(str(s.cwd))
+    lease = Lease(root, glob, "B's own", False, time.time())
+    write(world.spool, Holding(s.session_id, s.pid, proc_start(s.pid), "Bodhi", None, (lease,)))
+
+
 def files(root: Path) -> dict[str, tuple[bytes, int]]:
     out = {}
     for path in root.rglob("*"):
@@ -313,6 +327,9 @@ def rows(scene: Scene) -> dict[tuple[str, ...], list[list[str]]]:
         ("tail",): [["--count", "1"]],
         ("whoami",): [["--json"]],
         ("wait",): [[], ["--codex", b], ["--once"]],  # the host entry points: Codex's and Gemini's waiters
+        # Leases: A leases and releases as itself; B's lease (planted by Scene) stays B's.
+        ("lease",): [["b-only.txt"], ["--reason", "as B", "elsewhere.txt"]],
+        ("release",): [[], ["b-only.txt"], ["--holder", b, "--yes"], ["--holder", shown, "--yes"]],
     }
 
 
@@ -575,6 +592,7 @@ TOOL_ARGS: dict[str, Callable[[Scene], dict[str, Any]]] = {
     "notify_subscribe": lambda s: {"kinds": ["open"]},
     "notify_unsubscribe": lambda s: {"subscription_id": "sub-none"},
     "inbox_wait": lambda s: {"seconds": 0},
+    "lease": lambda s: {"action": "release", "globs": ["b-only.txt"]},  # B's lease: refused, or A's own
 }
 
 

@@ -89,6 +89,7 @@ SUBSCRIBED = mcp_schema.result_model(subscribe_verb.Subscribed)
 UNSUBSCRIBED = mcp_schema.result_model(unsubscribe_verb.Unsubscribed)
 MUTED = mcp_schema.result_model(mute_verb.Muted)
 UNMUTED = mcp_schema.result_model(unmute_verb.Unmuted)
+LEASE_OUT = mcp_schema.result_model(lease_verb.LeaseAnswer)
 
 OUTSIDE_SESSION = (
     "this MCP server runs outside any agent session, so it has no session identity and changes "
@@ -401,7 +402,7 @@ def build_server(
         globs: list[str] | None = None,
         reason: OptStr = None,
         ttl: OptStr = None,
-    ) -> CallToolResult:
+    ) -> Annotated[CallToolResult, LEASE_OUT]:
         given = tuple(globs or ())
 
         def act(ctx: CallContext) -> Any:

@@ -15,6 +15,7 @@ from attend.identity import Identity
 from attend.layout import iso
 from attend.leases import ops
 from attend.leases.store import MAX_REASON, Lease
+from attend.verbs.leases import HeldLease
 from attend.verbs.mute import seconds
 
 DESCRIPTION = "Lease files for this session while it lives: others' edits of them are flagged (or refused)."
@@ -67,6 +68,21 @@ class Leased:
     root: str
     granted: list[LeaseRow]
     not_granted: list[NotTouched]
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class LeaseAnswer:
+    """The MCP tool ``lease``'s answer, one shape for its actions: take and share answer as ``Leased``,
+    release as ``release.Released``, list as ``leases.Leases`` (the fields each leaves out stay absent)."""
+
+    holder: str | None = None
+    root: str | None = None
+    granted: list[LeaseRow] | None = None
+    not_granted: list[NotTouched] | None = None
+    released: list[LeaseRow] | None = None
+    not_released: list[NotTouched] | None = None
+    leases: list[HeldLease] | None = None
     warnings: list[str] = field(default_factory=list)
 
 
