@@ -49,8 +49,8 @@ def normalise(glob: str, root: str) -> tuple[str | None, str]:
         inside = globs.relative(os.path.realpath(prefix), root)
         if inside is None:
             return None, f"outside the project root {root}"
-        rest = absolute[len(prefix) :].strip("/")
-        text = "/".join(p for p in (inside, rest) if p) or "."
+        tail = absolute[len(prefix) :].strip("/")
+        text = "/".join(p for p in (inside, tail) if p) or "."
     parts = globs.fold(text.split("/"))
     if parts is None:
         return None, f"climbs out of the project root {root} (..)"
