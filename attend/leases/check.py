@@ -28,14 +28,17 @@ from attend.leases.record import Holding, Lease
 
 
 def holder_line(path: str, holding: Holding, lease: Lease) -> str:
-    """The one line a model (or a committer) is told of a file under another session's lease."""
-    rel = globs.relative(path, lease.root) or path
-    client = f" ({holding.client})" if holding.client else ""
-    why = f": {lease.reason}" if lease.reason else ""
-    return (
-        f"attend: {rel} is leased by {holding.name}{client}{why}; "
-        f"reach them with attend send --to {holding.name} (attend leases lists every lease)"
-    )
+    """The one line a model (or a committer) is told of a file under another session's lease. The
+    holder's name and reason are another session's words: one line each, a name quoted unless plain,
+    the reason in quotes (domain/framing.py), so neither can pass for attend's own framing."""
+    from attend.domain import framing
+
+    rel = framing.inline(globs.relative(path, lease.root) or path)
+    name = framing.label(holding.name)
+    client = f" ({framing.label(holding.client)})" if holding.client else ""
+    why = f', reason "{framing.inline(lease.reason)}"' if lease.reason else ""
+    reach = f"reach them with attend send --to {name} (attend leases lists all)"
+    return f"attend: {rel} is leased by {name}{client}{why}; {reach}"
 
 
 def _log(env: Mapping[str, str], line: str, err: IO[str]) -> None:

@@ -41,9 +41,12 @@ class Outcome:
 
 
 def conflict_line(holding: Holding, lease: Lease) -> str:
-    reason = f" ({lease.reason})" if lease.reason else ""
-    client = f", {holding.client}" if holding.client else ""
-    return f"leased by {holding.name}{client}{reason}"
+    """A conflict, as an answer says it: the holder's name and reason are its own words (framing.py)."""
+    from attend.domain import framing
+
+    reason = f', reason "{framing.inline(lease.reason)}"' if lease.reason else ""
+    client = f" ({framing.label(holding.client)})" if holding.client else ""
+    return f"leased by {framing.label(holding.name)}{client}{reason}"
 
 
 def take(
