@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -26,11 +27,18 @@ from attend.identity import proc_start
 from attend.leases.store import Holding, Lease, write
 from bench._common import ATTEND, enrolled, make_world
 
+CPU: dict[str, list[float]] = {}  # CPU seconds (user + system) of each case's processes: steadier under load
 
-def timed(argv: list[str], stdin: str, env: dict[str, str], cwd: str) -> tuple[float, str]:
+
+def timed(argv: list[str], stdin: str, env: dict[str, str], cwd: str, case: str = "") -> tuple[float, str]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     r = subprocess.run(argv, input=stdin, capture_output=True, text=True, env=env, cwd=cwd)
-    return time.perf_counter() - t0, r.stdout
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if case:
+        CPU.setdefault(case, []).append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return wall, r.stdout
 
 
 def main() -> None:
@@ -65,25 +73,27 @@ def main() -> None:
     hook = [ATTEND, "hook", "edit"]
     outside, under, empty, bare = [], [], [], []
     for _ in range(runs):  # interleaved, so all see the same machine load
-        bare.append(timed([sys.executable, "-c", "pass"], "", env, root)[0])
-        secs, out = timed(drain, drain_payload, env, root)
+        bare.append(timed([sys.executable, "-c", "pass"], "", env, root, "bare")[0])
+        secs, out = timed(drain, drain_payload, env, root, "drain")
         assert out == "", out
         empty.append(secs)
-        secs, out = timed(hook, payload("src/free.py"), env, root)
+        secs, out = timed(hook, payload("src/free.py"), env, root, "outside")
         assert out == "", out
         outside.append(secs)
     for _ in range(max(5, runs // 4)):
-        secs, out = timed(hook, payload("pkg3/mod7/x.py"), env, root)
+        secs, out = timed(hook, payload("pkg3/mod7/x.py"), env, root, "under")
         assert "leased by Holder-3" in out, out
         under.append(secs)
     b, d, o, u = (statistics.median(x) for x in (bare, empty, outside, under))
-    print(f"python -c pass                    median {b * 1000:7.2f} ms")
-    print(f"empty drain (hook)                median {d * 1000:7.2f} ms")
+    cb, cd, co, cu = (statistics.median(CPU[k]) for k in ("bare", "drain", "outside", "under"))
+    print(f"load average {os.getloadavg()[0]:.1f}; wall clock (CPU in parentheses), medians")
+    print(f"python -c pass                    {b * 1000:7.2f} ms ({cb * 1000:6.2f} ms)")
+    print(f"empty drain (hook)                {d * 1000:7.2f} ms ({cd * 1000:6.2f} ms)")
     print(
-        f"lease hook, edit outside leases   median {o * 1000:7.2f} ms   {o / d:.2f}x the empty drain"
-        "   (goal <= 50 ms, <= 2x)"
+        f"lease hook, edit outside leases   {o * 1000:7.2f} ms ({co * 1000:6.2f} ms)   "
+        f"{o / d:.2f}x the empty drain (CPU {co / cd:.2f}x)   (goal <= 50 ms, <= 2x)"
     )
-    print(f"lease hook, edit under a lease    median {u * 1000:7.2f} ms   (the holder's line)")
+    print(f"lease hook, edit under a lease    {u * 1000:7.2f} ms ({cu * 1000:6.2f} ms)   (the holder's line)")
 
 
 if __name__ == "__main__":

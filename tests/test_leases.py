@@ -437,3 +437,25 @@ def test_a_planted_lease_file_is_never_trusted_and_never_hangs_the_hook(world: W
     (garbage / "leases").write_text('{"leases": [{"root": 5, "glob": "**"}], "pid": "x"}')
     assert hook(b, path / "src" / "api" / "routes.py") == ""
     assert json.loads(world.attend("leases", "--json").stdout)["leases"] == []
+
+
+@pytest.mark.parametrize(
+    ("name", "pattern"),
+    [
+        ("main.py", "*.py"),
+        ("main.py", "m?in.*"),
+        ("main.py", "*a*n*"),
+        ("main.py", "*.md"),
+        ("a", "*a*a"),
+        ("", "*"),
+        ("x", ""),
+        ("routes.py", "r*s.p?"),
+        ("aaa", "a*a*a*a"),
+        ("[x].py", "[[]x].py"),
+        ("g.md", "[!g]*.md"),
+    ],
+)
+def test_the_segment_matcher_agrees_with_fnmatch(name: str, pattern: str) -> None:
+    import fnmatch
+
+    assert globs.fnmatchcase(name, pattern) is fnmatch.fnmatchcase(name, pattern)

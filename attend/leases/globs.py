@@ -7,12 +7,12 @@ A glob is a path relative to the project root, ``/``-separated, matched segment 
 - ``.`` and ``..`` segments are folded first; a glob that climbs out of the root is refused, as is an
   absolute path outside the root (an absolute path inside it is made relative).
 
-Standard library only: the pre-tool hook's fast path imports this module.
+Standard library only, and no ``re``: the pre-tool hook's fast path imports this module, and
+``fnmatch`` (with ``re``, ``enum`` and ``functools``) would cost it more than the rest of its start;
+only a segment with a ``[…]`` class loads it.
 """
 
 from __future__ import annotations
-
-from fnmatch import fnmatchcase
 
 WILD = "*?["
 MAX_GLOB = 1024  # characters of one glob
@@ -21,6 +21,33 @@ MAX_SEGMENTS = 64
 
 def is_wild(segment: str) -> bool:
     return any(c in segment for c in WILD)
+
+
+def fnmatchcase(name: str, pattern: str) -> bool:
+    """``fnmatch.fnmatchcase``: ``*`` and ``?`` matched here, a ``[…]`` class by fnmatch itself."""
+    if "[" in pattern:
+        import fnmatch
+
+        return fnmatch.fnmatchcase(name, pattern)
+    if "*" not in pattern and "?" not in pattern:
+        return name == pattern
+    # Two indexes and the last star to fall back to: linear in practice, never recursive.
+    n = p = 0
+    star, mark = -1, 0
+    while n < len(name):
+        if p < len(pattern) and (pattern[p] == "?" or pattern[p] == name[n]):
+            n, p = n + 1, p + 1
+        elif p < len(pattern) and pattern[p] == "*":
+            star, mark = p, n
+            p += 1
+        elif star >= 0:
+            p, mark = star + 1, mark + 1
+            n = mark
+        else:
+            return False
+    while p < len(pattern) and pattern[p] == "*":
+        p += 1
+    return p == len(pattern)
 
 
 def fold(parts: list[str]) -> list[str] | None:
