@@ -106,6 +106,10 @@ def holder(ctx: Context, action: str) -> tuple[Identity, ops.Holder]:
         sessions.follow_clear(ctx.spool, who)  # a /clear: the old id's leases become this one's first
     one = hosts.of(who.host).one_session_per_process
     pid, start = (who.claude_pid, who.proc_start) if one and who.claude_pid and who.proc_start else (None, None)
+    if pid is None and who.resolved_by == "ancestry":
+        # No process stands for this session (a Codex thread): the whole liveness policy decides, and
+        # this call, from the session itself, proves it live now, as a turn end does.
+        sessions.touch_heartbeat(ctx.spool, who.id)
     return who, ops.Holder(who.id, sessions.display_name(ctx.spool, who), who.host, pid, start)
 
 
