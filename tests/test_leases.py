@@ -243,6 +243,24 @@ def test_a_clear_keeps_the_sessions_leases(world: World) -> None:
     assert hook(a, path / "src" / "api" / "routes.py") == ""
 
 
+def test_a_clear_of_a_session_that_never_enrolled_keeps_its_leases_too(world: World) -> None:
+    path = repo(world)
+    a, b = world.session("proj", name="Ada"), world.session("proj", name="Bo")
+    lease_json(a, "src/api")
+    old = a.session_id
+    a.write_record(session_id="cleared-" + old[:8])  # /clear, with no enrollment to move
+    a.session_id = "cleared-" + old[:8]
+    assert hook(a, path / "src" / "api" / "routes.py") == ""  # still its own, before anything moved
+    assert "leased by" in hook(b, path / "src" / "api" / "routes.py")
+    assert not lease_json(b, "src/api")["granted"]
+    lease_json(a, "README.md")
+    holding = read(world.spool, a.session_id)
+    assert holding is not None and {x.glob for x in holding.leases} == {"src/api", "README.md"}
+    assert read(world.spool, old) is None
+    released = json.loads(a.attend("release", "--json").stdout)["released"]
+    assert sorted(x["glob"] for x in released) == ["README.md", "src/api"]
+
+
 def test_only_the_holder_or_the_human_releases_a_lease(world: World) -> None:
     repo(world)
     a, b = world.session("proj", name="Ada"), world.session("proj", name="Bo")

@@ -64,13 +64,9 @@ def take(
     done: list[Lease] = []
     untouched: list[Untouched] = []
     with lock(spool):
-        others = [
-            h
-            for h in live_holdings(spool, now, sweep=True)
-            if h.sid != me.sid and not same_process(h, me.pid, me.start)
-        ]
-        mine = read(spool, me.sid)
-        kept = list(current(mine, now).leases) if mine else []
+        holdings = live_holdings(spool, now, sweep=True)
+        others = [h for h in holdings if h.sid != me.sid and not same_process(h, me.pid, me.start)]
+        kept = list(_adopt(spool, me.sid, me.pid, me.start, holdings, now))
         for given in asked:
             glob, why = tree.normalise(given, root)
             if glob is None:
@@ -105,15 +101,42 @@ def take(
     return Outcome(root, tuple(done), tuple(untouched))
 
 
-def give_up(spool: Spool, sid: str, cwd: str, asked: list[str], now: float | None = None) -> Outcome:
+def _adopt(
+    spool: Spool, sid: str, pid: int | None, start: str | None, holdings: list[Holding], now: float
+) -> tuple[Lease, ...]:
+    """The session's current leases, with those its own host process holds under an id it had before
+    a /clear that no move carried (a session that never enrolled): they become this id's, at once."""
+    mine = read(spool, sid)
+    kept = list(current(mine, now).leases) if mine else []
+    for h in holdings:
+        if h.sid != sid and same_process(h, pid, start):
+            kept += [x for x in h.leases if all(x.where != k.where for k in kept)]
+            write(spool, h._replace(leases=()))
+            if mine is None:
+                mine = h._replace(sid=sid)
+    if mine is not None and tuple(kept) != mine.leases:
+        write(spool, mine._replace(sid=sid, leases=tuple(kept)))
+    return tuple(kept)
+
+
+def give_up(
+    spool: Spool,
+    sid: str,
+    cwd: str,
+    asked: list[str],
+    now: float | None = None,
+    process: tuple[int | None, str | None] = (None, None),
+) -> Outcome:
     """Release ``asked`` (globs as leased, or paths they cover exactly) of session ``sid``, or all of its
-    leases when ``asked`` is empty."""
+    leases when ``asked`` is empty. ``process``: the caller's host process (pid, procStart), whose
+    leases under an id before a /clear are its own too."""
     now = time.time() if now is None else now
     root = tree.project_root(cwd)
     with lock(spool):
-        others = {h.sid: h for h in live_holdings(spool, now, sweep=True)}
+        holdings = live_holdings(spool, now, sweep=True)
+        held = list(_adopt(spool, sid, *process, holdings, now))
+        others = {h.sid: h for h in holdings if h.sid != sid and not same_process(h, *process)}
         mine = read(spool, sid)
-        held = list(current(mine, now).leases) if mine else []
         if not asked:
             if mine is not None:
                 write(spool, mine._replace(leases=()))

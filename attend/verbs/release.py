@@ -54,5 +54,5 @@ def run(ctx: Context, req: ReleaseRequest) -> Released:
         raise NotASessionError(
             "the human holds no leases; to release a session's, name it: attend release --holder NAME"
         ) from None
-    out = ops.give_up(ctx.spool, me.sid, cwd, asked)
+    out = ops.give_up(ctx.spool, me.sid, cwd, asked, process=(me.pid, me.start))
     return Released(me.name, [row(x) for x in out.done], untouched(out.untouched))
