@@ -289,13 +289,19 @@ def click_commands(group: click.Group = app.cli, prefix: tuple[str, ...] = ()) -
 
 
 def hook_forms() -> list[tuple[str, ...]]:
-    """Every `attend …` command line of the hook scripts `attend install` wires."""
+    """Every `attend …` command line of the hook scripts `attend install` wires, and of the pre-commit
+    hook `attend install --git-hook` writes."""
+    from attend.leases import tree
+
     forms = []
     for script in sorted((data_dir("hooks") / "ways").glob("*.sh")):
         for line in script.read_text().splitlines():
             found = re.match(r'\s*(?:exec\s+)?"\$attend"\s+(.*)$', line)
             if found:
                 forms.append(tuple(found.group(1).split()))
+    for line in tree.HOOK_LINE.format(attend="attend").splitlines():
+        if line.startswith("attend "):
+            forms.append(tuple(line.split()[1:]))
     assert len(forms) >= 3, forms  # the drain, the waiter, the compact recall
     return forms
 
@@ -440,6 +446,7 @@ def test_a_planted_verb_that_takes_a_payloads_id_is_caught(
 
 def test_every_hook_form_is_found_in_the_scripts_install_wires() -> None:
     assert {("inbox", "--drain", "--format", "hook"), ("wait", "--hook"), ("recall", "--hook")} <= set(hook_forms())
+    assert {("hook", "edit"), ("hook", "commit")} <= set(hook_forms())  # the lease checks
 
 
 # ---------------------------------------------------------------------- chat, at a real terminal
