@@ -477,3 +477,40 @@ def test_the_segment_matcher_agrees_with_fnmatch(name: str, pattern: str) -> Non
     import fnmatch
 
     assert globs.fnmatchcase(name, pattern) is fnmatch.fnmatchcase(name, pattern)
+
+
+# ---------------------------------------------------------------------- across hosts (the relay's mirror)
+
+
+def mirror(world: World, entries: list[dict[str, object]]) -> None:
+    """relay/peers.json as a running relay writes it (attend/domain/remote.py)."""
+    import time
+
+    doc = {"host": "hosta", "same_humans": False, "ttl": 60, "peers": [{**e, "seen": time.time()} for e in entries]}
+    (world.spool_root / "relay").mkdir(parents=True, exist_ok=True)
+    (world.spool_root / "relay" / "peers.json").write_text(json.dumps(doc, sort_keys=True))
+
+
+def test_a_lease_on_another_host_is_matched_by_the_repository_never_the_path(world: World) -> None:
+    path = repo(world)
+    git(path, "remote", "add", "origin", "https://user:secret@Example.com/team/app.git")
+    assert tree.repo_key(str(path)) == "url:https://example.com/team/app"  # no credentials, ever
+    b = world.session("proj", name="Bo")
+    theirs = {"host": "hostb", "kind": "leases", "id": "kay-session", "name": "Kay", "client": "codex"}
+    mirror(
+        world,
+        [
+            {**theirs, "leases": [{"repo": "url:https://example.com/team/app", "glob": "src/api", "reason": "routes"}]},
+            {**theirs, "id": "other", "leases": [{"repo": "url:https://example.com/else", "glob": "**"}]},
+            {**theirs, "id": "evil", "leases": [{"repo": "url:x", "glob": "../etc"}, {"repo": "/x", "glob": "**"}]},
+        ],
+    )
+    line = json.loads(hook(b, path / "src" / "api" / "routes.py"))["hookSpecificOutput"]["additionalContext"]
+    assert "src/api/routes.py is leased on hostb by Kay@hostb (codex)" in line and "routes" in line
+    assert "attend send --to Kay@hostb" in line
+    assert hook(b, path / "README.md") == ""
+    listed = json.loads(world.attend("leases", "--json").stdout)["leases"]
+    assert sorted((x["holder"], x["glob"], x["host"], x["repo"]) for x in listed) == [
+        ("Kay@hostb", "**", "hostb", "url:https://example.com/else"),  # listed; another repository's
+        ("Kay@hostb", "src/api", "hostb", "url:https://example.com/team/app"),
+    ]  # and the entry that climbs out of the root, or names a path for a repository, is dropped

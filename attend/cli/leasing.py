@@ -41,7 +41,8 @@ def _leases_text(r: leases_verb.Leases) -> str:
         how = ", shared" if x.shared else ""
         until = f", until {x.until}" if x.until else ""
         why = f": {x.reason}" if x.reason else ""
-        lines.append(f"{x.holder}{client}  {x.root}/{x.glob}  since {x.since}{how}{until}{why}")
+        where = f"{x.repo} {x.glob}" if x.repo else f"{x.root}/{x.glob}"
+        lines.append(f"{x.holder}{client}  {where}  since {x.since}{how}{until}{why}")
     return "\n".join(lines)
 
 

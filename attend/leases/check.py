@@ -26,6 +26,10 @@ from attend import safejson
 from attend.leases import globs, tree
 from attend.leases.record import Holding, Lease
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from attend.spool import Spool
+
 
 def holder_line(path: str, holding: Holding, lease: Lease) -> str:
     """The one line a model (or a committer) is told of a file under another session's lease. The
@@ -81,7 +85,34 @@ def hits(paths: list[str], env: Mapping[str, str], claimed: str | None) -> tuple
             if lease is not None:
                 lines.append(holder_line(path, holding, lease))
                 root = root or lease.root
+    lines += remote_lines(spool, paths)
     return lines, root, host
+
+
+def remote_lines(spool: Spool, paths: list[str]) -> list[str]:
+    """One line per path under another host's lease, matched by the repository (never the path)."""
+    from attend.domain import framing, remote
+
+    theirs = remote.leases(spool)
+    if not theirs:
+        return []
+    keys: dict[str, str | None] = {}
+    lines = []
+    for path in paths:
+        root = tree.project_root(os.path.dirname(path))
+        if root not in keys:
+            keys[root] = tree.repo_key(root)
+        rel = globs.relative(path, root)
+        if keys[root] is None or rel is None:
+            continue
+        lease = next((x for x in theirs if x.repo == keys[root] and globs.matches(x.glob, rel)), None)
+        if lease is not None:
+            name = framing.label(lease.address)
+            client = f" ({framing.label(lease.client)})" if lease.client else ""
+            why = f', reason "{framing.inline(lease.reason)}"' if lease.reason else ""
+            reach = f"reach them with attend send --to {name} (attend leases lists all)"
+            lines.append(f"attend: {framing.inline(rel)} is leased on {lease.host} by {name}{client}{why}; {reach}")
+    return lines
 
 
 def refusing(env: Mapping[str, str], root: str | None) -> bool:

@@ -3,7 +3,8 @@ edit" on the standard library alone, as the drain's fast path does for an empty 
 
 The client runs the hook before each edit tool call (docs/architecture/leases.md, "The check at the
 edit"). Here: the payload's edited paths, resolved; one listing of ``sessions/`` for the holders'
-lease files (through the gate); each file of another session read and matched. No lease covers the
+lease files (through the gate); each file of another session read and matched; with a relay, one
+look at its mirror for other hosts' leases. No lease covers the
 edit: exit 0 with no output, so the edit costs the model nothing. One does: the full check
 (``attend.leases.check``) judges the holder's life, the caller and ``leases.enforce``, and answers.
 Any surprise here hands over to the full check, which fails open.
@@ -85,6 +86,14 @@ def covered(spool: Spool, paths: list[str], caller: str | None) -> bool:
     return False
 
 
+def remote_leases(spool: Spool) -> bool:
+    """Whether the relay's mirror holds another host's leases (the full check then matches them)."""
+    try:
+        return b'"kind": "leases"' in spool.read(L.RELAY, L.RELAY_PEERS, limit=1 << 20)
+    except OSError:
+        return False
+
+
 def decide(data: bytes, env: Mapping[str, str]) -> int | None:
     """0 when no other session's lease covers the edit (nothing printed); None for the full check."""
     payload = safejson.loads(data or b"{}")
@@ -95,4 +104,6 @@ def decide(data: bytes, env: Mapping[str, str]) -> int | None:
         return 0
     sid = payload.get("session_id")
     spool = Spool(L.default_root(env))
-    return None if covered(spool, paths, sid if isinstance(sid, str) else None) else 0
+    if covered(spool, paths, sid if isinstance(sid, str) else None) or remote_leases(spool):
+        return None
+    return 0

@@ -153,3 +153,43 @@ def install_git_hook(cwd: str, attend_exe: str) -> tuple[str, str]:
     os.chmod(tmp, 0o755)
     os.replace(tmp, path)
     return path, done
+
+
+# ---------------------------------------------------------------------- across hosts
+
+REPO_KEY_MAX = 512
+
+
+def repo_key(root: str) -> str | None:
+    """What names a repository on every machine, for leases mirrored through the relay: its
+    ``origin`` remote's URL (credentials and a trailing ``.git`` or ``/`` cut), else its first root
+    commit; never the local path. None outside a repository, or when git cannot say."""
+    import subprocess
+
+    def git(*args: str) -> str:
+        try:
+            done = subprocess.run(["git", "-C", root, *args], capture_output=True, timeout=GIT_TIMEOUT, check=False)
+        except (OSError, subprocess.SubprocessError):
+            return ""
+        return done.stdout.decode("utf-8", "replace").strip() if done.returncode == 0 else ""
+
+    url = git("config", "--get", "remote.origin.url")
+    if url:
+        return "url:" + plain_url(url)[:REPO_KEY_MAX]
+    first = git("rev-list", "--max-parents=0", "HEAD").splitlines()
+    return f"root:{sorted(first)[0]}" if first else None
+
+
+def plain_url(url: str) -> str:
+    """A remote URL as two clones of one repository both name it: no user or password (never
+    published), no trailing ``/`` or ``.git``; ``git@host:path`` kept as git writes it."""
+    text = url.strip()
+    scheme, sep, rest = text.partition("://")
+    if sep:
+        host, slash, path = rest.partition("/")
+        host = host.rsplit("@", 1)[-1]
+        text = f"{scheme.lower()}://{host.lower()}{slash}{path}"
+    elif "@" in text.split(":", 1)[0]:
+        text = text.split("@", 1)[1]  # git@host:path -> host:path
+    text = text.rstrip("/")
+    return text[: -len(".git")] if text.endswith(".git") else text

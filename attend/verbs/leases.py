@@ -1,11 +1,13 @@
 """leases: who holds what (docs/architecture/leases.md): every live session's leases on files, with
-the holder's name and client, the glob and its root, the reason, since, until, and the host."""
+the holder's name and client, the glob and its root, the reason, since, until, and the host; with a
+relay, other hosts' too (their name@host, and the repository each is keyed by)."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
 
+from attend.domain import remote
 from attend.domain.context import Context
 from attend.layout import host, iso
 from attend.leases.store import live_holdings
@@ -34,7 +36,8 @@ class HeldLease:
     shared: bool
     since: str
     until: str | None
-    host: str  # the machine: leases are local to it (docs/architecture/leases.md, "Across hosts")
+    host: str  # the machine it is held on (docs/architecture/leases.md, "Across hosts")
+    repo: str | None = None  # another host's: the repository it is keyed by (its root is that host's)
 
 
 @dataclass
@@ -61,5 +64,9 @@ def run(ctx: Context, req: LeasesRequest) -> Leases:
         for h in live_holdings(ctx.spool, time.time())
         for x in h.leases
     ]
-    rows.sort(key=lambda r: (r.root, r.glob, r.holder))
+    rows += [  # other hosts' leases, as the relay mirrors them (nothing without a relay)
+        HeldLease(x.address, x.id, x.client or None, x.glob, "", x.reason, x.shared, iso(x.since), None, x.host, x.repo)
+        for x in remote.leases(ctx.spool)
+    ]
+    rows.sort(key=lambda r: (r.host != here, r.repo or r.root, r.glob, r.holder))
     return Leases(rows)
