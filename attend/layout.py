@@ -71,6 +71,8 @@ FOLDED_BY = "folded-by"  # sessions/<sender>/folded-by/<receiver>: bumped by eac
 SENSOR_STATE = "sensors.json"  # what the loop's sensors remember across restarts (a context crossing said once)
 DISCLOSED = "disclosed"  # JSON {at, why}: when the reheat was last said, by any conduit or the compact hook
 COMPACTED = "compacted"  # JSON {at, shown}: the last compaction, and the cur/ names shown before it
+LEASES = "leases"  # JSON: the session's leases on files, and the host process they live as long as (leases.md)
+LEASES_LOCK = "leases"  # locks/leases: one lease or release at a time, so two sessions never both win a file
 
 # The relay's files (docs/architecture/relay.md), under relay/.
 RELAY_ON = "enabled"  # relay/enabled: a relay serves this spool; sends for other hosts also go to the outbox
@@ -88,9 +90,9 @@ SWEEP = "sweep.json"  # state/sweep.json: the unit the last bounded sweep reache
 CLEANUP_LOCK = "cleanup"  # locks/cleanup: one cleanup (or sweep) at a time
 
 # What a /clear carries from sessions/<old>/ to sessions/<new>/: the maildir entries, these files
-# (the opt-out too: `scene private` must survive it), these folders, the channel memberships and
-# the enrollment itself (merged).
-CARRIED_FILES = (LAST_INBOUND, REPAIR, NOTICE, REPLY_HINT, DRAIN_ROUNDS, BANNER, PRESENCE_CURSOR, OPTOUT)
+# (the opt-out too: `scene private` must survive it; the leases: a /clear keeps them), these folders,
+# the channel memberships and the enrollment itself (merged).
+CARRIED_FILES = (LAST_INBOUND, REPAIR, NOTICE, REPLY_HINT, DRAIN_ROUNDS, BANNER, PRESENCE_CURSOR, OPTOUT, LEASES)
 CARRIED_FOLDERS = (NOTIFY, MCP)
 
 # What retention may remove (docs/architecture/spool.md, "Bounded growth"): stale files in any

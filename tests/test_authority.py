@@ -171,6 +171,7 @@ class Scene:
         assert sent.returncode == 0, sent.stderr
         self.pending = json.loads(sent.stdout)["id"]
         assert maildir(world, self.b.session_id, "new")
+        plant_lease(world, self.b, "b-only.txt")  # B holds a lease: no entry point releases it, or leases as B
         self.b_dir = world.spool_root / "sessions" / self.b.session_id
         self.before = files(self.b_dir)
         self.sent: set[str] = set()
@@ -250,6 +251,19 @@ class Scene:
         self.sent = self.sent_as_b()
 
 
+def plant_lease(world: World, s: Any, glob: str) -> None:
+    """A lease held by session ``s``, as its own `attend lease` would write it (its host process recorded)."""
+    import time
+
+    from attend.hosts.base import proc_start
+    from attend.leases import tree
+    from attend.leases.store import Holding, Lease, write
+
+    root = tree.project_root(str(s.cwd))
+    lease = Lease(root, glob, "B's own", False, time.time())
+    write(world.spool, Holding(s.session_id, s.pid, proc_start(s.pid), "Bodhi", None, (lease,)))
+
+
 def files(root: Path) -> dict[str, tuple[bytes, int]]:
     out = {}
     for path in root.rglob("*"):
@@ -275,13 +289,19 @@ def click_commands(group: click.Group = app.cli, prefix: tuple[str, ...] = ()) -
 
 
 def hook_forms() -> list[tuple[str, ...]]:
-    """Every `attend …` command line of the hook scripts `attend install` wires."""
+    """Every `attend …` command line of the hook scripts `attend install` wires, and of the pre-commit
+    hook `attend install --git-hook` writes."""
+    from attend.leases import tree
+
     forms = []
     for script in sorted((data_dir("hooks") / "ways").glob("*.sh")):
         for line in script.read_text().splitlines():
             found = re.match(r'\s*(?:exec\s+)?"\$attend"\s+(.*)$', line)
             if found:
                 forms.append(tuple(found.group(1).split()))
+    for line in tree.HOOK_LINE.format(attend="attend").splitlines():
+        if line.startswith("attend "):
+            forms.append(tuple(line.split()[1:]))
     assert len(forms) >= 3, forms  # the drain, the waiter, the compact recall
     return forms
 
@@ -313,6 +333,9 @@ def rows(scene: Scene) -> dict[tuple[str, ...], list[list[str]]]:
         ("tail",): [["--count", "1"]],
         ("whoami",): [["--json"]],
         ("wait",): [[], ["--codex", b], ["--once"]],  # the host entry points: Codex's and Gemini's waiters
+        # Leases: A leases and releases as itself; B's lease (planted by Scene) stays B's.
+        ("lease",): [["b-only.txt"], ["--reason", "as B", "elsewhere.txt"]],
+        ("release",): [[], ["b-only.txt"], ["--holder", b, "--yes"], ["--holder", shown, "--yes"]],
     }
 
 
@@ -423,6 +446,7 @@ def test_a_planted_verb_that_takes_a_payloads_id_is_caught(
 
 def test_every_hook_form_is_found_in_the_scripts_install_wires() -> None:
     assert {("inbox", "--drain", "--format", "hook"), ("wait", "--hook"), ("recall", "--hook")} <= set(hook_forms())
+    assert {("hook", "edit"), ("hook", "commit")} <= set(hook_forms())  # the lease checks
 
 
 # ---------------------------------------------------------------------- chat, at a real terminal
@@ -575,6 +599,7 @@ TOOL_ARGS: dict[str, Callable[[Scene], dict[str, Any]]] = {
     "notify_subscribe": lambda s: {"kinds": ["open"]},
     "notify_unsubscribe": lambda s: {"subscription_id": "sub-none"},
     "inbox_wait": lambda s: {"seconds": 0},
+    "lease": lambda s: {"action": "release", "globs": ["b-only.txt"]},  # B's lease: refused, or A's own
 }
 
 

@@ -353,6 +353,16 @@ async def test_f1_opens_the_help_and_q_quits_only_from_a_list(world: World) -> N
         await settle(pilot, lambda: not app.is_running, "the app to quit")
 
 
+async def test_the_peers_pane_shows_what_a_session_holds(world: World, loops: Callable[..., Loop]) -> None:
+    hana = world.session("api", name="Hana")
+    loops(hana)
+    leased = hana.attend("lease", "src/routes", "--reason", "reshaping")
+    assert leased.rc == 0, leased.stderr
+    app = app_for(world)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, lambda: "holds src/routes" in str(app.query_one("#peers").render()), "Hana's lease")
+
+
 async def test_ctrl_q_quits_from_the_compose_line(world: World) -> None:
     app = app_for(world)
     async with app.run_test(size=(80, 24)) as pilot:

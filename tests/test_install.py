@@ -29,6 +29,7 @@ MCP_TOOLS = [
     "inbox_wait",
     "mute",
     "unmute",
+    "lease",
 ]
 USER_SETTINGS = {
     "permissions": {"allow": ["Bash(ls:*)"], "deny": ["Read(./.env)"]},
@@ -78,7 +79,12 @@ def test_install_writes_the_baseline_where_claude_code_reads_it(world: World) ->
     assert stop[1]["hooks"] == [
         {"type": "command", "command": "~/.claude/hooks/ways/attend-drain-stop.sh", "timeout": 30}
     ]
-    assert "PreToolUse" not in settings["hooks"]  # the guard is never wired by install
+    # The lease check is wired before the edit tools; the guard is never wired by install.
+    (edit,) = settings["hooks"]["PreToolUse"]
+    assert edit == {
+        "matcher": "Edit|Write|MultiEdit|NotebookEdit",
+        "hooks": [{"type": "command", "command": "~/.claude/hooks/ways/attend-edit-pre.sh", "timeout": 10}],
+    }
     assert "mcpServers" not in settings
     cj = json.loads(claude_json(world).read_text())
     assert cj["numStartups"] == 7 and cj["mcpServers"]["other"] == {"command": "x"}

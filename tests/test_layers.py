@@ -53,6 +53,7 @@ ALLOWED: dict[str, str] = {
     "attend.cli.docs": "writes the generated CLI reference, docs/cli/attend.md",
     "attend.mcp.front": "opens /dev/null and serves the protocol on duplicates of the stdio descriptors",
     "attend.relay.settings": "checks the relay's credential and CA files named in config.yaml, reads its password file",
+    "attend.leases.tree": "finds the project root (.git), resolves paths, writes the repository's pre-commit hook",
     "attend.mcp.discovery": "writes the generated table of the SDK's discovery answers, attend/mcp/answers.py",
 }
 

@@ -652,6 +652,42 @@ def test_a_stopped_relay_leaves_its_sessions_to_fade_from_the_others_peers(hosts
     wait_until(lambda: not sees(a, "hostb", "Fay"), "Fay to fade from hosta's peers")
 
 
+def test_a_lease_crosses_hosts_keyed_by_the_repository_and_flags_an_edit_there(hosts: tuple[Host, Host]) -> None:
+    a, b = hosts
+    url = "https://owner:token@example.com/team/app.git"  # the credentials are never published
+    kay = a.session("Kay")
+    bo = b.session("Bo")
+    for s in (kay, bo):  # two clones of one repository, at different paths
+        subprocess.run(["git", "init", "-q", str(s.cwd)], check=True)
+        subprocess.run(["git", "-C", str(s.cwd), "remote", "add", "origin", url], check=True)
+        (s.cwd / "src" / "api").mkdir(parents=True)
+    leased = kay.attend("lease", "src/api", "--reason", "routes")
+    assert leased.rc == 0, leased.stderr
+
+    def listed() -> list[dict[str, Any]]:
+        return list(json.loads(b.run("leases", "--json").stdout)["leases"])
+
+    wait_until(lambda: listed(), lambda: f"hostb to list hosta's lease: {b.said()}")
+    (x,) = listed()
+    assert (x["holder"], x["host"], x["glob"], x["repo"]) == (
+        "Kay@hosta",
+        "hosta",
+        "src/api",
+        "url:https://example.com/team/app",
+    )
+    assert "token" not in (b.world.spool_root / "relay" / "peers.json").read_text()
+    edit = {
+        "session_id": bo.session_id,
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Write",
+        "cwd": str(bo.cwd),
+        "tool_input": {"file_path": str(bo.cwd / "src" / "api" / "x.py"), "content": ""},
+    }
+    r = bo.attend("hook", "edit", stdin=json.dumps(edit))
+    line = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "src/api/x.py is leased on hosta by Kay@hosta" in line, line
+
+
 class Proxy:
     """A loopback TCP hop between one host's relay and the server that can hold what the relay sends and
     let it through in parts, so a test can land a change on the server in the middle of one window of

@@ -552,6 +552,8 @@ class ChatApp(App[None]):
             out.append(" in " + framing.label(project), style="dim")
             if p.channels:
                 out.append(" " + " ".join(framing.inline(c) for c in p.channels), style="dim")
+            for x in (x for x in found.leases if x.session == p.session_id):  # who holds what
+                out.append("\n  holds " + framing.inline(x.glob), style="yellow")
         for h in found.humans:
             if not h.self:
                 out.append(("\n" if out else "") + framing.label(h.user), style="bold")

@@ -67,6 +67,10 @@ COMMANDS: dict[str, str] = {
     "help": "attend.cli.app:help_command",
     "completion": "attend.cli.completion:completion",
     "web": "attend.cli.web:web",
+    # Leases on files (attend/leases).
+    "lease": "attend.cli.leasing:lease",
+    "release": "attend.cli.leasing:release",
+    "leases": "attend.cli.leasing:leases",
 }
 
 

@@ -53,6 +53,27 @@ def main() -> None:
 
         sys.exit(waiter.main(sys.argv[2:], os.environ, sys.stderr))
 
+    if sys.argv[1:] == ["hook", "edit"]:
+        # The pre-tool hook of every edit (attend/leases/fasthook.py): an edit outside every other
+        # session's lease is decided on the standard library alone, with no output.
+        from attend.leases import fasthook
+
+        data = fasthook.read_payload()
+        try:
+            decided = fasthook.decide(data, os.environ)
+        except Exception:  # any surprise: the full check decides, and fails open
+            decided = None
+        if decided is not None:
+            sys.exit(decided)
+        from attend.leases import check
+
+        sys.exit(check.edit_main(data, os.environ, sys.stdout, sys.stderr))
+
+    if sys.argv[1:] == ["hook", "commit"]:
+        from attend.leases import check  # the pre-commit guard (attend install --git-hook)
+
+        sys.exit(check.commit_main(os.environ, sys.stderr))
+
     if sys.argv[1:2] == ["hook"]:
         from attend.conduits import hosthooks  # Codex's and Gemini's own hooks: small, fail open
 

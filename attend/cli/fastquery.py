@@ -88,7 +88,16 @@ def peers_text(result: Peers, utc: bool = False) -> str:
         ]
         for h in result.humans
     ]
-    return table(rows, ["Peer", "Client", "Project", "Status", "Ctx", "Channels", "Conduits"])
+    return table(rows, ["Peer", "Client", "Project", "Status", "Ctx", "Channels", "Conduits"]) + leases_text(result)
+
+
+def leases_text(result: Peers) -> str:
+    """Who holds what, under the table (nothing when no lease is held)."""
+    lines = [
+        f"  {x.holder} holds {x.glob}" + (" (shared)" if x.shared else "") + (f": {x.reason}" if x.reason else "")
+        for x in result.leases
+    ]
+    return "\n\nleases (attend leases):\n" + "\n".join(lines) if lines else ""
 
 
 def status_text(s: Status) -> str:

@@ -57,6 +57,34 @@ def _claude_installed(r: install_verb.Installed) -> str:
     return "\n".join(lines)
 
 
+GIT_HOOK_HELP = (
+    "Only add the lease guard to this git repository's pre-commit hook (kept: a hook already there runs "
+    "first): staged files under another live session's lease warn, or refuse under leases.enforce: refuse."
+)
+
+
+def _git_hook(dry_run: bool, as_json: bool) -> None:
+    """`attend install --git-hook`: the commit guard of attend/leases, in the repository of the cwd."""
+    import json
+    import os
+
+    from attend.leases import tree
+    from attend.setup.install import attend_executable
+
+    if dry_run:
+        raise click.UsageError("--git-hook writes one hook file; run it without --dry-run")
+    try:
+        path, done = tree.install_git_hook(os.getcwd(), attend_executable())
+    except (ValueError, OSError) as e:
+        click.echo(f"attend: {e}", err=True)
+        sys.exit(1)
+    click.echo(
+        json.dumps({"hook": path, "done": done, "warnings": []})
+        if as_json
+        else f"pre-commit lease guard {done}: {path}"
+    )
+
+
 HOST = click.option("--host", "hosts", multiple=True, metavar="NAME", help=install_verb.PARAMS["hosts"])
 
 
@@ -64,9 +92,13 @@ HOST = click.option("--host", "hosts", multiple=True, metavar="NAME", help=insta
 @TARGET
 @click.option("--dry-run", is_flag=True, help=install_verb.PARAMS["dry_run"])
 @HOST
+@click.option("--git-hook", is_flag=True, help=GIT_HOOK_HELP)
 @json_option
 @quiet_option
-def install(target: str | None, dry_run: bool, hosts: tuple[str, ...], as_json: bool) -> None:
+def install(target: str | None, dry_run: bool, hosts: tuple[str, ...], git_hook: bool, as_json: bool) -> None:
+    if git_hook:
+        _git_hook(dry_run, as_json)
+        return
     req = install_verb.InstallRequest(target, dry_run, hosts)
     emit(install_verb.run(Context.for_env(), req), as_json, _installed_text)
 

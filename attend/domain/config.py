@@ -115,6 +115,15 @@ KEYS: dict[str, Key] = {
         3.0, float, 0, "seconds between a fast sender's lines; what it sends between folds"
     ),
     "governor.sender.max_per_minute": Key(30, int, 1, "lines a minute per sender that a conduit shows, at most"),
+    "leases.enforce": Key(
+        "warn",
+        str,
+        0,
+        "an edit (or a commit) of a file under another live session's lease: warn (it goes through, and the "
+        "model is told who holds it) or refuse",
+        project=True,
+        choices=("warn", "refuse"),
+    ),
 }
 SENSORS = "sensors"  # the one section that is not a key: sensors: {+name: {script: …}, -name:, name: {…}}
 RELAY = "relay"  # relay: {servers: [...], …}: read and checked by attend.relay (docs/architecture/relay.md)

@@ -64,3 +64,13 @@ class Liveness:
 
 def is_live(spool: Spool, sid: str, sessions_dir: os.PathLike[str] | str | None = None) -> bool:
     return Liveness(spool, sessions_dir)(sid)
+
+
+def holder_live(spool: Spool, sid: str, pid: int | None, start: str | None, live: Liveness | None = None) -> bool:
+    """Whether a lease's holder lives (docs/architecture/leases.md). Where one host process stands for
+    the session (recorded with the lease: its pid and ``procStart``), that process alone decides, the
+    policy's first clause asked by itself: a session whose process is gone has ended, and its leases
+    with it, at once, whatever a heartbeat of the last 90 s still says. Otherwise, the whole policy."""
+    if pid is not None and start is not None:
+        return claude_running(pid, start)
+    return (live or Liveness(spool))(sid)

@@ -106,3 +106,71 @@ def write(spool: Spool, host: str, same_humans: bool, ttl: float, entries: list[
     """The relay's side: replace the mirror atomically."""
     doc = {"host": host, "same_humans": same_humans, "ttl": ttl, "peers": entries}
     spool.write_state(json.dumps(doc, sort_keys=True).encode(), RELAY, RELAY_PEERS)
+
+
+# ---------------------------------------------------------------------- leases on other hosts
+
+MAX_REMOTE_LEASES = 64  # leases of one remote holder read at most
+
+
+class RemoteLease(Record):
+    """A lease another host's session holds (docs/architecture/leases.md, "Across hosts"): keyed by
+    the repository (``url:<origin>`` or ``root:<first commit>``), never by that host's path."""
+
+    host: str
+    id: str  # the holder's session id on its host
+    name: str
+    client: str
+    repo: str
+    glob: str  # relative to the repository's root
+    reason: str
+    shared: bool
+    since: float  # when it was leased (the holder's host's clock)
+
+    @property
+    def address(self) -> str:
+        return f"{self.name}@{self.host}"
+
+
+def leases(spool: Spool, now: float | None = None) -> list[RemoteLease]:
+    """Other hosts' live leases, as the relay last heard of them; each field checked (another host's
+    input, never trusted). Nothing without a relay."""
+    try:
+        doc = safejson.loads(spool.read(RELAY, RELAY_PEERS, limit=MIRROR_LIMIT))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(doc, dict) or not isinstance(doc.get("peers"), list):
+        return []
+    now = time.time() if now is None else now
+    ttl = doc.get("ttl", 30)
+    ttl = float(ttl) if isinstance(ttl, int | float) and ttl == ttl else 30.0
+    out: list[RemoteLease] = []
+    for entry in doc["peers"]:
+        if not isinstance(entry, dict) or entry.get("kind") != "leases":
+            continue
+        host, sid, seen = entry.get("host"), entry.get("id"), entry.get("seen")
+        if not (isinstance(host, str) and HOST_RE.fullmatch(host)) or not (isinstance(sid, str) and is_session_id(sid)):
+            continue
+        if not (isinstance(seen, int | float) and seen == seen and now - float(seen) < ttl):
+            continue
+        items = entry.get("leases")
+        for item in items[:MAX_REMOTE_LEASES] if isinstance(items, list) else []:
+            if not isinstance(item, dict):
+                continue
+            repo, glob, since = _text(item.get("repo"), 512), _text(item.get("glob"), 1024), item.get("since")
+            if not repo.startswith(("url:", "root:")) or not glob or glob.startswith("/") or ".." in glob.split("/"):
+                continue
+            out.append(
+                RemoteLease(
+                    host,
+                    sid,
+                    _text(entry.get("name"), 64) or sid,
+                    _text(entry.get("client"), 32),
+                    repo,
+                    glob,
+                    _text(item.get("reason"), 200),
+                    item.get("shared") is True,
+                    float(since) if isinstance(since, int | float) and 0 <= since < 1e12 else 0.0,
+                )
+            )
+    return out

@@ -127,6 +127,22 @@ class Host:
         """What the turn-end hook prints to hand the model ``reason`` and keep the turn going."""
         return {"decision": "block", "reason": reason}
 
+    def edit_answer(self, event: str, line: str, refuse: bool) -> dict[str, object] | None:
+        """What the pre-tool hook prints for an edit of a file under another session's lease: ``line``
+        handed to the model beside the edit, or as the refusal (docs/architecture/leases.md). None: say
+        nothing at this event. Default: a PreToolUse hook's answer (Claude Code's, Codex's)."""
+        if event != "PreToolUse":
+            return None
+        if refuse:
+            return {
+                "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": "deny",
+                    "permissionDecisionReason": line,
+                }
+            }
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "additionalContext": line}}
+
     # ------------------------------------------------------------------ the idle wake
 
     wake: Wake = NO_WAKE

@@ -201,6 +201,16 @@ class Gemini(Host):
         """The AfterAgent hook's deny: the next turn's user text is the reason, as it is."""
         return {"decision": "deny", "reason": reason}
 
+    def edit_answer(self, event: str, line: str, refuse: bool) -> dict[str, object] | None:
+        """Gemini's BeforeTool hook refuses with a reason but hands the model no context beside an edit
+        it lets through; its AfterTool hook does (after the edit). So: a refusal at BeforeTool, the
+        warning at AfterTool."""
+        if event == "BeforeTool" and refuse:
+            return {"decision": "deny", "reason": line}
+        if event == "AfterTool" and not refuse:
+            return {"hookSpecificOutput": {"hookEventName": "AfterTool", "additionalContext": line}}
+        return None
+
     # A background shell command the model keeps running (attend wait --once), where steering is on.
     wake = STEER
 

@@ -25,7 +25,7 @@ import logging
 import os
 import traceback
 from collections.abc import Callable, Sequence
-from typing import IO, Annotated, Any
+from typing import IO, Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context as ToolContext
 from mcp.server.mcpserver import MCPServer
@@ -45,11 +45,14 @@ from attend.verbs import document
 from attend.verbs import inbox as inbox_verb
 from attend.verbs import inbox_wait as wait_verb
 from attend.verbs import join as join_verb
+from attend.verbs import lease as lease_verb
+from attend.verbs import leases as leases_verb
 from attend.verbs import leave as leave_verb
 from attend.verbs import mute as mute_verb
 from attend.verbs import notify_subscribe as subscribe_verb
 from attend.verbs import notify_unsubscribe as unsubscribe_verb
 from attend.verbs import peers as peers_verb
+from attend.verbs import release as release_verb
 from attend.verbs import reply as reply_verb
 from attend.verbs import send as send_verb
 from attend.verbs import status as status_verb
@@ -67,6 +70,7 @@ SUB = subscribe_verb.PARAMS
 UNSUB = unsubscribe_verb.PARAMS
 MUTE = mute_verb.PARAMS
 UNMUTE = unmute_verb.PARAMS
+LEASE = lease_verb.PARAMS
 
 # Read-only as docs/architecture/mcp.md defines it: no room, delivery, flag, membership or registration changes.
 # The notify/ bookkeeping (cursors and subscriptions) is the one thing such a tool may write, so the
@@ -85,6 +89,7 @@ SUBSCRIBED = mcp_schema.result_model(subscribe_verb.Subscribed)
 UNSUBSCRIBED = mcp_schema.result_model(unsubscribe_verb.Unsubscribed)
 MUTED = mcp_schema.result_model(mute_verb.Muted)
 UNMUTED = mcp_schema.result_model(unmute_verb.Unmuted)
+LEASE_OUT = mcp_schema.result_model(lease_verb.LeaseAnswer)
 
 OUTSIDE_SESSION = (
     "this MCP server runs outside any agent session, so it has no session identity and changes "
@@ -275,7 +280,7 @@ OptStr = str | None
 def build_server(
     context: Callable[[], Context] | None = None, marker: mcp_markers.Marker | None = None
 ) -> AttendServer:
-    """The server with its twelve tools. ``context`` makes a fresh Context per call (tests pass one that
+    """The server with its thirteen tools. ``context`` makes a fresh Context per call (tests pass one that
     resolves as a stand-in session); ``marker`` is this process's presence marker, if it keeps one."""
     app = AttendServer(context or Context.default, marker)
 
@@ -387,6 +392,28 @@ def build_server(
             )
         finally:
             stop.set()
+
+    # Leases on files: one tool for the three verbs (lease, release, leases), so the tool surface grows
+    # by one schema, its parameters told in the tool's description (lease_verb.TOOL). No holder parameter:
+    # releasing another session's lease is the human's, at a terminal.
+    @app.tool(name="lease", description=lease_verb.TOOL, annotations=WRITES)
+    def lease(
+        action: Literal["take", "share", "release", "list"],
+        globs: list[str] | None = None,
+        reason: OptStr = None,
+        ttl: OptStr = None,
+    ) -> Annotated[CallToolResult, LEASE_OUT]:
+        given = tuple(globs or ())
+
+        def act(ctx: CallContext) -> Any:
+            if action in ("take", "share"):
+                req = lease_verb.LeaseRequest(given, reason, action == "share", ttl)
+                return lease_verb.run(ctx.agent(), req)
+            if action == "release":
+                return release_verb.run(ctx.agent(), release_verb.ReleaseRequest(given))
+            return leases_verb.run(ctx, leases_verb.LeasesRequest())
+
+        return app.invoke("lease", act)
 
     return app
 

@@ -33,6 +33,7 @@ FETCH_WAIT = 60.0  # seconds a fetch waits for records (it returns as soon as on
 POLL = 30.0  # seconds between outbox looks besides inotify (a missed event, a reconnect)
 PRUNE_EVERY = 3600.0
 SPOOL_ID = "id"  # relay/id: this spool's own random id, in its relay's presence key <host>.relay
+PRESENCE_MAX = 8000  # bytes of one presence entry this relay puts (another host reads at most 8 KiB)
 
 
 class RelayError(AttendError):
@@ -64,6 +65,7 @@ class Relay:
         self.watching: asyncio.Task[None] | None = None
         self.rewatch = False
         self.spool_id = ""
+        self.repo_keys: dict[str, str | None] = {}  # a lease root -> its repository's key (tree.repo_key)
 
     # ------------------------------------------------------------------ start, stop
 
@@ -484,6 +486,39 @@ class Relay:
                 "status": "active",
                 "channels": member_of.get(h.user, []),
             }
+        out.update(self._leases())
+        return out
+
+    def _leases(self) -> dict[str, dict[str, object]]:
+        """This host's live leases on files, keyed ``<host>.l.<sid>``, each by its repository (the
+        origin's URL without credentials, else the root commit), never by the local path: a lease in a
+        folder that is no repository names nothing on another machine, and is not published."""
+        from attend.leases import tree
+        from attend.leases.store import live_holdings
+
+        out: dict[str, dict[str, object]] = {}
+        for h in live_holdings(self.spool):
+            items: list[dict[str, object]] = []
+            for x in h.leases:
+                if x.root not in self.repo_keys:  # a root's origin rarely changes: asked once per relay
+                    self.repo_keys[x.root] = tree.repo_key(x.root)
+                repo = self.repo_keys[x.root]
+                if repo is not None:
+                    items.append(
+                        {"repo": repo, "glob": x.glob, "reason": x.reason, "shared": x.shared, "since": x.since}
+                    )
+            entry: dict[str, object] = {
+                "host": self.me,
+                "kind": "leases",
+                "id": h.sid,
+                "name": h.name,
+                "client": h.client or "",
+                "leases": items,
+            }
+            while items and len(json.dumps(entry)) > PRESENCE_MAX:
+                items.pop()  # another host reads an entry of at most 8 KiB
+            if items:
+                out[f"{self.me}.l.{h.sid}"] = entry
         return out
 
     async def _presence(self) -> None:
@@ -533,7 +568,7 @@ class Relay:
                 if entry.operation in ("DEL", "PURGE"):
                     self.mirror.pop(key, None)
                 else:
-                    if len(entry.value or b"") > 8192:  # another host's input: a presence entry is small
+                    if len(entry.value or b"") > 8192:  # another host's input: a presence entry is small (PRESENCE_MAX)
                         continue
                     try:
                         value = safejson.loads(entry.value)

@@ -46,7 +46,7 @@ class CodexSetup(PlanSetup):
 
     def plan(self, env: Mapping[str, str], attend_exe: str) -> planned.Plan:
         target = planned.target_for(self.name, self.folder(env), "hooks.json", "config.toml", env)
-        ours = planned.fragment("codex-hooks.json", target, attend_exe, (CODEX_STOP,))
+        ours = planned.fragment("codex-hooks.json", target, attend_exe, (CODEX_STOP, core.EDIT_SCRIPT))
         # The tools run without asking, as Claude Code's allow entries let them (attend's own rule
         # decides who may act; a sandboxed Codex would otherwise refuse every call under "never").
         table: dict[str, Any] = {"command": attend_exe, "args": ["mcp"], "default_tools_approval_mode": "approve"}
@@ -54,7 +54,11 @@ class CodexSetup(PlanSetup):
         passed = {k: env[k] for k in ("ATTEND_HOME", "XDG_CACHE_HOME") if env.get(k)}
         if passed:
             table["env"] = passed
-        copies = [planned.hook_copy(target, CODEX_STOP), planned.skill_copy(target)]
+        copies = [
+            planned.hook_copy(target, CODEX_STOP),
+            planned.hook_copy(target, core.EDIT_SCRIPT),
+            planned.skill_copy(target),
+        ]
         return planned.Plan(
             self.name,
             target,

@@ -27,13 +27,14 @@ class GeminiSetup(PlanSetup):
 
     def plan(self, env: Mapping[str, str], attend_exe: str) -> planned.Plan:
         target = planned.target_for(self.name, self.folder(env), "settings.json", "settings.json", env)
-        ours = planned.fragment("gemini.json", target, attend_exe, (GEMINI_START, core.DRAIN_SCRIPT))
+        ours = planned.fragment("gemini.json", target, attend_exe, (GEMINI_START, core.DRAIN_SCRIPT, core.EDIT_SCRIPT))
         passed = {k: env[k] for k in ("ATTEND_HOME",) if env.get(k)}
         if passed:
             ours["mcpServers"]["attend"]["env"] = passed
         copies = [
             planned.hook_copy(target, GEMINI_START),
             planned.hook_copy(target, core.DRAIN_SCRIPT),
+            planned.hook_copy(target, core.EDIT_SCRIPT),
             planned.skill_copy(target),
         ]
         return planned.Plan(self.name, target, ours, copies)

@@ -50,6 +50,7 @@ DRAIN_SCRIPT = "attend-drain-stop.sh"
 WAIT_SCRIPT = "attend-wait-stop.sh"
 GUARD_SCRIPT = "attend-guard-pre.sh"
 COMPACT_SCRIPT = "attend-compact-start.sh"
+EDIT_SCRIPT = "attend-edit-pre.sh"  # the lease check before each edit (attend/leases), every host
 SKILL_PATH = ("skills", "attend", "SKILL.md")
 HOOKS_SUBDIR = ("hooks", "ways")
 STATE_FILE = "state.json"
@@ -165,7 +166,10 @@ def _fill(value: Any, subs: Mapping[str, str]) -> Any:
 
 def _hook_subs(target: Target) -> dict[str, str]:
     # The fragments name scripts as @HOOKS@/<script>; the command is made whole from the target.
-    return {f"@HOOKS@/{s}": target.hook_command(s) for s in (DRAIN_SCRIPT, WAIT_SCRIPT, GUARD_SCRIPT, COMPACT_SCRIPT)}
+    return {
+        f"@HOOKS@/{s}": target.hook_command(s)
+        for s in (DRAIN_SCRIPT, WAIT_SCRIPT, GUARD_SCRIPT, COMPACT_SCRIPT, EDIT_SCRIPT)
+    }
 
 
 def settings_baseline(target: Target) -> dict[str, Any]:
@@ -197,6 +201,7 @@ def copies(target: Target) -> list[tuple[Path, Path, int]]:
         (data_file("hooks", "ways", WAIT_SCRIPT), target.hooks_dir / WAIT_SCRIPT, 0o755),
         (data_file("hooks", "ways", GUARD_SCRIPT), target.hooks_dir / GUARD_SCRIPT, 0o755),
         (data_file("hooks", "ways", COMPACT_SCRIPT), target.hooks_dir / COMPACT_SCRIPT, 0o755),
+        (data_file("hooks", "ways", EDIT_SCRIPT), target.hooks_dir / EDIT_SCRIPT, 0o755),
         (data_file(*SKILL_PATH), target.dir.joinpath(*SKILL_PATH), 0o644),
     ]
 

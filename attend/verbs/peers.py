@@ -14,6 +14,8 @@ from attend.errors import AttendError
 from attend.hosts import DEFAULT, HOSTS, by_name
 from attend.hosts.base import Host
 from attend.layout import iso
+from attend.verbs import leases as leases_verb
+from attend.verbs.leases import HeldLease
 
 DESCRIPTION = (
     "List live sessions on this machine (name, project, status, context, channels, conduits) and the "
@@ -63,6 +65,7 @@ class HumanPeer:
 class Peers:
     peers: list[Peer]
     humans: list[HumanPeer] = field(default_factory=list)
+    leases: list[HeldLease] = field(default_factory=list)  # who holds what (attend leases)
     warnings: list[str] = field(default_factory=list)
 
 
@@ -128,7 +131,7 @@ def run(ctx: Context, req: PeersRequest) -> Peers:
             out.append(
                 Peer(p.id, p.name, p.project, p.status or "-", True, chans, False, False, False, 0, None, None, p.host)
             )
-    return Peers(out, people)
+    return Peers(out, people, leases_verb.run(ctx, leases_verb.LeasesRequest()).leases)
 
 
 def _enrolled_peers(

@@ -39,6 +39,14 @@ def shell(cmd: str) -> Reply:
     return call("exec_command", {"cmd": cmd, "yield_time_ms": 10000})
 
 
+FREEFORM = "__freeform__"  # the input key of a call sent as a freeform (custom) tool's text
+
+
+def patch(text: str) -> Reply:
+    """One model turn that calls Codex's ``apply_patch``: a freeform tool, its input the patch's text."""
+    return call("apply_patch", {FREEFORM: text})
+
+
 def mcp(server: str, tool: str, args: dict[str, Any] | None = None) -> Reply:
     """One model turn that calls an MCP tool (Codex's namespaced form)."""
     return call(f"mcp__{server}__{tool}", args or {})
@@ -88,7 +96,7 @@ def tool_outputs(requests: list[Request]) -> dict[str, str]:
 def latest_output(req: Request) -> str:
     """The output of the last tool call in ``req`` (for script callables)."""
     for item in reversed(_input(req)):
-        if item.get("type") == "function_call_output":
+        if item.get("type") in ("function_call_output", "custom_tool_call_output"):
             output = item.get("output")
             return output if isinstance(output, str) else _item_text({"content": output})
     return ""
@@ -110,6 +118,18 @@ def _items(answer: Reply) -> list[dict[str, Any]]:
                     "role": "assistant",
                     "id": f"msg_{n}_{uuid.uuid4().hex[:8]}",
                     "content": [{"type": "output_text", "text": b.text, "annotations": []}],
+                    "status": "completed",
+                }
+            )
+            continue
+        if FREEFORM in b.input:
+            items.append(
+                {
+                    "type": "custom_tool_call",
+                    "id": f"ctc_{n}_{uuid.uuid4().hex[:8]}",
+                    "call_id": f"call_{b.id}",
+                    "name": b.name,
+                    "input": b.input[FREEFORM],
                     "status": "completed",
                 }
             )
