@@ -631,6 +631,109 @@ def test_the_title_counts_unread_mail_and_only_mail_to_the_human_notifies(
     assert chat_verb.mailbox_unread(world.spool, USER) == [] and page.page.locator("article.msg.unread").count() == 0
 
 
+# ---------------------------------------------------------------------- who holds which files
+
+
+def leased_repo(world: World, project: str = "proj") -> Path:
+    """A git working tree for leases (their globs are relative to its root)."""
+    path = world.project(project)
+    if not (path / ".git").exists():
+        subprocess.run(["git", "init", "-q", str(path)], check=True)
+        (path / "src" / "api").mkdir(parents=True)
+        (path / "src" / "api" / "routes.py").write_text("x = 1\n")
+    return path
+
+
+def held(page: Page) -> str:
+    return str(page.page.inner_text("#held"))
+
+
+def wait_held(page: Page, present: str | None = None, absent: str | None = None) -> None:
+    page.page.wait_for_function(
+        "([yes, no]) => { const t = document.getElementById('held').textContent;"
+        " return (yes === null || t.includes(yes)) && (no === null || !t.includes(no)); }",
+        arg=[present, absent],
+        timeout=DEADLINE * 1000,
+    )
+
+
+def test_the_files_held_panel_shows_a_cli_lease_live_and_drops_it_on_release_and_when_its_holder_ends(
+    world: World, web: Web, browser: Any, pages: list[Page]
+) -> None:
+    leased_repo(world)
+    hana = world.session("proj", name="Hana")
+    page = open_page(browser, web, pages)
+    assert "no file is leased" in held(page)
+    r = hana.attend("lease", "src/api", "--reason", "reshaping the routes")
+    assert r.rc == 0, r.stderr
+    wait_held(page, "src/api")  # live: no reload
+    row = page.page.locator("#held li", has_text="src/api").inner_text()
+    assert "Hana" in row and "reshaping the routes" in row and "in proj" in row, row
+    r = hana.attend("release")
+    assert r.rc == 0, r.stderr
+    wait_held(page, "no file is leased", "src/api")
+    assert hana.attend("lease", "README.md").rc == 0
+    wait_held(page, "README.md")
+    hana.close()  # its client ends: nothing is written, and the lease is gone with it
+    wait_held(page, "no file is leased", "README.md")
+    assert not page.errors, page.errors
+
+
+def test_the_human_releases_a_sessions_lease_only_after_saying_yes(
+    world: World, web: Web, browser: Any, pages: list[Page]
+) -> None:
+    leased_repo(world)
+    hana = world.session("proj", name="Hana")
+    assert hana.attend("lease", "src/api", "src/api/routes.py", "--reason", "mid-refactor").rc == 0
+    lease_file = world.spool_root / "sessions" / hana.session_id / "leases"
+    before = lease_file.read_bytes()
+    page = open_page(browser, web, pages)
+    p = page.page
+    wait_held(page, "src/api/routes.py")
+    # Without the page's confirmation the server releases nothing (the page's own cookie and origin).
+    (cookie,) = [c for c in page.context.cookies() if c["name"] == "attend_web"]
+    jar = {"Cookie": f"attend_web={cookie['value']}", "Origin": web.origin, "Content-Type": "application/json"}
+    unconfirmed = json.dumps({"session": hana.session_id, "glob": "src/api"}).encode()
+    assert request(web, "POST", "/api/release", jar, unconfirmed) == 400
+    assert lease_file.read_bytes() == before
+    row = p.locator("#held li", has_text="src/api").filter(has_not_text="routes.py")
+    row.locator("button.release").click()
+    assert p.evaluate("document.getElementById('release').open")
+    assert "src/api" in p.inner_text("#release-what") and "Hana" in p.inner_text("#release-what")
+    p.keyboard.press("Escape")  # no: nothing released
+    p.wait_for_function("() => !document.getElementById('release').open")
+    assert "Kept" in p.inner_text("#status")
+    assert lease_file.read_bytes() == before
+    row.locator("button.release").click()
+    p.click("#release-yes")
+    wait_held(page, "src/api/routes.py")
+    page.page.wait_for_function(
+        "() => !Array.from(document.querySelectorAll('#held .glob')).some(g => g.textContent === 'src/api')"
+    )
+    assert "released 1 lease of Hana: src/api" in p.inner_text("#status")
+    listed = json.loads(world.attend("leases", "--json").stdout)["leases"]
+    assert [x["glob"] for x in listed] == ["src/api/routes.py"]  # the other lease stays
+    assert not page.errors, page.errors
+
+
+def test_a_hostile_lease_reason_and_holder_name_are_inert(world: World, web: Web, browser: Any, pages: list[Page]) -> None:
+    leased_repo(world)
+    mallory = world.session("proj", name="Mallory")
+    assert mallory.attend("lease", "src/api", "--reason", HOSTILE_BODY[:180]).rc == 0
+    page = open_page(browser, web, pages)
+    wait_held(page, "src/api")
+    p = page.page
+    assert p.evaluate("window.pwned") is None
+    assert p.evaluate("document.querySelectorAll('#held img, #held script, #held style, #held a').length") == 0
+    assert "<img src=" in held(page)
+    p.locator("#held button.release").click()
+    assert "<img src=" in p.inner_text("#release-what")
+    assert p.evaluate("document.querySelectorAll('#release img, #release script').length") == 0
+    p.keyboard.press("Escape")
+    assert p.evaluate("window.pwned") is None
+    assert all(u.startswith(web.origin + "/") for u in page.requests), page.requests
+
+
 def scene(world: World) -> None:
     """A morning's bus: two sessions in #deploy, a thread in #open, mail for the human, a relayed line."""
     hana, tao = enrolled(world, "api", "Hana"), enrolled(world, "web", "Tao")

@@ -9,11 +9,13 @@ page's own origin (another port of 127.0.0.1 is the same site to a browser, so i
 cookie too, but not this origin). Every answer carries a strict Content-Security-Policy: only the page's own script
 and style run, nothing loads from anywhere else, and the script shows every peer's text as text.
 
-**What it serves** (``API``, the one table of routes; a search box and a leases panel add theirs
-there): the page, its script and style (attend/web/static/, package data), the rooms with their
-unread counts, a room's messages in thread order, the live peers, sending a line, marking mail read,
-and ``/events``: server-sent events, one per message landing in any room the page shows, with the
-message's name (its id, which sorts in send order) as the event id.
+**What it serves** (``routes``, the one table of routes): the page, its script and style
+(attend/web/static/, package data), the rooms with their unread counts, a room's messages in thread
+order, the live peers, sending a line, marking mail read, who holds which files (the leases verb) and
+the human's release of any of them (the release verb, asked for with ``confirmed``: the page asks the
+human first), and ``/events``: server-sent events, one per message landing in any room the page shows,
+with the message's name (its id, which sorts in send order) as the event id, and the leases again
+whenever they change (attend/web/held.py says what wakes that).
 
 **Live.** One feed (attend.seat.live, inotify) for the whole server hands each new record to every
 open stream. A stream that reconnects sends ``Last-Event-ID``; it is given every record from
@@ -44,12 +46,16 @@ from starlette.routing import Route
 from attend import layout, safejson
 from attend.domain import framing, humans, rooms
 from attend.domain.context import Context
-from attend.errors import AttendError
+from attend.errors import AttendError, NotFoundError
+from attend.leases.store import live_holdings
 from attend.seat import compose, threads
 from attend.seat.live import Feed
 from attend.verbs import chat as chat_verb
+from attend.verbs import leases as leases_verb
 from attend.verbs import peers as peers_verb
+from attend.verbs import release as release_verb
 from attend.verbs.inbox import Message
+from attend.web.held import HeldWatch
 
 STATIC = Path(__file__).resolve().parent / "static"
 COOKIE = "attend_web"
@@ -254,6 +260,68 @@ class Page:
         marked = chat_verb.mark_read(self.spool, self.user, ids)
         return {"marked": marked, "unread": len(self.unread())}
 
+    # ------------------------------------------------------------------ who holds which files
+
+    def leases(self) -> dict[str, Any]:
+        """Every live lease as the page shows it: each string framing's, as a message's are. Another
+        host's (``remote``) is shown, not released here: its holder lives on that host."""
+        found = leases_verb.run(self.ctx, leases_verb.LeasesRequest())
+        here = layout.host()
+        return {
+            "leases": [
+                {
+                    "holder": framing.label(x.holder),
+                    "session": x.session,
+                    "client": framing.label(x.client) if x.client else None,
+                    "glob": framing.inline(x.glob),
+                    "root": framing.inline(x.root),
+                    "project": framing.inline(x.root.rstrip("/").rsplit("/", 1)[-1] or "/") if x.root else None,
+                    "reason": framing.inline(x.reason),
+                    "shared": x.shared,
+                    "since": x.since,
+                    "until": x.until,
+                    "host": framing.label(x.host),
+                    "repo": framing.inline(x.repo) if x.repo else None,
+                    "remote": x.host != here or x.repo is not None,
+                }
+                for x in found.leases
+            ]
+        }
+
+    def held(self) -> tuple[dict[str, Any], set[int]]:
+        """The leases (as the page shows them), and the processes of the local holders: the page is
+        told again as soon as one ends (attend/web/held.py)."""
+        pids = {h.pid for h in live_holdings(self.spool) if h.pid is not None and h.start is not None}
+        return self.leases(), pids
+
+    def release(self, session: str, glob: str | None) -> dict[str, Any]:
+        """The human releases one lease of a session (``glob``), or all of them: the release verb, as
+        `attend release --holder` runs it once the human said yes."""
+        here = layout.host()
+        held = [
+            x
+            for x in leases_verb.run(self.ctx, leases_verb.LeasesRequest()).leases
+            if x.session == session and x.host == here and x.repo is None
+        ]
+        if not held:
+            raise NotFoundError("that session holds no lease here now (it ended, or released it)")
+        ctx = self.ctx
+        globs: tuple[str, ...] = ()
+        if glob is not None:
+            lease = next((x for x in held if x.glob == glob), None)
+            if lease is None:
+                raise NotFoundError(f"that session holds no lease on {framing.inline(glob)[:200]} now")
+            # The glob is relative to its own project's root: released from there.
+            ctx = Context(spool=self.spool, env=self.ctx.env, cwd=lease.root, pid=self.ctx.pid)
+            globs = (glob,)
+        out = release_verb.run(ctx, release_verb.ReleaseRequest(globs, holder=session))
+        n = len(out.released)
+        said = f"released {n} lease{'s' if n != 1 else ''} of {framing.label(out.holder)}"
+        if out.released:
+            said += ": " + ", ".join(framing.inline(x.glob) for x in out.released)
+        kept = [framing.inline(f"{x.glob}: {x.why}") for x in out.not_released]
+        return {"said": said, "released": n, "not_released": kept}
+
 
 # ---------------------------------------------------------------------- live
 
@@ -266,6 +334,7 @@ class Hub:
         self.queues: set[asyncio.Queue[tuple[str, Any]]] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
         self.feed: Feed | None = None
+        self.held: HeldWatch | None = None
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
@@ -277,11 +346,16 @@ class Hub:
             rescan=RESCAN_SECONDS,
         )
         self.feed.start()
+        self.held = HeldWatch(self.page.spool, self.page.held, lambda doc: self._post("leases", doc))
+        self.held.start()
 
     def stop(self) -> None:
         if self.feed is not None:
             self.feed.stop()
             self.feed = None
+        if self.held is not None:
+            self.held.stop()
+            self.held = None
 
     def _messages(self, batch: list[Message]) -> None:
         """On the feed's thread: the spool is read here (parents, the unread count), off the loop. Mail
@@ -397,6 +471,28 @@ def routes(page: Page, hub: Hub) -> list[Route]:
             return json_error("ids holds message ids only")
         return JSONResponse(await run_in_threadpool(page.mark_read, set(ids)))
 
+    async def leases(_: Request) -> Response:
+        try:
+            return JSONResponse(await run_in_threadpool(page.leases))
+        except AttendError as e:
+            return json_error(framing.inline(str(e)), 500)
+
+    async def release(request: Request) -> Response:
+        doc = await body_json(request)
+        if doc is None:
+            return json_error("not a JSON object, or too large")
+        session, glob = doc.get("session"), doc.get("glob")
+        if not isinstance(session, str) or not layout.is_session_id(session):
+            return json_error("session is the holder's session id")
+        if not (glob is None or (isinstance(glob, str) and 0 < len(glob) <= 4096)):
+            return json_error("glob is one lease's glob, or null for all of the session's")
+        if doc.get("confirmed") is not True:  # the page asks the human first; nothing else releases
+            return json_error("releasing another session's lease is confirmed by the human first")
+        try:
+            return JSONResponse(await run_in_threadpool(page.release, session, glob))
+        except AttendError as e:
+            return json_error(framing.inline(str(e)), 404 if isinstance(e, NotFoundError) else 400)
+
     async def events(request: Request) -> Response:
         after = request.headers.get("last-event-id") or request.query_params.get("after", "")
         if after and not is_cursor(after):
@@ -437,8 +533,8 @@ def routes(page: Page, hub: Hub) -> list[Route]:
 
         return StreamingResponse(stream(), media_type="text/event-stream", headers={"x-accel-buffering": "no"})
 
-    # The one table of routes. Search and leases (sibling verbs) add theirs here, e.g.
-    # Route("/api/search", search) beside a search box in index.html's #search slot.
+    # The one table of routes. Search (a sibling verb) adds its own here: Route("/api/search", search)
+    # beside a search box in index.html's #search slot.
     return [
         Route("/", static("index.html", "text/html; charset=utf-8")),
         Route("/app.js", static("app.js", "text/javascript; charset=utf-8")),
@@ -450,6 +546,8 @@ def routes(page: Page, hub: Hub) -> list[Route]:
         Route("/api/complete", complete),
         Route("/api/send", send, methods=["POST"]),
         Route("/api/read", read, methods=["POST"]),
+        Route("/api/leases", leases),
+        Route("/api/release", release, methods=["POST"]),
         Route("/events", events),
     ]
 

@@ -400,18 +400,79 @@ async function loadPeers() {
   if (!list.children.length) list.append(el("li", "none", "no live sessions"));
 }
 
+// ------------------------------------------------------------------ who holds which files
+
+async function loadLeases() {
+  try { drawLeases(await api("/api/leases")); } catch (e) { /* the next change draws them */ }
+}
+
+function drawLeases(doc) {
+  const list = $("held");
+  const focused = document.activeElement && list.contains(document.activeElement) ? document.activeElement.dataset.key : null;
+  list.replaceChildren();
+  for (const x of doc.leases) {
+    const li = el("li");
+    li.dataset.session = x.session;
+    const what = el("span", "what");
+    what.append(el("code", "glob", x.glob));
+    if (x.shared) what.append(" ", el("span", "tag", "shared"));
+    li.append(what);
+    const who = el("span", "who");
+    who.append(el("span", "name", x.holder));
+    if (x.client) who.append(" ", el("span", "client", x.client));
+    who.append(" · " + (x.remote ? "on " + x.host : "in " + x.project) + " · since " + localTime(Date.parse(x.since)));
+    if (x.until) who.append(" · until " + localTime(Date.parse(x.until)));
+    li.append(who);
+    if (x.reason) li.append(el("span", "reason", "“" + x.reason + "”"));
+    li.title = x.remote ? x.glob + " in " + (x.repo || "a repository") + " on " + x.host : x.root + "/" + x.glob;
+    if (!x.remote) {
+      const b = el("button", "release", "Release");
+      b.type = "button";
+      b.dataset.key = x.session + "\n" + x.glob;
+      b.setAttribute("aria-label", "Release " + x.glob + ", held by " + x.holder);
+      b.addEventListener("click", () => askRelease(x));
+      li.append(b);
+    }
+    list.append(li);
+  }
+  if (!list.children.length) list.append(el("li", "none", "no file is leased"));
+  if (focused) {
+    const again = Array.from(list.querySelectorAll("button.release")).find((b) => b.dataset.key === focused);
+    if (again) again.focus();
+  }
+}
+
+function askRelease(x) {
+  const d = $("release");
+  const what = $("release-what");
+  what.replaceChildren(el("code", null, x.glob), ", held by ", el("strong", null, x.holder));
+  if (x.reason) what.append(" (“" + x.reason + "”)");
+  what.append(".");
+  d.returnValue = "";
+  d.onclose = async () => {
+    if (d.returnValue !== "release") { say("Kept: nothing released."); return; }
+    try {
+      const doc = await api("/api/release", { session: x.session, glob: x.glob, confirmed: true });
+      say(doc.said + (doc.not_released.length ? " · " + doc.not_released.join(" · ") : ""), doc.released === 0);
+    } catch (e) { say(e.message, true); }
+    loadLeases();
+  };
+  d.showModal();
+}
+
 // ------------------------------------------------------------------ live
 
 function listen(cursor) {
   const src = new EventSource("/events?after=" + encodeURIComponent(cursor));
   S.source = src;
-  src.addEventListener("open", () => connection("live"));
+  src.addEventListener("open", () => { connection("live"); loadLeases(); });  // what changed while it was down
   // The browser retries a broken stream by itself; a refused one (a server started again has another
   // cookie) it closes for good.
   src.addEventListener("error", () => connection(src.readyState === EventSource.CLOSED ? "gone" : "down"));
   src.addEventListener("message", (ev) => arrived(JSON.parse(ev.data)));
   src.addEventListener("count", (ev) => setUnread(JSON.parse(ev.data).count));
   src.addEventListener("peers", () => loadPeers());
+  src.addEventListener("leases", (ev) => drawLeases(JSON.parse(ev.data)));
   src.addEventListener("rooms", () => loadRooms().catch(() => {}));
   src.addEventListener("reset", () => location.reload());
 }
@@ -422,7 +483,7 @@ function typing(t) { return t instanceof HTMLTextAreaElement || t instanceof HTM
 
 function onKey(ev) {
   const t = ev.target;
-  if ($("help").open) return;
+  if ($("help").open || $("release").open) return;
   if (ev.altKey && (ev.key === "ArrowUp" || ev.key === "ArrowDown")) { ev.preventDefault(); stepRoom(ev.key === "ArrowUp" ? -1 : 1); return; }
   if (ev.key === "Escape" && document.body.classList.contains("side-open")) {
     document.body.classList.remove("side-open");
