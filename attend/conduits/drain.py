@@ -31,6 +31,7 @@ from attend.domain.context import Context
 from attend.domain.envelope import Signal
 from attend.errors import AttendError
 from attend.identity import Identity
+from attend.layout import small_int
 from attend.spool import Spool
 
 if TYPE_CHECKING:
@@ -99,7 +100,7 @@ def next_round(spool: Spool, sid: str, stop_active: bool) -> tuple[int | None, s
             text = spool.read_text("sessions", sid, ROUNDS)
         except OSError:
             text = None
-        previous = int(text) if text and text.strip().isdigit() else 0
+        previous = small_int(text)
     rounds = previous + 1
     try:
         spool.write_state(str(rounds).encode(), "sessions", sid, ROUNDS)
