@@ -418,7 +418,7 @@ def hook_main(data: bytes, out: IO[str], err: IO[str]) -> int:
     spool: Spool | None = None
     try:
         payload = _payload(data)
-        sid = payload.get("session_id")
+        sid = safejson.text_field(payload, "session_id", 128)
         spool = Spool.open(create=False)  # made by the first write, if a drain ever writes
         ctx = Context(spool=spool, payload_sid=sid if isinstance(sid, str) and sid else None)
         hook(ctx, payload, out, err, data)

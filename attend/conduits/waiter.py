@@ -402,8 +402,8 @@ def hook_main(data: bytes, env: Mapping[str, str], err: IO[str]) -> int:
     spool: Spool | None = None
     try:
         payload = _payload(data)
-        sid = payload.get("session_id")
-        if not isinstance(sid, str) or not L.is_session_id(sid):
+        sid = safejson.text_field(payload, "session_id", 128)
+        if sid is None or not L.is_session_id(sid):
             return QUIET_EXIT
         spool = Spool(L.default_root(env))
         enrolled, optout = spool.present((L.SESSIONS, sid), (L.ENROLLED, L.OPTOUT))
@@ -430,8 +430,8 @@ def hook_main(data: bytes, env: Mapping[str, str], err: IO[str]) -> int:
         if spool.present((L.SESSIONS, sid), (L.KEEPWARM,))[0]:  # armed (or was): the loop's transcript
             from attend.domain import transcript
 
-            cwd = payload.get("cwd")
-            path = transcript.of_claude(env, sid, claude_pid, cwd if isinstance(cwd, str) else os.getcwd())
+            cwd = safejson.text_field(payload, "cwd")
+            path = transcript.of_claude(env, sid, claude_pid, cwd or os.getcwd())
         return Waiter(spool, sid, claude_pid, stop_active, err, L.event_tag(data), cfg, path, stay).run()
     except IdentityError as e:
         with contextlib.suppress(Exception):

@@ -539,10 +539,11 @@ class Relay:
                         value = safejson.loads(entry.value)
                     except ValueError:
                         continue
-                    # The key's host is what the server's permissions vouch for, not the value's.
-                    if isinstance(value, dict) and value.get("host") == key.split(".", 1)[0]:
-                        value["seen"] = time.time()
-                        self.mirror[key] = value
+                    # Another host's input: kept only as remote.entry checks it, field by field. The
+                    # key's host is what the server's permissions vouch for, not the value's.
+                    peer = remote.entry(value)
+                    if peer is not None and peer.host == key.split(".", 1)[0]:
+                        self.mirror[key] = peer._replace(seen=time.time())._asdict()
                 await self._io(self._write_mirror)
 
     def _write_mirror(self) -> None:

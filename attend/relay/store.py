@@ -26,6 +26,7 @@ from typing import NamedTuple
 
 from attend import layout
 from attend.domain import delivery, envelope
+from attend.domain.context import MESSAGE_LIMIT
 from attend.domain.envelope import EnvelopeError, Signal
 from attend.errors import SpoolError
 from attend.layout import NAME_RE, OUTBOX, RELAY, RELAY_SEEN
@@ -160,6 +161,11 @@ def admit(
         raise Refused(f"from {src}: {msg_id} is not a record this attend reads ({e})") from e
     if sig.id != msg_id or sig.via or "@" in sig.from_id:
         raise Refused(f"from {src}: {msg_id} is not {src}'s own record")
+    size = len(sig.body.encode("utf-8", "surrogatepass"))
+    if size > MESSAGE_LIMIT or "\x00" in sig.body:
+        # Another host's record obeys this host's limits, as a send here does.
+        limit = f"the {MESSAGE_LIMIT // 1024} KiB limit"
+        raise Refused(f"from {src}: {msg_id}'s body ({size} bytes) is over {limit} or holds NUL")
     room = subjects.local_room(sig.room, dst, kind, me)
     if room is None:
         raise Refused(f"from {src}: {msg_id}'s room {sig.room[:80]!r} does not match {subject}")

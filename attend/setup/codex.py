@@ -102,6 +102,8 @@ class CodexConfig:
     """attend's part of Codex's config.toml: ``[mcp_servers.attend]``, and the trust entries of
     attend's hooks (``hooks.state."<key>"``), which Codex wrote at install's request."""
 
+    tables = (("mcp_servers",), ("mcp_servers", "attend"), ("hooks",), ("hooks", "state"))
+
     def __init__(self, table: dict[str, Any]) -> None:
         self.table = table
 
@@ -124,12 +126,14 @@ def toml_with(doc: Any, table: dict[str, Any] | None, trusted: list[str]) -> Any
         if servers is None:
             servers = tomlkit.table(is_super_table=True)
             out["mcp_servers"] = servers
-        fresh = tomlkit.table()
+        inline = isinstance(servers, tomlkit.items.InlineTable)  # mcp_servers = { … }: ours inline too
+        fresh: Any = tomlkit.inline_table() if inline else tomlkit.table()
         for k, v in table.items():
             fresh[k] = tomlkit.inline_table() if isinstance(v, dict) else v
             if isinstance(v, dict):
                 fresh[k].update(v)
-        fresh.add(tomlkit.nl())  # a blank line before whatever table follows, as a person writes it
+        if not inline:
+            fresh.add(tomlkit.nl())  # a blank line before whatever table follows, as a person writes it
         servers["attend"] = fresh
         return out
     if servers is not None and "attend" in servers:
