@@ -82,6 +82,9 @@ RELAY_SEEN = "seen"  # relay/seen/<original id>: the local name an arrival got (
 RELAY_PEERS = "peers.json"  # relay/peers.json: other hosts' sessions and humans, as presence last said
 RELAY_LOCK = "relay.lock"  # relay/relay.lock: held by the one running `attend relay`
 RELAY_STATE = "state.json"  # relay/state.json: what the running relay last said of its link (doctor reads it)
+ASIDE = "aside"  # relay/outbox/aside/: records the relay could not publish (doctor and relay --check count them)
+ASIDE_LOG = "aside.log"  # relay/aside.log: "<id> <sender> <why>" for each record set aside, newest last
+NOTICES = "notices"  # relay/notices/<sender>: the newest set-aside of a sender's, said in its next send's output
 
 # A channel's files, and the other named files.
 MEMBERS = "members"  # channels/<name>/members/<sid or user>: one file per member
@@ -208,6 +211,14 @@ def unique_name(now_ns: int | None = None) -> str:
 def host() -> str:
     """The host name this process writes into message ids (and the relay publishes under)."""
     return _HOST
+
+
+def adopt_host(name: str) -> None:
+    """Write ``name`` into this process's message ids from now on: the spool's host, once a relay has
+    run on it, whatever this process's environment says (attend.domain.remote.adopt)."""
+    global _HOST
+    if HOST_RE.fullmatch(name) and name != "all":
+        _HOST = name
 
 
 def small_int(text: str | None, default: int = 0, digits: int = 18) -> int:

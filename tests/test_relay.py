@@ -4,8 +4,8 @@ name (ATTEND_HOST), each with its own relay process.
 
 - Every kind of address crosses exactly once: #open, a channel, a remote session by name, a remote
   human, and a reply back; what arrives says where it came from, in every rendering.
-- ``peers`` on each host lists the other's sessions; a shared name is refused with the forms that tell
-  them apart.
+- ``peers`` on each host lists the other's sessions; a shared name addresses this host's session, and
+  the sender is told the other's ``name@host``.
 - Order: a window of publishes that the stream refuses in part and then takes (a proxy holds it while
   the stream is changed under it) still arrives in its sender's order.
 - Chaos: ``kill -9`` of either relay, a server restart and a 30 s server outage while 2,000 messages
@@ -626,7 +626,7 @@ def test_two_machines_in_their_own_network_and_uts_namespaces_talk_over_a_veth_p
         proc.wait(30)
 
 
-def test_peers_lists_the_other_hosts_sessions_and_a_shared_name_is_refused_with_its_hosts(
+def test_peers_lists_the_other_hosts_sessions_and_a_shared_name_addresses_the_local_one_naming_the_other(
     hosts: tuple[Host, Host],
 ) -> None:
     a, b = hosts
@@ -637,9 +637,12 @@ def test_peers_lists_the_other_hosts_sessions_and_a_shared_name_is_refused_with_
     table = a.world.attend("peers").stdout
     assert "Sam@hostb" in table, table
 
-    r = sa.attend("send", "--to", "Sam", "which one?")
-    assert r.rc == 2, r.stdout + r.stderr
-    assert "Sam@hosta" in r.stderr and "Sam@hostb" in r.stderr
+    # Local names first: another host's presence cannot take a name from a session of this host.
+    r = a.world.attend("send", "--json", "--to", "Sam", "the one here")
+    assert r.returncode == 0, r.stdout + r.stderr
+    sent = json.loads(r.stdout)
+    assert sent["room"] == f"d-{sa.session_id}"
+    assert any("Sam@hostb" in w for w in sent["warnings"]), sent  # and the sender is told how to reach the other
     r = sa.attend("send", "--to", "Sam@hostb", "this one")
     assert r.rc == 0, r.stderr
 

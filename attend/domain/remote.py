@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 import time
 
-from attend import safejson
+from attend import layout, safejson
 from attend.domain.rooms import CHANNEL_RE
-from attend.layout import HOST_RE, RELAY, RELAY_PEERS, is_session_id, is_user_name
+from attend.layout import ASIDE_LOG, HOST_RE, NOTICES, RELAY, RELAY_ON, RELAY_PEERS, is_session_id, is_user_name
 from attend.record import Record
 from attend.spool import Spool
 
@@ -132,3 +132,67 @@ def write(spool: Spool, host: str, same_humans: bool, ttl: float, entries: list[
     """The relay's side: replace the mirror atomically."""
     doc = {"host": host, "same_humans": same_humans, "ttl": ttl, "peers": entries}
     spool.write_state(json.dumps(doc, sort_keys=True).encode(), RELAY, RELAY_PEERS)
+
+
+# ---------------------------------------------------------------------- the spool's host name
+
+
+def spool_host(spool: Spool) -> str | None:
+    """The host name this spool's relay publishes under (``relay/enabled``), once a relay has run; None
+    before, or after ``attend relay --off``."""
+    try:
+        doc = safejson.loads(spool.read(RELAY, RELAY_ON, limit=4096))
+    except (OSError, ValueError):
+        return None
+    host = doc.get("host") if isinstance(doc, dict) else None
+    return host if isinstance(host, str) and HOST_RE.fullmatch(host) and host != "all" else None
+
+
+def adopt(spool: Spool) -> str:
+    """The host name belongs to the spool once a relay has run: every process of it names its records
+    under that name, whatever ``ATTEND_HOST`` (or the machine's node name) says here, so no record for
+    another host is queued under a name its relay cannot publish. The name in use, returned."""
+    host = spool_host(spool)
+    if host is not None and host != layout.host():
+        layout.adopt_host(host)
+    return layout.host()
+
+
+# ---------------------------------------------------------------------- what the relay set aside
+
+
+def set_aside_note(spool: Spool, name: str, sender: str, why: str) -> None:
+    """Record why the relay set ``name`` aside: a line of ``relay/aside.log`` (doctor, relay --check),
+    and the sender's notice, which its next send says (``take_notice``)."""
+    why = _text(why, 300)
+    spool.append_state(f"{name} {sender or '-'} {why}\n".encode(), RELAY, ASIDE_LOG, limit=1 << 16)
+    if is_session_id(sender) or is_user_name(sender):
+        spool.write_state(f"{name} {why}".encode(), RELAY, NOTICES, sender)
+
+
+def take_notice(spool: Spool, sender: str) -> str | None:
+    """The sender's warning for the newest of its records the relay set aside since its last send, once
+    (removed as it is read); None when there is none (one stat)."""
+    if not (is_session_id(sender) or is_user_name(sender)) or not spool.exists(RELAY, NOTICES, sender):
+        return None
+    try:
+        text = (spool.read_text(RELAY, NOTICES, sender) or "")[:400]
+        spool.remove(RELAY, NOTICES, sender)
+    except OSError:
+        return None
+    name, _, why = text.strip().partition(" ")
+    return (
+        f"your message {_text(name, 80)} did not reach other hosts: the relay set it aside ({_text(why, 300)}); "
+        "attend doctor lists what was set aside"
+    )
+
+
+def aside_summary(spool: Spool) -> tuple[int, str]:
+    """(records set aside, the newest line of relay/aside.log) for doctor and relay --check."""
+    try:
+        count = len(spool.names(RELAY, layout.OUTBOX, layout.ASIDE))
+        log = spool.read(RELAY, ASIDE_LOG, limit=1 << 16).decode("utf-8", "replace")
+    except OSError:
+        return 0, ""
+    lines = [line for line in log.splitlines() if line.strip()]
+    return count, _text(lines[-1], 300) if lines else ""
