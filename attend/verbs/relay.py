@@ -61,15 +61,6 @@ class RelayExtraMissing(AttendError):
     """The relay's own packages are not installed: one line, exit 1."""
 
 
-def missing_extra() -> str | None:
-    """The one line that says the relay extra is not installed, or None when nats-py is there."""
-    try:
-        import nats  # noqa: F401  (the relay and its check import it anyway)
-    except ImportError:
-        return EXTRA
-    return None
-
-
 def _stderr(line: str) -> None:
     sys.stderr.write(line + "\n")
     sys.stderr.flush()
@@ -83,8 +74,8 @@ def run(ctx: Context, req: RelayRequest) -> RelayReport:
         spool.remove(RELAY, RELAY_ON)
         queued = len(spool.names(RELAY, OUTBOX, "new"))
         return RelayReport("", [], notes=[f"sends for other hosts are no longer queued; {queued} left in the outbox"])
-    if req.provision is None and (missing := missing_extra()):
-        raise RelayExtraMissing(missing)
+    if req.provision is None and not settings.has_client():
+        raise RelayExtraMissing(EXTRA)
     given, owned = layout.host(), remote.spool_host(spool)
     if owned is not None and owned != given:
         # The host name is the spool's once a relay has run: records already queued carry it.
