@@ -178,7 +178,10 @@ def test_any_relay_record_is_stored_or_refused_never_raises_otherwise(
         store.admit(spool, "vm", subject, headers, data)
 
 
-@given(st.sampled_from(["From-Id", "Room", "From-Kind", "Client", "Re", "Attend-To", "Sender"]), st.text(max_size=200))
+@given(
+    st.sampled_from(["From-Id", "Room", "From-Kind", "Client", "Re", "Attend-To", "From", "Origin", "On-Behalf-Of"]),
+    st.text(alphabet=st.characters(max_codepoint=127), max_size=300) | st.just("=?utf-8?b?" + "QQ" * 200 + "?="),
+)
 def test_a_relay_record_with_any_one_header_changed_is_stored_or_refused(
     tmp_path_factory: pytest.TempPathFactory, header: str, value: str
 ) -> None:
@@ -188,13 +191,22 @@ def test_a_relay_record_with_any_one_header_changed_is_stored_or_refused(
     subject, headers, data = arrival("devbox", "hello")
     lines = data.decode().split("\n")
     clean = value.replace("\n", " ").replace("\r", " ")
+    if not any(line.startswith(header + ":") for line in lines):
+        lines.insert(1, f"{header}: {clean}")
     lines = [f"{header}: {clean}" if line.startswith(header + ":") else line for line in lines]
     try:
         got = store.admit(spool, "vm", subject, headers, "\n".join(lines).encode())
     except store.Refused:
         return
     if isinstance(got, store.Arrival):
-        assert "@" in got.sig.from_id and got.sig.via == "devbox"
+        sig = got.sig
+        assert sig.via == "devbox" and sig.from_id.endswith("@devbox")
+        assert layout.is_session_id(sig.from_id.removesuffix("@devbox")) or layout.is_user_name(
+            sig.from_id.removesuffix("@devbox")
+        )
+        assert sig.sender.isprintable() and len(sig.sender) <= store.NAME_MAX + 64
+        assert "\0" not in sig.origin and len(sig.origin) <= store.FIELD_MAX + 64
+        assert sig.to.isprintable() and len(sig.to) <= store.FIELD_MAX
 
 
 # ---------------------------------------------------------------------- client session records

@@ -40,6 +40,10 @@ OUTBOX_KEEP = 24 * 3600  # seconds a published record stays in outbox/cur/ (a re
 SEEN_KEEP = (subjects.MAX_AGE_DAYS + 1) * 86400  # the index outlives anything the stream can deliver again
 
 
+NAME_MAX = 128  # characters of a relayed sender's name or on-behalf-of kept
+FIELD_MAX = 4096  # characters of a relayed origin or To kept
+
+
 class Refused(Exception):
     """An arrival that must never be written: the server is told to stop delivering it."""
 
@@ -176,6 +180,10 @@ def admit(
         raise Refused(f"from {src}: {msg_id} is not a record this attend reads ({e})") from e
     if sig.id != msg_id or sig.via or "@" in sig.from_id:
         raise Refused(f"from {src}: {msg_id} is not {src}'s own record")
+    if not (layout.is_user_name(sig.from_id) if sig.from_kind == "human" else layout.is_session_id(sig.from_id)):
+        raise Refused(f"from {src}: {msg_id}'s From-Id {sig.from_id[:80]!r} is not a session id or user name")
+    if len(sig.to) > FIELD_MAX or not sig.to.isprintable():
+        raise Refused(f"from {src}: {msg_id}'s Attend-To is not a short printable list")
     size = len(sig.body.encode("utf-8", "surrogatepass"))
     if size > MESSAGE_LIMIT or "\x00" in sig.body:
         # Another host's record obeys this host's limits, as a send here does.
@@ -208,18 +216,24 @@ def admit(
         ):
             return "duplicate"  # an entry older than the landed marks, landed long ago
     parent = _parent_here(spool, me, headers.get(PARENT, ""))
+    # Fields that only describe the record are dropped when bad, never trusted as they came.
+    sender = sig.sender if 0 < len(sig.sender) <= NAME_MAX and sig.sender.isprintable() else sig.from_id
+    origin = sig.origin if len(sig.origin) <= FIELD_MAX and "\0" not in sig.origin else ""
+    obo = sig.on_behalf_of
+    if obo is not None and not (len(obo) <= NAME_MAX and obo.isprintable()):
+        obo = None
     relayed = Signal(
         id="",
-        sender=f"{sig.sender or sig.from_id}@{src}",
+        sender=f"{sender}@{src}",
         from_kind=sig.from_kind,
         from_id=f"{sig.from_id}@{src}",
         to=",".join(part.removesuffix("@" + me) for part in sig.to.split(",")),  # this host's, as named here
         room=room,
-        origin=f"{src}:{sig.origin}",
+        origin=f"{src}:{origin}",
         body=sig.body,
         at=0.0,
         re=parent,
-        on_behalf_of=sig.on_behalf_of,
+        on_behalf_of=obo,
         via=src,
         relayed=msg_id,
         client=sig.client,
