@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from attend import layout, safejson
@@ -344,6 +344,31 @@ def test_any_gemini_settings_file_installs_or_is_refused_in_one_line(
         plan.install(p, env)
     except AttendError as e:
         assert "\n" not in str(e)
+
+
+hook_files = st.recursive(
+    st.none() | st.integers(-5, 5) | st.text(max_size=20) | st.booleans(),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.sampled_from(["hooks", "Stop", "AfterAgent", "command", "matcher"]), inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@given(hook_files, hook_files, st.sampled_from(["", "hooks = 5", 'mcp_servers = "x"', "[hooks]\nstate = 1"]))
+@example({"hooks": {"Stop": [{"hooks": 5}]}}, {"hooks": {"AfterAgent": [{"hooks": 5}]}}, "")  # a TypeError before
+def test_doctor_reads_any_clients_hook_and_config_files_and_says_what_it_found(
+    tmp_path_factory: pytest.TempPathFactory, codex_hooks: object, gemini_settings: object, config: str
+) -> None:
+    from attend.verbs import doctor
+
+    home = tmp_path_factory.mktemp("home")
+    for folder, name, doc in ((".codex", "hooks.json", codex_hooks), (".gemini", "settings.json", gemini_settings)):
+        (home / folder).mkdir()
+        (home / folder / name).write_text(json.dumps(doc))
+    (home / ".codex" / "config.toml").write_text(config + "\n")
+    env = {"HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache"), "PATH": "/usr/bin:/bin"}
+    for check in doctor._host_checks(env):
+        assert check.status in ("ok", "warn", "fail") and "\n" not in check.detail
 
 
 # ---------------------------------------------------------------------- standard input

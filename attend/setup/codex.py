@@ -29,7 +29,7 @@ from attend.setup import install as core
 from attend.setup import plan as planned
 from attend.setup import safetoml
 from attend.setup.adapter import PlanSetup
-from attend.setup.checks import HostCheck, hook, hook_groups, server
+from attend.setup.checks import HostCheck, group_hooks, hook, hook_groups, server
 
 CODEX_STOP = "attend-codex-stop.sh"
 CODEX_BIN = "codex"  # the client's program, on PATH
@@ -291,7 +291,7 @@ def trust_check(
     keys = [
         f"{target.settings}:stop:{g}:{h}"
         for g, group in enumerate(hook_groups(hooks, "Stop"))
-        for h, entry in enumerate(group.get("hooks") or [])
+        for h, entry in enumerate(group_hooks(group))
         if isinstance(entry, dict) and isinstance(entry.get("command"), str) and target.owns(entry["command"])
     ]
     state = config.get("hooks", {}).get("state", {}) if isinstance(config.get("hooks"), dict) else {}
