@@ -1714,12 +1714,15 @@ def test_prune_drops_index_and_published_entries_past_their_keep_and_keeps_the_r
     for name in (old_sent, new_sent):
         spool.write_state(b"record", "relay", "outbox", "cur", name)
     spool.write_state(b"record", "relay", "outbox", "new", waiting)
-    assert store.prune(spool, now) == 3
+    spool.write_state(b"record", "relay", "outbox", "aside", old_seen)  # set aside: kept as long as the index
+    spool.write_state(b"record", "relay", "outbox", "aside", new_seen)
+    assert store.prune(spool, now) == 4
     relay_dir = world.spool_root / "relay"
     assert os.listdir(relay_dir / "seen") == [new_seen]
     assert os.listdir(relay_dir / "landed") == [new_seen]
     assert os.listdir(relay_dir / "outbox" / "cur") == [new_sent]
     assert os.listdir(relay_dir / "outbox" / "new") == [waiting]
+    assert os.listdir(relay_dir / "outbox" / "aside") == [new_seen]
 
 
 @pytest.mark.parametrize(

@@ -120,6 +120,7 @@ def prune(spool: Spool, now: float | None = None) -> int:
     removed = 0
     for parts, keep in (
         ((RELAY, OUTBOX, layout.CUR), OUTBOX_KEEP),
+        ((RELAY, OUTBOX, layout.ASIDE), SEEN_KEEP),  # what doctor counts, kept as long as the index
         ((RELAY, RELAY_SEEN), SEEN_KEEP),
         ((RELAY, LANDED), SEEN_KEEP),
     ):
