@@ -170,3 +170,10 @@ def test_a_line_longer_than_the_line_bound_is_passed_over_and_the_next_one_read(
     scan = inbox_client.Scan(str(transcript), 0)
     assert scan.lines() == [post.encode()]
     assert os.path.getsize(transcript) == scan.pos
+
+
+def test_a_post_whose_record_is_the_transcripts_last_line_not_yet_ended_is_confirmed(tmp_path: Path) -> None:
+    mark = "ef" * 16
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "message": {"role": "user", "content": f"(post {mark})"}}))
+    assert inbox_client.confirmed_in(inbox_client.Scan(str(transcript), 0), mark)

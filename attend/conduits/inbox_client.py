@@ -123,7 +123,10 @@ class Scan:
     def find(self, needle: bytes, match: Callable[[str], bool]) -> bool:
         """Whether a line written since the last look holds ``needle`` and records, as put before the
         model, a text for which ``match`` holds."""
-        for line in self.lines():
+        lines = self.lines()
+        if self.partial and not self.skipping:  # a last line not yet ended (kept for the next look too)
+            lines.append(b"".join(self.partial))
+        for line in lines:
             if needle not in line:
                 continue
             try:
@@ -180,7 +183,7 @@ def is_dir(path: str | None) -> bool:
     return bool(path) and os.path.isdir(str(path))
 
 
-MARK_RE = "(post "  # how a post's mark stands in its text: "(post <mark>)"
+MARK_OPEN = "(post "  # how a post's mark stands in its text: "(post <mark>)"
 
 
 def digest(mark: str) -> str:
@@ -196,8 +199,8 @@ def marks_in(text: str) -> list[str]:
     """The post marks a text carries."""
     out = []
     start = 0
-    while (at := text.find(MARK_RE, start)) >= 0:
-        start = at + len(MARK_RE)
+    while (at := text.find(MARK_OPEN, start)) >= 0:
+        start = at + len(MARK_OPEN)
         end = text.find(")", start, start + 80)
         if end > 0:
             out.append(text[start:end])
@@ -228,4 +231,4 @@ def shown_post(record: str | None) -> str | None:
     def match(text: str) -> bool:
         return any(digest(m) == want for m in marks_in(text))
 
-    return newest if Scan(transcript, offset).find(MARK_RE.encode(), match) else None
+    return newest if Scan(transcript, offset).find(MARK_OPEN.encode(), match) else None
