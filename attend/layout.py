@@ -58,6 +58,9 @@ DRAIN_ROUNDS = "drain-rounds"  # consecutive blocking drains (the loop guard)
 DRAINED = "drained"  # "<event tag> block|none": the drain's verdict at the last turn end (for the waiter)
 WAITER = "waiter"  # "<pid> <procStart>" of the session's newest waiter (`attend wait --hook`)
 SOCKET = "socket"  # "<pid> <procStart>" of the `attend mcp` posting to the session's inbox socket
+# Each process a state file above names holds its own pid's byte of this lock (Spool.hold_slot) while
+# it serves: the evidence readers ask for, since any process of the user can write the file.
+STATE_LOCKS = {WAITER: "waiter.lock", SOCKET: "socket.lock"}
 POSTED = "posted"  # the socket conduit's post awaiting the transcript's word: where to look, and its newest id
 WAKE_ROUNDS = "wake-rounds"  # consecutive quick wakes by the waiter (its loop guard)
 BANNER = "banner"  # the fingerprint of the last banner the loop printed
@@ -81,6 +84,9 @@ RELAY_SEEN = "seen"  # relay/seen/<original id>: the local name an arrival got (
 RELAY_PEERS = "peers.json"  # relay/peers.json: other hosts' sessions and humans, as presence last said
 RELAY_LOCK = "relay.lock"  # relay/relay.lock: held by the one running `attend relay`
 RELAY_STATE = "state.json"  # relay/state.json: what the running relay last said of its link (doctor reads it)
+ASIDE = "aside"  # relay/outbox/aside/: records the relay could not publish (doctor and relay --check count them)
+ASIDE_LOG = "aside.log"  # relay/aside.log: "<id> <sender> <why>" for each record set aside, newest last
+NOTICES = "notices"  # relay/notices/<sender>: the newest set-aside of a sender's, said in its next send's output
 
 # A channel's files, and the other named files.
 MEMBERS = "members"  # channels/<name>/members/<sid or user>: one file per member
@@ -207,6 +213,23 @@ def unique_name(now_ns: int | None = None) -> str:
 def host() -> str:
     """The host name this process writes into message ids (and the relay publishes under)."""
     return _HOST
+
+
+def adopt_host(name: str) -> None:
+    """Write ``name`` into this process's message ids from now on: the spool's host, once a relay has
+    run on it, whatever this process's environment says (attend.domain.remote.adopt)."""
+    global _HOST
+    if HOST_RE.fullmatch(name) and name != "all":
+        _HOST = name
+
+
+def small_int(text: str | None, default: int = 0, digits: int = 18) -> int:
+    """The number a state file holds: ASCII digits, at most ``digits`` of them (a 5,000-digit number
+    is refused before conversion, which would raise); ``default`` for anything else."""
+    text = (text or "")[: digits + 64].strip()
+    if not text or len(text) > digits or not text.isascii() or not text.isdigit():
+        return default
+    return int(text)
 
 
 def name_host(name: str) -> str:

@@ -51,3 +51,13 @@ def within(value: object, depth: int) -> bool:
                 return False
             stack.extend((v, level + 1) for v in item)
     return True
+
+
+def text_field(obj: object, key: str, limit: int = 4096) -> str | None:
+    """``obj[key]`` when ``obj`` is an object and the value is a string of at most ``limit``
+    characters holding no NUL or other control character; else None. For the fields of what another
+    program hands attend (a hook's payload, a client's record): a bad field is dropped, never used."""
+    value = obj.get(key) if isinstance(obj, dict) else None
+    if not isinstance(value, str) or len(value) > limit or not value.isprintable():
+        return None
+    return value

@@ -671,6 +671,37 @@ class Spool:
             os.close(fd)
         return False
 
+    @_writes
+    def hold_slot(self, *parts: str, slot: int) -> int | None:
+        """Lock byte ``slot`` of the lock file (an open-file-description lock: many processes hold
+        slots of one file at once) for as long as the returned handle stays open; None when another
+        holds it. A process holds the slot of its own pid: the evidence ``slot_held`` looks for that
+        it is alive and doing what a state file claims, which a number in a file is not."""
+        fd = self._lock_fd(tuple(parts))
+        try:
+            fcntl.fcntl(fd, fcntl.F_OFD_SETLK, _flock(fcntl.F_WRLCK, slot))
+        except OSError:
+            os.close(fd)
+            return None
+        return fd
+
+    def slot_held(self, *parts: str, slot: int) -> bool:
+        """Whether a process holds byte ``slot`` of the lock file (probed, never taken, never created)."""
+        if not 0 <= slot < 1 << 31:
+            return False
+        try:
+            with self._at(parts[:-1]) as d:
+                fd = self._read_fd(d, self._leaf(parts), tuple(parts))
+        except OSError:
+            return False
+        try:
+            got = fcntl.fcntl(fd, fcntl.F_OFD_GETLK, _flock(fcntl.F_RDLCK, slot))
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
+        return int.from_bytes(got[:2], "little", signed=True) != fcntl.F_UNLCK
+
     def session_lock(self, sid: str, top: str = L.SESSIONS) -> contextlib.AbstractContextManager[bool]:
         """The per-session (or per-human) delivery lock: linkers and claimers of one maildir serialise on it."""
         return self.lock(top, sid, L.DELIVERY_LOCK)
@@ -1213,6 +1244,13 @@ def _write_new(d: int, name: str, data: bytes, sync: bool = True) -> None:
 def _missing_is_fine(_func: object, _path: str, exc_info: tuple[type[BaseException], BaseException, object]) -> None:
     if not isinstance(exc_info[1], FileNotFoundError):  # something else removed part of it: fine
         raise exc_info[1]
+
+
+def _flock(kind: int, slot: int) -> bytes:
+    """A ``struct flock`` for one byte at ``slot`` (Linux, 64-bit ``off_t``; ``l_pid`` 0 for OFD locks)."""
+    import struct
+
+    return struct.pack("hhqqi4x", kind, os.SEEK_SET, slot, 1, 0)
 
 
 def _read_all(fd: int, limit: int) -> bytes:

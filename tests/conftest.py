@@ -8,16 +8,31 @@
 from __future__ import annotations
 
 import compileall
+import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 import attend
 from attend.testing.standin import StandIn
 from tests.support import TERMINAL_MARK, Loop, World
+
+# The fuzz suites (tests/test_outside_input.py): a bounded number of examples, so each reader's suite
+# runs in seconds in the developer loop and in CI alike; no deadline, since a shared machine's pauses
+# would fail an example that is merely slow. HYPOTHESIS_PROFILE=deep runs more.
+settings.register_profile(
+    "attend",
+    max_examples=60,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+settings.register_profile("deep", parent=settings.get_profile("attend"), max_examples=2000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "attend"))
 
 
 @pytest.fixture

@@ -296,7 +296,7 @@ def test_an_idle_sessions_new_turn_confirms_the_post_by_its_mark(world: World, s
     wait_until(lambda: len(maildir(world, s.sid, "cur")) == 1, "the post shown and marked seen")
     second = post(world.spool, "open", "and another")
     wait_until(lambda: len(maildir(world, s.sid, "cur")) == 2, "the next post shown and marked seen")
-    marks = [re.match(r".* \(post ([0-9a-f]{8})\)$", c.splitlines()[0]) for c in s.inbox.contents]
+    marks = [re.match(r".* \(post ([0-9a-f]{32})\)$", c.splitlines()[0]) for c in s.inbox.contents]
     assert all(marks) and marks[0] != marks[1], s.inbox.contents  # each batch its own
     assert len(s.inbox.posts) == 2 and first in s.inbox.contents[0] and second in s.inbox.contents[1]
 

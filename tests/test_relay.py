@@ -4,8 +4,8 @@ name (ATTEND_HOST), each with its own relay process.
 
 - Every kind of address crosses exactly once: #open, a channel, a remote session by name, a remote
   human, and a reply back; what arrives says where it came from, in every rendering.
-- ``peers`` on each host lists the other's sessions; a shared name is refused with the forms that tell
-  them apart.
+- ``peers`` on each host lists the other's sessions; a shared name addresses this host's session, and
+  the sender is told the other's ``name@host``.
 - Order: a window of publishes that the stream refuses in part and then takes (a proxy holds it while
   the stream is changed under it) still arrives in its sender's order.
 - Chaos: ``kill -9`` of either relay, a server restart and a 30 s server outage while 2,000 messages
@@ -17,6 +17,10 @@ name (ATTEND_HOST), each with its own relay process.
   permission); the relay exits 1 on the lock or a wrong filter, 2 when the server refuses it.
 - The relay's own files: an arrival batch's index entries are durable before its records land; prune.
 - With no relay configured, nothing of nats is imported by a send.
+- Nothing lost without a word: a process whose ATTEND_HOST is not the spool's sends under the spool's
+  host; a record the relay sets aside shows in doctor, relay --check and its sender's next send; a
+  reply across hosts reaches the human's mailbox; a bare local name wins over another host's; the
+  relay without its extra is one line; a stop prints no traceback.
 
 The server configuration is built from ``attend.relay.subjects.permissions``, the same function the
 documented configuration comes from.
@@ -626,7 +630,7 @@ def test_two_machines_in_their_own_network_and_uts_namespaces_talk_over_a_veth_p
         proc.wait(30)
 
 
-def test_peers_lists_the_other_hosts_sessions_and_a_shared_name_is_refused_with_its_hosts(
+def test_peers_lists_the_other_hosts_sessions_and_a_shared_name_addresses_the_local_one_naming_the_other(
     hosts: tuple[Host, Host],
 ) -> None:
     a, b = hosts
@@ -637,9 +641,12 @@ def test_peers_lists_the_other_hosts_sessions_and_a_shared_name_is_refused_with_
     table = a.world.attend("peers").stdout
     assert "Sam@hostb" in table, table
 
-    r = sa.attend("send", "--to", "Sam", "which one?")
-    assert r.rc == 2, r.stdout + r.stderr
-    assert "Sam@hosta" in r.stderr and "Sam@hostb" in r.stderr
+    # Local names first: another host's presence cannot take a name from a session of this host.
+    r = a.world.attend("send", "--json", "--to", "Sam", "the one here")
+    assert r.returncode == 0, r.stdout + r.stderr
+    sent = json.loads(r.stdout)
+    assert sent["room"] == f"d-{sa.session_id}"
+    assert any("Sam@hostb" in w for w in sent["warnings"]), sent  # and the sender is told how to reach the other
     r = sa.attend("send", "--to", "Sam@hostb", "this one")
     assert r.rc == 0, r.stderr
 
@@ -1743,12 +1750,15 @@ def test_prune_drops_index_and_published_entries_past_their_keep_and_keeps_the_r
     for name in (old_sent, new_sent):
         spool.write_state(b"record", "relay", "outbox", "cur", name)
     spool.write_state(b"record", "relay", "outbox", "new", waiting)
-    assert store.prune(spool, now) == 3
+    spool.write_state(b"record", "relay", "outbox", "aside", old_seen)  # set aside: kept as long as the index
+    spool.write_state(b"record", "relay", "outbox", "aside", new_seen)
+    assert store.prune(spool, now) == 4
     relay_dir = world.spool_root / "relay"
     assert os.listdir(relay_dir / "seen") == [new_seen]
     assert os.listdir(relay_dir / "landed") == [new_seen]
     assert os.listdir(relay_dir / "outbox" / "cur") == [new_sent]
     assert os.listdir(relay_dir / "outbox" / "new") == [waiting]
+    assert os.listdir(relay_dir / "outbox" / "aside") == [new_seen]
 
 
 @pytest.mark.parametrize(
@@ -1831,3 +1841,160 @@ def test_a_relayed_sender_is_written_and_read_as_the_email_package_would_without
     headers, _ = envelope.parse_headers(data)
     assert envelope.sender_label(headers) == sender
     assert envelope.parse(data) == sig
+
+
+# ---------------------------------------------------------------------- nothing lost without a word
+# Issue 32, findings 6, 7 and 8: the host name belongs to the spool once a relay has run; a record the
+# relay cannot publish is shown by doctor, relay --check and its sender's next send; doctor compares
+# the relay's host name with the spool's; a reply across hosts reaches the human's mailbox; local
+# names first; the relay without its extra is one line; a stop prints no traceback.
+
+
+def relay_check(h: Host) -> dict[str, str]:
+    r = h.world.attend("doctor", "--json")
+    return next(c for c in json.loads(r.stdout)["checks"] if c["name"] == "relay")
+
+
+def test_a_send_whose_environment_names_another_host_goes_out_under_the_spools_host(
+    hosts: tuple[Host, Host],
+) -> None:
+    a, b = hosts
+    sb = b.session("Bea")
+    r = a.world.attend("send", "--json", "from a shell without the relay's ATTEND_HOST", env={"ATTEND_HOST": "vm"})
+    assert r.returncode == 0, r.stderr
+    sent = json.loads(r.stdout)["id"]
+    assert sent.endswith(".hosta"), sent  # the spool's host, not the environment's
+    body = "from a shell without the relay's ATTEND_HOST"
+    wait_until(lambda: body in b.bodies(sb.session_id), "the message on hostb")
+    assert not a.outbox()
+    assert not (a.world.spool_root / "relay" / "outbox" / "aside").exists()
+    found = relay_check(a)
+    assert found["status"] == "ok" and "running for host hosta" in found["detail"], found
+
+
+def test_the_relay_started_under_another_name_relays_as_the_spools_host_and_says_so(
+    hosts: tuple[Host, Host],
+) -> None:
+    a, b = hosts
+    a.stop_relay()
+    a.world.env["ATTEND_HOST"] = "vm"
+    a.start_relay()
+    assert "this spool's host is hosta" in a.said() and "not vm" in a.said(), a.said()
+    sb = b.session("Bea")
+    r = a.world.attend("send", "--json", "still hosta")
+    assert r.returncode == 0 and json.loads(r.stdout)["id"].endswith(".hosta"), r.stdout + r.stderr
+    wait_until(lambda: "still hosta" in b.bodies(sb.session_id), "the message on hostb")
+
+
+def test_a_record_the_relay_sets_aside_shows_in_doctor_check_and_the_senders_next_send(
+    hosts: tuple[Host, Host],
+) -> None:
+    a, _b = hosts
+    s = a.session("Ada")
+    a.stop_relay()
+    # A record queued under another host's name (an attend before the spool kept its host name): the
+    # relay cannot publish it as hosta.
+    from attend.domain import delivery, envelope
+    from attend.domain.envelope import Signal
+
+    saved = layout._HOST
+    layout._HOST = "vm"
+    try:
+        sig = Signal("", "Ada", "agent", s.session_id, "*", "open", "/p", "lost in silence before", 0.0)
+        name = layout.unique_name()
+        a.world.spool.publish(["open"], envelope.render(sig.with_id(name, layout.name_time(name))), name, outbox=True)
+    finally:
+        layout._HOST = saved
+    assert delivery.crosses_hosts(a.world.spool, ["open"])
+    a.start_relay()
+    aside = a.world.spool_root / "relay" / "outbox" / "aside"
+    wait_until(lambda: aside.is_dir() and [p.name for p in aside.iterdir()] == [name], "the record set aside")
+    found = relay_check(a)
+    assert found["status"] == "warn" and "1 record(s) set aside" in found["detail"] and name in found["detail"], found
+    r = a.world.attend("relay", "--check")
+    assert "1 record(s) set aside" in r.stdout and name in r.stdout, r.stdout + r.stderr
+    r = s.attend("send", "next one")
+    assert r.rc == 0, r.stderr
+    assert f"your message {name} did not reach other hosts" in r.stderr and "host vm" in r.stderr, r.stderr
+    r = s.attend("send", "and the one after")
+    assert "did not reach other hosts" not in r.stderr  # said once
+
+
+def test_doctor_fails_a_relay_that_runs_under_another_name_than_the_spools(hosts: tuple[Host, Host]) -> None:
+    a, _b = hosts
+    (a.world.spool_root / "relay" / "enabled").write_text(json.dumps({"host": "devbox"}))
+    found = relay_check(a)
+    assert found["status"] == "fail" and "runs as host hosta" in found["detail"] and "devbox" in found["detail"]
+
+
+def test_a_reply_on_another_host_to_a_humans_channel_message_reaches_the_humans_mailbox(
+    hosts: tuple[Host, Host],
+) -> None:
+    a, b = hosts
+    a.session("Ada")  # hosta has a member of #crew too
+    sb = b.session("Bea")
+    r = a.world.attend("send", "--to", "#crew", "who is on call tonight?")
+    assert r.returncode == 0, r.stderr
+    wait_until(lambda: "who is on call tonight?" in b.bodies(sb.session_id), "the question on hostb")
+    here = b.records(sb.session_id, "who is on call tonight?")[0].decode()
+    local = next(line.split(": ", 1)[1] for line in here.splitlines() if line.startswith("Message-ID"))
+    r = sb.attend("reply", "--re", local.strip("<>").split("@")[0], "I am")
+    assert r.rc == 0, r.stderr
+    wait_until(lambda: "I am" in a.human_bodies("fixture-human"), "the reply in the human's mailbox on hosta")
+    time.sleep(1)
+    assert a.human_bodies("fixture-human").count("I am") == 1
+    mail = [
+        f.read_text()
+        for d in ("new", "cur")
+        if (a.world.spool_root / "humans" / "fixture-human" / d).is_dir()
+        for f in (a.world.spool_root / "humans" / "fixture-human" / d).iterdir()
+    ]
+    reply = next(m for m in mail if m.endswith("I am"))
+    assert f"From-Id: {sb.session_id}@hostb" in reply and "Room: @crew" in reply
+
+
+def test_a_bare_name_of_a_session_here_addresses_it_whatever_another_hosts_presence_says(world: World) -> None:
+    s = world.session("proj", name="Sam")
+    assert s.attend("join", "crew").rc == 0
+    world.spool.make_dir("relay")
+    world.spool.write_state(b"{}", "relay", "enabled")
+    other = "1" * 8 + "-0000-4000-8000-" + "1" * 12
+    entry = {"host": "devbox", "kind": "agent", "id": other, "name": "Sam", "project": "/p", "status": "", "seen": 0}
+    entry["seen"] = time.time()
+    doc = {"host": "vm", "same_humans": False, "ttl": 45.0, "peers": [entry]}
+    world.spool.write_state(json.dumps(doc).encode(), "relay", "peers.json")
+    r = world.attend("send", "--json", "--to", "Sam", "for the one here")
+    assert r.returncode == 0, r.stderr
+    sent = json.loads(r.stdout)
+    assert sent["room"] == f"d-{s.session_id}"
+    assert "'Sam' is a session here; Sam@devbox on another host shares the name (say Sam@devbox)" in sent["warnings"]
+    r = world.attend("send", "--json", "--to", "Sam@devbox", "for the other")
+    assert r.returncode == 0 and json.loads(r.stdout)["room"] == f"d-{other}@devbox", r.stdout + r.stderr
+
+
+def test_the_relay_without_its_extra_says_what_to_install_in_one_line(world: World, tmp_path: Path) -> None:
+    hidden = tmp_path / "no-nats"
+    (hidden / "nats").mkdir(parents=True)
+    (hidden / "nats" / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'nats'\")\n")
+    (world.home / ".config" / "attend").mkdir(parents=True)
+    (world.home / ".config" / "attend" / "config.yaml").write_text("relay:\n  servers: [nats://127.0.0.1:4222]\n")
+    for args in (("relay",), ("relay", "--check")):
+        r = world.attend(*args, env={"PYTHONPATH": str(hidden)})
+        assert r.returncode == 1, r.stdout + r.stderr
+        assert r.stderr == "attend relay needs the relay extra: pip install '.[relay]'\n", r.stderr
+
+
+def test_a_clean_stop_of_the_relay_prints_no_traceback(hosts: tuple[Host, Host]) -> None:
+    a, b = hosts
+    sb = b.session("Bea")
+    a.world.attend("send", "while the relays run")
+    wait_until(lambda: "while the relays run" in b.bodies(sb.session_id), "the message on hostb")
+    assert a.stop_relay(signal.SIGTERM) == 0  # connected, watching presence, fetching
+    assert b.stop_relay(signal.SIGINT) == 0
+    a.start_relay()
+    a.world.attend("send", "queued while the server is gone")
+    assert a.stop_relay(signal.SIGTERM) == 0
+    for h in (a, b):
+        said = h.said()
+        assert "Traceback" not in said and "CancelledError" not in said and "never retrieved" not in said, said
+    assert os.path.exists(a.log)

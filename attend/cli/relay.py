@@ -26,7 +26,11 @@ def relay(check: bool, provision: str | None, replicas: int, off: bool, as_json:
     if sum((check, provision is not None, off)) > 1:
         raise click.UsageError("choose one of --check, --provision, --off")
     req = relay_verb.RelayRequest(check, provision, replicas, off, warn=lambda line: click.echo(line, err=True))
-    result = relay_verb.run(context(), req)
+    try:
+        result = relay_verb.run(context(), req)
+    except relay_verb.RelayExtraMissing as e:  # the line says what to install; "attend: " would only repeat
+        click.echo(str(e), err=True)
+        raise SystemExit(1) from None
     if check or provision is not None or off or result.problems:
         emit(result, as_json, _text)
     if not result.ok:

@@ -31,6 +31,7 @@ from attend.domain.context import Context
 from attend.domain.envelope import Signal
 from attend.errors import AttendError
 from attend.identity import Identity
+from attend.layout import small_int
 from attend.spool import Spool
 
 if TYPE_CHECKING:
@@ -99,7 +100,7 @@ def next_round(spool: Spool, sid: str, stop_active: bool) -> tuple[int | None, s
             text = spool.read_text("sessions", sid, ROUNDS)
         except OSError:
             text = None
-        previous = int(text) if text and text.strip().isdigit() else 0
+        previous = small_int(text)
     rounds = previous + 1
     try:
         spool.write_state(str(rounds).encode(), "sessions", sid, ROUNDS)
@@ -417,7 +418,7 @@ def hook_main(data: bytes, out: IO[str], err: IO[str]) -> int:
     spool: Spool | None = None
     try:
         payload = _payload(data)
-        sid = payload.get("session_id")
+        sid = safejson.text_field(payload, "session_id", 128)
         spool = Spool.open(create=False)  # made by the first write, if a drain ever writes
         ctx = Context(spool=spool, payload_sid=sid if isinstance(sid, str) and sid else None)
         hook(ctx, payload, out, err, data)

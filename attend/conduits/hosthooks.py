@@ -64,13 +64,13 @@ def gemini_start(data: bytes, env: Mapping[str, str], out: IO[str], err: IO[str]
     from attend.hosts import gemini
 
     payload = _payload(data)
-    sid, cwd = payload.get("session_id"), payload.get("cwd")
-    if not isinstance(sid, str):
+    sid, cwd = safejson.text_field(payload, "session_id", 128), safejson.text_field(payload, "cwd")
+    if sid is None:
         _report(err, env, "attend: Gemini's SessionStart payload carries no session_id; no session recorded")
         return 0
     host = os.getppid()
     try:
-        gemini.write_record(host, sid, cwd if isinstance(cwd, str) else None, env)
+        gemini.write_record(host, sid, cwd, env)
     except (gemini.RecordError, OSError) as e:
         _report(err, env, f"attend: {e}")
         return 0

@@ -11,7 +11,7 @@ import contextlib
 import json
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from attend import identity, safejson
@@ -73,36 +73,76 @@ def post(path: str, token: str, content: str) -> None:
         s.close()
 
 
-def confirmed_in(path: str | None, offset: int, mark: str) -> bool:
-    """Whether the transcript, past ``offset``, holds the client's record of a post carrying ``mark``
-    (a token only that post holds) as put before the model. Only the text the post became counts: a
-    tool result or a prompt that names the post's message ids is no record of the post."""
-    if not path or not mark:
-        return False
-    try:
-        # Non-blocking and regular files only: a FIFO planted at the path must not hang the reader.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return False
-        data = os.pread(fd, 16 << 20, max(0, offset))
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-    needle = mark.encode()
-    for line in data.splitlines():
-        if needle not in line:
-            continue
+CHUNK = 1 << 20  # bytes of transcript read at a time
+LINE_MAX = 64 << 20  # a longer transcript line is passed over (a post's record is far shorter)
+
+
+class Scan:
+    """A transcript read forward from a post's offset, a chunk at a time, remembering where it stopped:
+    each look reads only what the client wrote since the last, however much that is (no window a large
+    turn could exceed). Non-blocking and regular files only: a FIFO planted at the path never hangs it."""
+
+    def __init__(self, path: str | None, offset: int) -> None:
+        self.path = path
+        self.pos = max(0, offset)
+        self.partial: list[bytes] = []  # the line being read, not yet ended
+        self.partial_size = 0
+        self.skipping = False  # the line being read is over LINE_MAX: pass it over to its end
+
+    def lines(self) -> list[bytes]:
+        """The complete lines written since the last look."""
+        if not self.path:
+            return []
         try:
-            entry = safejson.loads(line)
-        except ValueError:
-            continue
-        if isinstance(entry, dict) and any(mark in text for text in posted_texts(entry)):
-            return True
-    return False
+            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            return []
+        out: list[bytes] = []
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return []
+            while data := os.pread(fd, CHUNK, self.pos):
+                self.pos += len(data)
+                *ended, rest = data.split(b"\n")
+                if ended:
+                    first = b"".join([*self.partial, ended[0]])
+                    if not self.skipping:
+                        out.append(first)
+                    out.extend(ended[1:])
+                    self.partial, self.partial_size, self.skipping = [], 0, False
+                self.partial.append(rest)
+                self.partial_size += len(rest)
+                if self.partial_size > LINE_MAX:
+                    self.partial, self.partial_size, self.skipping = [], 0, True
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+        return out
+
+    def find(self, needle: bytes, match: Callable[[str], bool]) -> bool:
+        """Whether a line written since the last look holds ``needle`` and records, as put before the
+        model, a text for which ``match`` holds."""
+        lines = self.lines()
+        if self.partial and not self.skipping:  # a last line not yet ended (kept for the next look too)
+            lines.append(b"".join(self.partial))
+        for line in lines:
+            if needle not in line:
+                continue
+            try:
+                entry = safejson.loads(line)
+            except ValueError:
+                continue
+            if isinstance(entry, dict) and any(match(text) for text in posted_texts(entry)):
+                return True
+        return False
+
+
+def confirmed_in(scan: Scan, mark: str) -> bool:
+    """Whether the transcript, past where ``scan`` has read, holds the client's record of a post carrying
+    ``mark`` (a token only that post holds) as put before the model. Only the text the post became
+    counts: a tool result or a prompt that names the post's message ids is no record of the post."""
+    return bool(mark) and scan.find(mark.encode(), lambda text: mark in text)
 
 
 def posted_texts(entry: dict[str, object]) -> list[str]:
@@ -143,10 +183,35 @@ def is_dir(path: str | None) -> bool:
     return bool(path) and os.path.isdir(str(path))
 
 
+MARK_OPEN = "(post "  # how a post's mark stands in its text: "(post <mark>)"
+
+
+def digest(mark: str) -> str:
+    """What ``sessions/<sid>/posted`` keeps of a post's mark: its SHA-256. Any process of the user reads
+    the file, and one that learned the mark could put it before the model in a post of its own, making
+    a dropped post count as shown; from the digest it cannot (the mark is 128 random bits)."""
+    import hashlib
+
+    return hashlib.sha256(mark.encode()).hexdigest()
+
+
+def marks_in(text: str) -> list[str]:
+    """The post marks a text carries."""
+    out = []
+    start = 0
+    while (at := text.find(MARK_OPEN, start)) >= 0:
+        start = at + len(MARK_OPEN)
+        end = text.find(")", start, start + 80)
+        if end > 0:
+            out.append(text[start:end])
+    return out
+
+
 def posted_record(transcript: str | None, offset: int, mark: str, newest: str) -> bytes:
     """``sessions/<sid>/posted`` while a post awaits the transcript's word: a bare ``reply`` made in the
-    turn the post began threads under ``newest`` although the conduit has not yet seen the word."""
-    return json.dumps({"transcript": transcript, "offset": offset, "mark": mark, "newest": newest}).encode()
+    turn the post began threads under ``newest`` although the conduit has not yet seen the word. It
+    keeps the mark's digest, never the mark."""
+    return json.dumps({"transcript": transcript, "offset": offset, "digest": digest(mark), "newest": newest}).encode()
 
 
 def shown_post(record: str | None) -> str | None:
@@ -157,9 +222,13 @@ def shown_post(record: str | None) -> str | None:
         return None
     if not isinstance(data, dict):
         return None
-    transcript, offset, mark, newest = (data.get(k) for k in ("transcript", "offset", "mark", "newest"))
+    transcript, offset, want, newest = (data.get(k) for k in ("transcript", "offset", "digest", "newest"))
     if not (isinstance(transcript, str) and isinstance(offset, int) and isinstance(newest, str)):
         return None
-    if not isinstance(mark, str):
+    if not isinstance(want, str) or len(want) != 64 or isinstance(offset, bool) or not 0 <= offset < 1 << 62:
         return None
-    return newest if confirmed_in(transcript, offset, mark) else None
+
+    def match(text: str) -> bool:
+        return any(digest(m) == want for m in marks_in(text))
+
+    return newest if Scan(transcript, offset).find(MARK_OPEN.encode(), match) else None

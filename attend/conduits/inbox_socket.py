@@ -29,8 +29,11 @@ The rules, as every conduit's:
 - it steps aside while the sensor loop runs (the loop delivers), and when the session's settings hold
   or refuse peer messages (``crossSessionInbound``), or ``conduits.socket`` is ``off``.
 
-``sessions/<sid>/socket`` names the serving process (``<pid> <procStart>``) while it serves; the waiter
-reads it to step aside, ``status`` and ``doctor`` to say which conduit serves the session.
+``sessions/<sid>/socket`` names the serving process (``<pid> <procStart>``) while it serves, and the
+process holds its pid's slot of ``socket.lock`` meanwhile; the waiter steps aside for that pair, never
+for a number alone (any process of the user can write the file), and ``status`` and ``doctor`` read it
+to say which conduit serves the session. ``sessions/<sid>/posted`` keeps the pending post's offset and
+the digest of its mark, never the mark.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from attend import identity
 from attend import layout as L
 from attend.conduits import inbox_client as client
 from attend.conduits.inbox_client import SOCKET_ENV, TOKEN_ENV
-from attend.conduits.waiter import live_pid
+from attend.conduits.waiter import hold_slot, live_pid
 from attend.conduits.watch import ARRIVALS, IN_CLOSE_WRITE, IN_CREATE, IN_DELETE, IN_MODIFY, Watcher
 from attend.errors import AttendError
 from attend.hosts.claude import unattended
@@ -114,10 +117,11 @@ def compose(spool: Spool, batch: Batch, arranged: Arranged, cfg: Config | None, 
 def new_mark() -> str:
     """A token only this batch's posts carry: the transcript confirms a post by the client's record of
     its text holding it, since a tool result or a prompt may name the messages' ids without the post
-    ever reaching the model. Nobody else can know it, so nobody can forge the word."""
+    ever reaching the model. Nobody else can know it (the spool keeps only its digest), so nobody can
+    forge the word."""
     import secrets
 
-    return secrets.token_hex(4)
+    return secrets.token_hex(16)
 
 
 def again(content: str, attempt: int) -> str:
@@ -148,6 +152,7 @@ class Conduit(threading.Thread):
         self.reason: str | None = None  # why it stopped serving, once it has
         self.posts = 0
         self.named = False  # the state file names this process: the waiter steps aside
+        self.slot: int | None = None  # the handle on this process's slot of the state file's lock
         self.given_up = 0  # batches given up in a row (a confirmed post resets it)
         self.rest: int | None = None  # resting after a give-up: 0 until a turn ends, 1 until idle, 2 until busy
         self.rest_note = ""  # what the state file says while it rests
@@ -188,17 +193,28 @@ class Conduit(threading.Thread):
             self.watcher.close()
 
     def name_self(self) -> None:
+        """Name this process in the state file, holding its slot of the file's lock first: the waiter
+        steps aside for the slot held, not for the number."""
+        if self.slot is None:
+            self.slot = hold_slot(self.spool, self.sid, STATE)
         fields = stat_fields(os.getpid())
         me = f"{os.getpid()} {fields[19] if fields else '?'}"
         self.spool.write_state(me.encode(), L.SESSIONS, self.sid, STATE)
 
+    def let_go(self) -> None:
+        if self.slot is not None:
+            os.close(self.slot)
+            self.slot = None
+
     def unname(self) -> None:
-        """Remove the state file while it names this process, or says it rests (a server gone says nothing)."""
+        """Remove the state file while it names this process, or says it rests (a server gone says
+        nothing); let go of the slot."""
         with contextlib.suppress(OSError):
             if served_by(self.spool, self.sid) == os.getpid() or (
                 self.rest is not None and declined_reason(self.spool, self.sid) == self.rest_note
             ):
                 self.spool.remove(L.SESSIONS, self.sid, STATE)
+        self.let_go()
 
     # -- watching
 
@@ -361,6 +377,7 @@ class Conduit(threading.Thread):
         )
         self.report(f"attend mcp: socket conduit: {why}")
         declined(self.spool, self.sid, why)  # replaces this process's name: the waiter serves
+        self.let_go()
         self.named, self.rest, self.rest_note = False, 0, why
         self.rest_busy = False
         self.watcher.take_names("session")  # a turn end during the retries left the messages to us: not one
@@ -369,7 +386,8 @@ class Conduit(threading.Thread):
     def deliver(self, content: str, mark: str) -> None:
         """Post, and post again after a backoff while the client shows nothing, at most POST_TRIES
         posts. Returns once the transcript shows one of them; raises Unshown when none was shown."""
-        offset = client.size(self.transcript)  # every post of the batch is confirmed past this
+        # Every post of the batch is confirmed past this offset, read on from where the last look stopped.
+        scan = client.Scan(self.transcript, client.size(self.transcript))
         folder = os.path.dirname(self.transcript) if self.transcript else None
         if folder is not None and client.is_dir(folder):
             self.watcher.add("transcript", folder, IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE)
@@ -378,7 +396,7 @@ class Conduit(threading.Thread):
             for attempt in range(POST_TRIES):
                 if attempt:
                     self.report(f"attend mcp: socket conduit: {why}; posting again ({attempt + 1} of {POST_TRIES})")
-                    if self.backoff(offset, mark, RETRY_AFTER[min(attempt, len(RETRY_AFTER)) - 1]):
+                    if self.backoff(scan, mark, RETRY_AFTER[min(attempt, len(RETRY_AFTER)) - 1]):
                         return  # the client showed an earlier post late: posting again would repeat it
                 try:
                     client.post(self.socket_path, self.token, again(content, attempt))
@@ -390,7 +408,7 @@ class Conduit(threading.Thread):
                 self.last_post = time.monotonic()
                 self.posts += 1
                 try:
-                    self.confirm(offset, mark)
+                    self.confirm(scan, mark)
                     return
                 except Unshown as e:
                     if e.final:
@@ -400,10 +418,10 @@ class Conduit(threading.Thread):
         finally:
             self.watcher.remove("transcript")
 
-    def backoff(self, offset: int, mark: str, pause: float) -> bool:
+    def backoff(self, scan: client.Scan, mark: str, pause: float) -> bool:
         """Sleep ``pause`` (and the post gap) before a retry; True when the transcript shows the batch."""
         end = time.monotonic() + max(pause, self.last_post + POST_GAP - time.monotonic())
-        while not client.confirmed_in(self.transcript, offset, mark):
+        while not client.confirmed_in(scan, mark):
             if self.stopping:
                 raise Unshown("the server is ending before the client showed the post", final=True)
             if (left := end - time.monotonic()) <= 0:
@@ -415,12 +433,12 @@ class Conduit(threading.Thread):
         record = identity.read_record(identity.sessions_home(self.env), self.claude_pid) if self.claude_pid else None
         return record.status if record is not None else "gone"
 
-    def confirm(self, offset: int, mark: str) -> None:
+    def confirm(self, scan: client.Scan, mark: str) -> None:
         """Return once the transcript shows the post; raise Unshown when it was dropped."""
         # The client's record says busy, idle or waiting (a prompt open); serve() watches it throughout.
         idle_since: float | None = None
         while True:
-            if client.confirmed_in(self.transcript, offset, mark):
+            if client.confirmed_in(scan, mark):
                 return
             if self.stopping:
                 raise Unshown("the server is ending before the client showed the post", final=True)

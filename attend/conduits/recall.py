@@ -134,8 +134,8 @@ def hook_main(data: bytes, env: Mapping[str, str], out: IO[str], err: IO[str]) -
         payload = safejson.loads(data or b"{}")
         if not isinstance(payload, dict) or payload.get("source") != "compact":
             return 0
-        sid = payload.get("session_id")
-        if not isinstance(sid, str) or not L.is_session_id(sid):
+        sid = safejson.text_field(payload, "session_id", 128)
+        if sid is None or not L.is_session_id(sid):
             return 0
         spool = Spool(L.default_root(env))
         if not spool.present((L.SESSIONS, sid), (L.ENROLLED,))[0]:
@@ -146,8 +146,8 @@ def hook_main(data: bytes, env: Mapping[str, str], out: IO[str], err: IO[str]) -
             _report(spool, err, f"attend recall: {e}")  # refused before anything is read or written
             return 0
         spool.check()
-        cwd = payload.get("cwd")
-        text = recall(spool, sid, env, cwd if isinstance(cwd, str) else os.getcwd(), time.time())
+        cwd = safejson.text_field(payload, "cwd")
+        text = recall(spool, sid, env, cwd or os.getcwd(), time.time())
         if text:
             context = {"hookEventName": "SessionStart", "additionalContext": text}
             out.write(json.dumps({"hookSpecificOutput": context}, ensure_ascii=False) + "\n")

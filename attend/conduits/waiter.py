@@ -85,17 +85,38 @@ def me() -> str:
     return f"{os.getpid()} {fields[19] if fields else '?'}"
 
 
-def live_pid(spool: Spool, sid: str, name: str) -> int | None:
-    """The process ``sessions/<sid>/<name>`` names (``<pid> <procStart>``), when it still runs."""
+def named(spool: Spool, sid: str, name: str) -> tuple[int, str] | None:
+    """(pid, procStart) as ``sessions/<sid>/<name>`` says them; None for anything else. Bounded before
+    conversion: the file is anyone's to write."""
     try:
         text = spool.read_text(L.SESSIONS, sid, name)
     except OSError:
         return None
-    pid, _, start = (text or "").strip().partition(" ")
-    if not pid.isdigit():
+    pid, _, start = (text or "")[:64].strip().partition(" ")
+    number = L.small_int(pid, 0, 7)  # pid_max is at most 2^22
+    return (number, start) if number > 0 else None
+
+
+def live_pid(spool: Spool, sid: str, name: str) -> int | None:
+    """The process ``sessions/<sid>/<name>`` names (``<pid> <procStart>``), when it still runs and holds
+    its pid's slot of the file's lock (``layout.STATE_LOCKS``): the file only points, the lock is the
+    evidence. A file naming any other live process (a planted ``sleep``) names nobody."""
+    got = named(spool, sid, name)
+    if got is None:
         return None
-    fields = stat_fields(int(pid))
-    return int(pid) if fields is not None and fields[0] != "Z" and fields[19] == start else None
+    pid, start = got
+    if not spool.slot_held(L.SESSIONS, sid, L.STATE_LOCKS[name], slot=pid):
+        return None
+    fields = stat_fields(pid)
+    return pid if fields is not None and fields[0] != "Z" and fields[19] == start else None
+
+
+def hold_slot(spool: Spool, sid: str, name: str) -> int | None:
+    """Hold this process's slot of ``name``'s lock (the handle; close it to let go), before the process
+    names itself in ``name``."""
+    with contextlib.suppress(OSError, SpoolError):
+        return spool.hold_slot(L.SESSIONS, sid, L.STATE_LOCKS[name], slot=os.getpid())
+    return None
 
 
 def waiter_live(spool: Spool, sid: str) -> bool:
@@ -145,6 +166,7 @@ class Waiter:
         self.warm_at: float | None = None  # epoch seconds: when keepwarm wants a look
         self.hold: float | None = None  # monotonic: past the ceiling of quick wakes, no wake before this
         self.headless = stay is not None  # an opted-in headless run: the socket cannot keep it alive, this does
+        self.slot: int | None = None  # the handle on this process's slot of the waiter lock
 
     def report(self, line: str) -> None:
         self.err.write(line + "\n")
@@ -153,10 +175,14 @@ class Waiter:
             self.spool.log(line)
 
     def mine(self) -> bool:
+        """Whether this is still the session's waiter: the file names it, or names nobody who holds its
+        slot (a newer waiter holds its slot before it names itself; a planted number does not)."""
         try:
-            return (self.spool.read_text(L.SESSIONS, self.sid, WAITER) or "").strip() == self.me
+            if (self.spool.read_text(L.SESSIONS, self.sid, WAITER) or "").strip() == self.me:
+                return True
         except OSError:
             return False
+        return live_pid(self.spool, self.sid, WAITER) is None
 
     def loop_live(self) -> bool:
         """The loop delivers, or an ``attend mcp`` of the session posts to its inbox socket (but a
@@ -181,7 +207,8 @@ class Waiter:
         self.spool.check()
         self.spool.make_maildir(self.sid)
         # The newest waiter is named before anything else, so an older one leaves even if this one
-        # then steps aside for the loop.
+        # then steps aside for the loop; it holds its slot first, the evidence the older one asks for.
+        self.slot = hold_slot(self.spool, self.sid, WAITER)
         self.spool.write_state(self.me.encode(), L.SESSIONS, self.sid, WAITER)
         return self.watch()
 
@@ -246,6 +273,9 @@ class Waiter:
             if self.mine():  # status shows no waiter once the newest has gone
                 with contextlib.suppress(OSError):
                     self.spool.remove(L.SESSIONS, self.sid, WAITER)
+            if self.slot is not None:
+                os.close(self.slot)
+                self.slot = None
 
     def drain_blocked(self) -> bool:
         """Whether the drain run by this same turn end blocked. The client holds the block's
@@ -312,7 +342,7 @@ class Waiter:
                 text = self.spool.read_text(L.SESSIONS, self.sid, WAKE_ROUNDS)
             except OSError:
                 text = None
-            previous = int(text) if text and text.strip().isdigit() else 0
+            previous = L.small_int(text)
         rounds = previous + 1
         try:
             self.spool.write_state(str(rounds).encode(), L.SESSIONS, self.sid, WAKE_ROUNDS)
@@ -372,8 +402,8 @@ def hook_main(data: bytes, env: Mapping[str, str], err: IO[str]) -> int:
     spool: Spool | None = None
     try:
         payload = _payload(data)
-        sid = payload.get("session_id")
-        if not isinstance(sid, str) or not L.is_session_id(sid):
+        sid = safejson.text_field(payload, "session_id", 128)
+        if sid is None or not L.is_session_id(sid):
             return QUIET_EXIT
         spool = Spool(L.default_root(env))
         enrolled, optout = spool.present((L.SESSIONS, sid), (L.ENROLLED, L.OPTOUT))
@@ -400,8 +430,8 @@ def hook_main(data: bytes, env: Mapping[str, str], err: IO[str]) -> int:
         if spool.present((L.SESSIONS, sid), (L.KEEPWARM,))[0]:  # armed (or was): the loop's transcript
             from attend.domain import transcript
 
-            cwd = payload.get("cwd")
-            path = transcript.of_claude(env, sid, claude_pid, cwd if isinstance(cwd, str) else os.getcwd())
+            cwd = safejson.text_field(payload, "cwd")
+            path = transcript.of_claude(env, sid, claude_pid, cwd or os.getcwd())
         return Waiter(spool, sid, claude_pid, stop_active, err, L.event_tag(data), cfg, path, stay).run()
     except IdentityError as e:
         with contextlib.suppress(Exception):
@@ -549,6 +579,8 @@ class SteeringWaiter(Waiter):
                 # Looked at and named under the show lock: two waiters started together cannot both
                 # find none and both name themselves (the one displaced would end in an empty turn).
                 if held and live_pid(self.spool, self.sid, WAITER) in (None, os.getpid()):
+                    if self.slot is None:
+                        self.slot = hold_slot(self.spool, self.sid, WAITER)
                     self.spool.write_state(self.me.encode(), L.SESSIONS, self.sid, WAITER)
                     return True
             if (moved := self.moved()) is not None:

@@ -176,7 +176,7 @@ def _sessions(spool: Spool, to: str, sessions_dir: os.PathLike[str] | str, user:
     reached: list[str] = []
     for want in wanted:
         if mirror is not None:
-            elsewhere = _across_hosts(spool, want, mirror, known, people)
+            elsewhere = _across_hosts(spool, want, mirror, known, people, warnings)
             if elsewhere is not None:
                 target, room = elsewhere
                 if room not in room_list:
@@ -251,6 +251,7 @@ def _mirror(spool: Spool) -> remote.Mirror | None:
         return None  # a planted folder on the way: no mirror, as reading it would say
     from attend.domain import remote
 
+    remote.adopt(spool)  # names with @host are compared with the spool's host, whatever the environment
     return remote.read(spool)
 
 
@@ -281,11 +282,14 @@ def _across_hosts(
     mirror: remote.Mirror,
     known: list[Candidate],
     people: list[str],
+    warnings: list[str],
 ) -> tuple[str, str] | None:
     """A part that names a session or human of another host: (To label, room). None: resolve it here.
-    ``name@host`` picks the host; a bare name on this host and another, or on two others, is refused
-    with the ``name@host`` forms that tell them apart (a human's name on this host wins when config
-    says same-named humans are one person)."""
+    ``name@host`` picks the host. A bare name that fits a session of this host addresses it, however
+    other hosts name theirs (another host's presence cannot take a local name), and the sender is told
+    the ``name@host`` form of the other; a bare name on two other hosts, or a human's on this host and
+    another, is refused with the ``name@host`` forms that tell them apart (a human's name on this host
+    wins when config says same-named humans are one person)."""
     me = host()
     bare, at, where = want.rpartition("@")
     if at and HOST_RE.fullmatch(where):
@@ -307,7 +311,9 @@ def _across_hosts(
             return None  # one person: the mailbox here
         here.append(f"{want}@{me}")
     elif _is_local_session(spool, want, known):
-        here.append(f"{want}@{me}")
+        others = ", ".join(sorted({p.address if p.name != p.id else f"{p.id}@{p.host}" for p in found}))
+        warnings.append(f"{want!r} is a session here; {others} on another host shares the name (say {others})")
+        return None
     if len(found) == 1 and not here:
         return found[0].id + "@" + found[0].host, found[0].room
     options = ", ".join(here + sorted({p.address if p.name != p.id else f"{p.id}@{p.host}" for p in found}))

@@ -51,6 +51,10 @@ def publish(spool: Spool, sig: Signal, room_list: list[str]) -> Signal:
     """Name ``sig`` and publish it into each room within the link bound (layout.LINK_BOUND), taking a
     fresh name when a stall (a loaded disk, a stopped process) kept a link from landing in time."""
     outbox = crosses_hosts(spool, room_list)
+    if outbox:  # named under the spool's host, whatever this process's environment says
+        from attend.domain import remote
+
+        remote.adopt(spool)
     for _ in range(PUBLISH_TRIES):
         name = unique_name()
         named = sig.with_id(name, name_time(name))

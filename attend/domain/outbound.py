@@ -13,7 +13,7 @@ from attend.domain.context import MESSAGE_BUDGET, MESSAGE_LIMIT, Context
 from attend.domain.envelope import Signal
 from attend.errors import AttendError, UsageError
 from attend.identity import Identity, human_id
-from attend.layout import FOLDED_BY, NAME_RE, SESSIONS
+from attend.layout import FOLDED_BY, NAME_RE, RELAY, RELAY_ON, SESSIONS
 from attend.record import Record
 
 
@@ -97,6 +97,11 @@ def deliver(
     is_live = liveness.Liveness(ctx.spool, ctx.sessions_dir)
     live = sum(map(is_live, linked.sessions)) + sum(humans.is_recent(ctx.spool, u) for u in linked.humans)
     warnings = warnings + list(address.warnings) + list(sender.notes) + slow_down(ctx, sender, live)
+    if ctx.spool.exists(RELAY, RELAY_ON):  # a relay serves this spool: did it set aside one of ours?
+        from attend.domain import remote
+
+        if notice := remote.take_notice(ctx.spool, sender.id):
+            warnings.append(notice)
     shown = address.to_name or address.to
     return Outcome(sig, rooms.scope(sig.room), shown, len(linked), live, warnings, address.humans)
 

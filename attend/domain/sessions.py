@@ -35,6 +35,7 @@ from attend.layout import (
     cutoff_name,
     is_session_id,
     name_time,
+    small_int,
 )
 from attend.record import Record
 from attend.spool import Spool
@@ -129,7 +130,7 @@ def read_enrollment(spool: Spool, sid: str) -> Enrollment | None:
             pid_ns=raw.get("pid_ns") if isinstance(raw.get("pid_ns"), str) else None,
             client=raw.get("client") if raw.get("client") in NAMES else None,  # a host attend serves
         )
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, OverflowError):
         spool.log(f"enrollment record of {sid} is malformed; treating the session as not enrolled")
         return None
 
@@ -503,7 +504,7 @@ def write_cursors(spool: Spool, sid: str, cursors: dict[str, str]) -> None:
 def add_notice(spool: Spool, sid: str, withheld: int) -> None:
     """Remember "N earlier messages not shown" for the next conduit to announce, once."""
     text = spool.read_text("sessions", sid, "notice")
-    count = int(text) if text and text.strip().isdigit() else 0
+    count = small_int(text)
     spool.write_state(str(count + withheld).encode(), "sessions", sid, "notice")
 
 
@@ -512,7 +513,7 @@ def take_notice(spool: Spool, sid: str) -> str | None:
     if text is None:
         return None
     spool.remove("sessions", sid, "notice")
-    n = int(text) if text.strip().isdigit() else 0
+    n = small_int(text)
     if n <= 0:
         return None
     return f"{n} earlier message{'s' if n != 1 else ''} not shown; attend inbox"

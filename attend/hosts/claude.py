@@ -58,23 +58,45 @@ def read_record(sessions_dir: str | os.PathLike[str], pid: int) -> SessionRecord
     return record_from(claude_record(os.fspath(sessions_dir), pid))
 
 
+PID_MAX = 1 << 22  # the kernel's highest pid_max: a larger "pid" names no process
+TEXT_MAX = {"cwd": 4096, "name": 128, "status": 32, "procStart": 32}  # characters of each field kept
+
+
 def record_from(raw: object) -> SessionRecord | None:
+    """A client's session record, checked field by field: any process of the user can write one, so a
+    field of the wrong type, size or characters is dropped (None), and a record whose pid or id is not
+    one is no record."""
     if not isinstance(raw, dict):
         return None
     pid, sid = raw.get("pid"), raw.get("sessionId")
     # The id names a spool folder and a room: one that is not a plain id (say "../x") is no session.
-    if not isinstance(pid, int) or not isinstance(sid, str) or not is_session_id(sid):
+    if isinstance(pid, bool) or not isinstance(pid, int) or not 0 < pid < PID_MAX:
         return None
-    cwd, start, name, status = (raw.get(k) for k in ("cwd", "procStart", "name", "status"))
+    if not isinstance(sid, str) or not is_session_id(sid):
+        return None
+    start = raw.get("procStart")
+    if isinstance(start, int) and not isinstance(start, bool) and 0 <= start < 10**20:
+        start = str(start)
+    cwd = _field(raw, "cwd")
     return SessionRecord(
         pid=pid,
         session_id=sid,
-        cwd=cwd if isinstance(cwd, str) else None,
-        proc_start=str(start) if isinstance(start, (str, int)) else None,
-        name=name if isinstance(name, str) and name else None,
-        status=status if isinstance(status, str) else None,
+        cwd=cwd if cwd and cwd.startswith("/") else None,
+        proc_start=start if isinstance(start, str) and len(start) <= TEXT_MAX["procStart"] else None,
+        name=_field(raw, "name") or None,
+        status=_field(raw, "status"),
         raw=raw,
     )
+
+
+def _field(raw: dict[str, object], key: str) -> str | None:
+    """A text field of a record: a string within its size, printable (a path: no NUL), else None."""
+    value = raw.get(key)
+    if not isinstance(value, str) or len(value) > TEXT_MAX[key]:
+        return None
+    if key == "cwd":
+        return value if "\0" not in value and value.isprintable() else None
+    return value if value.isprintable() else None
 
 
 def record_is_live(record: SessionRecord) -> bool:

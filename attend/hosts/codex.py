@@ -95,8 +95,8 @@ def rollout_cwd(pid: int, thread: str) -> str | None:
     except ValueError:
         return None
     payload = meta.get("payload") if isinstance(meta, dict) else None
-    cwd = payload.get("cwd") if isinstance(payload, dict) else None
-    return cwd if isinstance(cwd, str) else None
+    cwd = safejson.text_field(payload, "cwd")  # a client's record: a path of bounded size, no NUL
+    return cwd if cwd and cwd.startswith("/") else None
 
 
 def codex_home(env: Mapping[str, str]) -> str:

@@ -139,9 +139,11 @@ class Relay:
         await self.stopping.wait()
         if self.taking:  # a batch being written: let it finish and be acknowledged
             await asyncio.wait(self.taking, timeout=10)
+        if self.watching is not None:  # the presence watch, a task of the presence loop's making
+            tasks.append(self.watching)
         for task in tasks:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)  # each one's end retrieved: no traceback at exit
         await self._withdraw_presence()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.nc.drain(), 5)
@@ -435,7 +437,9 @@ class Relay:
                 out[i] = landing_failed  # its index entry names a record not in the room: written again then
                 continue
             try:
-                by_room.setdefault(x.room, []).append(store.land(self.spool, x))
+                landed_as = store.land(self.spool, x)
+                for room in (x.room, *x.also):
+                    by_room.setdefault(room, []).append(landed_as)
                 out[i] = "stored"
                 landed[-1] = True
             except (OSError, AttendError) as e:
@@ -558,27 +562,41 @@ class Relay:
             await asyncio.sleep(self.s.heartbeat)
 
     async def _read_watch(self, watcher: Any) -> None:
-        with contextlib.suppress(asyncio.CancelledError):
-            async for entry in watcher:
-                if entry is None:
+        try:
+            await self._follow(watcher)
+        except asyncio.CancelledError:
+            pass
+        except Exception as e:  # the connection closed under it: the presence loop makes a new watch
+            self._state(f"presence watch: {e.__class__.__name__}")
+
+    async def _follow(self, watcher: Any) -> None:
+        async for entry in watcher:
+            if entry is None:
+                continue
+            key = entry.key
+            if key.startswith(self.me + ".") or key.endswith(".relay"):
+                continue  # this host's own; another host's relay key (not a session or human)
+            if entry.operation in ("DEL", "PURGE"):
+                self.mirror.pop(key, None)
+            else:
+                if len(entry.value or b"") > 8192:  # another host's input: a presence entry is small
                     continue
-                key = entry.key
-                if key.startswith(self.me + ".") or key.endswith(".relay"):
-                    continue  # this host's own; another host's relay key (not a session or human)
-                if entry.operation in ("DEL", "PURGE"):
-                    self.mirror.pop(key, None)
-                else:
-                    if len(entry.value or b"") > 8192:  # another host's input: a presence entry is small (PRESENCE_MAX)
-                        continue
-                    try:
-                        value = safejson.loads(entry.value)
-                    except ValueError:
-                        continue
-                    # The key's host is what the server's permissions vouch for, not the value's.
-                    if isinstance(value, dict) and value.get("host") == key.split(".", 1)[0]:
+                try:
+                    value = safejson.loads(entry.value)
+                except ValueError:
+                    continue
+                # Another host's input. The key's host is what the server's permissions vouch for, not
+                # the value's. A presence entry is kept only as remote.entry checks it, field by field;
+                # a leases entry is kept whole and checked field by field where it is read (remote.leases).
+                if isinstance(value, dict) and value.get("kind") == "leases":
+                    if value.get("host") == key.split(".", 1)[0]:
                         value["seen"] = time.time()
                         self.mirror[key] = value
-                await self._io(self._write_mirror)
+                    continue
+                peer = remote.entry(value)
+                if peer is not None and peer.host == key.split(".", 1)[0]:
+                    self.mirror[key] = peer._replace(seen=time.time())._asdict()
+            await self._io(self._write_mirror)
 
     def _write_mirror(self) -> None:
         now = time.time()
@@ -602,4 +620,20 @@ def run(spool: Spool, s: RelaySettings, sessions_dir: str, warn: Callable[[str],
         if not held:
             warn(f"attend relay: another relay already serves {spool.root}")
             return 1
-        return asyncio.run(Relay(spool, s, sessions_dir, warn).run())
+        # A stop before the loop takes the signals over (it is starting) is as clean as one after.
+        before = {sig: signal.signal(sig, _stop_early) for sig in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            return asyncio.run(Relay(spool, s, sessions_dir, warn).run())
+        except _Stopped:
+            return 0
+        finally:
+            for sig, handler in before.items():
+                signal.signal(sig, handler)
+
+
+class _Stopped(Exception):
+    """SIGTERM or SIGINT before the relay's loop handles them."""
+
+
+def _stop_early(_sig: int, _frame: object) -> None:
+    raise _Stopped

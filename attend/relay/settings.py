@@ -107,6 +107,15 @@ def parse(data: object, where: str = "relay") -> RelaySettings:
     return out
 
 
+def has_client() -> bool:
+    """Whether nats-py, the relay extra, is installed (the relay and its check import it anyway)."""
+    try:
+        import nats  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def unusable(s: RelaySettings) -> list[str]:
     """What makes these credentials unusable before any connection is tried, one line each: the
     ``nkeys`` package an nkey or ``.creds`` login needs, a file that cannot be read, a seed, ``.creds``

@@ -25,7 +25,8 @@ import time
 from typing import NamedTuple
 
 from attend import layout
-from attend.domain import delivery, envelope
+from attend.domain import delivery, envelope, remote, rooms
+from attend.domain.context import MESSAGE_LIMIT
 from attend.domain.envelope import EnvelopeError, Signal
 from attend.errors import SpoolError
 from attend.layout import NAME_RE, OUTBOX, RELAY, RELAY_SEEN
@@ -37,6 +38,10 @@ PARENT = "Attend-Re"  # header: a reply's parent by its original id (the sender'
 LANDED = "landed"  # relay/landed/<original id>: empty; the arrival landed in its room (outlives the room's copy)
 OUTBOX_KEEP = 24 * 3600  # seconds a published record stays in outbox/cur/ (a replay source)
 SEEN_KEEP = (subjects.MAX_AGE_DAYS + 1) * 86400  # the index outlives anything the stream can deliver again
+
+
+NAME_MAX = 128  # characters of a relayed sender's name or on-behalf-of kept
+FIELD_MAX = 4096  # characters of a relayed origin or To kept
 
 
 class Refused(Exception):
@@ -59,15 +64,19 @@ def outgoing(spool: Spool, me: str, name: str) -> tuple[str, bytes, dict[str, st
     except FileNotFoundError:
         return None
     except (OSError, EnvelopeError) as e:
-        spool.log(f"relay: outbox entry {name} unreadable ({e}); set aside")
-        sent(spool, name)
+        set_aside(spool, name, "", f"unreadable ({e})")
         return None
     room = headers.get("Room", "")
     subject = subjects.subject_for(me, room)
     if subject is None or layout.name_host(name) != me or headers.get("Relayed-From"):
         # A relayed arrival is never published again (no loops), nor a record of another host.
-        spool.log(f"relay: outbox entry {name} (room {room}) is not this host's to publish; set aside")
-        sent(spool, name)
+        if layout.name_host(name) != me:
+            why = f"named for host {layout.name_host(name)[:63]}, and this relay publishes as {me}"
+        elif headers.get("Relayed-From"):
+            why = "an arrival from another host, never published again"
+        else:
+            why = f"room {room[:80]!r} goes to no other host"
+        set_aside(spool, name, headers.get("From-Id", ""), why)
         return None
     out = {"Nats-Msg-Id": name, FROM_HOST: me}
     parent = headers.get("Re")
@@ -90,6 +99,16 @@ def original_id(spool: Spool, name: str, room: str) -> str:
     return name
 
 
+def set_aside(spool: Spool, name: str, sender: str, why: str) -> None:
+    """An outbox entry that cannot go out: moved to ``relay/outbox/aside/``, never in silence. The log
+    says it, ``relay/aside.log`` keeps why (doctor and relay --check count and show them), and the
+    sender's next send says it."""
+    spool.log(f"relay: outbox entry {name} set aside: {why}")
+    spool.make_dir(RELAY, OUTBOX, layout.ASIDE)
+    spool.move_entry((RELAY, OUTBOX, layout.NEW, name), (RELAY, OUTBOX, layout.ASIDE, name))
+    remote.set_aside_note(spool, name, sender, why)
+
+
 def sent(spool: Spool, name: str) -> None:
     """The server took it: out of the queue."""
     spool.move_entry((RELAY, OUTBOX, layout.NEW, name), (RELAY, OUTBOX, layout.CUR, name))
@@ -101,6 +120,7 @@ def prune(spool: Spool, now: float | None = None) -> int:
     removed = 0
     for parts, keep in (
         ((RELAY, OUTBOX, layout.CUR), OUTBOX_KEEP),
+        ((RELAY, OUTBOX, layout.ASIDE), SEEN_KEEP),  # what doctor counts, kept as long as the index
         ((RELAY, RELAY_SEEN), SEEN_KEEP),
         ((RELAY, LANDED), SEEN_KEEP),
     ):
@@ -123,6 +143,7 @@ class Arrival(NamedTuple):
     name: str
     msg_id: str
     sig: Signal
+    also: tuple[str, ...] = ()  # the mailbox room of a human of this host the record answers
 
 
 def receive(spool: Spool, me: str, subject: str, headers: dict[str, str], data: bytes) -> str:
@@ -160,6 +181,15 @@ def admit(
         raise Refused(f"from {src}: {msg_id} is not a record this attend reads ({e})") from e
     if sig.id != msg_id or sig.via or "@" in sig.from_id:
         raise Refused(f"from {src}: {msg_id} is not {src}'s own record")
+    if not (layout.is_user_name(sig.from_id) if sig.from_kind == "human" else layout.is_session_id(sig.from_id)):
+        raise Refused(f"from {src}: {msg_id}'s From-Id {sig.from_id[:80]!r} is not a session id or user name")
+    if len(sig.to) > FIELD_MAX or not sig.to.isprintable():
+        raise Refused(f"from {src}: {msg_id}'s Attend-To is not a short printable list")
+    size = len(sig.body.encode("utf-8", "surrogatepass"))
+    if size > MESSAGE_LIMIT or "\x00" in sig.body:
+        # Another host's record obeys this host's limits, as a send here does.
+        limit = f"the {MESSAGE_LIMIT // 1024} KiB limit"
+        raise Refused(f"from {src}: {msg_id}'s body ({size} bytes) is over {limit} or holds NUL")
     room = subjects.local_room(sig.room, dst, kind, me)
     if room is None:
         raise Refused(f"from {src}: {msg_id}'s room {sig.room[:80]!r} does not match {subject}")
@@ -186,18 +216,25 @@ def admit(
             and local < layout.cutoff_name(time.time() - subjects.MAX_AGE_DAYS * 86400)
         ):
             return "duplicate"  # an entry older than the landed marks, landed long ago
+    parent = _parent_here(spool, me, headers.get(PARENT, ""))
+    # Fields that only describe the record are dropped when bad, never trusted as they came.
+    sender = sig.sender if 0 < len(sig.sender) <= NAME_MAX and sig.sender.isprintable() else sig.from_id
+    origin = sig.origin if len(sig.origin) <= FIELD_MAX and "\0" not in sig.origin else ""
+    obo = sig.on_behalf_of
+    if obo is not None and not (len(obo) <= NAME_MAX and obo.isprintable()):
+        obo = None
     relayed = Signal(
         id="",
-        sender=f"{sig.sender or sig.from_id}@{src}",
+        sender=f"{sender}@{src}",
         from_kind=sig.from_kind,
         from_id=f"{sig.from_id}@{src}",
-        to=sig.to,
+        to=",".join(part.removesuffix("@" + me) for part in sig.to.split(",")),  # this host's, as named here
         room=room,
-        origin=f"{src}:{sig.origin}",
+        origin=f"{src}:{origin}",
         body=sig.body,
         at=0.0,
-        re=_parent_here(spool, me, headers.get(PARENT, "")),
-        on_behalf_of=sig.on_behalf_of,
+        re=parent,
+        on_behalf_of=obo,
         via=src,
         relayed=msg_id,
         client=sig.client,
@@ -207,7 +244,23 @@ def admit(
     spool.write_state(f"{name} {room}\n".encode(), RELAY, RELAY_SEEN, msg_id)
     if batch is not None:
         batch.add(msg_id)
-    return Arrival(room, name, msg_id, relayed)
+    return Arrival(room, name, msg_id, relayed, _asker(spool, room, parent))
+
+
+def _asker(spool: Spool, room: str, parent: str | None) -> tuple[str, ...]:
+    """The mailbox room of the human of this host whose record in ``room`` an arrival answers: a reply
+    to a human's message reaches the human's mailbox as it does on one host (verbs/reply.py links a
+    reply there when the human does not hear the room itself)."""
+    if parent is None or room.startswith("h-"):
+        return ()
+    try:
+        headers, _ = envelope.parse_headers(spool.read_record(room, parent, 4096))
+    except (OSError, EnvelopeError):
+        return ()
+    user = headers.get("From-Id", "")
+    if headers.get("From-Kind") != "human" or headers.get("Relayed-From") or not layout.is_user_name(user):
+        return ()
+    return (rooms.human_room(user),) if spool.exists(layout.HUMANS, user) else ()
 
 
 def land(spool: Spool, arrival: Arrival, sync: bool = False) -> str:
@@ -219,13 +272,13 @@ def land(spool: Spool, arrival: Arrival, sync: bool = False) -> str:
     for _ in range(delivery.PUBLISH_TRIES):
         named = arrival.sig.with_id(name, layout.name_time(name))
         try:
-            spool.publish([arrival.room], envelope.render(named), name, bounded=True, sync=sync)
+            spool.publish([arrival.room, *arrival.also], envelope.render(named), name, bounded=True, sync=sync)
         except LateName as e:
             spool.log(f"relay: {e}; writing {arrival.msg_id} again under a fresh name")
             name = layout.unique_name()
             spool.write_state(f"{name} {arrival.room}\n".encode(), RELAY, RELAY_SEEN, arrival.msg_id, durable=True)
             continue
-        delivery.fan_out(spool, named, [arrival.room])
+        delivery.fan_out(spool, named, [arrival.room, *arrival.also])
         return name
     raise SpoolError(f"the spool at {spool.root} is too slow to take {arrival.msg_id}")
 

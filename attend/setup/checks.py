@@ -53,12 +53,19 @@ def hook_groups(settings: dict[str, Any], event: str) -> list[dict[str, Any]]:
     return [g for g in groups if isinstance(g, dict)] if isinstance(groups, list) else []
 
 
+def group_hooks(group: dict[str, Any]) -> list[Any]:
+    """A hook group's ``hooks`` list; none when the file holds anything else there (a config file is
+    input: a number in place of the list is read as no hooks, never iterated)."""
+    hooks = group.get("hooks")
+    return hooks if isinstance(hooks, list) else []
+
+
 def wired(
     target: core.Target, settings: dict[str, Any], event: str, script: str, rewake: bool = False
 ) -> tuple[bool, str | None]:
     """Whether ``event`` runs attend's ``script`` from ``target`` (and under which matcher)."""
     for group in hook_groups(settings, event):
-        for hook in group.get("hooks") or []:
+        for hook in group_hooks(group):
             command = hook.get("command") if isinstance(hook, dict) else None
             if rewake and not (isinstance(hook, dict) and hook.get("asyncRewake") is True):
                 continue  # without asyncRewake the client would wait for it at every turn end

@@ -29,7 +29,7 @@ from attend.setup import install as core
 from attend.setup import plan as planned
 from attend.setup import safetoml
 from attend.setup.adapter import PlanSetup
-from attend.setup.checks import HostCheck, hook, hook_groups, server
+from attend.setup.checks import HostCheck, group_hooks, hook, hook_groups, server
 
 CODEX_STOP = "attend-codex-stop.sh"
 CODEX_BIN = "codex"  # the client's program, on PATH
@@ -106,6 +106,8 @@ class CodexConfig:
     """attend's part of Codex's config.toml: ``[mcp_servers.attend]``, and the trust entries of
     attend's hooks (``hooks.state."<key>"``), which Codex wrote at install's request."""
 
+    tables = (("mcp_servers",), ("mcp_servers", "attend"), ("hooks",), ("hooks", "state"))
+
     def __init__(self, table: dict[str, Any]) -> None:
         self.table = table
 
@@ -128,12 +130,14 @@ def toml_with(doc: Any, table: dict[str, Any] | None, trusted: list[str]) -> Any
         if servers is None:
             servers = tomlkit.table(is_super_table=True)
             out["mcp_servers"] = servers
-        fresh = tomlkit.table()
+        inline = isinstance(servers, tomlkit.items.InlineTable)  # mcp_servers = { … }: ours inline too
+        fresh: Any = tomlkit.inline_table() if inline else tomlkit.table()
         for k, v in table.items():
             fresh[k] = tomlkit.inline_table() if isinstance(v, dict) else v
             if isinstance(v, dict):
                 fresh[k].update(v)
-        fresh.add(tomlkit.nl())  # a blank line before whatever table follows, as a person writes it
+        if not inline:
+            fresh.add(tomlkit.nl())  # a blank line before whatever table follows, as a person writes it
         servers["attend"] = fresh
         return out
     if servers is not None and "attend" in servers:
@@ -291,7 +295,7 @@ def trust_check(
     keys = [
         f"{target.settings}:stop:{g}:{h}"
         for g, group in enumerate(hook_groups(hooks, "Stop"))
-        for h, entry in enumerate(group.get("hooks") or [])
+        for h, entry in enumerate(group_hooks(group))
         if isinstance(entry, dict) and isinstance(entry.get("command"), str) and target.owns(entry["command"])
     ]
     state = config.get("hooks", {}).get("state", {}) if isinstance(config.get("hooks"), dict) else {}

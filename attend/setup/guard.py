@@ -311,8 +311,8 @@ def decide(payload: object, env: Mapping[str, str]) -> Refusal | None:
     tool_input = payload.get("tool_input")
     if not isinstance(tool, str) or not isinstance(tool_input, dict):
         return None
-    cwd = payload.get("cwd")
-    guard = Guard(env, cwd if isinstance(cwd, str) and os.path.isabs(cwd) else os.getcwd())
+    cwd = safejson.text_field(payload, "cwd")
+    guard = Guard(env, cwd if cwd and os.path.isabs(cwd) else os.getcwd())
     return guard.check(tool, tool_input)
 
 

@@ -38,6 +38,10 @@ class TomlPart(Protocol):
     def without_ours(self, doc: Any, state: core.State) -> Any:
         """A copy with every entry attend set (as ``state`` recorded them) removed."""
 
+    @property
+    def tables(self) -> tuple[tuple[str, ...], ...]:
+        """The keys attend merges into, each of which must be a table when the file has it."""
+
 
 @dataclass
 class Plan:
@@ -95,8 +99,10 @@ def presence(p: Plan) -> tuple[bool, bool]:
 # ---------------------------------------------------------------------- a TOML file
 
 
-def load_toml(path: Path) -> tuple[bytes | None, Any, int]:
-    """(raw bytes or None, the tomlkit document, mode); refused like a JSON file attend must not write."""
+def load_toml(path: Path, tables: tuple[tuple[str, ...], ...] = ()) -> tuple[bytes | None, Any, int]:
+    """(raw bytes or None, the tomlkit document, mode); refused like a JSON file attend must not write,
+    and when one of ``tables`` (keys attend merges into) is there but is not a table: one line naming
+    the key, nothing written."""
     import tomlkit
 
     try:
@@ -116,9 +122,31 @@ def load_toml(path: Path) -> tuple[bytes | None, Any, int]:
     except UnicodeDecodeError as e:
         raise core.InstallError(f"{path} is not UTF-8 text ({e}); nothing was changed") from None
     try:
-        return raw, tomlkit.parse(text), stat.S_IMODE(st.st_mode)
+        doc = tomlkit.parse(text)
     except Exception as e:
         raise core.InstallError(f"{path} is not valid TOML ({e}); fix it, then run again; nothing was changed") from e
+    for key in tables:
+        value: Any = doc
+        for i, part in enumerate(key):
+            value = value.get(part) if isinstance(value, Mapping) else None
+            if value is not None and not isinstance(value, Mapping):
+                raise core.InstallError(
+                    f"{path}: {'.'.join(key[: i + 1])} is {_toml_kind(value)}, not a table; fix it, then run "
+                    "again; nothing was changed"
+                )
+    return raw, doc, stat.S_IMODE(st.st_mode)
+
+
+def _toml_kind(value: object) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return f"the number {value}"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return f"a {type(value).__name__}"
 
 
 # ---------------------------------------------------------------------- install
@@ -148,7 +176,7 @@ def _install(p: Plan, env: Mapping[str, str], dry_run: bool) -> core.Outcome:
     toml_raw, toml_doc, toml_mode = (None, None, 0o600)
     new_toml: bytes | None = None
     if p.toml is not None:
-        toml_raw, toml_doc, toml_mode = load_toml(target.claude_json)
+        toml_raw, toml_doc, toml_mode = load_toml(target.claude_json, p.toml.tables)
         new_toml = tomlkit.dumps(p.toml.with_ours(toml_doc)).encode()
     copies = core.copy_plan(p.copies, attend_exe)
     outcome = core.Outcome(str(target.dir), str(target.settings), str(target.claude_json), [], [])
@@ -243,7 +271,7 @@ def _uninstall(p: Plan, outcome: core.Outcome) -> core.Outcome:
                     core.Change(str(file.path), "write", core.unified_diff(file.path, file.raw, written))
                 )
     if p.toml is not None:
-        raw, doc, mode = load_toml(target.claude_json)
+        raw, doc, mode = load_toml(target.claude_json, p.toml.tables)
         if raw is not None:
             recorded, original = state.original("config_toml")
             unchanged = state.exists and core._sha(raw) == state.file("config_toml").get("written_sha256")

@@ -12,7 +12,7 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from attend import identity
+from attend import identity, safejson
 from attend.conduits import inbox_socket, waiter
 from attend.domain import delivery, mcp_markers, sessions
 from attend.domain.context import Context, enrollment_probe
@@ -206,12 +206,19 @@ def _socket_check(spool: Spool, sid: str, sensor: bool, env: Mapping[str, str], 
 
 
 def _relay_check(spool: Spool, env: Mapping[str, str]) -> Check:
-    """The relay to other hosts: configured, running, and how much waits in its outbox."""
+    """The relay to other hosts: configured, running, under the spool's host name, and how much waits in
+    its outbox or was set aside."""
+    from attend import layout
+    from attend.domain import remote
     from attend.relay import settings
 
+    given = layout.host()  # what this process's environment names the host
+    owned = remote.spool_host(spool)
+    remote.adopt(spool)
     s = settings.load(env)
     enabled = spool.exists(RELAY, RELAY_ON)
     queued = len(spool.names(RELAY, OUTBOX, "new"))
+    aside, newest = remote.aside_summary(spool)
     if s is None and not enabled:
         return Check("relay", "skip", "no relay configured: this machine's sessions only")
     if s is None:
@@ -230,8 +237,30 @@ def _relay_check(spool: Spool, env: Mapping[str, str]) -> Check:
             f"configured for host {s.host} but not running: {queued} waiting in the outbox, other hosts unheard",
             "start it: attend relay (under a supervisor; docs/architecture/relay.md has a systemd unit)",
         )
-    state = spool.read_text(RELAY, RELAY_STATE) or "{}"
-    return Check("relay", "ok", f"running for host {s.host} ({queued} waiting in the outbox; {state.strip()[:120]})")
+    try:
+        state = safejson.loads(spool.read(RELAY, RELAY_STATE, limit=4096))
+    except (OSError, ValueError):
+        state = {}
+    state = state if isinstance(state, dict) else {}
+    runs_as = state.get("host") if isinstance(state.get("host"), str) else ""
+    said = str(state.get("state", ""))[:120]
+    if owned and runs_as and runs_as != owned:
+        return Check(
+            "relay",
+            "fail",
+            f"the relay runs as host {runs_as[:63]}, but this spool's host is {owned}: records named for {owned} "
+            "are not its to publish",
+            f"restart the relay with ATTEND_HOST={owned}, or attend relay --off and start it again to rename the host",
+        )
+    if aside:
+        return Check(
+            "relay",
+            "warn",
+            f"running for host {runs_as or s.host}; {aside} record(s) set aside, never published (newest: {newest})",
+            "the records are in relay/outbox/aside/ under the spool; send them again if they still matter",
+        )
+    also = f"; this environment names the host {given}, and attend uses the spool's" if owned and given != owned else ""
+    return Check("relay", "ok", f"running for host {runs_as or s.host} ({queued} waiting in the outbox; {said}){also}")
 
 
 def run(ctx: Context, req: DoctorRequest) -> Doctor:

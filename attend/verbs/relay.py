@@ -8,6 +8,8 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from attend import layout
+from attend.domain import remote
 from attend.domain.context import Context
 from attend.errors import AttendError, UsageError
 from attend.layout import HOST_RE, OUTBOX, RELAY, RELAY_ON
@@ -52,6 +54,13 @@ class RelayReport:
     code: int = 0  # the daemon's exit code when it ran
 
 
+EXTRA = "attend relay needs the relay extra: pip install '.[relay]'"
+
+
+class RelayExtraMissing(AttendError):
+    """The relay's own packages are not installed: one line, exit 1."""
+
+
 def _stderr(line: str) -> None:
     sys.stderr.write(line + "\n")
     sys.stderr.flush()
@@ -65,6 +74,17 @@ def run(ctx: Context, req: RelayRequest) -> RelayReport:
         spool.remove(RELAY, RELAY_ON)
         queued = len(spool.names(RELAY, OUTBOX, "new"))
         return RelayReport("", [], notes=[f"sends for other hosts are no longer queued; {queued} left in the outbox"])
+    if req.provision is None and not settings.has_client():
+        raise RelayExtraMissing(EXTRA)
+    given, owned = layout.host(), remote.spool_host(spool)
+    if owned is not None and owned != given:
+        # The host name is the spool's once a relay has run: records already queued carry it.
+        remote.adopt(spool)
+        if not req.check:
+            (req.warn or _stderr)(
+                f"attend relay: this spool's host is {owned} (its relay has run under that name), not {given} as "
+                f"this environment says; it relays as {owned} (attend relay --off, then attend relay, renames it)"
+            )
     s = settings.load(ctx.env)
     if s is None:
         raise UsageError(
@@ -93,6 +113,9 @@ def run(ctx: Context, req: RelayRequest) -> RelayReport:
         from attend.relay import check
 
         problems, notes = check.check(s)
+        aside, newest = remote.aside_summary(spool)
+        if aside:
+            notes.append(f"{aside} record(s) set aside in relay/outbox/aside/, never published (newest: {newest})")
         return RelayReport(s.host, problems, notes, queued=queued, ok=not problems)
     if s.problems:
         return RelayReport(s.host, s.problems, ok=False, code=2)
