@@ -735,10 +735,14 @@ def test_a_hostile_lease_reason_and_holder_name_are_inert(world: World, web: Web
 
 
 def scene(world: World) -> None:
-    """A morning's bus: two sessions in #deploy, a thread in #open, mail for the human, a relayed line."""
+    """A morning's bus: two sessions in #deploy, a thread in #open, mail for the human, a relayed line, a
+    lease on a folder."""
+    leased_repo(world, "api")
     hana, tao = enrolled(world, "api", "Hana"), enrolled(world, "web", "Tao")
     for s in (hana, tao):
         join_verb.run(world.context(s), join_verb.JoinRequest("deploy"))
+    leased = hana.attend("lease", "src/api", "--reason", "schema v2 migration")
+    assert leased.rc == 0, leased.stderr
     asked = say(world, hana, "Schema v2 is merged. Who takes the client migration?")
     send_verb.run(world.context(tao), send_verb.SendRequest("I will, after lunch: the web client first.", re=asked))
     thanks = world.attend("reply", "--re", asked, "Thanks both. Smoke tests before 22:00, please.")
@@ -776,6 +780,9 @@ def test_a_screenshot_at_desk_and_phone_width(world: World, web: Web, browser: A
     page.wait_text("Nightly build green")
     ARTIFACTS.mkdir(exist_ok=True)
     page.page.screenshot(path=str(ARTIFACTS / "web.png"))
+    page.page.locator("#held button.release").click()  # the human's release asks first
+    page.page.screenshot(path=str(ARTIFACTS / "web-release.png"))
+    page.page.keyboard.press("Escape")
     page.page.set_viewport_size({"width": 390, "height": 760})
     page.page.screenshot(path=str(ARTIFACTS / "web-phone.png"))
     width = page.page.evaluate("document.documentElement.scrollWidth")

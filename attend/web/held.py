@@ -7,8 +7,10 @@ What wakes it, with no timer of its own beyond a slow look (``RESCAN_SECONDS``):
   write is an inotify event on ``locks/`` (the folder is watched from the spool's top until it exists);
 - a holder's process ending: a pidfd per local holder process turns readable as it exits (a lease
   lives exactly as long as its holder's process, and nothing is written when it dies);
-- the slow look: a holder with no process of its own (its liveness is the heartbeat's), another
-  host's leases as the relay last heard of them, a kernel without inotify or pidfds.
+- the slow look, every ``RESCAN_SECONDS`` while something asks for it (a holder with no process of
+  its own, whose liveness is the heartbeat's; a relay, whose mirror of other hosts' leases changes
+  unannounced), else every ``IDLE_SECONDS`` in case a wake was missed (a kernel without inotify or
+  pidfds polls instead).
 
 The pidfds and the stop pipe sit in one epoll set, handed to the watcher as its one ``wake`` file.
 """
@@ -27,9 +29,11 @@ from attend.layout import LEASES_LOCK, LOCKS
 from attend.spool import Spool
 
 RESCAN_SECONDS = 15.0
+IDLE_SECONDS = 300.0
 
-# What the look returns: the page's document of the leases, and the pids of the local holders' processes.
-Look = Callable[[], tuple[Any, set[int]]]
+# What the look returns: the page's document of the leases, the pids of the local holders' processes,
+# and whether the slow look is needed (see above).
+Look = Callable[[], tuple[Any, set[int], bool]]
 
 
 class HeldWatch:
@@ -41,6 +45,7 @@ class HeldWatch:
         self.on_change = on_change
         self.rescan = rescan
         self.last: Any = None
+        self.slow = True
         self._pidfds: dict[int, int] = {}  # pid -> its pidfd
         self._ended_pids: set[int] = set()  # pids whose pidfd fired: never watched again (no busy wake)
         self._epoll = select.epoll()
@@ -79,7 +84,7 @@ class HeldWatch:
             self._refresh()
             self.ready.set()
             while not self._stop.is_set():
-                tags = watcher.wait(self.rescan, wake=self._epoll.fileno())
+                tags = watcher.wait(self.rescan if self.slow else IDLE_SECONDS, wake=self._epoll.fileno())
                 if self._stop.is_set():
                     break
                 if WAKE in tags:
@@ -111,7 +116,7 @@ class HeldWatch:
 
     def _refresh(self) -> None:
         try:
-            doc, pids = self.look()
+            doc, pids, self.slow = self.look()
         except Exception:  # a spool refused for a moment, say: the next wake looks again
             return
         for pid in set(self._pidfds) - pids:

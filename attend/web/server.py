@@ -288,11 +288,14 @@ class Page:
             ]
         }
 
-    def held(self) -> tuple[dict[str, Any], set[int]]:
-        """The leases (as the page shows them), and the processes of the local holders: the page is
-        told again as soon as one ends (attend/web/held.py)."""
-        pids = {h.pid for h in live_holdings(self.spool) if h.pid is not None and h.start is not None}
-        return self.leases(), pids
+    def held(self) -> tuple[dict[str, Any], set[int], bool]:
+        """The leases (as the page shows them); the processes of the local holders, so the page is told
+        as soon as one ends; and whether to look again on a timer (attend/web/held.py): for a holder
+        with no process of its own, or a relay's mirror of other hosts' leases."""
+        holdings = live_holdings(self.spool)
+        pids = {h.pid for h in holdings if h.pid is not None and h.start is not None}
+        slow = any(h.pid is None or h.start is None for h in holdings) or self.spool.exists(layout.RELAY)
+        return self.leases(), pids, slow
 
     def release(self, session: str, glob: str | None) -> dict[str, Any]:
         """The human releases one lease of a session (``glob``), or all of them: the release verb, as

@@ -420,8 +420,8 @@ function drawLeases(doc) {
     const who = el("span", "who");
     who.append(el("span", "name", x.holder));
     if (x.client) who.append(" ", el("span", "client", x.client));
-    who.append(" · " + (x.remote ? "on " + x.host : "in " + x.project) + " · since " + localTime(Date.parse(x.since)));
-    if (x.until) who.append(" · until " + localTime(Date.parse(x.until)));
+    who.append(" · " + (x.remote ? "on " + x.host : "in " + x.project) + " · ", el("span", "when", "since " + localTime(Date.parse(x.since))));
+    if (x.until) who.append(" · ", el("span", "when", "until " + localTime(Date.parse(x.until))));
     li.append(who);
     if (x.reason) li.append(el("span", "reason", "“" + x.reason + "”"));
     li.title = x.remote ? x.glob + " in " + (x.repo || "a repository") + " on " + x.host : x.root + "/" + x.glob;
