@@ -14,7 +14,7 @@ import pytest
 from mcp import Client
 
 from attend.cli.app import cli
-from attend.domain import envelope, mcp_markers, sessions
+from attend.domain import addressing, envelope, mcp_markers, sessions
 from attend.domain.context import Context
 from attend.mcp.server import build_server
 from attend.setup import data
@@ -172,7 +172,8 @@ async def test_send_lands_in_the_spool_as_the_calling_session(world: World) -> N
         sent = structured(await client.call_tool("send", {"message": "hello from mcp", "from_id": "forged"}))
     record = envelope.parse(world.spool.read(world.spool.room_path(sent["room"], sent["id"])))
     assert (record.from_kind, record.from_id, record.body) == ("agent", a.session_id, "hello from mcp")
-    assert sent["delivered"] == 1
+    names = addressing.session_names(world.spool, world.context(b).sessions_dir)
+    assert sent["outcome"] == f"{names[b.session_id]} delivered"
     assert world.spool.has_delivery(b.session_id, sent["id"])
 
 
@@ -256,7 +257,8 @@ async def test_a_session_enrolled_between_two_calls_can_send_on_the_second(world
         join_channel(world, a)
         sent = structured(await client.call_tool("send", {"message": "now enrolled"}))
     assert "not enrolled" in refused and "attend run" in refused and "attend join" in refused
-    assert sent["from_id"] == a.session_id
+    record = envelope.parse(world.spool.read(world.spool.room_path(sent["room"], sent["id"])))
+    assert record.from_id == a.session_id
 
 
 async def test_status_reports_identity_and_registration_as_read_at_call_time(world: World) -> None:

@@ -29,6 +29,7 @@ class RemotePeer(Record):
     status: str
     channels: list[str]  # channel names, without '#'
     seen: float  # when this relay last heard of it (its own clock)
+    inbound: str = ""  # its inbound rule for messages from other hosts (accept, hold, refuse; "" unsaid)
 
     @property
     def address(self) -> str:
@@ -88,6 +89,7 @@ def _entry(entry: object) -> RemotePeer | None:
         _text(entry.get("status"), 32),
         channels,
         float(seen) if isinstance(seen, int | float) and seen == seen else 0.0,
+        inbound if (inbound := entry.get("inbound")) in ("accept", "hold", "refuse") else "",
     )
 
 

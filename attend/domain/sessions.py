@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping
 
 from attend import identity as ident
 from attend import safejson
-from attend.domain import rooms
+from attend.domain import outcomes, rooms
 from attend.hosts import NAMES
 from attend.identity import Identity
 from attend.layout import (
@@ -474,7 +474,7 @@ def catch_up(spool: Spool, sid: str, room_list: list[str], now: float) -> tuple[
                 continue
             if headers.get("From-Id") == sid:
                 continue  # never deliver a session its own message
-            linked += spool.link_delivery(sid, room, name)
+            linked += outcomes.link_owed(spool, sid, room, name, headers)  # as its inbound rule says
         # Up to the newest settled name only: a record still being linked under an earlier name is owed.
         below = names[: bisect.bisect_left(names, settled)]
         cursors[room] = max(below[-1] if below else "", cursors.get(room, ""))
@@ -572,7 +572,7 @@ def move_session(spool: Spool, old: str, new: Identity) -> None:
     with spool.show_lock(old, timeout=SHOW_WAIT), spool.session_lock(old):
         src_enrollment = read_enrollment(spool, old)
         with spool.session_lock(sid):  # no linker of the new id sees a name in neither place
-            for sub in ("new", "claimed", "cur"):
+            for sub in ("new", "claimed", "cur", "held", "declined"):
                 for entry in spool.listing(old, sub):
                     spool.move_entry(("sessions", old, sub, entry), ("sessions", sid, sub, entry))
         _carry_repair_duty(spool, old, sid)

@@ -74,7 +74,7 @@ UNMUTE = unmute_verb.PARAMS
 READ_ONLY = ToolAnnotations(read_only_hint=True)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False)
 
-SENT = mcp_schema.result_model(send_verb.Sent)
+SENT = mcp_schema.result_model(send_verb.SentBrief)
 INBOX_OUT = mcp_schema.result_model(inbox_verb.Inbox)
 PEERS_OUT = mcp_schema.result_model(peers_verb.Peers)
 STATUS_OUT = mcp_schema.result_model(status_verb.Status)
@@ -288,7 +288,7 @@ def build_server(
         on_behalf_of: Annotated[OptStr, Field(description=SEND["on_behalf_of"])] = None,
     ) -> Annotated[CallToolResult, SENT]:
         req = send_verb.SendRequest(message, to, channel, broadcast, None, on_behalf_of)
-        return app.invoke("send", lambda ctx: send_verb.run(ctx, req))
+        return app.invoke("send", lambda ctx: send_verb.brief(send_verb.run(ctx, req)))
 
     @app.tool(name="reply", description=reply_verb.DESCRIPTION, annotations=WRITES)
     def reply(
@@ -300,7 +300,7 @@ def build_server(
         on_behalf_of: Annotated[OptStr, Field(description=REPLY["on_behalf_of"])] = None,
     ) -> Annotated[CallToolResult, SENT]:
         req = reply_verb.ReplyRequest(message, re, to, channel, broadcast, on_behalf_of)
-        return app.invoke("reply", lambda ctx: reply_verb.run(ctx, req))
+        return app.invoke("reply", lambda ctx: send_verb.brief(reply_verb.run(ctx, req)))
 
     @app.tool(name="inbox", description=inbox_verb.DESCRIPTION, annotations=READ_ONLY)
     def inbox(
