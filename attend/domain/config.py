@@ -115,6 +115,31 @@ KEYS: dict[str, Key] = {
         3.0, float, 0, "seconds between a fast sender's lines; what it sends between folds"
     ),
     "governor.sender.max_per_minute": Key(30, int, 1, "lines a minute per sender that a conduit shows, at most"),
+    # The inbound rule's default per sender class (docs/architecture/outcomes.md); a session's own rule wins.
+    "inbound.local": Key(
+        "accept",
+        str,
+        0,
+        "what a session does with messages from this host's sessions: accept, hold or refuse",
+        project=True,
+        choices=("accept", "hold", "refuse"),
+    ),
+    "inbound.humans": Key(
+        "accept",
+        str,
+        0,
+        "what a session does with messages from this host's humans: accept, hold or refuse",
+        project=True,
+        choices=("accept", "hold", "refuse"),
+    ),
+    "inbound.hosts": Key(
+        "accept",
+        str,
+        0,
+        "what a session does with messages relayed from other hosts: accept, hold or refuse",
+        project=True,
+        choices=("accept", "hold", "refuse"),
+    ),
 }
 SENSORS = "sensors"  # the one section that is not a key: sensors: {+name: {script: …}, -name:, name: {…}}
 RELAY = "relay"  # relay: {servers: [...], …}: read and checked by attend.relay (docs/architecture/relay.md)

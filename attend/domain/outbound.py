@@ -100,6 +100,9 @@ def deliver(
     if not kept:
         raise AttendError(_nobody_takes(address, rules, across))
     sig, linked = delivery.send(ctx.spool, sig._replace(room=kept[0]), kept, rules)
+    for room in address.rooms:
+        if room not in kept and room not in across:  # a direct room its one recipient refuses: not written
+            linked.refused += [sid for sid, rule in rules.rules.get(room, {}).items() if rule == outcomes.REFUSE]
     is_live = liveness.Liveness(ctx.spool, ctx.sessions_dir)
     live_now = {s: is_live(s) for s in linked.sessions}
     rows = _rows(ctx, sig, address, linked, across, live_now)
@@ -162,7 +165,7 @@ def _rows(
     rows += [
         (u, u, "human", outcomes.DELIVERED if humans.is_recent(spool, u) else outcomes.PARKED) for u in linked.humans
     ]
-    for room, (name, kind, rule) in across.items():
+    for room, (name, kind, rule) in across.items():  # refused ones too: their rooms were not written
         took = {outcomes.REFUSE: outcomes.REFUSED, outcomes.HOLD: outcomes.HELD}.get(rule, outcomes.DELIVERED)
         rows.append((name, room[2:], kind, took))
     return rows

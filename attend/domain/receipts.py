@@ -1,8 +1,9 @@
 """Receipts: where one message stands for each session that has it, or should.
 
 A delivery's state is where its link is in the session's maildir: new/ (delivered), claimed/ (a
-conduit took it and has not yet shown it), cur/ (seen). Three lstat calls per session; nothing is
-read or written.
+conduit took it and has not yet shown it), cur/ (seen), held/ (its inbound rule holds it) or
+declined/ (held, then declined: the sender's receipt says so, and nothing is mailed back). Five lstat
+calls per session at most; nothing is read or written.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from attend.spool import Spool
 class Delivery:
     session_id: str
     display: str
-    state: str  # "delivered" | "claimed" | "seen" | "missing" (should have it, and lacks it)
+    state: str  # "delivered" | "claimed" | "seen" | "held" | "declined" | "missing" (should have it, and lacks it)
 
 
 @dataclass
@@ -28,6 +29,8 @@ class Receipt:
     delivered: int = 0
     claimed: int = 0
     seen: int = 0
+    held: int = 0
+    declined: int = 0
     missing: int = 0
 
 

@@ -42,6 +42,7 @@ from attend.mcp import schema as mcp_schema
 from attend.mcp.front import Replay
 from attend.spool import Spool, default_root
 from attend.verbs import document
+from attend.verbs import inbound as inbound_verb
 from attend.verbs import inbox as inbox_verb
 from attend.verbs import inbox_wait as wait_verb
 from attend.verbs import join as join_verb
@@ -85,6 +86,8 @@ SUBSCRIBED = mcp_schema.result_model(subscribe_verb.Subscribed)
 UNSUBSCRIBED = mcp_schema.result_model(unsubscribe_verb.Unsubscribed)
 MUTED = mcp_schema.result_model(mute_verb.Muted)
 UNMUTED = mcp_schema.result_model(unmute_verb.Unmuted)
+INBOUND = inbound_verb.PARAMS
+INBOUND_OUT = mcp_schema.result_model(inbound_verb.Inbound)
 
 OUTSIDE_SESSION = (
     "this MCP server runs outside any agent session, so it has no session identity and changes "
@@ -275,7 +278,7 @@ OptStr = str | None
 def build_server(
     context: Callable[[], Context] | None = None, marker: mcp_markers.Marker | None = None
 ) -> AttendServer:
-    """The server with its twelve tools. ``context`` makes a fresh Context per call (tests pass one that
+    """The server with its thirteen tools. ``context`` makes a fresh Context per call (tests pass one that
     resolves as a stand-in session); ``marker`` is this process's presence marker, if it keeps one."""
     app = AttendServer(context or Context.default, marker)
 
@@ -387,6 +390,14 @@ def build_server(
             )
         finally:
             stop.set()
+
+    @app.tool(name="inbound", description=inbound_verb.DESCRIPTION, annotations=WRITES)
+    def inbound(
+        action: Annotated[OptStr, Field(description=INBOUND["action"])] = None,
+        id: Annotated[OptStr, Field(description=INBOUND["id"])] = None,
+    ) -> Annotated[CallToolResult, INBOUND_OUT]:
+        req = inbound_verb.InboundRequest(action, id)
+        return app.invoke("inbound", lambda ctx: inbound_verb.run(ctx.agent(), req))
 
     return app
 
