@@ -559,7 +559,10 @@ class ChatApp(App[None]):
         if not out:
             out = Text("no live sessions", style="dim")
         self.query_one("#peers", Static).update(out)
-        self.peer_names = sorted({p.display for p in found.peers} | set(humans.known(self.ctx.spool)) - {self.user})
+        earlier = {n for p in found.peers for n in p.earlier}  # stable names: an earlier name still reaches it
+        self.peer_names = sorted(
+            {p.display for p in found.peers} | earlier | set(humans.known(self.ctx.spool)) - {self.user}
+        )
 
     # ------------------------------------------------------------------ compose
 
