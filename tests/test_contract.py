@@ -9,6 +9,7 @@ MCP bookkeeping (the presence marker and notify/), lock files and the diagnostic
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -182,6 +183,11 @@ async def test_the_cli_and_mcp_leave_the_same_state_and_answer_the_same_document
 
     via_cli = cli_run(seeded.a, cli_root, argv)
     via_mcp = await mcp_run(world, seeded.a, mcp_root, tool, args)
+    if tool in ("send", "reply"):  # a model is told the brief of the CLI's whole document
+        recipients = [send_verb.Recipient(**r) for r in via_cli["recipients"]]
+        keys = {f.name for f in dataclasses.fields(send_verb.Sent)} - {"recipients"}
+        whole = send_verb.Sent(**{k: v for k, v in via_cli.items() if k in keys}, recipients=recipients)
+        via_cli = dataclasses.asdict(send_verb.brief(whole))
 
     cli_state = state_tree(cli_root, seeded.seed_names)
     mcp_state = state_tree(mcp_root, seeded.seed_names)

@@ -29,6 +29,7 @@ MCP_TOOLS = [
     "inbox_wait",
     "mute",
     "unmute",
+    "inbound",
 ]
 USER_SETTINGS = {
     "permissions": {"allow": ["Bash(ls:*)"], "deny": ["Read(./.env)"]},
