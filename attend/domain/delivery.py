@@ -48,11 +48,12 @@ class Plan:
     """Who receives one message in each room of this host, by their inbound rules, read before it is
     written: so a message that every recipient refuses is written nowhere."""
 
-    __slots__ = ("rules", "waiting")
+    __slots__ = ("rules", "states", "waiting")
 
     def __init__(self) -> None:
         self.rules: dict[str, dict[str, str]] = {}  # room -> {sid: accept | hold | refuse}
         self.waiting: dict[str, str] = {}  # direct room -> the session it addresses, not enrolled yet
+        self.states: dict[str, outcomes.State] = {}  # sid -> what its outcome is decided by, read once
 
     def takers(self, room: str) -> bool:
         """Whether the room's copy is taken: by a session that accepts or holds it, by one not enrolled
@@ -70,7 +71,10 @@ def plan(spool: Spool, sig: Signal, room_list: list[str]) -> Plan:
         if "@" in room[1:] or room.startswith("h-"):
             continue  # another host's (its relay decides there), or a human's (a human's mail is never held)
         sids = [sid for sid in sessions.recipients(spool, room) if sid != sig.from_id]
-        out.rules[room] = {sid: outcomes.decide(spool, sid, klass) for sid in sids}
+        for sid in sids:
+            if sid not in out.states:
+                out.states[sid] = outcomes.state(spool, sid)
+        out.rules[room] = {sid: out.states[sid].rule()[klass] for sid in sids}
         if room.startswith("d-") and not sids:
             target = sessions.moved_to(spool, room[2:])
             if target != sig.from_id:

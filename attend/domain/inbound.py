@@ -40,7 +40,7 @@ class Waiting(Record):
 
 def set_rule(spool: Spool, sid: str, classes: tuple[str, ...], rule: str) -> dict[str, str]:
     """Set the session's own rule for ``classes`` (the others keep theirs); the rule in force after."""
-    own = outcomes._read(spool, sid, INBOUND)
+    own = outcomes.own_rule(spool, sid)
     mine = dict(own) if own else {}
     mine.update(dict.fromkeys(classes, rule))
     spool.write_state(outcomes.render_rule(mine), SESSIONS, sid, INBOUND, durable=True)

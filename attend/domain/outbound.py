@@ -105,7 +105,7 @@ def deliver(
             linked.refused += [sid for sid, rule in rules.rules.get(room, {}).items() if rule == outcomes.REFUSE]
     is_live = liveness.Liveness(ctx.spool, ctx.sessions_dir)
     live_now = {s: is_live(s) for s in linked.sessions}
-    rows = _rows(ctx, sig, address, linked, across, live_now)
+    rows = _rows(ctx, sig, address, linked, across, live_now, rules)
     live = sum(live_now.values()) + sum(humans.is_recent(ctx.spool, u) for u in linked.humans)
     warnings = warnings + list(address.warnings) + list(sender.notes) + slow_down(ctx, sender, live)
     shown = address.to_name or address.to
@@ -148,6 +148,7 @@ def _rows(
     linked: delivery.Fanout,
     across: dict[str, tuple[str, str, str]],
     live: dict[str, bool],
+    rules: delivery.Plan,
 ) -> list[tuple[str, str, str, str]]:
     """(name, id, kind, outcome) per recipient, in the order they were reached."""
     if not (linked.sessions or linked.held or linked.refused or linked.waiting or linked.humans or across):
@@ -158,7 +159,11 @@ def _rows(
     if names is None:
         names = {**sessions.registered_names(spool), **named}
     judge = outcomes.Judge(spool, sig.from_kind, sig.from_id, sig.origin, sig.via)
-    rows = [(names.get(s, s), s, "agent", judge.shown(spool, s, sig.room, live[s])) for s in linked.sessions]
+    read = rules.states
+    rows = [
+        (names.get(s, s), s, "agent", judge.shown(s, sig.room, live[s], read.get(s) or outcomes.state(spool, s)))
+        for s in linked.sessions
+    ]
     rows += [(names.get(s, s), s, "agent", outcomes.HELD) for s in linked.held]
     rows += [(names.get(s, s), s, "agent", outcomes.REFUSED) for s in linked.refused]
     rows += [(names.get(s, s), s, "agent", outcomes.PARKED) for s in linked.waiting]

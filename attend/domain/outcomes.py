@@ -68,14 +68,54 @@ def render_rule(rule: dict[str, str]) -> bytes:
     return "".join(f"{c} {rule[c]}\n" for c in CLASSES if c in rule).encode()
 
 
-def _read(spool: Spool, sid: str, name: str) -> dict[str, str] | None:
-    """The rule file ``name`` of a session: {} when absent, None when unreadable (planted, not text,
-    not the grammar)."""
-    try:
-        data = spool.read(SESSIONS, sid, name, limit=RULE_LIMIT)
-    except FileNotFoundError:
-        return {}
-    except (OSError, AttendError):
+MUTES = "mutes"  # sessions/<sid>/mutes (attention.MUTES): what the session mutes
+MUTES_LIMIT = 1 << 16
+UNREADABLE = None  # a file there that is not one this reads: the rule reads as hold
+FILES = ((INBOUND, RULE_LIMIT), (INBOUND_DEFAULT, RULE_LIMIT), (MUTES, MUTES_LIMIT))  # what State holds, in order
+
+
+class State:
+    """What a send decides a recipient's outcome by, read through one handle on its folder: its own
+    rule, its project's default, and its mutes (each ``b""`` when absent, None when unreadable)."""
+
+    __slots__ = ("default", "mutes", "own")
+
+    def __init__(self, own: bytes | None, default: bytes | None, mutes: bytes | None) -> None:
+        self.own, self.default, self.mutes = own, default, mutes
+
+    def rule(self) -> dict[str, str]:
+        """The rule for every class: its own where it names one, else the project's default, else
+        accept; an unreadable file of either reads as hold."""
+        own = _parsed(self.own)
+        if own is None:
+            return dict.fromkeys(CLASSES, HOLD)
+        if len(own) == len(CLASSES):
+            return own
+        default = _parsed(self.default)
+        if default is None:
+            default = dict.fromkeys(CLASSES, HOLD)
+        return {c: own.get(c) or default.get(c) or ACCEPT for c in CLASSES}
+
+    def mute_keys(self, now: float) -> set[str]:
+        """The mutes in force, as keys (``peer:<id>``, ``room:<room>``, ``project:<path>``)."""
+        if not self.mutes:
+            return set()
+        try:
+            raw = safejson.loads(self.mutes)
+        except ValueError:
+            return set()
+        if not isinstance(raw, dict):
+            return set()
+        out = set()
+        for key, entry in raw.items():
+            until = entry.get("until") if isinstance(entry, dict) else None
+            if isinstance(key, str) and (until is None or (isinstance(until, int | float) and until > now)):
+                out.add(key)
+        return out
+
+
+def _parsed(data: bytes | None) -> dict[str, str] | None:
+    if data is None:
         return None
     try:
         return parse_rule(data.decode("utf-8"))
@@ -83,18 +123,30 @@ def _read(spool: Spool, sid: str, name: str) -> dict[str, str] | None:
         return None
 
 
+def state(spool: Spool, sid: str) -> State:
+    """The session's rule files and mutes, read through one handle on its folder."""
+    got: list[bytes | None] = [b"", b"", b""]
+    try:
+        with spool.folder(SESSIONS, sid) as folder:
+            for i, (name, limit) in enumerate(
+                ((INBOUND, RULE_LIMIT), (INBOUND_DEFAULT, RULE_LIMIT), (MUTES, MUTES_LIMIT))
+            ):
+                try:
+                    got[i] = folder.read(name, limit)
+                except FileNotFoundError:
+                    continue
+                except (OSError, AttendError):
+                    got[i] = UNREADABLE
+    except FileNotFoundError:
+        pass
+    except (OSError, AttendError):  # its folder planted over: nothing of it can be read
+        got = [UNREADABLE, UNREADABLE, b""]
+    return State(*got)
+
+
 def rule_of(spool: Spool, sid: str) -> dict[str, str]:
-    """The session's rule for every class: its own where it names one, else the project's default,
-    else accept; an unreadable file of either reads as hold."""
-    own = _read(spool, sid, INBOUND)
-    if own is None:
-        return dict.fromkeys(CLASSES, HOLD)
-    if len(own) == len(CLASSES):
-        return own
-    default = _read(spool, sid, INBOUND_DEFAULT)
-    if default is None:
-        default = dict.fromkeys(CLASSES, HOLD)
-    return {c: own.get(c) or default.get(c) or ACCEPT for c in CLASSES}
+    """The session's rule for every class (State.rule)."""
+    return state(spool, sid).rule()
 
 
 def decide(spool: Spool, sid: str, klass: str) -> str:
@@ -102,25 +154,9 @@ def decide(spool: Spool, sid: str, klass: str) -> str:
     return rule_of(spool, sid)[klass]
 
 
-def mute_keys(spool: Spool, sid: str, now: float) -> set[str]:
-    """The session's mutes in force, as keys (``peer:<id>``, ``room:<room>``, ``project:<path>``)."""
-    try:
-        raw = safejson.loads(spool.read_text(SESSIONS, sid, "mutes") or "{}")
-    except (OSError, ValueError, AttendError):
-        return set()
-    if not isinstance(raw, dict):
-        return set()
-    out = set()
-    for key, entry in raw.items():
-        until = entry.get("until") if isinstance(entry, dict) else None
-        if isinstance(key, str) and (until is None or (isinstance(until, int | float) and until > now)):
-            out.add(key)
-    return out
-
-
-def is_muted(spool: Spool, sid: str, from_id: str, room: str, origin: str, now: float) -> bool:
-    keys = mute_keys(spool, sid, now)
-    return bool(keys) and bool({f"peer:{from_id}", f"room:{room}", f"project:{origin.rstrip('/') or '/'}"} & keys)
+def own_rule(spool: Spool, sid: str) -> dict[str, str] | None:
+    """The session's own rule file as written ({} absent, None unreadable)."""
+    return _parsed(state(spool, sid).own)
 
 
 def folding(spool: Spool, sender: str, now: float) -> set[str]:
@@ -152,9 +188,11 @@ class Judge:
         if self.klass == "local" and spool.exists(SESSIONS, from_id, FOLDED_BY):
             self.folds = folding(spool, from_id, self.now)
 
-    def shown(self, spool: Spool, sid: str, room: str, live: bool) -> str:
+    def shown(self, sid: str, room: str, live: bool, read: State) -> str:
         """The outcome of a linked (accepted) delivery: muted, throttled, delivered or parked."""
-        if is_muted(spool, sid, self.from_id, room, self.origin, self.now):
+        keys = read.mute_keys(self.now)
+        muted = {f"peer:{self.from_id}", f"room:{room}", f"project:{self.origin.rstrip('/') or '/'}"}
+        if keys and keys & muted:
             return MUTED
         if self.folds and sid in self.folds:
             return THROTTLED
