@@ -7,7 +7,7 @@ ClientSession. Figures:
   ``git archive``, put first on PYTHONPATH) the same for that tree, runs interleaved in one sitting;
 - warm tools/call round trip (goal p50 <= 3 ms), against a ping round trip on the same server;
 - the tools' size as the model receives them: {name (mcp__attend__ prefix), description, input
-  schema} as compact JSON (goal < 5000 bytes; bench/e2e_tools_size.py measures the real client's request);
+  schema} as compact JSON (goal < 6000 bytes; bench/e2e_tools_size.py measures the real client's request);
 - `attend send --help` start time against a bare interpreter, and proof that the CLI never imports mcp.
 
 The server runs outside any Claude session (a human caller), in a throwaway ATTEND_HOME.
@@ -211,7 +211,7 @@ def main() -> None:
     )
     print(f"warm ping, raw (baseline)        p50 {pct(pings, 0.5) * ms:6.2f} ms")
     print(f"warm tools/call status, SDK      p50 {pct(sdk, 0.5) * ms:6.2f} ms  p90 {pct(sdk, 0.9) * ms:6.2f} ms")
-    print(f"tools as the model receives them {size} bytes for {len(tools)} tools (goal < 5000)")
+    print(f"tools as the model receives them {size} bytes for {len(tools)} tools (goal < 6000)")
     print(
         f"attend send --help start         {cli * ms:7.1f} ms  ({cli / bare:.1f}x bare); CLI imports mcp: {not clean}"
     )
