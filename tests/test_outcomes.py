@@ -223,6 +223,11 @@ def test_what_waits_past_a_day_is_marked_unreviewed_and_stays(world: World, thre
     waiting = inbound(b)["waiting"]
     assert [(w["id"], w["unreviewed"]) for w in waiting] == [(old, True)]
     assert old in maildir(world, b.session_id, "held")
+    # the sender's side sees it too: its receipt says unreviewed
+    from attend.domain import receipts
+
+    [row] = receipts.receipt(world.spool, room, old, "someone-else").recipients
+    assert (row.session_id, row.state, row.unreviewed) == (b.session_id, "held", True)
 
 
 def test_the_sender_sees_later_changes_in_inbox_sent(world: World, three: tuple[StandIn, ...]) -> None:

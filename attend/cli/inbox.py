@@ -61,7 +61,7 @@ def _message_block(m: inbox_verb.Message, utc: bool, columns: int | None) -> str
         lines.append(f"  for:     {framing.inline(m.on_behalf_of)}")
     lines.append(f"  to:      {framing.inline(m.to_name or m.to)}")
     if m.recipients:  # --sent: where it stands now for each recipient
-        states = ", ".join(f"{d.display} {d.state}" for d in m.recipients)
+        states = ", ".join(f"{d.display} {d.state}{' (unreviewed)' if d.unreviewed else ''}" for d in m.recipients)
         lines.append(f"  now:     {framing.inline(states)}")
     lines.append(terminal.hang("  message: ", "\n".join(framing.trimmed(m.body)), columns))
     return "\n".join(lines)

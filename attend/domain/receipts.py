@@ -8,9 +8,11 @@ calls per session at most; nothing is read or written.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
-from attend.domain import sessions
+from attend.domain import outcomes, sessions
+from attend.layout import name_time
 from attend.spool import Spool
 
 
@@ -19,6 +21,7 @@ class Delivery:
     session_id: str
     display: str
     state: str  # "delivered" | "claimed" | "seen" | "held" | "declined" | "missing" (should have it, and lacks it)
+    unreviewed: bool = False  # held, and waiting past a day (it stays): the sender sees it as the session does
 
 
 @dataclass
@@ -49,6 +52,7 @@ def receipt(spool: Spool, room: str, name: str, sender: str) -> Receipt:
             state = "missing"
         if state is None:
             continue
-        out.recipients.append(Delivery(sid, names.get(sid, sid[:8]), state))
+        late = state == "held" and time.time() - name_time(name) > outcomes.UNREVIEWED_AFTER
+        out.recipients.append(Delivery(sid, names.get(sid, sid[:8]), state, late))
         setattr(out, state, getattr(out, state) + 1)
     return out
