@@ -163,6 +163,8 @@ def _receipt_text(result: inbox_verb.Inbox) -> str:
     r = result.receipt
     assert r is not None
     head = f"{r.id} in {result.messages[0].scope}: {r.delivered} delivered, {r.claimed} claimed, {r.seen} seen"
+    if r.held or r.declined:  # by the recipients' inbound rules (docs/architecture/outcomes.md)
+        head += f", {r.held} held, {r.declined} declined"
     if r.missing:
         head += f", {r.missing} missing (attend doctor repairs)"
     rows = [[d.display, d.session_id, d.state] for d in r.recipients]
