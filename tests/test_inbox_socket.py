@@ -556,8 +556,9 @@ def test_a_planted_post_record_naming_a_fifo_does_not_hang_a_reply(world: World)
     assert out.rc == 1 and "nothing to reply to" in out.stderr, out.stdout + out.stderr
 
 
+@pytest.mark.parametrize("with_loop", [False, True], ids=["socket", "socket-and-loop"])
 def test_a_held_message_accepted_is_shown_exactly_once_with_the_socket_the_waiter_and_drains_racing(
-    world: World, setups: Any
+    world: World, setups: Any, loops: Any, with_loop: bool
 ) -> None:
     """The inbound rule (docs/architecture/outcomes.md): a held message is in held/, which no conduit
     lists; accepted, it is one delivery in new/, and whichever conduit claims it first shows it."""
@@ -571,6 +572,7 @@ def test_a_held_message_accepted_is_shown_exactly_once_with_the_socket_the_waite
         assert out.returncode == 0, out.stderr
         ids.append(json.loads(out.stdout)["id"])
     s.start()
+    loop = loops(s.s) if with_loop else None  # the socket steps aside for a live loop: it races all the same
     waiter = Wait(world, s.s)
     assert not s.inbox.posts and not drain(world, s.sid).stdout.strip()  # nothing shows while it waits
     with ThreadPoolExecutor(4) as pool:
@@ -584,6 +586,8 @@ def test_a_held_message_accepted_is_shown_exactly_once_with_the_socket_the_waite
     assert sorted(decided[0] + decided[1]) == sorted(ids)  # each accepted by one of the two
     wait_until(lambda: len(maildir(world, s.sid, "cur")) == 5, "all five shown and marked seen")
     shown += drain(world, s.sid).stdout + "".join(s.inbox.contents)
+    if loop is not None:
+        shown += "\n".join(loop.lines())
     if waiter.exited():
         shown += waiter.done()[2]
     else:

@@ -192,3 +192,15 @@ def test_completion_offers_earlier_names(world: World) -> None:
         os.environ.clear()
         os.environ.update(saved)
     assert values.get("proj-6a") is not None and values.get("proj-1e") == "now proj-6a", values
+
+
+@pytest.mark.anyio
+async def test_the_mcp_to_takes_an_earlier_name(world: World) -> None:
+    a, b = world.session("proj", name="proj-1e"), world.session("other", name="other-3f")
+    for s in (a, b):
+        assert s.attend("join", "crew").rc == 0
+    rename(a, "proj-6a")
+    assert peer(world, a.session_id)["earlier"] == ["proj-1e"]
+    async with Client(server_as(world, b), mode="legacy") as client:
+        sent = structured(await client.call_tool("send", {"message": "via mcp, old name", "to": "proj-1e"}))
+    assert sent["outcome"] == "proj-6a delivered" and sent["room"] == rooms.direct_room(a.session_id)
