@@ -98,7 +98,7 @@ def deliver(
     across = _across(ctx.spool, address.rooms)
     kept = [r for r in address.rooms if _taken(r, rules, across)]
     if not kept:
-        raise AttendError(_nobody_takes(address, rules, across))
+        raise AttendError(_nobody_takes(address, sig))
     sig, linked = delivery.send(ctx.spool, sig._replace(room=kept[0]), kept, rules)
     for room in address.rooms:
         if room not in kept and room not in across:  # a direct room its one recipient refuses: not written
@@ -133,11 +133,13 @@ def _taken(room: str, rules: delivery.Plan, across: dict[str, tuple[str, str, st
     return True
 
 
-def _nobody_takes(address: addressing.Address, rules: delivery.Plan, across: dict[str, tuple[str, str, str]]) -> str:
+def _nobody_takes(address: addressing.Address, sig: Signal) -> str:
+    """The one line of a send every recipient refuses (exit 1): whom, and which senders it refuses."""
     names = address.to_name or address.to
+    klass = outcomes.sender_class(sig.from_kind, sig.from_id, sig.via)
     return (
-        f"not sent: {names} refuses messages like this one (its inbound rule; attend inbound shows yours); "
-        "nothing was written"
+        f"not sent: {names} refuses messages from {outcomes.CLASS_LABELS[klass]} (its inbound rule, attend "
+        "inbound); nothing was written"
     )
 
 

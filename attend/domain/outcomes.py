@@ -34,6 +34,7 @@ from attend.spool import Spool
 DELIVERED, PARKED, HELD, REFUSED, MUTED, THROTTLED = "delivered", "parked", "held", "refused", "muted", "throttled"
 OUTCOMES = (DELIVERED, PARKED, HELD, REFUSED, MUTED, THROTTLED)
 CLASSES = ("local", "humans", "hosts")  # who sent it: a session of this host, a human of it, another host
+CLASS_LABELS = {"local": "this host's sessions", "humans": "this host's humans", "hosts": "other hosts"}
 ACCEPT, HOLD, REFUSE = "accept", "hold", "refuse"
 RULES = (ACCEPT, HOLD, REFUSE)
 RULE_LIMIT = 4096  # bytes of a rule file read at most
