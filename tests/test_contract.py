@@ -166,6 +166,8 @@ CASES: list[tuple[str, list[str], str, dict[str, Any]]] = [
      {"kinds": ["open", "channel:crew"]}),
     ("notify unsubscribe", ["notify", "unsubscribe", "--json", "{sub}"], "notify_unsubscribe",
      {"subscription_id": "{sub}"}),
+    ("inbound hold", ["inbound", "--json", "hold", "--from", "hosts,humans"], "inbound",
+     {"action": "hold hosts,humans"}),
 ]  # fmt: skip
 
 
