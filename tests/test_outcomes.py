@@ -378,3 +378,15 @@ def test_the_verb_is_typed_for_a_frontend_to_call(world: World, three: tuple[Sta
     msg = send_json(a, "--to", b.session_id, "typed")["id"]
     result = inbound_verb.run(world.context(), inbound_verb.InboundRequest("accept", msg))
     assert isinstance(result, inbound_verb.Inbound) and result.decided == [msg]
+
+
+def test_a_clear_carries_the_rule_and_what_waits_to_the_new_id(world: World, three: tuple[StandIn, ...]) -> None:
+    a, b, _c = three
+    inbound(b, "hold", "--from", "local")
+    msg = send_json(a, "--to", b.session_id, "before the clear")["id"]
+    old = b.session_id
+    b.write_record(session_id="00000000-0000-4000-8000-0000000000c2")  # the client's /clear: a new id
+    assert b.attend("join", "crew").rc == 0  # the new id takes the old one's state
+    assert b.session_id != old and maildir(world, b.session_id, "held") == [msg]
+    assert inbound(b)["rule"] == {"local": "hold", "humans": "accept", "hosts": "accept"}
+    assert outcomes_of(send_json(a, "--to", old, "to the old id")) == {b.session_id: "held"}
