@@ -385,7 +385,7 @@ def earlier_note(want: str, found: Candidate, known: list[Candidate]) -> str | N
     if not before or found.name.lower() != lowered:
         return None
     return (
-        f"{want!r} was the earlier name of session {before[0].name} ({before[0].sid}); it now names another live "
+        f"{want!r} was the earlier name of session {before[0].name} ({before[0].sid}); it now names another "
         f"session, which this went to"
     )
 
