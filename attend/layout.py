@@ -76,6 +76,11 @@ DISCLOSED = "disclosed"  # JSON {at, why}: when the reheat was last said, by any
 COMPACTED = "compacted"  # JSON {at, shown}: the last compaction, and the cur/ names shown before it
 LEASES = "leases"  # JSON: the session's leases on files, and the host process they live as long as (leases.md)
 LEASES_LOCK = "leases"  # locks/leases: one lease or release at a time, so two sessions never both win a file
+# The inbound rule (docs/architecture/outcomes.md): what a session takes in, and what waits for it.
+HELD = "held"  # sessions/<sid>/held/: deliveries its inbound rule holds; no conduit lists this folder
+DECLINED = "declined"  # sessions/<sid>/declined/: held deliveries declined (kept, never shown)
+INBOUND = "inbound"  # sessions/<sid>/inbound: the session's own rule, "<class> <rule>" a line
+INBOUND_DEFAULT = "inbound-default"  # the project overlay's default, written at enrollment (no yaml on a send)
 
 # The relay's files (docs/architecture/relay.md), under relay/.
 RELAY_ON = "enabled"  # relay/enabled: a relay serves this spool; sends for other hosts also go to the outbox
@@ -98,7 +103,19 @@ CLEANUP_LOCK = "cleanup"  # locks/cleanup: one cleanup (or sweep) at a time
 # What a /clear carries from sessions/<old>/ to sessions/<new>/: the maildir entries, these files
 # (the opt-out too: `scene private` must survive it; the leases: a /clear keeps them), these folders,
 # the channel memberships and the enrollment itself (merged).
-CARRIED_FILES = (LAST_INBOUND, REPAIR, NOTICE, REPLY_HINT, DRAIN_ROUNDS, BANNER, PRESENCE_CURSOR, OPTOUT, LEASES)
+CARRIED_FILES = (
+    LAST_INBOUND,
+    REPAIR,
+    NOTICE,
+    REPLY_HINT,
+    DRAIN_ROUNDS,
+    BANNER,
+    PRESENCE_CURSOR,
+    OPTOUT,
+    LEASES,
+    INBOUND,
+    INBOUND_DEFAULT,
+)
 CARRIED_FOLDERS = (NOTIFY, MCP)
 
 # What retention may remove (docs/architecture/spool.md, "Bounded growth"): stale files in any

@@ -721,13 +721,16 @@ class Spool:
         return self.lock(L.LOCKS, name, shared=shared, wait=wait)
 
     def delivery_state(self, sid: str, name: str, top: str = L.SESSIONS) -> str | None:
-        """Where a name stands in a session's (or a human's) maildir: "seen", "claimed", "delivered", or None."""
+        """Where a name stands in a session's (or a human's) maildir: "seen", "claimed", "delivered", "held"
+        (its inbound rule keeps it from the conduits), "declined", or None."""
         try:
             with self._at((top, sid)) as d:
                 for sub, entry, state in (
                     (L.CUR, name + L.SEEN, "seen"),
                     (L.CLAIMED, name, "claimed"),
                     (L.NEW, name, "delivered"),
+                    (L.HELD, name, "held"),
+                    (L.DECLINED, name, "declined"),
                 ):
                     if _holds(d, sub, entry):
                         return state
@@ -757,31 +760,35 @@ class Spool:
                 return False
         return True
 
-    def link_delivery(self, sid: str, room: str, name: str) -> bool:
-        """Link a room record into a session's new/, unless the name is already anywhere in its maildir."""
-        for _sid, outcome in self.link_deliveries(room, name, [sid]):
+    def link_delivery(self, sid: str, room: str, name: str, held: bool = False) -> bool:
+        """Link a room record into a session's new/ (``held``: held/), unless the name is already anywhere
+        in its maildir."""
+        for _sid, outcome in self.link_deliveries(room, name, [sid], held):
             if isinstance(outcome, BaseException):
                 raise outcome
             return outcome
         return False
 
-    def link_deliveries(self, room: str, name: str, sids: list[str]) -> Iterator[tuple[str, bool | OSError]]:
+    def link_deliveries(
+        self, room: str, name: str, sids: list[str], held: bool = False
+    ) -> Iterator[tuple[str, bool | OSError]]:
         """Fan one room record out: per recipient, whether it was linked (False: it already had the name
         somewhere in its maildir), or the error that kept it from being linked, so one broken recipient
         never starves the others. The hot loop of every send: the room's folder is opened once, and
-        each recipient costs its own folders, its delivery lock, two probes and the link."""
+        each recipient costs its own folders, its delivery lock, four probes and the link. ``held``:
+        into held/ (the recipients' inbound rule holds it), which no conduit lists."""
         src = self._open_dir((L.ROOMS, room, L.NEW))
         try:
             for sid in sids:
                 try:
-                    yield sid, self._link_into(src, sid, room, name)
+                    yield sid, self._link_into(src, sid, room, name, held)
                 except OSError as e:
                     yield sid, e
         finally:
             os.close(src)
 
     @_writes
-    def _link_into(self, src: int, sid: str, room: str, name: str) -> bool:
+    def _link_into(self, src: int, sid: str, room: str, name: str, held: bool = False) -> bool:
         # Spelled out with plain os calls, not the helpers: this runs once per recipient of every send.
         # Every folder is still opened O_DIRECTORY|O_NOFOLLOW from its parent's handle.
         sessions = self._top_fd(L.SESSIONS, True)
@@ -803,29 +810,40 @@ class Spool:
                 lock = self._lock_in(sdir, (L.SESSIONS, sid, L.DELIVERY_LOCK))
                 try:
                     fcntl.flock(lock, fcntl.LOCK_EX)  # released by the close below
-                    # new/ is covered by link() failing on an existing name; check where a claim moved it.
-                    if _holds(sdir, L.CLAIMED, name) or _holds(sdir, L.CUR, name + L.SEEN):
+                    # new/ is covered by link() failing on an existing name; check where a claim moved it,
+                    # and where the inbound rule put it (held/, declined/: each absent until first used).
+                    if (
+                        _holds(sdir, L.CLAIMED, name)
+                        or _holds(sdir, L.CUR, name + L.SEEN)
+                        or _holds(sdir, L.HELD, name)
+                        or _holds(sdir, L.DECLINED, name)
+                        or (held and _holds(sdir, L.NEW, name))
+                    ):
                         return False
+                    dst = self._openat(sdir, L.HELD, (L.SESSIONS, sid, L.HELD), True) if held else new
                     try:
-                        os.link(name, name, src_dir_fd=src, dst_dir_fd=new, follow_symlinks=False)
+                        os.link(name, name, src_dir_fd=src, dst_dir_fd=dst, follow_symlinks=False)
                         return True
                     except FileExistsError:
                         return False
                     except FileNotFoundError:  # the record was swept, or the session moved while we waited
                         pass
+                    finally:
+                        if held:
+                            os.close(dst)
                 finally:
                     os.close(lock)
             finally:
                 os.close(new)
         finally:
             os.close(sdir)
-        return self._link_moved(sid, room, name)
+        return self._link_moved(sid, room, name, held)
 
-    def _link_moved(self, sid: str, room: str, name: str) -> bool:
+    def _link_moved(self, sid: str, room: str, name: str, held: bool = False) -> bool:
         """A sender that read the recipient set before a /clear move links after it: the move removed
         the old id's new/ (under this lock) after writing ``moved-to``, so follow the pointer."""
         target = self.moved_to(sid)
-        return target != sid and self.link_delivery(target, room, name)
+        return target != sid and self.link_delivery(target, room, name, held)
 
     def moved_to(self, sid: str) -> str:
         """Follow ``moved-to`` pointers left by /clear moves to the session's current id."""
@@ -880,6 +898,26 @@ class Spool:
         if won:
             pause_point("claimed")
         return won
+
+    @_writes
+    def decide_held(self, sid: str, name: str, accept: bool) -> bool:
+        """Move a held delivery on, under the delivery lock: accepted into new/ (where the conduits'
+        claim shows it once, as any delivery), or declined into declined/. False when it no longer
+        waits (another decision won: one rename, so each held delivery is decided once)."""
+        with (
+            self._at((L.SESSIONS, sid, L.HELD)) as held,
+            self._at((L.SESSIONS, sid, L.NEW if accept else L.DECLINED), create=True) as dest,
+            self.session_lock(sid),
+        ):
+            try:
+                if not stat.S_ISREG(os.stat(name, dir_fd=held, follow_symlinks=False).st_mode):
+                    self._set_aside(held, name)
+                    return False
+                os.rename(name, name, src_dir_fd=held, dst_dir_fd=dest)
+            except FileNotFoundError:
+                return False
+            os.fsync(dest)
+        return True
 
     @_writes
     def mark_seen(self, sid: str, names: list[str], top: str = L.SESSIONS) -> None:

@@ -8,7 +8,7 @@
 3. `attend inbox`, first page, with 100,000 signals in a room: library call (goal <= 100 ms) and
    whole process (goal <= 200 ms).
 
-Run: .venv/bin/python bench/send.py [--runs N] [--tree DIR] [--only-cold-start]
+Run: .venv/bin/python bench/send.py [--runs N] [--tree DIR] [--only-cold-start] [--recipients N]
 """
 
 from __future__ import annotations
@@ -31,9 +31,11 @@ from bench._common import BIN, cleanup, interleaved, ms, tmpdir, world_env
 ENTRY = "import sys; sys.argv[0] = 'attend'\n" + (BIN / "attend").read_text().split("\n", 1)[1]
 
 
-def cold_start(runs: int, tree: Path | None) -> None:
+def cold_start(runs: int, tree: Path | None, recipients: int = 0) -> None:
     """Wall time and CPU time (user + system of the child, from getrusage) of each process; ``tree``:
-    also `attend send` from that checkout (say the branch point in a temporary worktree), interleaved."""
+    also `attend send` from that checkout (say the branch point in a temporary worktree), interleaved.
+    ``recipients``: that many enrolled (parked) sessions receive each send, so each recipient's
+    outcome is decided and linked."""
     tmp = tmpdir()
     env = world_env(tmp)
     project = tmp / "proj"
@@ -41,6 +43,14 @@ def cold_start(runs: int, tree: Path | None) -> None:
     attend = str(BIN / "attend")
     # A first send makes the spool (a status no longer does), so no timed run pays for creating it.
     subprocess.run([attend, "send", "warm-up"], env=env, cwd=project, capture_output=True, check=True)
+    if recipients:
+        from attend.domain import sessions
+        from attend.identity import Identity
+        from attend.spool import Spool
+
+        spool = Spool.open(tmp / "home" / ".cache" / "attend")
+        for i in range(recipients):
+            sessions.enroll(spool, Identity("agent", f"sess-{i:02d}", f"/p/{i % 5}", "bench", True), "run")
     cpu: dict[str, list[float]] = {}
 
     def run(name: str, argv: list[str], extra: dict[str, str] | None = None) -> float:
@@ -69,7 +79,8 @@ def cold_start(runs: int, tree: Path | None) -> None:
         )
     res = interleaved(cases, runs)
     base, base_cpu = statistics.median(res["python -c pass"]), statistics.median(cpu["python -c pass"])
-    print(f"1. cold start ({runs} runs each, interleaved; load {' '.join(f'{x:.2f}' for x in os.getloadavg())}):")
+    to = f", to {recipients} enrolled sessions" if recipients else ""
+    print(f"1. cold start ({runs} runs each{to}, interleaved; load {' '.join(f'{x:.2f}' for x in os.getloadavg())}):")
     for name in cases:
         wall, used = statistics.median(res[name]), statistics.median(cpu[name])
         print(
@@ -150,8 +161,9 @@ if __name__ == "__main__":
     ap.add_argument("--runs", type=int, default=21)
     ap.add_argument("--tree", type=Path, default=None, help="also time `attend send` from this checkout")
     ap.add_argument("--only-cold-start", action="store_true")
+    ap.add_argument("--recipients", type=int, default=0, help="cold start: the sends reach this many enrolled sessions")
     args = ap.parse_args()
-    cold_start(args.runs, args.tree.resolve() if args.tree else None)
+    cold_start(args.runs, args.tree.resolve() if args.tree else None, args.recipients)
     if not args.only_cold_start:
         fanout(400)
         inbox_100k(max(5, args.runs // 3))

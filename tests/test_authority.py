@@ -47,7 +47,7 @@ from attend.mcp.server import build_server
 from attend.setup.data import data_dir
 from attend.testing.standin import StandIn
 from attend.verbs import send as send_verb
-from tests.support import ATTEND, Child, World, enroll, enroll_claimed, maildir, session_of, wait_until
+from tests.support import ATTEND, Child, World, enroll, enroll_claimed, maildir, post, session_of, wait_until
 
 needs_pid_namespace = pytest.mark.skipif(
     shutil.which("unshare") is None
@@ -172,6 +172,10 @@ class Scene:
         self.pending = json.loads(sent.stdout)["id"]
         assert maildir(world, self.b.session_id, "new")
         plant_lease(world, self.b, "b-only.txt")  # B holds a lease: no entry point releases it, or leases as B
+        # B's inbound rule, and a message it holds: B's alone to set, and to accept or decline.
+        assert world.attend("inbound", "hold", "--from", "hosts", "--session", self.b.session_id).returncode == 0
+        self.held = post(world.spool, "d-00000000-0000-4000-8000-00000000b0b0", "held for B")
+        assert world.spool.link_delivery(self.b.session_id, "d-00000000-0000-4000-8000-00000000b0b0", self.held, True)
         self.b_dir = world.spool_root / "sessions" / self.b.session_id
         self.before = files(self.b_dir)
         self.sent: set[str] = set()
@@ -336,6 +340,17 @@ def rows(scene: Scene) -> dict[tuple[str, ...], list[list[str]]]:
         # Leases: A leases and releases as itself; B's lease (planted by Scene) stays B's.
         ("lease",): [["b-only.txt"], ["--reason", "as B", "elsewhere.txt"]],
         ("release",): [[], ["b-only.txt"], ["--holder", b, "--yes"], ["--holder", shown, "--yes"]],
+        ("inbound",): [
+            [],
+            ["--session", b],
+            ["refuse", "--session", b],
+            ["accept", "--session", shown],
+            ["hold", "--from", "local", "--session", b],
+            ["accept", scene.held, "--session", b],
+            ["decline", scene.held, "--session", shown],
+            ["accept", scene.held],
+            ["decline", scene.held],
+        ],
     }
 
 
@@ -600,6 +615,7 @@ TOOL_ARGS: dict[str, Callable[[Scene], dict[str, Any]]] = {
     "notify_unsubscribe": lambda s: {"subscription_id": "sub-none"},
     "inbox_wait": lambda s: {"seconds": 0},
     "lease": lambda s: {"action": "release", "globs": ["b-only.txt"]},  # B's lease: refused, or A's own
+    "inbound": lambda s: {"action": "decline", "id": s.held},
 }
 
 

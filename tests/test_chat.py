@@ -916,3 +916,23 @@ def test_the_real_binary_opens_at_the_newest_message_without_painting_the_oldest
         proc.wait(DEADLINE)
         os.close(master)
     assert b"history 00" not in drawn
+
+
+async def test_the_human_sees_what_waits_and_accepts_or_declines_it_in_chat(world: World) -> None:
+    hana = enrolled(world, "api", "Hana")
+    assert hana.attend("inbound", "hold").rc == 0
+    sent = [send_verb.run(world.context(), send_verb.SendRequest(f"held {i}", to=hana.session_id)) for i in range(2)]
+    assert all(r.recipients[0].outcome == "held" for r in sent)
+    app = app_for(world)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press(*"/inbound", "enter")
+        await settle(pilot, lambda: "2 waiting" in str(app.query_one("#status").render()), "the list")
+        said = str(app.query_one("#status").render())
+        assert sent[0].id in said and "for Hana" in said and "held 0" in said, said
+        await pilot.press(*f"/accept {sent[0].id}", "enter")
+        await settle(pilot, lambda: "1 waiting" in str(app.query_one("#status").render()), "the accept")
+        await pilot.press(*f"/decline {sent[1].id}", "enter")
+        await settle(pilot, lambda: "nothing waits" in str(app.query_one("#status").render()), "the decline")
+    assert world.spool.delivery_state(hana.session_id, sent[0].id) == "delivered"
+    assert world.spool.delivery_state(hana.session_id, sent[1].id) == "declined"
+    assert world.spool.room_names(rooms.direct_room(hana.session_id)) != []  # stored, as every message

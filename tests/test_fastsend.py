@@ -129,6 +129,7 @@ PLAIN_SEND_MODULES = {
     "attend.domain.liveness",
     "attend.domain.mcp_markers",
     "attend.domain.outbound",
+    "attend.domain.outcomes",  # the per-recipient outcomes and the inbound rule (stdlib only)
     "attend.domain.rooms",
     "attend.domain.sessions",
     "attend.errors",

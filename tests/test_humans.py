@@ -13,6 +13,8 @@ import time
 import pytest
 from mcp import Client
 
+from attend.domain import addressing
+from attend.testing.standin import StandIn
 from attend.verbs import send as send_verb
 from tests.support import ATTEND, World, error_text, human_mailbox, server_as, stopped, structured, tree, wait_until
 
@@ -294,7 +296,7 @@ def test_send_says_how_many_recipients_are_live_and_how_many_are_parked(world: W
     sent = json.loads(out.stdout)
     assert (sent["delivered"], sent["live"], sent["parked"]) == (2, 1, 1)
     line = a.attend("send", "hello again").stdout.strip()
-    assert line.endswith("(2 recipients: 1 live, 1 parked)"), line
+    assert line.endswith(f"(2 recipients: 1 delivered, 1 parked ({a_name(world, c)}))"), line
     peers = json.loads(a.attend("peers", "--json").stdout)["peers"]
     assert [p["session_id"] for p in peers if not p["self"]] == [b.session_id]  # the one live recipient
 
@@ -319,7 +321,12 @@ async def test_the_mcp_send_result_counts_live_and_parked_apart(world: World) ->
     c.close()
     async with Client(server_as(world, a), mode="legacy") as client:
         sent = structured(await client.call_tool("send", {"message": "hello all"}))
-    assert (sent["delivered"], sent["live"], sent["parked"]) == (2, 1, 1)
+    assert sent["outcome"] == f"{a_name(world, b)} delivered, {a_name(world, c)} parked"
+
+
+def a_name(world: World, s: StandIn) -> str:
+    """A session's name, as peers shows it (and send's outcomes name it)."""
+    return addressing.session_names(world.spool, world.context(s).sessions_dir)[s.session_id]
 
 
 def test_another_account_of_this_machine_is_refused_saying_its_spool_is_its_own(world: World) -> None:

@@ -554,3 +554,43 @@ def test_a_planted_post_record_naming_a_fifo_does_not_hang_a_reply(world: World)
     world.spool.write_state(record, "sessions", s.session_id, L.POSTED)
     out = s.attend("reply", "a guess")
     assert out.rc == 1 and "nothing to reply to" in out.stderr, out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("with_loop", [False, True], ids=["socket", "socket-and-loop"])
+def test_a_held_message_accepted_is_shown_exactly_once_with_the_socket_the_waiter_and_drains_racing(
+    world: World, setups: Any, loops: Any, with_loop: bool
+) -> None:
+    """The inbound rule (docs/architecture/outcomes.md): a held message is in held/, which no conduit
+    lists; accepted, it is one delivery in new/, and whichever conduit claims it first shows it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    s = setups()
+    assert s.s.attend("inbound", "hold").rc == 0
+    ids = []
+    for i in range(5):
+        out = world.attend("send", "--json", "--to", s.sid, f"held {i}")
+        assert out.returncode == 0, out.stderr
+        ids.append(json.loads(out.stdout)["id"])
+    s.start()
+    loop = loops(s.s) if with_loop else None  # the socket steps aside for a live loop: it races all the same
+    waiter = Wait(world, s.s)
+    assert not s.inbox.posts and not drain(world, s.sid).stdout.strip()  # nothing shows while it waits
+    with ThreadPoolExecutor(4) as pool:
+        accepts = [
+            pool.submit(world.attend, "inbound", "--json", "accept", "--session", s.sid),  # the human
+            pool.submit(s.s.attend, "inbound", "--json", "accept"),  # and the session itself, at once
+        ]
+        drains = [pool.submit(drain, world, s.sid) for _ in range(3)]
+        decided = [json.loads(f.result().stdout)["decided"] for f in accepts]
+        shown = "".join(f.result().stdout for f in drains)
+    assert sorted(decided[0] + decided[1]) == sorted(ids)  # each accepted by one of the two
+    wait_until(lambda: len(maildir(world, s.sid, "cur")) == 5, "all five shown and marked seen")
+    shown += drain(world, s.sid).stdout + "".join(s.inbox.contents)
+    if loop is not None:
+        shown += "\n".join(loop.lines())
+    if waiter.exited():
+        shown += waiter.done()[2]
+    else:
+        waiter.proc.kill()
+    for i in range(5):
+        assert shown.count(f"held {i}") == 1, shown

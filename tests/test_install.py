@@ -30,6 +30,7 @@ MCP_TOOLS = [
     "mute",
     "unmute",
     "lease",
+    "inbound",
 ]
 USER_SETTINGS = {
     "permissions": {"allow": ["Bash(ls:*)"], "deny": ["Read(./.env)"]},

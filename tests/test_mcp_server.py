@@ -14,10 +14,11 @@ import pytest
 from mcp import Client
 
 from attend.cli.app import cli
-from attend.domain import envelope, mcp_markers, sessions
+from attend.domain import addressing, envelope, mcp_markers, sessions
 from attend.domain.context import Context
 from attend.mcp.server import build_server
 from attend.setup import data
+from attend.verbs import inbound as inbound_verb
 from attend.verbs import inbox as inbox_verb
 from attend.verbs import inbox_wait as wait_verb
 from attend.verbs import join as join_verb
@@ -49,6 +50,7 @@ VERBS: dict[str, tuple[tuple[str, ...], str, dict[str, str]]] = {
     "inbox_wait": (("inbox",), wait_verb.DESCRIPTION, wait_verb.PARAMS),
     "mute": (("mute",), mute_verb.DESCRIPTION, mute_verb.PARAMS),
     "unmute": (("unmute",), unmute_verb.DESCRIPTION, unmute_verb.PARAMS),
+    "inbound": (("inbound",), inbound_verb.DESCRIPTION, inbound_verb.PARAMS),
 }
 # MCP parameter -> click parameter name, where they differ or the CLI takes it as an argument.
 CLICK_NAME = {"re": "re_", "all": "all_", "id": "msg_id", "seconds": "wait"}
@@ -172,7 +174,8 @@ async def test_send_lands_in_the_spool_as_the_calling_session(world: World) -> N
         sent = structured(await client.call_tool("send", {"message": "hello from mcp", "from_id": "forged"}))
     record = envelope.parse(world.spool.read(world.spool.room_path(sent["room"], sent["id"])))
     assert (record.from_kind, record.from_id, record.body) == ("agent", a.session_id, "hello from mcp")
-    assert sent["delivered"] == 1
+    names = addressing.session_names(world.spool, world.context(b).sessions_dir)
+    assert sent["outcome"] == f"{names[b.session_id]} delivered"
     assert world.spool.has_delivery(b.session_id, sent["id"])
 
 
@@ -256,7 +259,8 @@ async def test_a_session_enrolled_between_two_calls_can_send_on_the_second(world
         join_channel(world, a)
         sent = structured(await client.call_tool("send", {"message": "now enrolled"}))
     assert "not enrolled" in refused and "attend run" in refused and "attend join" in refused
-    assert sent["from_id"] == a.session_id
+    record = envelope.parse(world.spool.read(world.spool.room_path(sent["room"], sent["id"])))
+    assert record.from_id == a.session_id
 
 
 async def test_status_reports_identity_and_registration_as_read_at_call_time(world: World) -> None:

@@ -243,6 +243,7 @@ SHAPES = {
         "parked",
         "warnings",
         "humans",
+        "recipients",
     },
     "inbox": {"messages", "page", "limit", "rooms", "older", "unread", "sent", "warnings"},
     "peers": {"peers", "humans", "warnings"},

@@ -60,8 +60,9 @@ def test_a_rename_in_the_client_is_followed_and_kept_once_the_session_is_parked(
     assert peer(world, a.session_id)["display"] == "api-fixer"
     out = world.attend("send", "--json", "--to", "api-fixer", "renamed")
     assert out.returncode == 0 and json.loads(out.stdout)["to_name"] == "api-fixer", out.stdout + out.stderr
-    stale = world.attend("send", "--to", "proj-8d", "to the old name")
-    assert stale.returncode == 1 and "no session or human named 'proj-8d'" in stale.stderr
+    earlier = world.attend("send", "--json", "--to", "proj-8d", "to the old name")  # stable names
+    assert earlier.returncode == 0 and json.loads(earlier.stdout)["to"] == a.session_id, earlier.stderr
+    assert peer(world, a.session_id)["earlier"] == ["proj-8d"]
     sid = a.session_id
     a.close()  # its record goes; it stays enrolled: parked, under the name it had last
     parked = world.attend("send", "--json", "--to", "api-fixer", "while away")
@@ -102,7 +103,7 @@ def test_peers_marks_a_live_session_that_has_not_joined_and_a_send_to_it_says_ho
     assert "lurker-1a (not joined)" in table, table
     out = world.attend("send", "--to", "lurker-1a", "are you there?")
     assert out.returncode == 0, out.stderr
-    assert "to lurker-1a (0 recipients)" in out.stdout, out.stdout
+    assert "to lurker-1a (1 recipient: 1 parked (lurker-1a))" in out.stdout, out.stdout  # its room keeps it
     [warning] = out.stderr.strip().splitlines()
     assert "lurker-1a" in warning and "has not joined" in warning and "attend join" in warning, warning
     assert lurker.attend("join", "crew").rc == 0  # it joins: the message was kept for it
@@ -116,4 +117,90 @@ async def test_the_mcp_send_takes_the_client_name_and_answers_with_it(world: Wor
         assert s.attend("join", "crew").rc == 0
     async with Client(server_as(world, b), mode="legacy") as client:
         sent = structured(await client.call_tool("send", {"message": "via mcp", "to": "proj-8d"}))
-    assert (sent["to"], sent["to_name"], sent["delivered"]) == (a.session_id, "proj-8d", 1)
+    assert sent["outcome"] == "proj-8d delivered" and sent["room"] == rooms.direct_room(a.session_id)
+
+
+# ---------------------------------------------------------------------- stable names
+
+
+def test_every_earlier_name_keeps_reaching_the_session_through_renames_and_once_parked(world: World) -> None:
+    a, b = world.session("proj", name="proj-1e"), world.session("other", name="other-3f")
+    for s in (a, b):
+        assert s.attend("join", "crew").rc == 0
+    for name in ("proj-6a", "proj-9c"):
+        rename(a, name)
+        assert peer(world, a.session_id)["display"] == name  # peers follows (and records) the rename
+    assert peer(world, a.session_id)["earlier"] == ["proj-1e", "proj-6a"]
+    for old in ("proj-1e", "proj-6a", "PROJ-1E"):
+        out = b.attend("send", "--json", "--to", old, f"to {old}")
+        assert out.rc == 0, out.stderr
+        assert json.loads(out.stdout)["to"] == a.session_id and json.loads(out.stdout)["warnings"] == []
+    async_sent = b.attend("send", "--to", "proj-1e", "human line")
+    assert " to proj-9c (" in async_sent.stdout, async_sent.stdout  # sent to it, by its name now
+    sid = a.session_id
+    a.close()  # parked: its earlier names still reach it
+    parked = json.loads(world.attend("send", "--json", "--to", "proj-1e", "while away").stdout)
+    assert parked["to"] == sid and [r["outcome"] for r in parked["recipients"]] == ["parked"]
+
+
+def test_an_earlier_name_another_live_session_now_holds_goes_to_it_and_send_says_so(world: World) -> None:
+    a, b = world.session("proj", name="proj-1e"), world.session("other", name="other-3f")
+    for s in (a, b):
+        assert s.attend("join", "crew").rc == 0
+    rename(a, "proj-6a")
+    assert peer(world, a.session_id)["earlier"] == ["proj-1e"]
+    c = world.session("third", name="proj-1e")  # the client gave the name to a new session
+    assert c.attend("join", "crew").rc == 0
+    out = b.attend("send", "--json", "--to", "proj-1e", "which one?")
+    assert out.rc == 0, out.stderr
+    assert json.loads(out.stdout)["to"] == c.session_id
+    [line] = json.loads(out.stdout)["warnings"]
+    assert "proj-1e" in line and "earlier name" in line and "proj-6a" in line, line
+
+
+def test_a_name_kept_across_a_clear_still_reaches_the_session(world: World) -> None:
+    a, b = world.session("proj", name="proj-1e"), world.session("other", name="other-3f")
+    for s in (a, b):
+        assert s.attend("join", "crew").rc == 0
+    rename(a, "proj-6a")
+    assert peer(world, a.session_id)["display"] == "proj-6a"
+    old_sid = a.session_id
+    a.write_record(session_id="00000000-0000-4000-8000-0000000000c1")  # the client's /clear: a new id
+    assert a.attend("join", "crew").rc == 0  # the new id takes the old one's state (follow_clear)
+    out = b.attend("send", "--json", "--to", "proj-1e", "after the clear")
+    assert out.rc == 0, out.stderr
+    assert json.loads(out.stdout)["to"] == a.session_id != old_sid
+
+
+def test_completion_offers_earlier_names(world: World) -> None:
+    from attend.cli import completion
+
+    a, b = world.session("proj", name="proj-1e"), world.session("other", name="other-3f")
+    for s in (a, b):
+        assert s.attend("join", "crew").rc == 0
+    rename(a, "proj-6a")
+    assert peer(world, a.session_id)["earlier"] == ["proj-1e"]
+    import os
+
+    saved = dict(os.environ)
+    try:
+        os.environ.clear()
+        os.environ.update(world.env)
+        os.chdir(world.project("third"))
+        values = {str(i.value): i.help for i in completion.candidates("to", "proj-")}
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    assert values.get("proj-6a") is not None and values.get("proj-1e") == "now proj-6a", values
+
+
+@pytest.mark.anyio
+async def test_the_mcp_to_takes_an_earlier_name(world: World) -> None:
+    a, b = world.session("proj", name="proj-1e"), world.session("other", name="other-3f")
+    for s in (a, b):
+        assert s.attend("join", "crew").rc == 0
+    rename(a, "proj-6a")
+    assert peer(world, a.session_id)["earlier"] == ["proj-1e"]
+    async with Client(server_as(world, b), mode="legacy") as client:
+        sent = structured(await client.call_tool("send", {"message": "via mcp, old name", "to": "proj-1e"}))
+    assert sent["outcome"] == "proj-6a delivered" and sent["room"] == rooms.direct_room(a.session_id)

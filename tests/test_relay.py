@@ -1998,3 +1998,64 @@ def test_a_clean_stop_of_the_relay_prints_no_traceback(hosts: tuple[Host, Host])
         said = h.said()
         assert "Traceback" not in said and "CancelledError" not in said and "never retrieved" not in said, said
     assert os.path.exists(a.log)
+
+
+# ---------------------------------------------------------------------- outcomes and the inbound rule across hosts
+
+
+def remote_rule(h: Host, name: str, other: str) -> str:
+    """The inbound rule for other hosts that ``h``'s mirror holds for session ``name`` of host ``other``."""
+    mirror = json.loads((h.world.spool_root / "relay" / "peers.json").read_text())
+    found = [p for p in mirror["peers"] if p.get("host") == other and p.get("name") == name]
+    return str(found[0].get("inbound", "")) if found else ""
+
+
+def test_a_relayed_recipients_outcome_hold_accept_decline_refuse_and_all_refused(hosts: tuple[Host, Host]) -> None:
+    a, b = hosts
+    sa, sb = a.session("Ada"), b.session("Bea")
+    wait_until(lambda: remote_rule(a, "Bea", "hostb") == "accept", lambda: f"hosta to see Bea: {a.peers()}")
+
+    def send(body: str) -> dict[str, Any]:
+        r = sa.attend("send", "--json", "--to", "Bea", body)
+        assert r.rc == 0, r.stderr
+        return dict(json.loads(r.stdout))
+
+    assert [x["outcome"] for x in send("plain")["recipients"]] == ["delivered"]
+    wait_until(lambda: "plain" in b.bodies(sb.session_id), "the plain one on hostb")
+
+    # Bea holds what comes from other hosts: the sender is told so, and hostb's conduits show nothing.
+    assert sb.attend("inbound", "hold", "--from", "hosts").rc == 0
+    wait_until(lambda: remote_rule(a, "Bea", "hostb") == "hold", "hosta to learn Bea's rule")
+    held = send("held one")
+    assert [(x["name"], x["id"], x["kind"], x["outcome"]) for x in held["recipients"]] == [
+        ("Bea@hostb", f"{sb.session_id}@hostb", "agent", "held")
+    ]
+    declined = send("declined one")
+    held_dir = b.world.spool_root / "sessions" / sb.session_id / "held"
+
+    def held_bodies() -> list[str]:
+        return [f.read_bytes().partition(b"\n\n")[2].decode() for f in held_dir.iterdir()] if held_dir.is_dir() else []
+
+    wait_until(lambda: sorted(held_bodies()) == ["declined one", "held one"], "both held on hostb")
+    assert "held one" not in b.bodies(sb.session_id)  # no conduit sees held/
+    waiting = {w["subject"]: w for w in json.loads(b.run("inbound", "--json").stdout)["waiting"]}
+    assert waiting["held one"]["sender_class"] == "hosts" and waiting["held one"]["sender"] == "Ada@hosta"
+    # The human of hostb accepts one and declines the other.
+    assert b.run("inbound", "accept", waiting["held one"]["id"]).returncode == 0
+    assert b.run("inbound", "decline", waiting["declined one"]["id"]).returncode == 0
+    assert b.bodies(sb.session_id).count("held one") == 1 and "declined one" not in b.bodies(sb.session_id)
+    assert declined["recipients"][0]["outcome"] == "held"
+
+    # Bea refuses other hosts: a send to her alone is refused at the sender, exit 1, nothing relayed.
+    assert sb.attend("inbound", "refuse", "--from", "hosts").rc == 0
+    wait_until(lambda: remote_rule(a, "Bea", "hostb") == "refuse", "hosta to learn the refusal")
+    r = sa.attend("send", "--to", "Bea", "nobody hears this")
+    assert r.rc == 1 and "refuses" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    written = [p for p in (a.world.spool_root / "rooms").rglob("*") if p.is_file()]
+    assert not any(b"nobody hears this" in p.read_bytes() for p in written)
+    # A channel message still crosses, and hostb's fan-out keeps it from her (its rule decides there too).
+    a.cli_send(sa, "to the crew, refused by Bea", "--to", "#crew")
+    sc = b.session("Cal")
+    a.cli_send(sa, "to the crew again", "--to", "#crew")
+    wait_until(lambda: "to the crew again" in b.bodies(sc.session_id), "the crew message for Cal on hostb")
+    assert "to the crew again" not in b.bodies(sb.session_id) and "to the crew again" not in held_bodies()

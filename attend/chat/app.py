@@ -28,7 +28,7 @@ from textual.strip import Strip
 from textual.widgets import Footer, Label, ListItem, ListView, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
-from attend.domain import framing, humans, rooms
+from attend.domain import framing, humans, outcomes, rooms
 from attend.domain.context import Context
 from attend.errors import AttendError
 from attend.layout import name_time
@@ -43,6 +43,9 @@ if TYPE_CHECKING:
 
 PEERS_SECONDS = 5.0  # the peers pane is also re-read this often: a session can end with no loop to say so
 PLACEHOLDER = "write here · Enter: send · Tab: next pane · F1: keys"
+# What the human types to see and decide what sessions' inbound rules hold (docs/architecture/outcomes.md).
+INBOUND_COMMANDS = ("/inbound", "/accept", "/decline")
+INBOUND_SHOWN = 5  # held messages listed in the status line; attend inbound lists them all
 SNIPPET = 40  # characters of a parent shown beside a reply
 CUT_LINES = 6  # a longer body shows its first lines until it is opened (o)
 CUT_CHARS = 480  # and at most this much of it: one 64 KB line would otherwise wrap to ~800 rows
@@ -65,7 +68,8 @@ A line that starts with @name (or several: @a @b) or #channel goes
 there, or is refused; any other line goes to the room on screen. Your
 mailbox (@you) takes replies: choose a message and reply, or start
 the line with @name. Reading marks only your own mailbox read, as far
-as it was on screen.
+as it was on screen. /inbound lists what sessions' inbound rules hold;
+/accept ID shows one to its session once, /decline ID keeps it unshown.
 """
 
 
@@ -561,7 +565,10 @@ class ChatApp(App[None]):
         if not out:
             out = Text("no live sessions", style="dim")
         self.query_one("#peers", Static).update(out)
-        self.peer_names = sorted({p.display for p in found.peers} | set(humans.known(self.ctx.spool)) - {self.user})
+        earlier = {n for p in found.peers for n in p.earlier}  # stable names: an earlier name still reaches it
+        self.peer_names = sorted(
+            {p.display for p in found.peers} | earlier | set(humans.known(self.ctx.spool)) - {self.user}
+        )
 
     # ------------------------------------------------------------------ compose
 
@@ -640,6 +647,9 @@ class ChatApp(App[None]):
         text = event.text
         if not text.strip():
             return  # an empty line sends nothing
+        if text.split(maxsplit=1)[0] in INBOUND_COMMANDS:
+            self.inbound(text)
+            return
         try:
             sent = self.send(text)
         except AttendError as e:
@@ -650,7 +660,38 @@ class ChatApp(App[None]):
         self.query_one("#compose", Compose).clear()
         self.replying = None
         where = framing.inline(sent.scope if sent.scope != "direct" else sent.to_name or sent.to)
-        self.say(f"sent to {where}: {sent.delivered} recipient{'s' if sent.delivered != 1 else ''} ({sent.live} live)")
+        rows = [(r.name, r.id, r.kind, r.outcome) for r in sent.recipients]
+        self.say(f"sent to {where}: {framing.inline(outcomes.summary(rows))}")
+
+    def inbound(self, text: str) -> None:
+        """``/inbound`` lists what the sessions' inbound rules hold; ``/accept ID`` shows one once to
+        its session, ``/decline ID`` keeps it unshown (the verb the CLI and MCP call)."""
+        from attend.verbs import inbound as inbound_verb
+
+        command, _, rest = text.strip().partition(" ")
+        msg_id = rest.strip() or None
+        action = {"/accept": "accept", "/decline": "decline"}.get(command)
+        if action is not None and msg_id is None:
+            self.say(f"{command} needs a message id: /inbound lists what waits", error=True)
+            return
+        try:
+            result = inbound_verb.run(self.ctx, inbound_verb.InboundRequest(action, msg_id))
+        except AttendError as e:
+            self.say(str(e), error=True)
+            return
+        self.query_one("#compose", Compose).clear()
+        done = f"{'declined' if action == 'decline' else 'accepted'} {msg_id}; " if action else ""
+        if not result.waiting:
+            self.say(done + "nothing waits for any session")
+            return
+        listed = "; ".join(
+            f"{w.id} for {framing.label(w.session_name)} from {framing.label(w.sender)}: "
+            f"{framing.inline(w.subject)}{' (unreviewed)' if w.unreviewed else ''}"
+            for w in result.waiting[:INBOUND_SHOWN]
+        )
+        beyond = len(result.waiting) - INBOUND_SHOWN
+        more = f" (+{beyond} more: attend inbound)" if beyond > 0 else ""
+        self.say(f"{done}{len(result.waiting)} waiting: {listed}{more} · /accept ID or /decline ID")
 
     def send(self, text: str) -> Sent | None:
         try:

@@ -71,6 +71,7 @@ COMMANDS: dict[str, str] = {
     "lease": "attend.cli.leasing:lease",
     "release": "attend.cli.leasing:release",
     "leases": "attend.cli.leasing:leases",
+    "inbound": "attend.cli.inbound:inbound",
 }
 
 

@@ -65,6 +65,8 @@ def candidates(kind: str, incomplete: str) -> list[Any]:
 
         found = peers.run(ctx, peers.PeersRequest())
         items += [CompletionItem(p.display, help=p.project) for p in found.peers if not p.self]
+        # A session's earlier names still reach it (stable names); its current name comes first.
+        items += [CompletionItem(n, help=f"now {p.display}") for p in found.peers if not p.self for n in p.earlier]
         # Humans by user name: every mailbox of this spool (not only the recent ones), and other hosts'.
         me = ctx.who().id
         items += [CompletionItem(u, help="human") for u in humans.known(ctx.spool) if u != me]

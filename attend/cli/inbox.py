@@ -60,6 +60,9 @@ def _message_block(m: inbox_verb.Message, utc: bool, columns: int | None) -> str
     if m.on_behalf_of:
         lines.append(f"  for:     {framing.inline(m.on_behalf_of)}")
     lines.append(f"  to:      {framing.inline(m.to_name or m.to)}")
+    if m.recipients:  # --sent: where it stands now for each recipient
+        states = ", ".join(f"{d.display} {d.state}{' (unreviewed)' if d.unreviewed else ''}" for d in m.recipients)
+        lines.append(f"  now:     {framing.inline(states)}")
     lines.append(terminal.hang("  message: ", "\n".join(framing.trimmed(m.body)), columns))
     return "\n".join(lines)
 
@@ -160,6 +163,8 @@ def _receipt_text(result: inbox_verb.Inbox) -> str:
     r = result.receipt
     assert r is not None
     head = f"{r.id} in {result.messages[0].scope}: {r.delivered} delivered, {r.claimed} claimed, {r.seen} seen"
+    if r.held or r.declined:  # by the recipients' inbound rules (docs/architecture/outcomes.md)
+        head += f", {r.held} held, {r.declined} declined"
     if r.missing:
         head += f", {r.missing} missing (attend doctor repairs)"
     rows = [[d.display, d.session_id, d.state] for d in r.recipients]

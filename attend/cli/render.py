@@ -33,23 +33,24 @@ def document_line(result: Any) -> str:
 
 
 def sent_line(sent: Any) -> str:
-    return sent_text(sent.id, sent.scope, sent.to_name or sent.to, sent.re, sent.delivered, sent.live, sent.humans)
+    rows = [(r.name, r.id, r.kind, r.outcome) for r in sent.recipients]
+    return sent_text(sent.id, sent.scope, sent.to_name or sent.to, sent.re, rows, sent.humans)
 
 
 def sent_text(
-    id: str, scope: str, to: str, re: str | None, delivered: int, live: int, humans: Sequence[str] = ()
+    id: str, scope: str, to: str, re: str | None, rows: Sequence[tuple[str, str, str, str]], humans: Sequence[str] = ()
 ) -> str:
-    """The line for a sent message (the fast send path has no ``Sent``, only these). A name that
+    """The line for a sent message (the fast send path has no ``Sent``, only these): its recipients
+    counted by outcome, naming those not delivered (attend.domain.outcomes.summary). A name that
     resolved to a human's mailbox is said, so a name taken for a session's is noticed."""
-    noun = "recipient" if delivered == 1 else "recipients"
-    # Live and parked apart: live is what peers lists; parked ones keep it until they are back.
-    counts = f": {live} live, {delivered - live} parked" if delivered else ""
+    from attend.domain.outcomes import summary
+
     thread = f", re {re}" if re else ""
     where = "#open" if scope == "#open" else to
     people = (
         f"; {', '.join(humans)} {'is a human' if len(humans) == 1 else 'are humans'}, not a session" if humans else ""
     )
-    return f"sent {id} to {where} ({delivered} {noun}{counts}{thread}){people}"
+    return f"sent {id} to {where} ({framing.inline(summary(list(rows)))}{thread}){people}"
 
 
 def table(rows: Sequence[Sequence[str]], header: Sequence[str] | None = None) -> str:

@@ -26,6 +26,7 @@ HELP = "\n".join(
         "  dissolve     Dissolve a channel: remove it, its members and its history.",
         "  doctor       Explain why a session would not receive: attend on PATH,...",
         "  help         Show the help of a command (attend help send), or of...",
+        "  inbound      List, accept or decline held messages; set your inbound rule.",
         "  inbox        List the messages you receive, newest first, or read one...",
         "  install      Wire attend into Claude Code, Codex CLI and Gemini CLI:...",
         "  join         Join a channel, made if missing, and receive its messages;...",

@@ -28,7 +28,7 @@ from attend import identity
 from attend.conduits import monitor
 from attend.conduits.sensors import host as sensor_host
 from attend.conduits.watch import ARRIVALS, CHANGES, WAKE, Watcher
-from attend.domain import attention, delivery, liveness, mcp_markers, presence, rooms, sessions
+from attend.domain import attention, delivery, inbound, liveness, mcp_markers, presence, rooms, sessions
 from attend.domain.context import Context
 from attend.domain.envelope import Signal
 from attend.errors import AttendError, IdentityError, NotASessionError
@@ -122,6 +122,7 @@ class Sensor:
     # ---------------------------------------------------------------- start-up
 
     def start(self) -> None:
+        inbound.note_default(self.spool, self.sid, self.who.origin, self.ctx.env)  # before the cold start links
         sessions.enroll(self.spool, self.who, "run")
         sessions.touch_heartbeat(self.spool, self.sid)
         self._watch_own()

@@ -50,6 +50,9 @@ class Candidate(Record):
     # The alias its own name makes (``Name-ordinal``): it wins over a ``Persona-ordinal`` alike, since
     # a persona is drawn from a project path and may be another session's name.
     own: tuple[str, ...] = ()
+    # The client's earlier names for it (a rename, a restart): each still addresses it, exactly, after
+    # every session's current name and alias (stable names).
+    earlier: tuple[str, ...] = ()
 
     def names(self) -> tuple[str, ...]:
         return (self.name, *self.aliases)
@@ -203,6 +206,8 @@ def _sessions(spool: Spool, to: str, sessions_dir: os.PathLike[str] | str, user:
             target, name, room = human, human, rooms.human_room(human)
         else:
             found = _one_session(spool, want, known, sessions_dir, people)
+            if note := earlier_note(want, found, known):
+                warnings.append(note)
             target = sessions.moved_to(spool, found.sid)
             name, room = found.name, rooms.direct_room(target)
             if found.record is not None and not sessions.is_enrolled(spool, target):
@@ -362,11 +367,33 @@ def candidates(spool: Spool, sessions_dir: os.PathLike[str] | str) -> list[Candi
         # Persona-ordinal, and the name-ordinal earlier versions showed for a session with a name.
         own = {sessions.alias(client, entry) if client else name} - {name}
         aliases = ({sessions.alias(str(persona), entry)} | own) - {name}
-        out.append(Candidate(sid, name, tuple(sorted(aliases)), record, tuple(own)))
+        out.append(Candidate(sid, name, tuple(sorted(aliases)), record, tuple(own), earlier_of(entry, name)))
     for sid, record in live.items():
         origin = identity.normalise_origin(record.cwd or "/")
         out.append(Candidate(sid, record.name or identity.nickname(origin), (), record))
     return out
+
+
+def earlier_of(entry: dict[str, object], name: str) -> tuple[str, ...]:
+    """A registered session's earlier names: those its registration keeps, and the name it recorded
+    last when its live record now gives another (a rename not yet recorded)."""
+    earlier = sessions.earlier_names(entry)
+    stored = sessions.stored_name(entry)
+    if stored and stored != name:
+        earlier.append(stored)
+    return tuple(n for n in dict.fromkeys(earlier) if n != name)
+
+
+def earlier_note(want: str, found: Candidate, known: list[Candidate]) -> str | None:
+    """The sender's one line when ``want`` was another session's earlier name and now names ``found``."""
+    lowered = want.lower()
+    before = [c for c in known if c.sid != found.sid and any(n.lower() == lowered for n in c.earlier)]
+    if not before or found.name.lower() != lowered:
+        return None
+    return (
+        f"{want!r} was the earlier name of session {before[0].name} ({before[0].sid}); it now names another "
+        f"session, which this went to"
+    )
 
 
 def session_names(spool: Spool, sessions_dir: os.PathLike[str] | str) -> dict[str, str]:
@@ -425,8 +452,10 @@ def _one_session(
     lowered = want.lower()
     matches, exact = [], False
     # Exactly, then as a prefix; each first among names, then the aliases names make, then personas'.
+    # An earlier name (stable names) fits exactly only, after every current name and alias.
     for exact in (True, False):
-        for tier in (lambda c: (c.name,), lambda c: c.own, lambda c: c.aliases):
+        earlier = (lambda c: c.earlier) if exact else (lambda c: ())
+        for tier in (lambda c: (c.name,), lambda c: c.own, lambda c: c.aliases, earlier):
             matches = [c for c in known if any(_fits(n.lower(), lowered, exact) for n in tier(c))]
             if matches:
                 break

@@ -124,6 +124,31 @@ KEYS: dict[str, Key] = {
         project=True,
         choices=("warn", "refuse"),
     ),
+    # The inbound rule's default per sender class (docs/architecture/outcomes.md); a session's own rule wins.
+    "inbound.local": Key(
+        "accept",
+        str,
+        0,
+        "what a session does with messages from this host's sessions: accept, hold or refuse",
+        project=True,
+        choices=("accept", "hold", "refuse"),
+    ),
+    "inbound.humans": Key(
+        "accept",
+        str,
+        0,
+        "what a session does with messages from this host's humans: accept, hold or refuse",
+        project=True,
+        choices=("accept", "hold", "refuse"),
+    ),
+    "inbound.hosts": Key(
+        "accept",
+        str,
+        0,
+        "what a session does with messages relayed from other hosts: accept, hold or refuse",
+        project=True,
+        choices=("accept", "hold", "refuse"),
+    ),
 }
 SENSORS = "sensors"  # the one section that is not a key: sensors: {+name: {script: …}, -name:, name: {…}}
 RELAY = "relay"  # relay: {servers: [...], …}: read and checked by attend.relay (docs/architecture/relay.md)

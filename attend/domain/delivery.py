@@ -12,7 +12,7 @@ from __future__ import annotations
 # bisect is imported where it is used: the send path never needs it.
 import time
 
-from attend.domain import envelope, humans, sessions
+from attend.domain import envelope, humans, outcomes, sessions
 from attend.domain.envelope import EnvelopeError, Signal
 from attend.errors import SpoolError
 from attend.layout import LINK_BOUND, RELAY, RELAY_ON, cutoff_name, name_time, unique_name
@@ -27,16 +27,59 @@ Shown = list[tuple[str, Signal]]  # (name, parsed signal) of deliveries about to
 
 
 class Fanout:
-    """Whom one send was linked to: sessions by id, humans by user name (each once)."""
+    """Whom one send was linked to: sessions by id, humans by user name (each once); and, by the
+    recipients' inbound rules, the sessions it was held for or refused by, and those of a direct room
+    not enrolled yet (its room keeps it for them)."""
 
-    __slots__ = ("humans", "sessions")
+    __slots__ = ("held", "humans", "refused", "sessions", "waiting")
 
     def __init__(self) -> None:
         self.sessions: list[str] = []
         self.humans: list[str] = []
+        self.held: list[str] = []
+        self.refused: list[str] = []
+        self.waiting: list[str] = []
 
     def __len__(self) -> int:
         return len(self.sessions) + len(self.humans)
+
+
+class Plan:
+    """Who receives one message in each room of this host, by their inbound rules, read before it is
+    written: so a message that every recipient refuses is written nowhere."""
+
+    __slots__ = ("rules", "states", "waiting")
+
+    def __init__(self) -> None:
+        self.rules: dict[str, dict[str, str]] = {}  # room -> {sid: accept | hold | refuse}
+        self.waiting: dict[str, str] = {}  # direct room -> the session it addresses, not enrolled yet
+        self.states: dict[str, outcomes.State] = {}  # sid -> what its outcome is decided by, read once
+
+    def takers(self, room: str) -> bool:
+        """Whether the room's copy is taken: by a session that accepts or holds it, by one not enrolled
+        yet (the room keeps it for its enrollment), or by the room alone (no recipient: as every send
+        to nobody is kept). Only every recipient refusing leaves it untaken."""
+        decided = self.rules.get(room, {})
+        return room in self.waiting or not decided or any(r != outcomes.REFUSE for r in decided.values())
+
+
+def plan(spool: Spool, sig: Signal, room_list: list[str]) -> Plan:
+    """Each local session room's recipients (the sender aside) with what its rule does with ``sig``."""
+    out = Plan()
+    klass = outcomes.sender_class(sig.from_kind, sig.from_id, sig.via)
+    for room in room_list:
+        if "@" in room[1:] or room.startswith("h-"):
+            continue  # another host's (its relay decides there), or a human's (a human's mail is never held)
+        sids = [sid for sid in sessions.recipients(spool, room) if sid != sig.from_id]
+        for sid in sids:
+            if sid not in out.states:
+                out.states[sid] = outcomes.state(spool, sid)
+        out.rules[room] = {sid: out.states[sid].rule()[klass] for sid in sids}
+        if room.startswith("d-") and not sids:
+            target = sessions.moved_to(spool, room[2:])
+            if target != sig.from_id:
+                out.waiting[room] = target
+    return out
 
 
 def crosses_hosts(spool: Spool, room_list: list[str]) -> bool:
@@ -69,20 +112,24 @@ def publish(spool: Spool, sig: Signal, room_list: list[str]) -> Signal:
     )
 
 
-def send(spool: Spool, sig: Signal, room_list: list[str]) -> tuple[Signal, Fanout]:
-    """Publish ``sig`` into each room, then link it into every enrolled recipient but the sender, and
-    into the mailbox of a human it is addressed to."""
+def send(spool: Spool, sig: Signal, room_list: list[str], rules: Plan | None = None) -> tuple[Signal, Fanout]:
+    """Publish ``sig`` into each room, then link it into every enrolled recipient but the sender (as its
+    inbound rule says), and into the mailbox of a human it is addressed to."""
     if sig.re and not sig.ancestors:
         sig = sig._replace(ancestors=thread_above(spool, sig.re, room_list))
     sig = publish(spool, sig, room_list)
-    return sig, fan_out(spool, sig, room_list)
+    return sig, fan_out(spool, sig, room_list, rules)
 
 
-def fan_out(spool: Spool, sig: Signal, room_list: list[str]) -> Fanout:
+def fan_out(spool: Spool, sig: Signal, room_list: list[str], rules: Plan | None = None) -> Fanout:
     """Link a published record into every enrolled recipient of its rooms but the sender, and into the
-    mailbox of a human it is addressed to. A room of another host (``…@<host>``) has none here."""
+    mailbox of a human it is addressed to. A room of another host (``…@<host>``) has none here. Each
+    session's inbound rule (``rules``, read now when not given) links it into new/, into held/, or
+    not at all."""
     name = sig.id
     linked = Fanout()
+    rules = plan(spool, sig, room_list) if rules is None else rules
+    linked.waiting = list(rules.waiting.values())
     for room in room_list:
         if "@" in room[1:]:
             continue  # a session or human of another host: the relay carries it
@@ -92,15 +139,19 @@ def fan_out(spool: Spool, sig: Signal, room_list: list[str]) -> Fanout:
             except OSError as e:  # durable already; the human's next read repairs it
                 spool.log(f"send {name}: not linked into the mailbox of {room[2:]}: {e}")
             continue
-        recipients = [sid for sid in sessions.recipients(spool, room) if sid != sig.from_id]
-        for sid, outcome in spool.link_deliveries(room, name, recipients):
-            if isinstance(outcome, OSError):
-                # The record is durable already; one broken recipient (a planted symlink, a folder
-                # reaped mid-send) must not fail the send or starve the others.
-                spool.log(f"send {name}: not linked into {sid}: {outcome}")
-            elif outcome:
-                linked.sessions.append(sid)
-                pause_point("fanout-partial")
+        decided = rules.rules.get(room, {})
+        linked.refused += [sid for sid, rule in decided.items() if rule == outcomes.REFUSE]
+        for held in (False, True):
+            want = outcomes.HOLD if held else outcomes.ACCEPT
+            recipients = [sid for sid, rule in decided.items() if rule == want]
+            for sid, outcome in spool.link_deliveries(room, name, recipients, held) if recipients else ():
+                if isinstance(outcome, OSError):
+                    # The record is durable already; one broken recipient (a planted symlink, a folder
+                    # reaped mid-send) must not fail the send or starve the others.
+                    spool.log(f"send {name}: not linked into {sid}: {outcome}")
+                elif outcome:
+                    (linked.held if held else linked.sessions).append(sid)
+                    pause_point("fanout-partial")
     return linked
 
 
@@ -260,7 +311,7 @@ def _examine(spool: Spool, sid: str, room: str, names: list[str], settled: str) 
             continue
         if headers.get("From-Id") == sid:
             continue
-        linked += spool.link_delivery(sid, room, name)
+        linked += outcomes.link_owed(spool, sid, room, name, headers)
     return passed, linked
 
 

@@ -8,13 +8,14 @@ the same rules without importing ``dataclasses``, which the verbs' request and r
 
 from __future__ import annotations
 
-from attend.domain import addressing, humans, liveness, rooms, sessions
+from attend.domain import addressing, delivery, humans, liveness, outcomes, rooms, sessions
 from attend.domain.context import MESSAGE_BUDGET, MESSAGE_LIMIT, Context
 from attend.domain.envelope import Signal
 from attend.errors import AttendError, UsageError
 from attend.identity import Identity, human_id
 from attend.layout import FOLDED_BY, NAME_RE, RELAY, RELAY_ON, SESSIONS
 from attend.record import Record
+from attend.spool import Spool
 
 
 class Outcome(Record):
@@ -27,6 +28,8 @@ class Outcome(Record):
     live: int  # of them, live now (peers lists them)
     warnings: list[str]
     humans: tuple[str, ...] = ()  # the humans a name in ``to`` resolved to
+    # Per recipient: (name, id, kind, outcome), outcome one of attend.domain.outcomes.OUTCOMES.
+    recipients: tuple[tuple[str, str, str, str], ...] = ()
 
 
 def check_message(message: str, example: str = 'attend send "hello"') -> list[str]:
@@ -73,10 +76,8 @@ def deliver(
     obo: str | None,
     warnings: list[str],
 ) -> Outcome:
-    """Publish and fan out; ``warnings`` (the message's own) gain the sender's identity notes and
-    backpressure."""
-    from attend.domain import delivery
-
+    """Publish and fan out, as each recipient's inbound rule says; ``warnings`` (the message's own) gain
+    the sender's identity notes and backpressure. Every recipient refusing: nothing is written."""
     sig = Signal(
         id="",
         sender=sessions.display_name(ctx.spool, sender),
@@ -93,9 +94,19 @@ def deliver(
     )
     if not sender.is_agent:
         humans.note_active(ctx.spool, sender.id)
-    sig, linked = delivery.send(ctx.spool, sig, address.rooms)
+    rules = delivery.plan(ctx.spool, sig, address.rooms)
+    across = _across(ctx.spool, address.rooms)
+    kept = [r for r in address.rooms if _taken(r, rules, across)]
+    if not kept:
+        raise AttendError(_nobody_takes(address, sig))
+    sig, linked = delivery.send(ctx.spool, sig._replace(room=kept[0]), kept, rules)
+    for room in address.rooms:
+        if room not in kept and room not in across:  # a direct room its one recipient refuses: not written
+            linked.refused += [sid for sid, rule in rules.rules.get(room, {}).items() if rule == outcomes.REFUSE]
     is_live = liveness.Liveness(ctx.spool, ctx.sessions_dir)
-    live = sum(map(is_live, linked.sessions)) + sum(humans.is_recent(ctx.spool, u) for u in linked.humans)
+    live_now = {s: is_live(s) for s in linked.sessions}
+    rows = _rows(ctx, sig, address, linked, across, live_now, rules)
+    live = sum(live_now.values()) + sum(humans.is_recent(ctx.spool, u) for u in linked.humans)
     warnings = warnings + list(address.warnings) + list(sender.notes) + slow_down(ctx, sender, live)
     if ctx.spool.exists(RELAY, RELAY_ON):  # a relay serves this spool: did it set aside one of ours?
         from attend.domain import remote
@@ -103,7 +114,73 @@ def deliver(
         if notice := remote.take_notice(ctx.spool, sender.id):
             warnings.append(notice)
     shown = address.to_name or address.to
-    return Outcome(sig, rooms.scope(sig.room), shown, len(linked), live, warnings, address.humans)
+    return Outcome(sig, rooms.scope(sig.room), shown, len(linked), live, warnings, address.humans, tuple(rows))
+
+
+def _across(spool: Spool, room_list: list[str]) -> dict[str, tuple[str, str, str]]:
+    """Each room of another host's session or human: (name, kind, its inbound rule for other hosts as
+    its relay last published it; "" when not said)."""
+    if not any("@" in r[1:] and r[:2] in ("d-", "h-") for r in room_list):
+        return {}
+    from attend.domain import remote  # only a send to another host reads the mirror
+
+    mirror = remote.read(spool)
+    found = {p.room: (p.address, p.kind, p.inbound) for p in (mirror.peers if mirror else [])}
+    return {r: found.get(r, (r[2:], "human" if r.startswith("h-") else "agent", "")) for r in room_list if r in found}
+
+
+def _taken(room: str, rules: delivery.Plan, across: dict[str, tuple[str, str, str]]) -> bool:
+    """Whether a room's copy reaches anyone: a direct room whose one recipient refuses is never written."""
+    if room in across:
+        return across[room][2] != outcomes.REFUSE
+    if room.startswith("d-") and "@" not in room[1:]:
+        return rules.takers(room)
+    return True
+
+
+def _nobody_takes(address: addressing.Address, sig: Signal) -> str:
+    """The one line of a send every recipient refuses (exit 1): whom, and which senders it refuses."""
+    names = address.to_name or address.to
+    klass = outcomes.sender_class(sig.from_kind, sig.from_id, sig.via)
+    return (
+        f"not sent: {names} refuses messages from {outcomes.CLASS_LABELS[klass]} (its inbound rule, attend "
+        "inbound); nothing was written"
+    )
+
+
+def _rows(
+    ctx: Context,
+    sig: Signal,
+    address: addressing.Address,
+    linked: delivery.Fanout,
+    across: dict[str, tuple[str, str, str]],
+    live: dict[str, bool],
+    rules: delivery.Plan,
+) -> list[tuple[str, str, str, str]]:
+    """(name, id, kind, outcome) per recipient, in the order they were reached."""
+    if not (linked.sessions or linked.held or linked.refused or linked.waiting or linked.humans or across):
+        return []
+    spool = ctx.spool
+    named = dict(zip(address.to.split(","), (address.to_name or address.to).split(","), strict=False))
+    names = named if all(s in named for s in (*linked.sessions, *linked.held, *linked.refused)) else None
+    if names is None:
+        names = {**sessions.registered_names(spool), **named}
+    judge = outcomes.Judge(spool, sig.from_kind, sig.from_id, sig.origin, sig.via)
+    read = rules.states
+    rows = [
+        (names.get(s, s), s, "agent", judge.shown(s, sig.room, live[s], read.get(s) or outcomes.state(spool, s)))
+        for s in linked.sessions
+    ]
+    rows += [(names.get(s, s), s, "agent", outcomes.HELD) for s in linked.held]
+    rows += [(names.get(s, s), s, "agent", outcomes.REFUSED) for s in linked.refused]
+    rows += [(names.get(s, s), s, "agent", outcomes.PARKED) for s in linked.waiting]
+    rows += [
+        (u, u, "human", outcomes.DELIVERED if humans.is_recent(spool, u) else outcomes.PARKED) for u in linked.humans
+    ]
+    for room, (name, kind, rule) in across.items():  # refused ones too: their rooms were not written
+        took = {outcomes.REFUSE: outcomes.REFUSED, outcomes.HOLD: outcomes.HELD}.get(rule, outcomes.DELIVERED)
+        rows.append((name, room[2:], kind, took))
+    return rows
 
 
 def slow_down(ctx: Context, sender: Identity, live: int) -> list[str]:

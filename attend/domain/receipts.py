@@ -1,15 +1,18 @@
 """Receipts: where one message stands for each session that has it, or should.
 
 A delivery's state is where its link is in the session's maildir: new/ (delivered), claimed/ (a
-conduit took it and has not yet shown it), cur/ (seen). Three lstat calls per session; nothing is
-read or written.
+conduit took it and has not yet shown it), cur/ (seen), held/ (its inbound rule holds it) or
+declined/ (held, then declined: the sender's receipt says so, and nothing is mailed back). Five lstat
+calls per session at most; nothing is read or written.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
-from attend.domain import sessions
+from attend.domain import outcomes, sessions
+from attend.layout import name_time
 from attend.spool import Spool
 
 
@@ -17,7 +20,8 @@ from attend.spool import Spool
 class Delivery:
     session_id: str
     display: str
-    state: str  # "delivered" | "claimed" | "seen" | "missing" (should have it, and lacks it)
+    state: str  # "delivered" | "claimed" | "seen" | "held" | "declined" | "missing" (should have it, and lacks it)
+    unreviewed: bool = False  # held, and waiting past a day (it stays): the sender sees it as the session does
 
 
 @dataclass
@@ -28,6 +32,8 @@ class Receipt:
     delivered: int = 0
     claimed: int = 0
     seen: int = 0
+    held: int = 0
+    declined: int = 0
     missing: int = 0
 
 
@@ -46,6 +52,7 @@ def receipt(spool: Spool, room: str, name: str, sender: str) -> Receipt:
             state = "missing"
         if state is None:
             continue
-        out.recipients.append(Delivery(sid, names.get(sid, sid[:8]), state))
+        late = state == "held" and time.time() - name_time(name) > outcomes.UNREVIEWED_AFTER
+        out.recipients.append(Delivery(sid, names.get(sid, sid[:8]), state, late))
         setattr(out, state, getattr(out, state) + 1)
     return out

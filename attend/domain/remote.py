@@ -30,6 +30,7 @@ class RemotePeer(Record):
     status: str
     channels: list[str]  # channel names, without '#'
     seen: float  # when this relay last heard of it (its own clock)
+    inbound: str = ""  # its inbound rule for messages from other hosts (accept, hold, refuse; "" unsaid)
 
     @property
     def address(self) -> str:
@@ -96,6 +97,7 @@ def entry(value: object) -> RemotePeer | None:
         _text(value.get("status"), 32),
         channels,
         _number(value.get("seen"), 0.0, 0.0, 1e11),
+        inbound if (inbound := value.get("inbound")) in ("accept", "hold", "refuse") else "",
     )
 
 

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping
 
 from attend import identity as ident
 from attend import safejson
-from attend.domain import rooms
+from attend.domain import outcomes, rooms
 from attend.hosts import NAMES
 from attend.identity import Identity
 from attend.layout import (
@@ -280,16 +280,37 @@ def name_parts(spool: Spool, who: Identity) -> tuple[Mapping[str, object] | None
         entry = {"ordinal": register(spool, who)}
     elif who.name and entry is not None and entry.get("name") != who.name:
         _rename(spool, who)  # renamed in the client: a parked session keeps the new name
+        entry = registration(spool, who.id, who.origin) or entry  # with its earlier names
     return entry, name
 
 
+EARLIER = "earlier"  # a registration's earlier client names, oldest first: each still addresses the session
+EARLIER_KEPT = 32  # earlier names kept per session at most (the oldest go first)
+
+
 def _rename(spool: Spool, who: Identity) -> None:
+    """The client renamed the session (its record says so): the new name is its name, and the one it
+    had joins its earlier names, which keep addressing it (docs/architecture/sessions.md, "Stable names")."""
     key = rooms.project_key(who.origin)
     with _registry_lock(spool, key):
         entries = read_registry(spool, key)
         if who.id in entries:
-            entries[who.id]["name"] = who.name
+            entry = entries[who.id]
+            old = stored_name(entry)
+            kept = [n for n in earlier_names(entry) if n not in (old, who.name)]
+            if old and old != who.name:
+                kept.append(old)
+            entry[EARLIER] = kept[-EARLIER_KEPT:]
+            entry["name"] = who.name
             spool.write_state(safejson.dumps(entries, indent=1, sort_keys=True).encode(), "registry", f"{key}.json")
+
+
+def earlier_names(entry: Mapping[str, object] | None) -> list[str]:
+    """The client's earlier names for a session, oldest first, as its registration recorded them."""
+    raw = entry.get(EARLIER) if entry else None
+    if not isinstance(raw, list):
+        return []
+    return [n for n in raw if isinstance(n, str) and 0 < len(n) <= 128 and n.isprintable()][-EARLIER_KEPT:]
 
 
 def current_names(spool: Spool, sessions_dir: str | os.PathLike[str]) -> dict[str, str]:
@@ -475,7 +496,7 @@ def catch_up(spool: Spool, sid: str, room_list: list[str], now: float) -> tuple[
                 continue
             if headers.get("From-Id") == sid:
                 continue  # never deliver a session its own message
-            linked += spool.link_delivery(sid, room, name)
+            linked += outcomes.link_owed(spool, sid, room, name, headers)  # as its inbound rule says
         # Up to the newest settled name only: a record still being linked under an earlier name is owed.
         below = names[: bisect.bisect_left(names, settled)]
         cursors[room] = max(below[-1] if below else "", cursors.get(room, ""))
@@ -573,7 +594,7 @@ def move_session(spool: Spool, old: str, new: Identity) -> None:
     with spool.show_lock(old, timeout=SHOW_WAIT), spool.session_lock(old):
         src_enrollment = read_enrollment(spool, old)
         with spool.session_lock(sid):  # no linker of the new id sees a name in neither place
-            for sub in ("new", "claimed", "cur"):
+            for sub in ("new", "claimed", "cur", "held", "declined"):
                 for entry in spool.listing(old, sub):
                     spool.move_entry(("sessions", old, sub, entry), ("sessions", sid, sub, entry))
         _carry_repair_duty(spool, old, sid)

@@ -42,6 +42,7 @@ from attend.mcp import schema as mcp_schema
 from attend.mcp.front import Replay
 from attend.spool import Spool, default_root
 from attend.verbs import document
+from attend.verbs import inbound as inbound_verb
 from attend.verbs import inbox as inbox_verb
 from attend.verbs import inbox_wait as wait_verb
 from attend.verbs import join as join_verb
@@ -78,7 +79,7 @@ LEASE = lease_verb.PARAMS
 READ_ONLY = ToolAnnotations(read_only_hint=True)
 WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False)
 
-SENT = mcp_schema.result_model(send_verb.Sent)
+SENT = mcp_schema.result_model(send_verb.SentBrief)
 INBOX_OUT = mcp_schema.result_model(inbox_verb.Inbox)
 PEERS_OUT = mcp_schema.result_model(peers_verb.Peers)
 STATUS_OUT = mcp_schema.result_model(status_verb.Status)
@@ -90,6 +91,8 @@ UNSUBSCRIBED = mcp_schema.result_model(unsubscribe_verb.Unsubscribed)
 MUTED = mcp_schema.result_model(mute_verb.Muted)
 UNMUTED = mcp_schema.result_model(unmute_verb.Unmuted)
 LEASE_OUT = mcp_schema.result_model(lease_verb.LeaseAnswer)
+INBOUND = inbound_verb.PARAMS
+INBOUND_OUT = mcp_schema.result_model(inbound_verb.Inbound)
 
 OUTSIDE_SESSION = (
     "this MCP server runs outside any agent session, so it has no session identity and changes "
@@ -293,7 +296,7 @@ def build_server(
         on_behalf_of: Annotated[OptStr, Field(description=SEND["on_behalf_of"])] = None,
     ) -> Annotated[CallToolResult, SENT]:
         req = send_verb.SendRequest(message, to, channel, broadcast, None, on_behalf_of)
-        return app.invoke("send", lambda ctx: send_verb.run(ctx, req))
+        return app.invoke("send", lambda ctx: send_verb.brief(send_verb.run(ctx, req)))
 
     @app.tool(name="reply", description=reply_verb.DESCRIPTION, annotations=WRITES)
     def reply(
@@ -305,7 +308,7 @@ def build_server(
         on_behalf_of: Annotated[OptStr, Field(description=REPLY["on_behalf_of"])] = None,
     ) -> Annotated[CallToolResult, SENT]:
         req = reply_verb.ReplyRequest(message, re, to, channel, broadcast, on_behalf_of)
-        return app.invoke("reply", lambda ctx: reply_verb.run(ctx, req))
+        return app.invoke("reply", lambda ctx: send_verb.brief(reply_verb.run(ctx, req)))
 
     @app.tool(name="inbox", description=inbox_verb.DESCRIPTION, annotations=READ_ONLY)
     def inbox(
@@ -414,6 +417,14 @@ def build_server(
             return leases_verb.run(ctx, leases_verb.LeasesRequest())
 
         return app.invoke("lease", act)
+
+    @app.tool(name="inbound", description=inbound_verb.DESCRIPTION, annotations=WRITES)
+    def inbound(
+        action: Annotated[OptStr, Field(description=INBOUND["action"])] = None,
+        id: Annotated[OptStr, Field(description=INBOUND["id"])] = None,
+    ) -> Annotated[CallToolResult, INBOUND_OUT]:
+        req = inbound_verb.InboundRequest(action, id)
+        return app.invoke("inbound", lambda ctx: inbound_verb.run(ctx.agent(), req))
 
     return app
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from attend import identity, layout, safejson
-from attend.domain import channels, humans, remote, rooms, sessions
+from attend.domain import channels, humans, outcomes, remote, rooms, sessions
 from attend.errors import AttendError
 from attend.layout import OUTBOX, RELAY, RELAY_LOCK, RELAY_ON, RELAY_STATE
 from attend.relay import store, subjects
@@ -479,6 +479,7 @@ class Relay:
                 "project": origin,
                 "status": record.status or "",
                 "channels": member_of.get(sid, []),
+                "inbound": outcomes.decide(self.spool, sid, "hosts"),  # senders elsewhere learn it at send
             }
         for h in humans.recent(self.spool):
             out[f"{self.me}.h.{h.user}"] = {

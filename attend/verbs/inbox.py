@@ -79,6 +79,8 @@ class Message:
     body: str
     client: str | None = None  # the sender's agent client (claude, codex, gemini); None for a human
     to_name: str = ""  # a direct message's recipients as attend names them (``to`` holds the ids)
+    # With --sent: where it stands for each session that has it (delivered, claimed, seen, held, declined).
+    recipients: list[receipts.Delivery] = field(default_factory=list)
 
 
 @dataclass
@@ -185,6 +187,8 @@ def run(ctx: Context, req: InboxRequest) -> Inbox:
         messages, older, warnings = page(
             ctx.spool, room_list, who.id, req.limit, req.page, before, accepts, floor, mine=True
         )
+        for m in messages:  # later changes: a held one accepted or declined, a parked one shown
+            m.recipients = receipts.receipt(ctx.spool, m.room, m.id, m.from_id).recipients
         return Inbox(named(ctx, messages), req.page, req.limit, room_list, older, warnings, sent=True)
     unread: list[Message] = []
     warnings = []

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from attend.domain import channels, rooms, sessions
+from attend.domain import channels, inbound, rooms, sessions
 from attend.domain.context import Context
 from attend.identity import Identity
 from attend.spool import Spool
@@ -67,6 +67,8 @@ def join_one(spool: Spool, who: Identity, name: str, pin: bool = False, now: flo
 def run(ctx: Context, req: JoinRequest) -> Joined:
     name = channels.parse_name(req.name, "joined")
     who = ctx.who()
+    if who.is_agent:  # before the cold-start pass links anything: it links as the rule says
+        inbound.note_default(ctx.spool, who.id, who.origin, ctx.env)
     result = join_one(ctx.spool, who, name, req.pin)
     result.warnings = list(who.notes) + result.warnings
     return result

@@ -50,6 +50,7 @@ class Peer:
     ctx: int | None = None  # percent of its model's window the context fills, from its transcript
     host: str | None = None  # another host's session (through the relay); None: this machine's
     client: str = DEFAULT.name  # the agent client it runs in (its host's name): claude, codex, gemini
+    earlier: list[str] = field(default_factory=list)  # the client's earlier names for it: each still addresses it
 
 
 @dataclass
@@ -116,6 +117,7 @@ def run(ctx: Context, req: PeersRequest) -> Peers:
                 ordinal=sessions.ordinal_of(entry),
                 ctx=_context(ctx, record, host),
                 client=host.name,
+                earlier=list(sessions.earlier_names(entry)),
             )
         )
     out += _enrolled_peers(ctx, me, member_of, registries, listed, window)
@@ -173,6 +175,7 @@ def _enrolled_peers(
                 pid=0,
                 ordinal=sessions.ordinal_of(entry),
                 client=host.name,
+                earlier=list(sessions.earlier_names(entry)),
             )
         )
     return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attend.domain import outbound
+from attend.domain import outbound, outcomes
 from attend.domain.context import Context
 
 DESCRIPTION = "Send a message; it starts a topic (answer one with reply). Default scope: #open, everyone."
@@ -38,6 +38,16 @@ class SendRequest:
 
 
 @dataclass
+class Recipient:
+    """What became of a message for one recipient, decided when it was written."""
+
+    name: str  # as attend names it (peers), or a human's user name, or name@host
+    id: str  # a session id, a human's user name, or id@host
+    kind: str  # "agent" or "human"
+    outcome: str  # delivered | parked | held | refused | muted | throttled (attend.domain.outcomes)
+
+
+@dataclass
 class Sent:
     id: str
     room: str
@@ -52,6 +62,24 @@ class Sent:
     warnings: list[str] = field(default_factory=list)
     humans: list[str] = field(default_factory=list)  # the names in ``to`` that resolved to a human, not a session
     to_name: str = ""  # the recipients as attend names them: a session by its name, not its id
+    recipients: list[Recipient] = field(default_factory=list)  # per recipient, its outcome
+
+
+@dataclass
+class SentBrief:
+    """A sent message as a model is told of it (the MCP tools send and reply): at most 200 bytes for
+    up to three recipients. ``attend send --json`` has the whole ``Sent``."""
+
+    id: str
+    room: str
+    re: str | None
+    outcome: str  # "Tao delivered, Uma held", or counts by outcome past three recipients
+    warnings: list[str] = field(default_factory=list)
+
+
+def brief(result: Sent) -> SentBrief:
+    rows = [(r.name, r.id, r.kind, r.outcome) for r in result.recipients]
+    return SentBrief(result.id, result.room, result.re, outcomes.brief(rows), result.warnings)
 
 
 def sent(outcome: outbound.Outcome) -> Sent:
@@ -71,6 +99,7 @@ def sent(outcome: outbound.Outcome) -> Sent:
         outcome.warnings,
         list(outcome.humans),
         outcome.to_name,
+        [Recipient(*row) for row in outcome.recipients],
     )
 
 

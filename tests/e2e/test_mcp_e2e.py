@@ -7,6 +7,7 @@ item on its next tool result.
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -57,7 +58,9 @@ def test_an_mcp_send_lands_in_the_spool_as_the_calling_session(e2e: E2EWorld) ->
     assert mine[0].from_kind == "agent"
     assert mine[0].from_id == sid
     assert seen["sent"]["id"] == mine[0].id
-    assert seen["sent"]["from_kind"] == "agent" and seen["sent"]["from_id"] == sid
+    # The model is told the brief (docs/architecture/outcomes.md): where it went and each recipient's outcome.
+    assert seen["sent"]["room"] == "open" and set(seen["sent"]) >= {"outcome", "re", "warnings"}
+    assert len(json.dumps(seen["sent"]).encode()) <= 200, seen["sent"]
     assert human_body in [m["body"] for m in seen["inbox"]["messages"]]
 
 
