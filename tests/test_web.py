@@ -38,7 +38,7 @@ from attend.verbs import chat as chat_verb
 from attend.verbs import join as join_verb
 from attend.verbs import reply as reply_verb
 from attend.verbs import send as send_verb
-from tests.support import ATTEND, DEADLINE, World, name_at, post, wait_until
+from tests.support import ATTEND, DEADLINE, World, drain, name_at, post, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -732,6 +732,57 @@ def test_a_hostile_lease_reason_and_holder_name_are_inert(world: World, web: Web
     p.keyboard.press("Escape")
     assert p.evaluate("window.pwned") is None
     assert all(u.startswith(web.origin + "/") for u in page.requests), page.requests
+
+
+# ---------------------------------------------------------------------- what inbound rules hold
+
+
+def sent_states(s: StandIn) -> dict[str, dict[str, str]]:
+    """Where each message ``s`` sent stands, for each recipient: its receipts (`attend inbox --sent`)."""
+    out = s.attend("inbox", "--sent", "--json")
+    assert out.rc == 0, out.stderr
+    return {m["id"]: {r["session_id"]: r["state"] for r in m["recipients"]} for m in json.loads(out.stdout)["messages"]}
+
+
+def test_the_human_accepts_or_declines_what_a_sessions_inbound_rule_holds(
+    world: World, web: Web, browser: Any, pages: list[Page]
+) -> None:
+    hana, tao = enrolled(world, "api", "Hana"), enrolled(world, "web", "Tao")
+    assert tao.attend("inbound", "hold").rc == 0
+    page = open_page(browser, web, pages)
+    p = page.page
+    assert not p.is_visible("#waiting")  # nothing waits: no panel
+    first = say(world, hana, "please look at the schema diff", to=tao.session_id)
+    second = say(world, hana, HOSTILE_BODY, to=tao.session_id)
+    p.wait_for_function("() => document.querySelectorAll('#waiting li').length === 2", timeout=DEADLINE * 1000)
+    row = p.locator("#waiting li", has_text="please look at the schema diff")
+    assert "Hana" in row.inner_text() and "Tao" in row.inner_text()
+    # A held subject is text: nothing of it runs or loads.
+    assert p.evaluate("window.pwned") is None
+    assert p.evaluate("document.querySelectorAll('#waiting img, #waiting script, #waiting a').length") == 0
+    assert "<img src=" in p.inner_text("#waiting")
+    assert world.spool.delivery_state(tao.session_id, first) == "held"
+    assert "schema diff" not in drain(world, tao.session_id).stdout  # held: no conduit shows it
+
+    row.locator("button.accept").click()
+    p.wait_for_function("() => document.querySelectorAll('#waiting li').length === 1", timeout=DEADLINE * 1000)
+    assert "Accepted" in p.inner_text("#status")
+    assert "schema diff" in drain(world, tao.session_id).stdout  # shown once by the next conduit…
+    assert "schema diff" not in drain(world, tao.session_id).stdout  # …and only once
+
+    p.locator("#waiting li button.decline").click()
+    p.wait_for_selector("#waiting-box", state="hidden", timeout=DEADLINE * 1000)
+    states = sent_states(hana)  # the sender's receipts say what became of each
+    assert states[first] == {tao.session_id: "delivered"} or states[first] == {tao.session_id: "seen"}, states
+    assert states[second] == {tao.session_id: "declined"}, states
+    assert "pwned" not in drain(world, tao.session_id).stdout
+    # A decision the page did not see coming (decided already, or a forged id) is one line, nothing changed.
+    jar_cookie = next(c for c in page.context.cookies() if c["name"] == "attend_web")
+    jar = {"Cookie": f"attend_web={jar_cookie['value']}", "Origin": web.origin, "Content-Type": "application/json"}
+    for body in [{"id": second, "action": "accept"}, {"id": "../x", "action": "accept"}, {"id": first, "action": "eat"}]:
+        assert request(web, "POST", "/api/inbound", jar, json.dumps(body).encode()) in (400, 404), body
+    assert world.spool.delivery_state(tao.session_id, second) == "declined"
+    assert not page.errors, page.errors
 
 
 def scene(world: World) -> None:

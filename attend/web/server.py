@@ -13,7 +13,8 @@ and style run, nothing loads from anywhere else, and the script shows every peer
 (attend/web/static/, package data), the rooms with their unread counts, a room's messages in thread
 order, the live peers, sending a line, marking mail read, who holds which files (the leases verb) and
 the human's release of any of them (the release verb, asked for with ``confirmed``: the page asks the
-human first), and ``/events``: server-sent events, one per message landing in any room the page shows,
+human first), what sessions' inbound rules hold and the human's accept or decline of each (the inbound
+verb), and ``/events``: server-sent events, one per message landing in any room the page shows,
 with the message's name (its id, which sorts in send order) as the event id, and the leases again
 whenever they change (attend/web/held.py says what wakes that).
 
@@ -51,6 +52,7 @@ from attend.leases.store import live_holdings
 from attend.seat import compose, threads
 from attend.seat.live import Feed
 from attend.verbs import chat as chat_verb
+from attend.verbs import inbound as inbound_verb
 from attend.verbs import leases as leases_verb
 from attend.verbs import peers as peers_verb
 from attend.verbs import release as release_verb
@@ -326,6 +328,34 @@ class Page:
         return {"said": said, "released": n, "not_released": kept}
 
 
+    # ------------------------------------------------------------------ what inbound rules hold
+
+    def inbound(self) -> dict[str, Any]:
+        """What waits for each session (its inbound rule holds it), oldest first, as the page shows it."""
+        found = inbound_verb.run(self.ctx, inbound_verb.InboundRequest())
+        return {"waiting": [self.waiting_doc(w) for w in found.waiting]}
+
+    @staticmethod
+    def waiting_doc(w: inbound_verb.Held) -> dict[str, Any]:
+        return {
+            "id": w.id,
+            "session": w.session,
+            "for": framing.label(w.session_name),
+            "sender": framing.label(w.sender),
+            "class": w.sender_class,
+            "t": round(layout.name_time(w.id) * 1000),
+            "subject": framing.inline(w.subject),
+            "unreviewed": w.unreviewed,
+        }
+
+    def decide(self, msg_id: str, action: str) -> dict[str, Any]:
+        """Accept (its session's next conduit shows it, once) or decline (the sender's receipt says so)."""
+        found = inbound_verb.run(self.ctx, inbound_verb.InboundRequest(action, msg_id))
+        done = "accepted" if action == "accept" else "declined"
+        said = f"{done} {msg_id}" if found.decided else f"{msg_id} was decided already"
+        return {"said": said, "decided": found.decided, "waiting": [self.waiting_doc(w) for w in found.waiting]}
+
+
 # ---------------------------------------------------------------------- live
 
 
@@ -338,6 +368,7 @@ class Hub:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.feed: Feed | None = None
         self.held: HeldWatch | None = None
+        self.waiting: Any = None  # the inbound list last sent to the pages
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
@@ -370,6 +401,18 @@ class Hub:
             doc = self.page.message(m, unread)
             doc["count"] = len(unread)  # the human's unread mail, now
             self._post("message", doc)
+        self.inbound_changed()
+
+    def inbound_changed(self) -> None:
+        """What the inbound rules hold, sent when it changed: a held message is a record that landed,
+        so each batch looks (after the batch's own events, which it never delays)."""
+        try:
+            doc = self.page.inbound()
+        except AttendError:
+            return
+        if doc != self.waiting:
+            self.waiting = doc
+            self._post("inbound", doc)
 
     def _post(self, kind: str, data: Any) -> None:
         if self.loop is not None:
@@ -496,6 +539,26 @@ def routes(page: Page, hub: Hub) -> list[Route]:
         except AttendError as e:
             return json_error(framing.inline(str(e)), 404 if isinstance(e, NotFoundError) else 400)
 
+    async def inbound(_: Request) -> Response:
+        try:
+            return JSONResponse(await run_in_threadpool(page.inbound))
+        except AttendError as e:
+            return json_error(framing.inline(str(e)), 500)
+
+    async def decide(request: Request) -> Response:
+        doc = await body_json(request)
+        if doc is None:
+            return json_error("not a JSON object, or too large")
+        msg_id, action = doc.get("id"), doc.get("action")
+        if not isinstance(msg_id, str) or not layout.NAME_RE.fullmatch(msg_id):
+            return json_error("id is a held message's id")
+        if action not in ("accept", "decline"):
+            return json_error("action is accept or decline")
+        try:
+            return JSONResponse(await run_in_threadpool(page.decide, msg_id, action))
+        except AttendError as e:
+            return json_error(framing.inline(str(e)), 404 if isinstance(e, NotFoundError) else 400)
+
     async def events(request: Request) -> Response:
         after = request.headers.get("last-event-id") or request.query_params.get("after", "")
         if after and not is_cursor(after):
@@ -551,6 +614,8 @@ def routes(page: Page, hub: Hub) -> list[Route]:
         Route("/api/read", read, methods=["POST"]),
         Route("/api/leases", leases),
         Route("/api/release", release, methods=["POST"]),
+        Route("/api/inbound", inbound),
+        Route("/api/inbound", decide, methods=["POST"]),
         Route("/events", events),
     ]
 

@@ -460,12 +460,57 @@ function askRelease(x) {
   d.showModal();
 }
 
+// ------------------------------------------------------------------ what inbound rules hold
+
+async function loadWaiting() {
+  try { drawWaiting(await api("/api/inbound")); } catch (e) { /* the next change draws it */ }
+}
+
+function drawWaiting(doc) {
+  const list = $("waiting");
+  const focused = document.activeElement && list.contains(document.activeElement) ? document.activeElement.dataset.key : null;
+  list.replaceChildren();
+  for (const w of doc.waiting) {
+    const li = el("li");
+    li.dataset.id = w.id;
+    const head = el("span", "who");
+    head.append(el("span", "name", w.sender), " → ", el("span", "name", w.for), " · ", el("span", "when", localTime(w.t)));
+    if (w.unreviewed) head.append(" ", el("span", "tag", "unreviewed"));
+    li.append(head, el("span", "subject", w.subject));
+    const acts = el("span", "acts");
+    for (const [action, label] of [["accept", "Accept"], ["decline", "Decline"]]) {
+      const b = el("button", action, label);
+      b.type = "button";
+      b.dataset.key = w.id + " " + action;
+      b.setAttribute("aria-label", label + " " + w.sender + "'s message to " + w.for);
+      b.addEventListener("click", () => decide(w, action));
+      acts.append(b);
+    }
+    li.append(acts);
+    list.append(li);
+  }
+  $("waiting-box").hidden = !doc.waiting.length;
+  if (focused) {
+    const again = Array.from(list.querySelectorAll("button")).find((b) => b.dataset.key === focused);
+    if (again) again.focus();
+  }
+}
+
+async function decide(w, action) {
+  try {
+    const doc = await api("/api/inbound", { id: w.id, action });
+    const what = action === "accept" ? "Accepted: " + w.for + " is shown it once." : "Declined: " + w.sender + "'s receipt says so.";
+    say(doc.decided.length ? what : doc.said);
+    drawWaiting(doc);
+  } catch (e) { say(e.message, true); loadWaiting(); }
+}
+
 // ------------------------------------------------------------------ live
 
 function listen(cursor) {
   const src = new EventSource("/events?after=" + encodeURIComponent(cursor));
   S.source = src;
-  src.addEventListener("open", () => { connection("live"); loadLeases(); });  // what changed while it was down
+  src.addEventListener("open", () => { connection("live"); loadLeases(); loadWaiting(); });  // what changed while it was down
   // The browser retries a broken stream by itself; a refused one (a server started again has another
   // cookie) it closes for good.
   src.addEventListener("error", () => connection(src.readyState === EventSource.CLOSED ? "gone" : "down"));
@@ -473,6 +518,7 @@ function listen(cursor) {
   src.addEventListener("count", (ev) => setUnread(JSON.parse(ev.data).count));
   src.addEventListener("peers", () => loadPeers());
   src.addEventListener("leases", (ev) => drawLeases(JSON.parse(ev.data)));
+  src.addEventListener("inbound", (ev) => drawWaiting(JSON.parse(ev.data)));
   src.addEventListener("rooms", () => loadRooms().catch(() => {}));
   src.addEventListener("reset", () => location.reload());
 }
@@ -539,7 +585,7 @@ async function start() {
     const open = document.body.classList.toggle("side-open");
     $("menu").setAttribute("aria-expanded", String(open));
   });
-  document.addEventListener("visibilitychange", () => { if (!document.hidden) loadRooms().catch(() => {}); });
+  document.addEventListener("visibilitychange", () => { if (!document.hidden) { loadRooms().catch(() => {}); loadWaiting(); } });
   let st;
   try { st = await loadRooms(); } catch (e) { connection("down"); say(e.message, true); return; }
   S.user = st.user;
