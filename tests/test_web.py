@@ -634,6 +634,12 @@ def test_the_title_counts_unread_mail_and_only_mail_to_the_human_notifies(
 # ---------------------------------------------------------------------- who holds which files
 
 
+def page_jar(page: Page, web: Web) -> dict[str, str]:
+    """The headers of a write as the open page makes it: its own cookie, its own origin."""
+    (cookie,) = [c for c in page.context.cookies() if c["name"] == "attend_web"]
+    return {"Cookie": f"attend_web={cookie['value']}", "Origin": web.origin, "Content-Type": "application/json"}
+
+
 def leased_repo(world: World, project: str = "proj") -> Path:
     """A git working tree for leases (their globs are relative to its root)."""
     path = world.project(project)
@@ -691,8 +697,7 @@ def test_the_human_releases_a_sessions_lease_only_after_saying_yes(
     p = page.page
     wait_held(page, "src/api/routes.py")
     # Without the page's confirmation the server releases nothing (the page's own cookie and origin).
-    (cookie,) = [c for c in page.context.cookies() if c["name"] == "attend_web"]
-    jar = {"Cookie": f"attend_web={cookie['value']}", "Origin": web.origin, "Content-Type": "application/json"}
+    jar = page_jar(page, web)
     unconfirmed = json.dumps({"session": hana.session_id, "glob": "src/api"}).encode()
     assert request(web, "POST", "/api/release", jar, unconfirmed) == 400
     assert lease_file.read_bytes() == before
@@ -716,7 +721,7 @@ def test_the_human_releases_a_sessions_lease_only_after_saying_yes(
     assert not page.errors, page.errors
 
 
-def test_a_hostile_lease_reason_and_holder_name_are_inert(world: World, web: Web, browser: Any, pages: list[Page]) -> None:
+def test_a_hostile_lease_reason_is_inert(world: World, web: Web, browser: Any, pages: list[Page]) -> None:
     leased_repo(world)
     mallory = world.session("proj", name="Mallory")
     assert mallory.attend("lease", "src/api", "--reason", HOSTILE_BODY[:180]).rc == 0
@@ -777,9 +782,8 @@ def test_the_human_accepts_or_declines_what_a_sessions_inbound_rule_holds(
     assert states[second] == {tao.session_id: "declined"}, states
     assert "pwned" not in drain(world, tao.session_id).stdout
     # A decision the page did not see coming (decided already, or a forged id) is one line, nothing changed.
-    jar_cookie = next(c for c in page.context.cookies() if c["name"] == "attend_web")
-    jar = {"Cookie": f"attend_web={jar_cookie['value']}", "Origin": web.origin, "Content-Type": "application/json"}
-    for body in [{"id": second, "action": "accept"}, {"id": "../x", "action": "accept"}, {"id": first, "action": "eat"}]:
+    jar = page_jar(page, web)
+    for body in [{"id": second, "action": "accept"}, {"id": "../x", "action": "accept"}, {"id": "x", "action": "eat"}]:
         assert request(web, "POST", "/api/inbound", jar, json.dumps(body).encode()) in (400, 404), body
     assert world.spool.delivery_state(tao.session_id, second) == "declined"
     assert not page.errors, page.errors
@@ -787,7 +791,7 @@ def test_the_human_accepts_or_declines_what_a_sessions_inbound_rule_holds(
 
 def scene(world: World) -> None:
     """A morning's bus: two sessions in #deploy, a thread in #open, mail for the human, a relayed line, a
-    lease on a folder."""
+    lease on a folder, a message held by its recipient's inbound rule."""
     leased_repo(world, "api")
     hana, tao = enrolled(world, "api", "Hana"), enrolled(world, "web", "Tao")
     for s in (hana, tao):
@@ -823,6 +827,9 @@ def scene(world: World) -> None:
     assert (
         store.receive(world.spool, me, "attend.from.build-box.to.all.open", headers, envelope.render(sig)) == "stored"
     )
+    uma = enrolled(world, "ops", "Uma")  # enrolled last: what comes to Uma from now on waits for a look
+    assert uma.attend("inbound", "hold").rc == 0
+    say(world, hana, "Can I take over the deploy script while you fix the login test?", to=uma.session_id)
 
 
 def test_a_screenshot_at_desk_and_phone_width(world: World, web: Web, browser: Any, pages: list[Page]) -> None:

@@ -327,7 +327,6 @@ class Page:
         kept = [framing.inline(f"{x.glob}: {x.why}") for x in out.not_released]
         return {"said": said, "released": n, "not_released": kept}
 
-
     # ------------------------------------------------------------------ what inbound rules hold
 
     def inbound(self) -> dict[str, Any]:

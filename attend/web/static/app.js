@@ -10,6 +10,7 @@ const $ = (id) => document.getElementById(id);
 const MAX_DEPTH = 4;
 const CUT_CHARS = 600;
 const CUT_LINES = 8;
+const WAITING_SHOWN = 5;  // held messages listed at once; each decided brings the next
 
 function el(tag, cls, text) {
   const e = document.createElement(tag);
@@ -470,9 +471,10 @@ function drawWaiting(doc) {
   const list = $("waiting");
   const focused = document.activeElement && list.contains(document.activeElement) ? document.activeElement.dataset.key : null;
   list.replaceChildren();
-  for (const w of doc.waiting) {
+  for (const w of doc.waiting.slice(0, WAITING_SHOWN)) {
     const li = el("li");
     li.dataset.id = w.id;
+    li.title = w.subject;
     const head = el("span", "who");
     head.append(el("span", "name", w.sender), " → ", el("span", "name", w.for), " · ", el("span", "when", localTime(w.t)));
     if (w.unreviewed) head.append(" ", el("span", "tag", "unreviewed"));
@@ -489,6 +491,8 @@ function drawWaiting(doc) {
     li.append(acts);
     list.append(li);
   }
+  const more = doc.waiting.length - WAITING_SHOWN;
+  if (more > 0) list.append(el("li", "more", "and " + more + " more (oldest first; attend inbound lists them all)"));
   $("waiting-box").hidden = !doc.waiting.length;
   if (focused) {
     const again = Array.from(list.querySelectorAll("button")).find((b) => b.dataset.key === focused);
