@@ -133,6 +133,8 @@ def _wiring(ctx: Context, target: str | None) -> Check:
         # `attend install` refuses a missing target too: point at what unblocks it.
         folder = install.requested_folder(target, ctx.env)
         return Check("wiring", "fail", str(e), f"mkdir -p {shlex.quote(folder)} && {_install_command(ctx.env, target)}")
+    if not p.primary:
+        return Check("wiring", "skip", f"{p.target} does not exist: not used here (the other clients are below)")
     unreadable = [w for w in p.warnings if w.startswith("cannot read") or "is not a JSON object" in w]
     if unreadable:
         fix = f"repair that file (it must be a JSON object), then run {_install_command(ctx.env, target)}"
