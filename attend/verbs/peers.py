@@ -79,7 +79,8 @@ def run(ctx: Context, req: PeersRequest) -> Peers:
         for member in channels.members(spool, name):
             member_of.setdefault(member, []).append("#" + name)
     registries: dict[str, dict[str, dict[str, object]]] = {}
-    window = float(config.load(ctx.env).get("peers.activity_window"))  # the user's file: yaml only if it exists
+    # The user's file: yaml only if it exists.
+    window = float(config.load(ctx.env, announce=True).get("peers.activity_window"))
     out = []
     listed: set[str] = set()
     found = [(record, host) for host in HOSTS for record in host.live_records(ctx.env)]
