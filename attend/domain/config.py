@@ -593,7 +593,7 @@ def write_atomically(path: Path, text: str, overwrite: bool = True) -> None:
     With ``overwrite`` false the file is published by link(), which fails on an existing name."""
     import fcntl
 
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    layout.private_dirs(path.parent)
     folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
     try:
         fcntl.flock(folder, fcntl.LOCK_EX)  # a lock on the folder itself: no lock file to leave behind

@@ -421,14 +421,14 @@ class State:
         if raw is None:
             return None
         folder = self.folder / "backups"
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        layout.private_dirs(folder)
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + f".{time.time_ns() % 1_000_000_000:09d}"
         dest = folder / f"{stamp}-{path.name}"
         write_atomic(dest, raw, 0o600)
         return dest
 
     def save(self) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        layout.private_dirs(self.folder)
         write_atomic(self.folder / STATE_FILE, render_json(self.data), 0o600)
 
     def forget(self) -> None:

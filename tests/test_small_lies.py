@@ -1,0 +1,60 @@
+"""What attend says is what it did: the small lies a newcomer found, each pinned."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+from attend.domain import sessions
+from attend.verbs import send
+from tests.support import ATTEND, World, human_mailbox
+
+
+def attend(world: World, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [ATTEND, *args],
+        env={**world.env, **env},
+        cwd=world.project("proj"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def test_the_settings_folders_attend_makes_are_0700_as_files_md_promises(world: World) -> None:
+    assert not (world.home / ".config").exists()
+    assert attend(world, "install").returncode == 0
+    assert attend(world, "config", "init").returncode == 0
+    root = world.home / ".config" / "attend"
+    made = [world.home / ".config", root, root / "targets", *(root / "targets").iterdir()]
+    assert {str(p): mode(p) for p in made} == {str(p): 0o700 for p in made}
+
+
+def test_the_inbox_footer_counts_every_message_it_printed(world: World) -> None:
+    human_mailbox(world, world.env["USER"])
+    a = world.session("api")
+    sessions.enroll(world.spool, world.context(a).who(), "run")
+    send.run(world.context(a), send.SendRequest("to the human", to=world.env["USER"]))
+    send.run(world.context(a), send.SendRequest("to everyone"))
+    out = attend(world, "inbox")
+    assert out.returncode == 0, out.stderr
+    printed = out.stdout.count("  message: ")
+    assert printed == 2, out.stdout
+    assert out.stdout.rstrip().splitlines()[-1].startswith("page 1 · 2 shown (1 unread, to you)"), out.stdout
+
+
+def test_tab_completion_after_an_unknown_command_prints_nothing_onto_the_prompt(world: World) -> None:
+    for words, cword in (("attend foo ", "2"), ("attend foo --", "2"), ("attend sned x", "2")):
+        out = attend(world, _ATTEND_COMPLETE="bash_complete", COMP_WORDS=words, COMP_CWORD=cword)
+        assert (out.returncode, out.stdout.strip(), out.stderr) == (0, "", ""), (words, out)
+    # A known command still completes, and a typed unknown command is still refused, with a suggestion.
+    known = attend(world, _ATTEND_COMPLETE="bash_complete", COMP_WORDS="attend sen", COMP_CWORD="1")  # send, sensors
+    assert known.stdout.split() == ["plain,send", "plain,sensors"]
+    typo = attend(world, "sned")
+    assert typo.returncode == 2 and "did you mean 'send'?" in typo.stderr
