@@ -58,3 +58,29 @@ def test_tab_completion_after_an_unknown_command_prints_nothing_onto_the_prompt(
     assert known.stdout.split() == ["plain,send", "plain,sensors"]
     typo = attend(world, "sned")
     assert typo.returncode == 2 and "did you mean 'send'?" in typo.stderr
+
+
+def test_a_read_only_spool_lets_reading_commands_through_and_a_write_says_what_is_wrong(world: World) -> None:
+    """A spool mounted read-only (unshare: a mount namespace of the test's own, no privilege needed):
+    peers and log read it; send says the spool is read-only to the user, in one line."""
+    assert attend(world, "send", "hello").returncode == 0
+    spool = world.spool_root
+    script = (
+        f"mount --bind {spool} {spool} && mount -o remount,bind,ro {spool} && "
+        f"{ATTEND} peers; echo peers=$?; {ATTEND} log; echo log=$?; {ATTEND} send again; echo send=$?"
+    )
+    out = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", script],
+        env=world.env,
+        cwd=world.project("proj"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "peers=0" in out.stdout and "log=0" in out.stdout, out.stdout + out.stderr
+    assert "send=1" in out.stdout, out.stdout
+    (said,) = out.stderr.strip().splitlines()
+    assert said == (
+        f"attend: spool {spool} is read-only to you and this command writes to it (commands that only read, "
+        f"such as peers, log and tail, work); to let attend write, run: chmod 700 {spool}"
+    )
