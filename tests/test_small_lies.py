@@ -84,3 +84,19 @@ def test_a_read_only_spool_lets_reading_commands_through_and_a_write_says_what_i
         f"attend: spool {spool} is read-only to you and this command writes to it (commands that only read, "
         f"such as peers, log and tail, work); to let attend write, run: chmod 700 {spool}"
     )
+
+
+def test_a_session_that_just_ended_is_parked_for_send_as_it_is_gone_from_peers(world: World) -> None:
+    """One liveness policy: its heartbeat is fresh (its loop ran a moment ago), its client has ended."""
+    import json
+
+    a = world.session("api")
+    sessions.enroll(world.spool, world.context(a).who(), "run")
+    sessions.touch_heartbeat(world.spool, a.session_id)
+    live = json.loads(attend(world, "send", "--json", "while it runs").stdout)
+    assert (live["live"], live["parked"]) == (1, 0), live
+    a.close()  # the client's process ends; the heartbeat it left is seconds old
+    assert a.session_id not in attend(world, "peers", "--json").stdout
+    after = json.loads(attend(world, "send", "--json", "after it ended").stdout)
+    assert (after["live"], after["parked"]) == (0, 1), after
+    assert "(1 recipient: 0 live, 1 parked)" in attend(world, "send", "and in words").stdout
