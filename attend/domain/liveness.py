@@ -51,9 +51,9 @@ class Liveness:
 
     def __call__(self, sid: str) -> bool:
         enrollment = sessions.read_enrollment(self.spool, sid)
-        bound = bool(enrollment and enrollment.claude_pid and enrollment.proc_start)
-        if enrollment and bound:
-            pid = enrollment.claude_pid
+        pid = enrollment.claude_pid if enrollment else None
+        bound = bool(enrollment and pid and enrollment.proc_start)
+        if enrollment and pid and bound:
             if identity.pid_alive(pid) and identity.proc_start(pid) == enrollment.proc_start:
                 return True
         if self._recorded is None:
