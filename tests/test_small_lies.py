@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -88,8 +89,6 @@ def test_a_read_only_spool_lets_reading_commands_through_and_a_write_says_what_i
 
 def test_a_session_that_just_ended_is_parked_for_send_as_it_is_gone_from_peers(world: World) -> None:
     """One liveness policy: its heartbeat is fresh (its loop ran a moment ago), its client has ended."""
-    import json
-
     a = world.session("api")
     sessions.enroll(world.spool, world.context(a).who(), "run")
     sessions.touch_heartbeat(world.spool, a.session_id)
@@ -100,3 +99,29 @@ def test_a_session_that_just_ended_is_parked_for_send_as_it_is_gone_from_peers(w
     after = json.loads(attend(world, "send", "--json", "after it ended").stdout)
     assert (after["live"], after["parked"]) == (0, 1), after
     assert "(1 recipient: 0 live, 1 parked)" in attend(world, "send", "and in words").stdout
+
+
+def _mirror(world: World, *entries: dict[str, object]) -> None:
+    """What a relay would have written: this spool served by a relay, and another host's presence."""
+    import time
+
+    from attend.domain import remote
+
+    spool = world.spool
+    spool.make_dir("relay")
+    spool.write_state(b"{}", "relay", "enabled")
+    remote.write(spool, "vm", False, 45.0, [{**e, "seen": time.time()} for e in entries])
+
+
+def test_a_send_to_another_hosts_session_names_it_and_says_it_is_queued_for_the_relay(world: World) -> None:
+    sid = "0b5c1d2e-3f40-4a5b-8c6d-7e8f9a0b1c2d"
+    session = {"host": "beta", "kind": "agent", "id": sid, "name": "Tao-alpha", "project": "/src/api"}
+    _mirror(world, {**session, "status": "waiting", "channels": []})
+    for to in ("Tao-alpha@beta", f"{sid}@beta", "Tao-alpha"):
+        out = attend(world, "send", "--to", to, "hello over there")
+        assert out.returncode == 0, out.stderr
+        line = out.stdout.strip()
+        assert line.endswith(" to Tao-alpha@beta (queued for the relay)"), line
+        assert sid not in line and "0 recipients" not in line
+    sent = json.loads(attend(world, "send", "--json", "--to", "Tao-alpha@beta", "and in JSON").stdout)
+    assert (sent["to_name"], sent["to"], sent["delivered"]) == ("Tao-alpha@beta", f"{sid}@beta", 0), sent

@@ -96,7 +96,7 @@ def run(args: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> 
     if not quiet:
         sig = outcome.sig
         line = render.sent_text(
-            sig.id, outcome.scope, outcome.to_name, sig.re, outcome.delivered, outcome.live, outcome.humans
+            sig.id, outcome.scope, outcome.to_name, sig.re, outcome.delivered, outcome.live, outcome.humans, sig.room
         )
         out.write(line + "\n")
     for warning in warnings:

@@ -33,14 +33,28 @@ def document_line(result: Any) -> str:
 
 
 def sent_line(sent: Any) -> str:
-    return sent_text(sent.id, sent.scope, sent.to_name or sent.to, sent.re, sent.delivered, sent.live, sent.humans)
+    return sent_text(
+        sent.id, sent.scope, sent.to_name or sent.to, sent.re, sent.delivered, sent.live, sent.humans, sent.room
+    )
 
 
 def sent_text(
-    id: str, scope: str, to: str, re: str | None, delivered: int, live: int, humans: Sequence[str] = ()
+    id: str,
+    scope: str,
+    to: str,
+    re: str | None,
+    delivered: int,
+    live: int,
+    humans: Sequence[str] = (),
+    room: str = "",
 ) -> str:
     """The line for a sent message (the fast send path has no ``Sent``, only these). A name that
-    resolved to a human's mailbox is said, so a name taken for a session's is noticed."""
+    resolved to a human's mailbox is said, so a name taken for a session's is noticed; a message for
+    another host's session or human (its room ``d-``/``h-<id>@<host>``) is queued for the relay, not
+    "0 recipients"."""
+    if not delivered and room.startswith(("d-", "h-")) and "@" in room:
+        thread = f", re {re}" if re else ""
+        return f"sent {id} to {to} (queued for the relay{thread})"
     noun = "recipient" if delivered == 1 else "recipients"
     # Live and parked apart: live is what peers lists; parked ones keep it until they are back.
     counts = f": {live} live, {delivered - live} parked" if delivered else ""

@@ -178,10 +178,10 @@ def _sessions(spool: Spool, to: str, sessions_dir: os.PathLike[str] | str, user:
         if mirror is not None:
             elsewhere = _across_hosts(spool, want, mirror, known, people)
             if elsewhere is not None:
-                target, room = elsewhere
+                target, room, label = elsewhere
                 if room not in room_list:
                     targets.append(target)
-                    shown.append(target)
+                    shown.append(label)  # its name@host, as peers shows it (the To header keeps the id)
                     room_list.append(room)
                 continue
         else:
@@ -281,8 +281,9 @@ def _across_hosts(
     mirror: remote.Mirror,
     known: list[Candidate],
     people: list[str],
-) -> tuple[str, str] | None:
-    """A part that names a session or human of another host: (To label, room). None: resolve it here.
+) -> tuple[str, str, str] | None:
+    """A part that names a session or human of another host: (To label, room, its name@host). None:
+    resolve it here.
     ``name@host`` picks the host; a bare name on this host and another, or on two others, is refused
     with the ``name@host`` forms that tell them apart (a human's name on this host wins when config
     says same-named humans are one person)."""
@@ -297,7 +298,7 @@ def _across_hosts(
         if len(found) > 1:
             ids = ", ".join(f"{p.id}@{p.host}" for p in found)
             raise UsageError(f"{want!r} names several sessions ({ids}); give a session id with its @host")
-        return found[0].id + "@" + where, found[0].room
+        return found[0].id + "@" + where, found[0].room, _shown(found[0])
     found = [p for p in mirror.peers if _names(p, want)]
     if not found:
         return None
@@ -309,9 +310,14 @@ def _across_hosts(
     elif _is_local_session(spool, want, known):
         here.append(f"{want}@{me}")
     if len(found) == 1 and not here:
-        return found[0].id + "@" + found[0].host, found[0].room
+        return found[0].id + "@" + found[0].host, found[0].room, _shown(found[0])
     options = ", ".join(here + sorted({p.address if p.name != p.id else f"{p.id}@{p.host}" for p in found}))
     raise UsageError(f"{want!r} is on more than one host; say which: {options}")
+
+
+def _shown(peer: remote.RemotePeer) -> str:
+    """How a send names a peer of another host: ``name@host`` (its id when it has no name)."""
+    return peer.address if peer.name else f"{peer.id}@{peer.host}"
 
 
 def _names(peer: remote.RemotePeer, want: str) -> bool:
