@@ -53,9 +53,9 @@ class Liveness:
         enrollment = sessions.read_enrollment(self.spool, sid)
         pid = enrollment.claude_pid if enrollment else None
         bound = bool(enrollment and pid and enrollment.proc_start)
-        if enrollment and pid and bound:
-            if identity.pid_alive(pid) and identity.proc_start(pid) == enrollment.proc_start:
-                return True
+        live_pid = enrollment and pid and bound and identity.pid_alive(pid)
+        if enrollment and pid and live_pid and identity.proc_start(pid) == enrollment.proc_start:
+            return True
         if self._recorded is None:
             self._recorded = {r.session_id for r in identity.live_records(self.sessions_dir)}
         if sid in self._recorded:
