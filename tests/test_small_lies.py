@@ -125,3 +125,23 @@ def test_a_send_to_another_hosts_session_names_it_and_says_it_is_queued_for_the_
         assert sid not in line and "0 recipients" not in line
     sent = json.loads(attend(world, "send", "--json", "--to", "Tao-alpha@beta", "and in JSON").stdout)
     assert (sent["to_name"], sent["to"], sent["delivered"]) == ("Tao-alpha@beta", f"{sid}@beta", 0), sent
+
+
+def test_a_human_on_another_host_shows_their_own_last_activity_not_the_relays_heartbeat(world: World) -> None:
+    import time
+
+    from attend.relay import daemon
+
+    hour_ago = time.time() - 3600
+    bob = {"host": "beta", "kind": "human", "id": "bob", "name": "bob", "project": "", "status": "active"}
+    _mirror(world, {**bob, "channels": [], "active_at": hour_ago})  # heard just now, active an hour ago
+    found = json.loads(attend(world, "peers", "--json").stdout)["humans"]
+    (remote,) = [h for h in found if h.get("host") == "beta"]
+    assert remote["active_at"] == time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(hour_ago)), remote
+    # This host's relay publishes its human's own activity in the entry it puts (no server needed).
+    from attend.relay.settings import RelaySettings
+
+    assert attend(world, "send", "a human's send here").returncode == 0
+    relay = daemon.Relay(world.spool, RelaySettings(["nats://127.0.0.1:1"], "alpha"), str(world.home), print)
+    (entry,) = [e for e in relay._snapshot().values() if e["kind"] == "human"]
+    assert isinstance(entry["active_at"], float) and time.time() - entry["active_at"] < 600, entry

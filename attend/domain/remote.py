@@ -29,6 +29,7 @@ class RemotePeer(Record):
     status: str
     channels: list[str]  # channel names, without '#'
     seen: float  # when this relay last heard of it (its own clock)
+    active: float = 0.0  # a human's last send or read, as its host published it (0: not published)
 
     @property
     def address(self) -> str:
@@ -88,7 +89,15 @@ def _entry(entry: object) -> RemotePeer | None:
         _text(entry.get("status"), 32),
         channels,
         float(seen) if isinstance(seen, int | float) and seen == seen else 0.0,
+        _when(entry.get("active_at")) if kind == "human" else 0.0,
     )
+
+
+def _when(value: object) -> float:
+    """A time another host published (seconds since the epoch): finite and positive, else 0 (unknown)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0.0
+    return float(value) if 0 < value < 1e11 else 0.0
 
 
 def _text(value: object, limit: int) -> str:

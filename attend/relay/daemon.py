@@ -483,6 +483,7 @@ class Relay:
                 "project": "",
                 "status": "active",
                 "channels": member_of.get(h.user, []),
+                "active_at": h.active_at,  # the human's own last send or read: peers shows it elsewhere
             }
         return out
 

@@ -124,7 +124,8 @@ def run(ctx: Context, req: PeersRequest) -> Peers:
     for p in remote.peers(spool):  # other hosts', as the relay last heard (nothing without a relay)
         chans = ["#" + c for c in p.channels]
         if p.kind == "human":
-            people.append(HumanPeer(p.id, iso(p.seen), chans, False, p.host))
+            # Its own last activity, as its host published it; the relay's hearing of it is no activity.
+            people.append(HumanPeer(p.id, iso(p.active or p.seen), chans, False, p.host))
         else:
             out.append(
                 Peer(p.id, p.name, p.project, p.status or "-", True, chans, False, False, False, 0, None, None, p.host)
