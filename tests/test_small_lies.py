@@ -145,3 +145,12 @@ def test_a_human_on_another_host_shows_their_own_last_activity_not_the_relays_he
     relay = daemon.Relay(world.spool, RelaySettings(["nats://127.0.0.1:1"], "alpha"), str(world.home), print)
     (entry,) = [e for e in relay._snapshot().values() if e["kind"] == "human"]
     assert isinstance(entry["active_at"], float) and time.time() - entry["active_at"] < 600, entry
+
+
+def test_the_glossarys_cold_start_says_what_a_newly_enrolled_session_is_handed() -> None:
+    """It said a new session is handed no earlier messages; #open up to 120 s old is handed over."""
+    glossary = Path(__file__).resolve().parent.parent / "docs" / "guide" / "glossary.md"
+    entry = " ".join(glossary.read_text(encoding="utf-8").split("**cold start**:", 1)[1].split("\n\n", 1)[0].split())
+    assert f"up to {sessions.FRESH_WINDOW:g} s old" in entry, entry
+    assert f"the newest {sessions.ADDRESSED_MAX}" in entry, entry
+    assert "is not handed the room's earlier history" not in entry
