@@ -313,6 +313,7 @@ def rows(scene: Scene) -> dict[tuple[str, ...], list[list[str]]]:
         ("tail",): [["--count", "1"]],
         ("whoami",): [["--json"]],
         ("wait",): [[], ["--codex", b], ["--once"]],  # the host entry points: Codex's and Gemini's waiters
+        ("thread",): [[scene.pending], [scene.pending[:16]]],  # a read of the thread: consumes nothing
     }
 
 

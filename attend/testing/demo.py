@@ -102,8 +102,8 @@ def run(say: Say) -> None:
         reason = json.loads(drained)["reason"]
         say(_indent(reason))
 
-        say("\n6. The thread, read back from the web session's inbox:")
-        say(_indent(_check("inbox", a.attend("inbox", "--limit", "5")).stdout))
+        say("\n6. The thread, read back (attend thread <id>: from its root, each reply under what it answers):")
+        say(_indent(_check("thread", a.attend("thread", reply["id"])).stdout))
         say("\nDone: every message is a file under rooms/ and sessions/, readable with any maildir reader.")
     finally:
         if loop_pid is not None:
