@@ -23,3 +23,34 @@ def test_the_demo_shows_both_conduits_and_a_thread_then_cleans_up(world: World) 
     home = Path(re.search(r"throwaway spool in (\S+)", text).group(1))  # type: ignore[union-attr]
     assert not home.exists() and not home.parent.parent.exists()
     assert not (world.spool_root / "rooms").exists()  # the user's own spool is untouched
+
+
+def test_demo_keep_leaves_two_live_stand_ins_that_answer_and_says_how_to_reach_them(world: World) -> None:
+    import os
+    import signal
+    import subprocess
+
+    from tests.support import ATTEND, wait_until
+
+    out = world.attend("demo", "--keep", timeout=180)
+    assert out.returncode == 0, out.stderr
+    text = out.stdout.split("\nA sandbox stays for 10 minutes: ", 1)[1]
+    names = text.split(" are live in #demo", 1)[0].split(" and ")
+    chat_line = next(line.strip() for line in text.splitlines() if line.strip().endswith("attend chat --room '#demo'"))
+    assignments = dict(word.split("=", 1) for word in chat_line.split()[:3])
+    pid = int(text.rsplit("(or: kill ", 1)[1].split(")", 1)[0])
+    sandbox = Path(assignments["HOME"]).parent
+    env = {**world.env, **assignments}
+
+    def there(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([ATTEND, *args], env=env, capture_output=True, text=True, timeout=60)
+
+    try:
+        peers = there("peers").stdout
+        assert all(name in peers for name in names) and "#demo" in peers, peers
+        assert there("send", "--to", names[0], "are you there?").returncode == 0
+        wait_until(lambda: f"[direct] {names[0]}" in there("inbox").stdout, "a canned reply in the human's mailbox")
+    finally:
+        os.kill(pid, signal.SIGTERM)
+    wait_until(lambda: not sandbox.exists(), "the sandbox to remove itself")
+    assert not (world.spool_root / "rooms").exists()  # the user's own spool is untouched
