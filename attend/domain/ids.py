@@ -19,6 +19,12 @@ MIN_PREFIX = 6
 PREFIX_CHARS = frozenset("0123456789abcdefABCDEFMPQR.-" + "ghijklmnopqrstuvwxyzGHIJKLNOSTUVWXYZ")
 
 
+def _could_start_an_id(text: str) -> bool:
+    """An id starts with its second in ten digits, then a dot: a prefix that does not is no id's."""
+    head, dot, rest = text.partition(".")
+    return head.isdigit() and len(head) <= 10 and (not dot or len(head) == 10) and set(rest) <= PREFIX_CHARS
+
+
 def all_ids(spool: Spool) -> set[str]:
     """Every message id present in the spool's rooms."""
     out: set[str] = set()
@@ -31,7 +37,7 @@ def resolve(spool: Spool, text: str, flag: str = "id") -> str:
     """``text`` as a full message id: itself when it is one, else the one id it is a unique prefix of."""
     if NAME_RE.fullmatch(text):
         return text
-    if len(text) < MIN_PREFIX or not set(text) <= PREFIX_CHARS:
+    if len(text) < MIN_PREFIX or not _could_start_an_id(text):
         raise UsageError(
             f"{flag} {text!r} is not a message id nor a prefix of one of at least {MIN_PREFIX} characters "
             "(attend inbox shows ids)"
