@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from attend.chat.live import Feed
+from attend.seat.live import Feed
 from attend.testing.standin import StandIn
 from attend.verbs import join, send
 from attend.verbs.inbox import Message

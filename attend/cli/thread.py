@@ -12,9 +12,9 @@ INDENT = "  "
 
 
 def _thread_text(t: thread_verb.Thread) -> str:
-    from attend.chat.threads import thread_order  # the order chat draws a thread in (no TUI imported)
     from attend.cli import render
     from attend.domain import framing
+    from attend.seat.threads import thread_order  # the order chat draws a thread in (no TUI imported)
 
     lines = []
     for row in thread_order(t.messages, set()):
