@@ -309,6 +309,25 @@ def config_root(env: Mapping[str, str] | None = None) -> str:
     return os.path.join(env.get("HOME") or os.path.expanduser("~"), ".config", "attend")
 
 
+def private_dirs(path: str | os.PathLike[str]) -> None:
+    """Make ``path`` and each missing folder above it 0700 (``mkdir(parents=True, mode=…)`` gives the
+    parents the umask's mode: ~/.config/attend and its targets/ were 0755). What exists is left as is."""
+    missing = []
+    folder = os.path.abspath(os.fspath(path))
+    while not os.path.isdir(folder):
+        missing.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            if not os.path.isdir(folder):
+                raise
+
+
 def default_root(env: Mapping[str, str] | None = None) -> str:
     """``$ATTEND_HOME``, else an absolute ``$XDG_CACHE_HOME``/attend, else ``~/.cache/attend``."""
     env = os.environ if env is None else env

@@ -84,6 +84,14 @@ class NoSpaceError(SpoolError, OSError):
         return str(self.strerror)
 
 
+class ReadOnlyError(SpoolError, OSError):
+    """A write into a spool the user may read but not write (mode 500, say): reading commands work,
+    and a write says so in one line (an OSError too, like NoSpaceError)."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
 class RefusedEntry(SpoolError, OSError):
     """Something planted in the spool that attend will not follow or read: a symlink, a FIFO, a
     device, a file where a folder belongs. An OSError too, so a caller that skips unreadable
@@ -148,6 +156,7 @@ class Spool:
         self._top: dict[str, int] = {}  # handles on the top-level folders, never removed by attend
         self._checked = False  # the root was checked (ours, private) on the handle held
         self._lazy = False  # Spool.open found no root: check whatever root a later open finds
+        self._read_only = False  # the root is readable but not writable by this user
         self._ordered: bool | None = None  # see _one_commit
 
     def __del__(self) -> None:
@@ -230,8 +239,10 @@ class Spool:
                 f"spool {root} is writable by group or others (mode {stat.S_IMODE(st.st_mode):o}); "
                 f"run: chmod 700 {root}"
             )
-        if not os.access(root, os.R_OK | os.W_OK | os.X_OK):
-            raise SpoolError(f"spool {root} is not readable and writable by you; run: chmod 700 {root}")
+        if not os.access(root, os.R_OK | os.X_OK):
+            raise SpoolError(f"spool {root} is not readable by you; run: chmod 700 {root}")
+        # Readable but not writable: reading commands work; the first write says so (_write_error).
+        self._read_only = not os.access(root, os.W_OK)
 
     def _root_fd(self, create: bool = False) -> int:
         if create and not self._checked:
@@ -270,7 +281,14 @@ class Spool:
         return stale
 
     def _write_error(self, e: OSError) -> OSError:
-        """A full disk (or quota) becomes one line naming the spool; any other error stays as it was."""
+        """A full disk (or quota) or a spool the user may not write becomes one line naming the spool;
+        any other error stays as it was."""
+        if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS) and (self._read_only or e.errno == errno.EROFS):
+            return ReadOnlyError(
+                e.errno,
+                f"spool {self._r} is read-only to you and this command writes to it (commands that only "
+                f"read, such as peers, log and tail, work); to let attend write, run: chmod 700 {self._r}",
+            )
         if e.errno in (errno.ENOSPC, errno.EDQUOT):
             return NoSpaceError(
                 e.errno,

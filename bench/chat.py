@@ -10,6 +10,10 @@
 a temporary worktree), one start of each in turn, so a baseline is measured in the same sitting.
 ``--history N --body BYTES`` fills #open with N messages of BYTES each (80-column lines) instead of
 30 one-liners: ``--history 200 --body 65536`` is the worst a room holds (chat loads the newest 200).
+``--fresh N``: instead, N rounds of a newcomer's first minute: chat starts on a spool with no room
+yet, a session enrolls, and the first message of #open (a room made after chat started) is timed to
+the screen; with ``--base``, the other checkout's chat too, in turn. A message the live feed's watches
+missed shows as the feed's 5 s rescan.
 
 Run: .venv/bin/python bench/chat.py [startups] [sends] [--base DIR] [--history N] [--body BYTES]
 """
@@ -112,13 +116,50 @@ def main() -> None:
     ap.add_argument("--base", type=Path, help="also start chat from this checkout, in turn with this one")
     ap.add_argument("--history", type=int, default=HISTORY, help="messages in #open before the start")
     ap.add_argument("--body", type=int, default=0, help="bytes per message (80-column lines); 0: one line")
+    ap.add_argument("--fresh", type=int, default=0, help="rounds of a first message into a room made after the start")
     args = ap.parse_args()
     startups, sends = args.startups, args.sends
+    if args.fresh:
+        fresh_rooms(args.fresh, args.base)
+        return
     env, spool, home = make_world()
     try:
         measure(env, spool, home, startups, sends, args.base, args.history, args.body)
     finally:
         cleanup(home.parent)
+
+
+def fresh_rooms(rounds: int, base: Path | None) -> None:
+    """The newcomer's first minute, each round in a new HOME: chat on an empty spool, then the first
+    message of a room that did not exist when chat started."""
+    print(load())
+    trees: dict[str, dict[str, str]] = {"this tree": {}}
+    if base is not None:
+        trees[str(base)] = {"PYTHONPATH": str(base.resolve())}
+    lags: dict[str, list[float]] = {name: [] for name in trees}
+    for i in range(rounds):
+        for name, extra in trees.items():
+            env, spool, home = make_world()
+            try:
+                screen = Screen({**env, **extra}, str(home / "proj"))
+                screen.until(b"quit", b"Peers")
+                time.sleep(1.0)  # the live feed's watches are set just after the first screen
+                sid = enrolled(spool, home)  # a session arrives after chat started
+                for n in ("first", "second"):  # #open is made by the first; the feed must watch it for the next
+                    body = f"{n}-of-open-{i:03d}"
+                    t = time.perf_counter()
+                    publish(spool, body, sid)
+                    lags[name].append(screen.until(body.encode()) - t)
+                    time.sleep(PACE)
+                screen.close()
+            finally:
+                cleanup(home.parent)
+    for name, got in lags.items():
+        print(
+            f"first two messages of a new room -> on screen ({name}): p50 {statistics.median(got) * 1000:.1f} ms, "
+            f"max {max(got) * 1000:.1f} ms over {len(got)} (over 1 s: {sum(g > 1 for g in got)})"
+        )
+    print(load())
 
 
 def filled(head: str, size: int) -> str:

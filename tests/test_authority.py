@@ -351,6 +351,7 @@ def rows(scene: Scene) -> dict[tuple[str, ...], list[list[str]]]:
             ["accept", scene.held],
             ["decline", scene.held],
         ],
+        ("thread",): [[scene.pending], [scene.pending[:16]]],  # a read of the thread: consumes nothing
     }
 
 

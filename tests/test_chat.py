@@ -284,6 +284,24 @@ async def test_a_refusal_is_on_screen_whole_at_80x24_with_how_to_fix_it(world: W
     assert {r: len(world.spool.room_names(r)) for r in world.spool.rooms()} == {"open": 13}  # nothing was sent
 
 
+async def test_a_refusal_leaves_once_the_refused_line_is_cleared(world: World) -> None:
+    enrolled(world, "api", "Hana")
+    app = app_for(world, live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press(*"@Nobody hello", "enter")
+        await pilot.pause()
+        status = app.query_one("#status")
+        assert status.has_class("error")
+        await pilot.press("backspace")  # still the refused line, being fixed: the reason stays
+        await pilot.pause()
+        assert status.has_class("error")
+        await pilot.press(*["backspace"] * len("@Nobody hell"))
+        await pilot.pause()
+        assert app.query_one("#compose").text == ""  # type: ignore[attr-defined]
+        assert not status.has_class("error")
+        assert str(status.render()) == app.addressed_to()  # the hint again: where a line goes
+
+
 async def test_a_multi_line_body_is_sent_whole(world: World) -> None:
     enrolled(world, "api", "Hana")
     app = app_for(world)

@@ -157,8 +157,12 @@ def test_the_repair_pass_restores_a_lost_delivery(world: World) -> None:
 
 def test_a_broken_gemini_wiring_fails_with_the_command_that_wires_it_again(world: World) -> None:
     (world.home / ".gemini").mkdir()
+    # Gemini trusts this folder (else it starts no MCP server here, and doctor says so).
+    trusted = {str(world.project("proj")): "TRUST_FOLDER"}
+    (world.home / ".gemini" / "trustedFolders.json").write_text(json.dumps(trusted))
     assert world.cli("install").returncode == 0  # Claude Code and the Gemini CLI it found
-    assert checks(world.cli("doctor", "--json").stdout)["gemini wiring"]["status"] == "ok"
+    first = checks(world.cli("doctor", "--json").stdout)["gemini wiring"]
+    assert first["status"] == "ok", first
     path = world.home / ".gemini" / "settings.json"
     doc = json.loads(path.read_text())
     del doc["mcpServers"]["attend"]

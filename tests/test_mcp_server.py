@@ -143,7 +143,7 @@ async def test_the_tools_as_the_model_receives_them_stay_under_six_thousand_byte
         )
         for t in tools.values()
     )
-    assert len(tools) == 13
+    assert len(tools) == 14
     assert size < 6000, size
 
 

@@ -278,7 +278,7 @@ def test_a_payload_field_is_text_of_its_size_or_nothing(value: object) -> None:
 
 # ---------------------------------------------------------------------- config files
 
-toml_values = st.sampled_from(['"x"', "5", "true", "[1, 2]", "1.5", '{ a = 1 }', "[]"])
+toml_values = st.sampled_from(['"x"', "5", "true", "[1, 2]", "1.5", "{ a = 1 }", "[]"])
 
 
 @pytest.mark.parametrize(
@@ -348,8 +348,10 @@ def test_any_gemini_settings_file_installs_or_is_refused_in_one_line(
 
 hook_files = st.recursive(
     st.none() | st.integers(-5, 5) | st.text(max_size=20) | st.booleans(),
-    lambda inner: st.lists(inner, max_size=3)
-    | st.dictionaries(st.sampled_from(["hooks", "Stop", "AfterAgent", "command", "matcher"]), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["hooks", "Stop", "AfterAgent", "command", "matcher"]), inner, max_size=3)
+    ),
     max_leaves=12,
 )
 

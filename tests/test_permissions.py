@@ -119,6 +119,7 @@ def test_a_gemini_settings_file_that_lost_its_drain_and_server_is_reported_and_i
     world: World,
 ) -> None:
     (world.home / ".gemini").mkdir()
+    (world.home / ".gemini" / "trustedFolders.json").write_text(json.dumps({str(world.tmp): "TRUST_FOLDER"}))
     assert world.attend("install", "--host", "gemini").returncode == 0
     assert host_report(world, "gemini")["ok"]
     path = world.home / ".gemini" / "settings.json"

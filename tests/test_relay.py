@@ -1230,6 +1230,25 @@ def test_a_wrong_ca_or_a_seed_the_server_does_not_know_is_one_line_in_check(tmp_
         h.close()
 
 
+def test_check_with_another_hosts_key_says_so_at_once_not_that_the_stream_is_missing(
+    tmp_path: Path, tls_bus: TlsBus
+) -> None:
+    """hostb's config with hosta's seed: the server knows the key, and refuses it hostb's inbox, where
+    every answer would come back. One line naming that, before any step waits for an answer."""
+    url = tls_bus.server.url
+    h = Host(tmp_path, "hostb", [url])
+    try:
+        key_config(h.world, [url], "nkey_seed", tls_bus.seeds["hosta"], tls_bus.ca)
+        r = h.world.attend("relay", "--check")
+        assert r.returncode == 1, r.stdout + r.stderr
+        lines = r.stdout.splitlines()
+        assert len(lines) == 1, lines
+        assert "refused host hostb's replies (_INBOX_hostb.>)" in lines[0] and "another host's?" in lines[0]
+        assert "missing" not in r.stdout and "stream" not in r.stdout, r.stdout
+    finally:
+        h.close()
+
+
 def test_a_creds_file_is_read_and_a_server_without_operator_jwts_refuses_it_in_one_line(
     tmp_path: Path, tls_bus: TlsBus
 ) -> None:
@@ -1290,7 +1309,12 @@ def test_check_reports_each_problem_on_one_line(tmp_path: Path, server: NatsServ
         r = h.world.attend("relay", "--check")
         problems = [line for line in r.stdout.splitlines() if line.startswith("problem:")]
         assert r.returncode == 1, r.stdout
-        assert any(p.startswith("problem: consumer hosta-direct: the server refused") for p in problems), problems
+        # One line, before any step waits on an answer that could never come back to this host's inbox.
+        assert problems == [
+            "problem: the server refused host hosta's replies (_INBOX_hosta.>): these credentials are not host "
+            "hosta's (another host's?); use the ones provisioned for hosta, or set relay.host to the host they "
+            "are for"
+        ], problems
     finally:
         h.close()
 

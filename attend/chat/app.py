@@ -643,6 +643,13 @@ class ChatApp(App[None]):
         self.say("  ".join(options) if len(options) > 1 else self.addressed_to())
         return True
 
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        """A refusal is about the line it refused: once that line is cleared, the hint comes back (an old
+        refusal above an empty compose line read as a refusal of what comes next)."""
+        status = self.query_one("#status", Static)
+        if isinstance(event.text_area, Compose) and not event.text_area.text.strip() and status.has_class("error"):
+            self.say(self.addressed_to())
+
     def on_compose_submitted(self, event: Compose.Submitted) -> None:
         text = event.text
         if not text.strip():

@@ -72,6 +72,7 @@ COMMANDS: dict[str, str] = {
     "release": "attend.cli.leasing:release",
     "leases": "attend.cli.leasing:leases",
     "inbound": "attend.cli.inbound:inbound",
+    "thread": "attend.cli.thread:thread",
 }
 
 
@@ -102,6 +103,10 @@ class LazyGroup(click.Group):
     ) -> tuple[str | None, click.Command | None, list[str]]:
         name = args[0]
         if name not in COMMANDS and not name.startswith("-"):
+            if ctx.resilient_parsing:
+                # Tab completion parses resiliently: the words after an unknown command complete to
+                # nothing, and no refusal is printed onto the user's prompt.
+                return name, click.Command(name, add_help_option=False), args[1:]
             raise click.UsageError(suggest(name, sorted(COMMANDS)), ctx)
         return super().resolve_command(ctx, args)
 

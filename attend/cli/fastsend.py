@@ -95,7 +95,9 @@ def run(args: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> 
         return 0
     if not quiet:
         sig = outcome.sig
-        line = render.sent_text(sig.id, outcome.scope, outcome.to_name, sig.re, outcome.recipients, outcome.humans)
+        line = render.sent_text(
+            sig.id, outcome.scope, outcome.to_name, sig.re, outcome.recipients, outcome.humans, sig.room
+        )
         out.write(line + "\n")
     for warning in warnings:
         err.write(f"attend: warning: {warning}\n")

@@ -86,7 +86,11 @@ def _inbox_text(result: inbox_verb.Inbox, utc: bool = False) -> str:
         # Own messages are never listed; say so, or a sender's first look reads as "nothing arrived".
         return "no messages from others" if result.page == 1 else f"no messages on page {result.page}"
     blocks = [_message_block(m, utc, columns) for m in result.messages]
-    footer = f"page {result.page} · {len(result.messages)} {'sent' if result.sent else 'shown'}"
+    # Every message printed counts, the unread mail above the rest too ("1 shown" under two was a lie).
+    printed = len(result.messages) + len(result.unread)
+    footer = f"page {result.page} · {printed} {'sent' if result.sent else 'shown'}"
+    if result.unread:
+        footer += f" ({len(result.unread)} unread, to you)"
     if result.older:
         again = "attend inbox --sent" if result.sent else "attend inbox"
         footer += f" · older: {again} --page {result.page + 1} (or --before {result.messages[-1].id})"

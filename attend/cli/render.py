@@ -34,17 +34,28 @@ def document_line(result: Any) -> str:
 
 def sent_line(sent: Any) -> str:
     rows = [(r.name, r.id, r.kind, r.outcome) for r in sent.recipients]
-    return sent_text(sent.id, sent.scope, sent.to_name or sent.to, sent.re, rows, sent.humans)
+    return sent_text(sent.id, sent.scope, sent.to_name or sent.to, sent.re, rows, sent.humans, sent.room)
 
 
 def sent_text(
-    id: str, scope: str, to: str, re: str | None, rows: Sequence[tuple[str, str, str, str]], humans: Sequence[str] = ()
+    id: str,
+    scope: str,
+    to: str,
+    re: str | None,
+    rows: Sequence[tuple[str, str, str, str]],
+    humans: Sequence[str] = (),
+    room: str = "",
 ) -> str:
     """The line for a sent message (the fast send path has no ``Sent``, only these): its recipients
     counted by outcome, naming those not delivered (attend.domain.outcomes.summary). A name that
-    resolved to a human's mailbox is said, so a name taken for a session's is noticed."""
-    from attend.domain.outcomes import summary
+    resolved to a human's mailbox is said, so a name taken for a session's is noticed; a message for
+    another host's session or human (its room ``d-``/``h-<id>@<host>``) is queued for the relay."""
+    from attend.domain.outcomes import DELIVERED, summary
 
+    if room.startswith(("d-", "h-")) and "@" in room:
+        thread = f", re {re}" if re else ""
+        said = "" if all(r[3] == DELIVERED for r in rows) else f": {framing.inline(summary(list(rows)))}"
+        return f"sent {id} to {to} (queued for the relay{said}{thread})"
     thread = f", re {re}" if re else ""
     where = "#open" if scope == "#open" else to
     people = (

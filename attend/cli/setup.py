@@ -29,6 +29,7 @@ def _installed_text(r: install_verb.Installed) -> str:
     lines = [f"hosts: {', '.join(r.hosts)}"] if r.hosts != [PRIMARY.name] else []
     if PRIMARY.name in r.hosts:
         lines.append(_claude_installed(r))
+        lines += [f"   {n}" for n in r.notes]
     for o in r.others:
         if r.dry_run:
             body = [c.diff for c in o.changes if c.diff] + [
@@ -115,6 +116,8 @@ def _uninstalled_text(r: uninstall_verb.Uninstalled) -> str:
         )
         lines += _changes_text(o.changes, "stripped")
         lines += [f"   backup {b}" for b in o.backups]
+    if not r.hosts:
+        lines.append("no client's folder here: nothing to withdraw")
     lines.append(f"spool {r.spool}: removed" if r.purged else f"spool left in place: {r.spool} (--purge removes it)")
     return "\n".join(lines)
 
@@ -144,6 +147,11 @@ def uninstall(target: str | None, purge: bool, hosts: tuple[str, ...], yes: bool
 
 def _permissions_text(p: permissions_verb.Permissions) -> str:
     yes = {True: "yes", False: "NO"}
+    if not p.primary:
+        gaps = [f"{h.host} {c.name}" for h in p.hosts if h.wired for c in h.checks if not c.ok]
+        verdict = "ok" if p.ok else "missing: " + ", ".join(gaps)
+        head = f"target {p.target} does not exist: not used here"
+        return head + "".join(_host_text(h) for h in p.hosts) + f"\n{verdict}"
     rows = [[entry, yes[ok]] for entry, ok in p.allow.items()]
     rows += [
         ["Stop-hook drain", yes[p.stop_hook]],

@@ -51,6 +51,7 @@ HELP = "\n".join(
         "  sensors      List the sensor loop's senses (built-in and script...",
         "  status       Show this session's identity, enrollment, pending...",
         "  tail         Follow new messages as they land, one line each (time,...",
+        "  thread       Print the thread a message belongs to, from its root:...",
         "  tune         Derive the timing keys (the governors' cooldowns and the...",
         "  uninstall    Withdraw exactly what `attend install` wrote.",
         "  unmute       Undo a mute; what arrived meanwhile stays in inbox.",

@@ -181,10 +181,10 @@ def _sessions(spool: Spool, to: str, sessions_dir: os.PathLike[str] | str, user:
         if mirror is not None:
             elsewhere = _across_hosts(spool, want, mirror, known, people, warnings)
             if elsewhere is not None:
-                target, room = elsewhere
+                target, room, label = elsewhere
                 if room not in room_list:
                     targets.append(target)
-                    shown.append(target)
+                    shown.append(label)  # its name@host, as peers shows it (the To header keeps the id)
                     room_list.append(room)
                 continue
         else:
@@ -288,13 +288,13 @@ def _across_hosts(
     known: list[Candidate],
     people: list[str],
     warnings: list[str],
-) -> tuple[str, str] | None:
-    """A part that names a session or human of another host: (To label, room). None: resolve it here.
-    ``name@host`` picks the host. A bare name that fits a session of this host addresses it, however
-    other hosts name theirs (another host's presence cannot take a local name), and the sender is told
-    the ``name@host`` form of the other; a bare name on two other hosts, or a human's on this host and
-    another, is refused with the ``name@host`` forms that tell them apart (a human's name on this host
-    wins when config says same-named humans are one person)."""
+) -> tuple[str, str, str] | None:
+    """A part that names a session or human of another host: (To label, room, its name@host). None:
+    resolve it here. ``name@host`` picks the host. A bare name that fits a session of this host
+    addresses it, however other hosts name theirs (another host's presence cannot take a local name),
+    and the sender is told the ``name@host`` form of the other; a bare name on two other hosts, or a
+    human's on this host and another, is refused with the ``name@host`` forms that tell them apart (a
+    human's name on this host wins when config says same-named humans are one person)."""
     me = host()
     bare, at, where = want.rpartition("@")
     if at and HOST_RE.fullmatch(where):
@@ -306,7 +306,7 @@ def _across_hosts(
         if len(found) > 1:
             ids = ", ".join(f"{p.id}@{p.host}" for p in found)
             raise UsageError(f"{want!r} names several sessions ({ids}); give a session id with its @host")
-        return found[0].id + "@" + where, found[0].room
+        return found[0].id + "@" + where, found[0].room, _shown(found[0])
     found = [p for p in mirror.peers if _names(p, want)]
     if not found:
         return None
@@ -320,9 +320,14 @@ def _across_hosts(
         warnings.append(f"{want!r} is a session here; {others} on another host shares the name (say {others})")
         return None
     if len(found) == 1 and not here:
-        return found[0].id + "@" + found[0].host, found[0].room
+        return found[0].id + "@" + found[0].host, found[0].room, _shown(found[0])
     options = ", ".join(here + sorted({p.address if p.name != p.id else f"{p.id}@{p.host}" for p in found}))
     raise UsageError(f"{want!r} is on more than one host; say which: {options}")
+
+
+def _shown(peer: remote.RemotePeer) -> str:
+    """How a send names a peer of another host: ``name@host`` (its id when it has no name)."""
+    return peer.address if peer.name else f"{peer.id}@{peer.host}"
 
 
 def _names(peer: remote.RemotePeer, want: str) -> bool:

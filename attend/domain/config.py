@@ -233,12 +233,25 @@ class Config:
     sensors: dict[str, SensorSetting] = field(default_factory=dict)  # the last file's word on each name
     digests: dict[str, str] = field(default_factory=dict)  # file -> sha256 of the text read (trust)
     relay: tuple[object, str, int] | None = None  # the user file's ``relay:`` section as data, its file, line
+    # The user file could not be read whole (not YAML, say) and has a top-level ``relay:`` line: its file
+    # and line, so the relay says it is not read rather than "no relay configured".
+    relay_unread: tuple[str, int] | None = None
 
     def get(self, key: str) -> float | int | str:
         return self.values[key]
 
     def warnings(self) -> list[str]:
         return [str(p) for p in self.problems]
+
+    def unread(self) -> list[Problem]:
+        """The problems that kept a whole file from applying (not YAML, unreadable, not a mapping)."""
+        return [p for p in self.problems if not p.key and p.message.endswith((IGNORED, PROJECT_IGNORED))]
+
+
+# What a problem of a whole file adds: none of its settings applies.
+IGNORED = "the defaults are in force until it is fixed"
+PROJECT_IGNORED = "none of this project's settings applies until it is fixed"
+RELAY_LINE = re.compile(r"^relay\s*:", re.M)
 
 
 def user_file(env: Mapping[str, str] | None = None) -> str:
@@ -267,23 +280,52 @@ def defaults() -> Config:
     return Config({k: v.default for k, v in KEYS.items()}, dict.fromkeys(KEYS, "default"))
 
 
-def load(env: Mapping[str, str] | None = None, project: str | None = None) -> Config:
+def load(env: Mapping[str, str] | None = None, project: str | None = None, announce: bool = False) -> Config:
+    """``announce``: a file that does not apply at all (not YAML, unreadable) is said on stderr, once a
+    process, naming its file and line (a command a person runs; a hook or the MCP server stays quiet)."""
     cfg = defaults()
     layers = [(user_file(env), False)]
     if project:
         layers.append((project_file(project), True))
     for file, is_project in layers:
+        before = len(cfg.problems)
         try:
             text = _read(file)
         except FileNotFoundError:
             continue
         except (OSError, UnicodeDecodeError) as e:
             cfg.problems.append(Problem(file, 1, "", f"cannot read: {e}"))
-            continue
-        cfg.files.append(file)
-        cfg.digests[file] = digest(text)
-        _apply(cfg, text, file, is_project)
+            text = ""
+        else:
+            cfg.files.append(file)
+            cfg.digests[file] = digest(text)
+            _apply(cfg, text, file, is_project)
+        for i in range(before, len(cfg.problems)):
+            p = cfg.problems[i]
+            if not p.key and p.line and p.message.startswith(WHOLE_FILE):
+                note = PROJECT_IGNORED if is_project else IGNORED
+                cfg.problems[i] = Problem(p.file, p.line, p.key, f"{p.message}; {note}")
+                found = RELAY_LINE.search(text)
+                if found and not is_project and cfg.relay is None:
+                    cfg.relay_unread = (file, text.count("\n", 0, found.start()) + 1)
+    if announce:
+        say_unread(cfg)
     return cfg
+
+
+WHOLE_FILE = ("cannot read", "not valid YAML", "nested too deep", "the file must be a mapping")
+
+
+def say_unread(cfg: Config) -> None:
+    """Each file that does not apply, one line on stderr, once a process (the CLI's warnings skip it)."""
+    import sys
+
+    from attend.domain.context import REPORTED
+
+    for p in cfg.unread():
+        if str(p) not in REPORTED:
+            REPORTED.add(str(p))
+            sys.stderr.write(f"attend: warning: {p}\n")
 
 
 def _read(file: str) -> str:
@@ -585,7 +627,7 @@ def write_atomically(path: Path, text: str, overwrite: bool = True) -> None:
     With ``overwrite`` false the file is published by link(), which fails on an existing name."""
     import fcntl
 
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    layout.private_dirs(path.parent)
     folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
     try:
         fcntl.flock(folder, fcntl.LOCK_EX)  # a lock on the folder itself: no lock file to leave behind

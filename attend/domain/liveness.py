@@ -1,10 +1,13 @@
 """Liveness, one policy for every reader (docs/architecture/sessions.md, "Session state").
 
 A session is live when any of these holds:
-- a Claude process is behind it: a session record naming it whose pid is alive with a matching
+- a client process is behind it: a session record naming it whose pid is alive with a matching
   ``procStart``, or the enrollment's own pid and ``procStart``;
-- one of its conduits runs: ``attend run`` holds its run lock, or an ``attend mcp`` marker is live;
-- its heartbeat is fresh (the loop and the drain touch it): the secondary signal.
+- for a session bound to no process of its own (a host whose one process hosts many sessions), one of
+  its conduits runs (``attend run`` holds its run lock, or an ``attend mcp`` marker is live), or its
+  heartbeat is fresh (the loop and the drain touch it).
+A session bound to a process that has ended is not live, whatever marker or heartbeat it left: what
+``peers`` lists is what ``send`` counts live.
 
 Retention never reaps, channel pruning never drops, and a channel send counts as heard, exactly the
 sessions this calls live.
@@ -48,15 +51,22 @@ class Liveness:
 
     def __call__(self, sid: str) -> bool:
         enrollment = sessions.read_enrollment(self.spool, sid)
-        if enrollment and enrollment.claude_pid and enrollment.proc_start:
-            pid = enrollment.claude_pid
-            if identity.pid_alive(pid) and identity.proc_start(pid) == enrollment.proc_start:
-                return True
+        pid = enrollment.claude_pid if enrollment else None
+        bound = bool(enrollment and pid and enrollment.proc_start)
+        live_pid = enrollment and pid and bound and identity.pid_alive(pid)
+        if enrollment and pid and live_pid and identity.proc_start(pid) == enrollment.proc_start:
+            return True
         if self._recorded is None:
             self._recorded = {r.session_id for r in identity.live_records(self.sessions_dir)}
+        if sid in self._recorded:
+            return True
+        if bound:
+            # Its client's process is known, has ended, and no record names the session in another:
+            # it is not live, whatever heartbeat or marker it left (send counted such a session live
+            # for 90 s after it ended while peers no longer listed it).
+            return False
         return (
-            sid in self._recorded
-            or sessions.run_is_live(self.spool, sid)
+            sessions.run_is_live(self.spool, sid)
             or mcp_markers.mcp_live(self.spool, sid)
             or heartbeat_fresh(self.spool, sid)
         )

@@ -17,6 +17,10 @@ from attend.layout import FOLDED_BY, NAME_RE, RELAY, RELAY_ON, SESSIONS
 from attend.record import Record
 from attend.spool import Spool
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from attend.spool import Spool
+
 
 class Outcome(Record):
     """One delivered message: its signal as published, and whom it reached."""
@@ -50,11 +54,16 @@ def check_message(message: str, example: str = 'attend send "hello"') -> list[st
     return []
 
 
-def check_id(value: str | None, flag: str) -> str | None:
+def check_id(value: str | None, flag: str, spool: Spool | None = None) -> str | None:
+    """A message id, or (with ``spool``) a unique prefix of one, as the full id (attend.domain.ids)."""
     if value is None:
         return None
     if not NAME_RE.fullmatch(value):
-        raise UsageError(f"{flag} {value!r} is not a message id (attend inbox shows ids)")
+        if spool is None:
+            raise UsageError(f"{flag} {value!r} is not a message id (attend inbox shows ids)")
+        from attend.domain import ids  # only a prefix pays for the lookup
+
+        return ids.resolve(spool, value, flag)
     return value
 
 
@@ -212,7 +221,7 @@ def send(
     """`send`: to #open by default, or the one scope given."""
     warnings = check_message(message)
     scope = addressing.scope_to(to, channel, broadcast)
-    re = check_id(re, "--re")
+    re = check_id(re, "--re", ctx.spool)
     obo = check_on_behalf_of(on_behalf_of)
     sender = ctx.sender()
     address = addressing.resolve(ctx.spool, scope, sender, ctx.sessions_dir, human_id(ctx.env))

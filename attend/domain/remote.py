@@ -31,6 +31,7 @@ class RemotePeer(Record):
     channels: list[str]  # channel names, without '#'
     seen: float  # when this relay last heard of it (its own clock)
     inbound: str = ""  # its inbound rule for messages from other hosts (accept, hold, refuse; "" unsaid)
+    active: float = 0.0  # a human's last send or read, as its host published it (0: not published)
 
     @property
     def address(self) -> str:
@@ -98,6 +99,7 @@ def entry(value: object) -> RemotePeer | None:
         channels,
         _number(value.get("seen"), 0.0, 0.0, 1e11),
         inbound if (inbound := value.get("inbound")) in ("accept", "hold", "refuse") else "",
+        _number(value.get("active_at"), 0.0, 0.0, 1e11) if kind == "human" else 0.0,
     )
 
 

@@ -349,6 +349,42 @@ def steering(cwd: str | None, env: Mapping[str, str]) -> str | None:
     return None
 
 
+TRUSTED_FOLDERS = "trustedFolders.json"  # in cli_home, unless $GEMINI_CLI_TRUSTED_FOLDERS_PATH names it
+TRUST_LEVELS = ("TRUST_FOLDER", "TRUST_PARENT", "DO_NOT_TRUST")
+
+
+def folder_trust(cwd: str, env: Mapping[str, str]) -> tuple[bool, str]:
+    """Whether Gemini CLI trusts the folder ``cwd`` (in a folder it does not trust it starts no MCP
+    server, showing attend's as "Disabled"), and why, as Gemini decides it: its environment first,
+    then ``security.folderTrust.enabled`` (on unless a settings file turns it off), then the longest
+    rule of its trusted-folders file that holds ``cwd`` (``TRUST_PARENT`` trusts the rule's parent)."""
+    if env.get("GEMINI_RESTRICTED_MODE") == "true" or env.get("GEMINI_CLI_TRUST_WORKSPACE") == "false":
+        return False, "GEMINI_RESTRICTED_MODE or GEMINI_CLI_TRUST_WORKSPACE=false is set"
+    if env.get("GEMINI_CLI_TRUST_WORKSPACE") == "true":
+        return True, "GEMINI_CLI_TRUST_WORKSPACE=true is set"
+    layers = [(n, d) for n, d in settings_layers(cwd, env) if n != "workspace"]
+    trusts = [v for _, d in layers if (v := _setting(d, TRUST)) is not None]
+    if trusts and trusts[-1] is False:
+        return True, "folder trust is off in Gemini's settings (security.folderTrust.enabled false)"
+    path = env.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH") or os.path.join(cli_home(env), TRUSTED_FOLDERS)
+    rules = _settings_file(path)
+    if rules is not None and rules.get("unreadable"):
+        return False, f"{path} is not plain JSON, so attend cannot tell (Gemini refuses a file it cannot read)"
+    here = os.path.realpath(cwd)
+    best: tuple[int, object] = (-1, None)
+    for rule, level in (rules or {}).items():
+        if level not in TRUST_LEVELS:
+            continue
+        folder = os.path.realpath(os.path.dirname(rule) if level == "TRUST_PARENT" else rule)
+        if (here == folder or here.startswith(folder.rstrip(os.sep) + os.sep)) and len(rule) > best[0]:
+            best = (len(rule), level)
+    if best[1] == "DO_NOT_TRUST":
+        return False, f"{path} marks {cwd} DO_NOT_TRUST"
+    if best[1] is not None:
+        return True, f"{path} trusts {cwd}"
+    return False, f"Gemini has not been asked to trust {cwd} ({path} has no rule for it)"
+
+
 def process_cwd(pid: int) -> str | None:
     """The working folder of the gemini process (its workspace, whose settings it read)."""
     try:

@@ -40,6 +40,26 @@ async def _check(s: RelaySettings) -> tuple[list[str], list[str]]:
         hint = "; " + refused[0] if refused else ""
         return [f"cannot connect to {', '.join(s.servers)}: {e.__class__.__name__} {e}{hint}"], []
 
+    # This host's replies first: every check below asks the server and waits for an answer on this
+    # host's inbox, which only this host's credentials may subscribe to. Another host's key is refused
+    # there, and every step would wait out its timeout and read as a missing stream.
+    prefix = subjects.inbox_prefix(s.host)
+    try:
+        await nc.subscribe(nc.new_inbox())
+        await nc.flush(3)
+        for _ in range(3):  # the refusal's callback runs on the client's read task
+            await asyncio.sleep(0)
+    except Exception:
+        pass  # a failure here is the steps' to report
+    if any(prefix.lower() in r.lower() for r in refused):
+        with contextlib.suppress(Exception):
+            await nc.close()
+        return [
+            f"the server refused host {s.host}'s replies ({prefix}.>): these credentials are not host "
+            f"{s.host}'s (another host's?); use the ones provisioned for {s.host}, or set relay.host to the "
+            "host they are for"
+        ], notes
+
     # Each step's place in ``problems`` and what it names, so a refusal the server reports late (a
     # loaded machine, a flush that timed out) still lands on the step's own line, in the steps' order.
     steps: list[tuple[int, str, str]] = []

@@ -490,6 +490,7 @@ class Relay:
                 "project": "",
                 "status": "active",
                 "channels": member_of.get(h.user, []),
+                "active_at": h.active_at,  # the human's own last send or read: peers shows it elsewhere
             }
         out.update(self._leases())
         return out

@@ -36,7 +36,15 @@ class RelaySettings:
 
 def load(env: Mapping[str, str] | None = None) -> RelaySettings | None:
     """The relay's settings, or None when config.yaml has no ``relay:`` section (no relay here)."""
-    cfg = config.load(env)
+    cfg = config.load(env, announce=True)
+    if cfg.relay is None and cfg.relay_unread is not None:  # a relay: section in a file not read
+        where, line = cfg.relay_unread
+        return RelaySettings(
+            [],
+            layout.host(),
+            problems=[f"{where}:{line}: relay: not read, as the file does not apply (see attend config lint)"],
+            source=f"{where}:{line}",
+        )
     if cfg.relay is None:
         return None
     data, where, line = cfg.relay

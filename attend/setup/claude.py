@@ -20,7 +20,14 @@ class ClaudeSetup(HostSetup):
         return Path(core.requested_folder(None, env))
 
     def install(self, env: Mapping[str, str], attend_exe: str, dry_run: bool, target: str | None) -> Wiring:
-        return Wiring(core.install(core.resolve_target(target, env), dry_run=dry_run, attend_exe=attend_exe))
+        where = core.resolve_target(target, env, make=True)
+        notes = []
+        if where.is_project:
+            notes.append(
+                f"{where.claude_json} and the hook scripts run `attend` from PATH, not this venv's path, so they "
+                "work for whoever clones the project: each user puts attend on PATH (attend doctor prints the line)"
+            )
+        return Wiring(core.install(where, dry_run=dry_run, attend_exe=attend_exe), notes)
 
     def uninstall(self, env: Mapping[str, str], attend_exe: str, target: str | None, spool_root: Path) -> Wiring:
         return Wiring(core.uninstall(core.resolve_target(target, env), spool_root, purge=False))

@@ -17,10 +17,12 @@ from attend.setup.adapter import PlanSetup
 from attend.setup.checks import HostCheck, hook, server
 
 GEMINI_START = "attend-gemini-start.sh"
+TRUST_CHECK = "folder trust"
 
 
 class GeminiSetup(PlanSetup):
     name = gemini.HOST.name
+    derived_checks = (TRUST_CHECK,)  # Gemini's verdict on the folder: it alone does not show attend wired
 
     def folder(self, env: Mapping[str, str]) -> Path:
         return Path(gemini.gemini_home(env))
@@ -48,10 +50,26 @@ class GeminiSetup(PlanSetup):
             server(doc.get("mcpServers"), f"{target.settings} mcpServers.attend", fix),
             hook(target, doc, "SessionStart", GEMINI_START, "records the session for its gemini process", fix),
             hook(target, doc, "AfterAgent", core.DRAIN_SCRIPT, "the turn-end drain", fix),
+            trust_check(os.getcwd(), env),
         ]
 
 
 SETUP = GeminiSetup()
+
+
+def trust_check(cwd: str, env: Mapping[str, str]) -> HostCheck:
+    """Gemini's own verdict on this folder: in a folder it does not trust it starts no MCP server and
+    shows attend's as "Disabled", however well the files are wired."""
+    trusted, why = gemini.folder_trust(cwd, env)
+    if trusted:
+        return HostCheck(TRUST_CHECK, True, why)
+    return HostCheck(
+        TRUST_CHECK,
+        False,
+        f"{why}: here Gemini starts no MCP server (it lists attend as Disabled)",
+        "run gemini in this folder and choose to trust it (or /permissions there); "
+        "a folder trusted once stays trusted (docs/guide/files.md)",
+    )
 
 
 def wake_note(env: Mapping[str, str]) -> str:

@@ -54,6 +54,8 @@ EDIT_SCRIPT = "attend-edit-pre.sh"  # the lease check before each edit (attend/l
 SKILL_PATH = ("skills", "attend", "SKILL.md")
 HOOKS_SUBDIR = ("hooks", "ways")
 STATE_FILE = "state.json"
+PROJECT_MCP = ".mcp.json"
+MADE_TARGET = "made_target"  # in a target's record: install made the folder itself (uninstall removes it if empty)
 
 
 class InstallError(AttendError):
@@ -85,6 +87,12 @@ class Target:
         quoted = shlex.quote(str(rel))
         return f"~/{quoted}" if not quoted.startswith("'") else f'"$HOME"/{quoted}'
 
+    @property
+    def is_project(self) -> bool:
+        """A project's ``.claude`` folder, whose MCP server goes in the project's ``.mcp.json``: files a
+        project commits, so they name ``attend`` on PATH, never one user's venv."""
+        return self.claude_json.name == PROJECT_MCP
+
     def owns(self, command: str) -> bool:
         """A hook command is attend's when its executable is an attend-*.sh in this target's hooks/ways/."""
         try:
@@ -107,11 +115,16 @@ def requested_folder(target: str | None, env: Mapping[str, str]) -> str:
     return os.path.abspath(folder)
 
 
-def resolve_target(target: str | None, env: Mapping[str, str] | None = None) -> Target:
+def resolve_target(target: str | None, env: Mapping[str, str] | None = None, make: bool = False) -> Target:
+    """``make``: a project's ``.claude`` folder that ``--target`` names and that does not exist yet is
+    install's to create, where the project's folder does (``attend install --target ./.claude``); any
+    other missing folder is refused (a typo would otherwise become a folder)."""
     env = os.environ if env is None else env
     home = Path(env.get("HOME") or os.path.expanduser("~"))
     folder = Path(requested_folder(target, env))
-    if not folder.is_dir():
+    makeable = make and target is not None and folder.name == ".claude" and not folder.exists()
+    makeable = makeable and folder.parent.is_dir()
+    if not folder.is_dir() and not makeable:
         what = "is not a folder" if folder.exists() else "does not exist"
         raise InstallError(
             f"target {folder} {what}; start Claude Code once (or mkdir -p {folder}), or name another with --target"
@@ -124,7 +137,7 @@ def resolve_target(target: str | None, env: Mapping[str, str] | None = None) -> 
     elif folder.name == ".claude" and not is_custom:
         # A project's .claude folder: Claude Code reads a project's MCP servers from <project>/.mcp.json
         # (it never reads a .claude.json inside the project), beside the folder's settings.json.
-        claude_json = folder.parent / ".mcp.json"
+        claude_json = folder.parent / PROJECT_MCP
     else:
         claude_json = folder / ".claude.json"
     digest = hashlib.sha256(str(folder).encode()).hexdigest()[:16]
@@ -320,6 +333,8 @@ def _finite(text: str) -> float:
 
 
 def _check_folder_writable(folder: Path) -> None:
+    while not folder.exists() and folder.parent != folder:  # a folder install would make: where it would
+        folder = folder.parent
     if not os.access(folder, os.W_OK | os.X_OK):
         raise InstallError(f"cannot write in {folder}; nothing was changed")
 
@@ -411,14 +426,14 @@ class State:
         if raw is None:
             return None
         folder = self.folder / "backups"
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        layout.private_dirs(folder)
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + f".{time.time_ns() % 1_000_000_000:09d}"
         dest = folder / f"{stamp}-{path.name}"
         write_atomic(dest, raw, 0o600)
         return dest
 
     def save(self) -> None:
-        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        layout.private_dirs(self.folder)
         write_atomic(self.folder / STATE_FILE, render_json(self.data), 0o600)
 
     def forget(self) -> None:
@@ -538,13 +553,24 @@ def target_lock(target: Target) -> Iterator[None]:
 
 def install(target: Target, dry_run: bool = False, attend_exe: str | None = None) -> Outcome:
     attend_exe = attend_exe or attend_executable()
+    if target.is_project:
+        attend_exe = "attend"  # the project's files are everyone's who clones it: attend on their PATH
     if dry_run:
         return _install(target, True, attend_exe)  # writes nothing, so takes no lock (and makes no folder)
-    with target_lock(target):
-        return _install(target, False, attend_exe)
+    made = not target.dir.is_dir()
+    if made:
+        target.dir.mkdir(mode=0o700)
+    try:
+        with target_lock(target):
+            return _install(target, False, attend_exe, made)
+    except BaseException:
+        if made:
+            with contextlib.suppress(OSError):
+                target.dir.rmdir()
+        raise
 
 
-def _install(target: Target, dry_run: bool, attend_exe: str) -> Outcome:
+def _install(target: Target, dry_run: bool, attend_exe: str, made: bool = False) -> Outcome:
     owns = target.owns
     state = State.load(target.state_dir)
     # Every input is read and merged before anything is written, so bad input changes nothing.
@@ -585,6 +611,8 @@ def _install(target: Target, dry_run: bool, attend_exe: str) -> Outcome:
                 step()
         raise
     state.data["target"] = str(target.dir)
+    if made:
+        state.data[MADE_TARGET] = True
     state.file("settings")["base"] = ours_settings
     state.file("claude_json")["base"] = ours_mcp
     state.file("settings")["path"] = str(target.settings)
@@ -682,7 +710,8 @@ def _uninstall(target: Target, spool_root: Path) -> Outcome:
                 os.unlink(file.path)
             else:
                 write_atomic(file.path, original, file.mode)
-            outcome.changes.append(Change(str(file.path), "restore", unified_diff(file.path, file.raw, original)))
+            action = "remove" if original is None else "restore"  # install created it
+            outcome.changes.append(Change(str(file.path), action, unified_diff(file.path, file.raw, original)))
             if backup:
                 outcome.backups.append(str(backup))
             continue
@@ -694,6 +723,7 @@ def _uninstall(target: Target, spool_root: Path) -> Outcome:
             outcome.backups.append(str(backup))
         outcome.changes.append(Change(str(file.path), "write", unified_diff(file.path, file.raw, written)))
     withdraw_copies(state, target, copies(target), outcome)
+    remove_made_target(state, target, outcome)
     state.forget()
     return outcome
 
@@ -716,6 +746,15 @@ def withdraw_copies(state: State, target: Target, placed: list[tuple[Path, Path,
     for rel in sorted(state.data.get("created_dirs", []), key=len, reverse=True):
         with contextlib.suppress(OSError):  # not empty: the user put something there
             os.rmdir(target.dir / rel)
+
+
+def remove_made_target(state: State, target: Target, outcome: Outcome) -> None:
+    """The target folder, when install made it and nothing else was put there since."""
+    if not state.data.get(MADE_TARGET):
+        return
+    with contextlib.suppress(OSError):  # not empty: the client (or the user) put something there
+        os.rmdir(target.dir)
+        outcome.changes.append(Change(str(target.dir), "remove"))
 
 
 def _same_user_part(

@@ -153,18 +153,26 @@ def _toml_kind(value: object) -> str:
 
 
 def install(p: Plan, env: Mapping[str, str], dry_run: bool = False) -> core.Outcome:
+    """A dry run reports exactly the files a real run writes, the host's folder missing or not (a
+    client attend wires before its first run); a real run records a folder it made, so uninstall
+    removes it again when nothing else was put there."""
     target = p.target
-    if not target.dir.is_dir():
-        if dry_run:
-            return core.Outcome(str(target.dir), str(target.settings), str(target.claude_json), [], [])
-        target.dir.mkdir(parents=True, mode=0o700)
     if dry_run:
         return _install(p, env, True)
-    with core.target_lock(target):
-        return _install(p, env, False)
+    made = not target.dir.is_dir()
+    if made:
+        target.dir.mkdir(parents=True, mode=0o700)
+    try:
+        with core.target_lock(target):
+            return _install(p, env, False, made)
+    except BaseException:
+        if made:
+            with contextlib.suppress(OSError):
+                target.dir.rmdir()
+        raise
 
 
-def _install(p: Plan, env: Mapping[str, str], dry_run: bool) -> core.Outcome:
+def _install(p: Plan, env: Mapping[str, str], dry_run: bool, made: bool = False) -> core.Outcome:
     import tomlkit
 
     target, owns = p.target, p.target.owns
@@ -225,6 +233,8 @@ def _install(p: Plan, env: Mapping[str, str], dry_run: bool) -> core.Outcome:
         raise
     state.data["target"] = str(target.dir)
     state.data["host"] = p.host
+    if made:
+        state.data[core.MADE_TARGET] = True
     state.file("settings")["base"] = p.ours
     state.file("settings")["path"] = str(target.settings)
     if p.after is not None:
@@ -290,6 +300,7 @@ def _uninstall(p: Plan, outcome: core.Outcome) -> core.Outcome:
                     diff = core.unified_diff(target.claude_json, raw, stripped)
                     outcome.changes.append(core.Change(str(target.claude_json), "write", diff))
     core.withdraw_copies(state, target, p.copies, outcome)
+    core.remove_made_target(state, target, outcome)
     state.forget()
     return outcome
 
@@ -302,6 +313,7 @@ def _restore(
         os.unlink(path)
     else:
         core.write_atomic(path, original, mode)
-    outcome.changes.append(core.Change(str(path), "restore", core.unified_diff(path, raw, original)))
+    action = "remove" if original is None else "restore"  # install created it: uninstall removes it
+    outcome.changes.append(core.Change(str(path), action, core.unified_diff(path, raw, original)))
     if backup:
         outcome.backups.append(str(backup))

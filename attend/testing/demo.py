@@ -102,8 +102,8 @@ def run(say: Say) -> None:
         reason = json.loads(drained)["reason"]
         say(_indent(reason))
 
-        say("\n6. The thread, read back from the web session's inbox:")
-        say(_indent(_check("inbox", a.attend("inbox", "--limit", "5")).stdout))
+        say("\n6. The thread, read back (attend thread <id>: from its root, each reply under what it answers):")
+        say(_indent(_check("thread", a.attend("thread", reply["id"])).stdout))
         say("\nDone: every message is a file under rooms/ and sessions/, readable with any maildir reader.")
     finally:
         if loop_pid is not None:
@@ -112,3 +112,101 @@ def run(say: Say) -> None:
         a.close()
         b.close()
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------- `attend demo --keep`: a sandbox
+
+KEEP_MINUTES = 10.0
+CANNED = (
+    "On it: I'll look and report back here.",
+    "Done on my side; the tests pass.",
+    "Good question. I'd split it into two steps; shall I start?",
+    "Noted. Nothing blocks me for now.",
+)
+
+
+def keep(say: Say, minutes: float = KEEP_MINUTES) -> Path:
+    """Start the sandbox in a process of its own (it outlives this command) and say how to reach it;
+    returns its home. Two stand-in sessions join #demo and answer each message from anyone else with
+    a canned reply, through their sensor loops, for ``minutes``; then the sandbox removes itself."""
+    import subprocess
+
+    tmp = Path(tempfile.mkdtemp(prefix="attend-sandbox-"))
+    ready = tmp / "ready.json"
+    subprocess.Popen(
+        [sys.executable, "-m", "attend.testing.demo", "serve", str(tmp), str(minutes)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=open(tmp / "sandbox.log", "wb"),  # noqa: SIM115  # the sandbox's own, for as long as it runs
+        start_new_session=True,  # not ended with this terminal's command
+    )
+    deadline = time.monotonic() + 60.0
+    while not ready.exists():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the sandbox did not start; see {tmp / 'sandbox.log'}")
+        time.sleep(0.1)
+    info = json.loads(ready.read_text())
+    home = tmp / "home"
+    there = f"HOME={home} XDG_CACHE_HOME={home / '.cache'} XDG_CONFIG_HOME={home / '.config'}"
+    say(f"\nA sandbox stays for {minutes:g} minutes: {' and '.join(info['names'])} are live in #demo there,")
+    say("and answer whatever you write them with a canned reply. Talk to them from chat:")
+    say(f"    {there} attend chat --room '#demo'")
+    say(f'or: {there} attend send --to {info["names"][0]} "hello"   (and attend peers, reply, mute, thread …)')
+    say(f"It removes itself after {minutes:g} minutes (or: kill {info['pid']}).")
+    return home
+
+
+def serve(tmp: Path, minutes: float) -> None:
+    """The sandbox process: two stand-in sessions with sensor loops, a canned reply to each message from
+    anyone else, until ``minutes`` have passed or SIGTERM; then everything is removed."""
+    home = tmp / "home"
+    (home / ".claude" / "sessions").mkdir(parents=True)
+    env = _env(home)
+    sessions = []
+    loops: list[int] = []
+    stop = False
+
+    def end(*_: object) -> None:
+        nonlocal stop
+        stop = True
+
+    signal.signal(signal.SIGTERM, end)
+    try:
+        for project in ("web", "api"):
+            cwd = tmp / "projects" / project
+            cwd.mkdir(parents=True)
+            s = StandIn(home, cwd, env)
+            sessions.append(s)
+            _check("join", s.attend("join", "demo"))
+        names = [json.loads(_check("whoami", s.attend("whoami", "--json")).stdout)["display"] for s in sessions]
+        outs = []
+        for s in sessions:
+            out = tmp / f"{s.cwd.name}-run.out"
+            loops.append(s.spawn(["attend", "run"], out))
+            _wait_for(out, "[attend]")
+            outs.append(out)
+        (tmp / "ready.json").write_text(json.dumps({"names": names, "pid": os.getpid()}))
+        read = [0 for _ in sessions]
+        replies = 0
+        deadline = time.monotonic() + minutes * 60
+        while not stop and time.monotonic() < deadline:
+            for i, s in enumerate(sessions):
+                text = outs[i].read_text(errors="replace")
+                fresh, read[i] = text[read[i] :], len(text)
+                for line in fresh.splitlines():
+                    said = line.partition(" message from ")[2]
+                    if said and not any(said.startswith(n + " ") for n in names):  # never each other
+                        s.attend("reply", "--", CANNED[replies % len(CANNED)])
+                        replies += 1
+            time.sleep(0.3)
+    finally:
+        for pid in loops:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+        for s in sessions:
+            s.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["serve"]:
+    serve(Path(sys.argv[2]), float(sys.argv[3]))

@@ -46,7 +46,7 @@ class CleanupResult:
 
 
 def run(ctx: Context, req: CleanupRequest) -> CleanupResult:
-    cfg = config.load(ctx.env, config.project_of(ctx.cwd))
+    cfg = config.load(ctx.env, config.project_of(ctx.cwd), announce=True)
     policy = retention.Policy.from_config(cfg)
     report = retention.run(
         ctx.spool,

@@ -54,7 +54,7 @@ def run(ctx: Context, req: ConfigRequest) -> ConfigResult:
     project = config.project_of(ctx.cwd)
     if req.action == "init":
         _init(ctx)
-    cfg = config.load(ctx.env, project)
+    cfg = config.load(ctx.env, project, announce=req.action != "lint")  # lint says them on stdout
     settings = [Setting(k, cfg.values[k], spec.default, cfg.sources[k], spec.help) for k, spec in config.KEYS.items()]
     problems = cfg.warnings()
     if req.action == "lint" and cfg.relay is not None:

@@ -133,6 +133,8 @@ def _wiring(ctx: Context, target: str | None) -> Check:
         # `attend install` refuses a missing target too: point at what unblocks it.
         folder = install.requested_folder(target, ctx.env)
         return Check("wiring", "fail", str(e), f"mkdir -p {shlex.quote(folder)} && {_install_command(ctx.env, target)}")
+    if not p.primary:
+        return Check("wiring", "skip", f"{p.target} does not exist: not used here (the other clients are below)")
     unreadable = [w for w in p.warnings if w.startswith("cannot read") or "is not a JSON object" in w]
     if unreadable:
         fix = f"repair that file (it must be a JSON object), then run {_install_command(ctx.env, target)}"
@@ -205,6 +207,23 @@ def _socket_check(spool: Spool, sid: str, sensor: bool, env: Mapping[str, str], 
     return Check("socket", "skip" if sensor or not sessions.is_enrolled(spool, sid) else "warn", serving, fix)
 
 
+def _config_check(env: Mapping[str, str], cwd: str | None) -> Check:
+    """config.yaml and the project's overlay: a file that does not apply at all fails (its settings,
+    a relay among them, are silently the defaults otherwise); a bad key warns (that key keeps its default)."""
+    from attend.domain import config
+
+    cfg = config.load(env, config.project_of(cwd))
+    unread = cfg.unread()
+    if unread:
+        return Check("config", "fail", str(unread[0]), "fix that line; attend config lint lists every problem")
+    if cfg.problems:
+        more = f" (and {len(cfg.problems) - 1} more)" if len(cfg.problems) > 1 else ""
+        return Check("config", "warn", f"{cfg.problems[0]}{more}", "attend config lint lists them, with the fix")
+    if not cfg.files:
+        return Check("config", "ok", "no config file: the defaults")
+    return Check("config", "ok", ", ".join(cfg.files))
+
+
 def _relay_check(spool: Spool, env: Mapping[str, str]) -> Check:
     """The relay to other hosts: configured, running, under the spool's host name, and how much waits in
     its outbox or was set aside."""
@@ -267,6 +286,7 @@ def run(ctx: Context, req: DoctorRequest) -> Doctor:
     """Works without a spool: a context from ``Context.for_env`` opens it here, and a refusal is a check."""
     env, pid = ctx.env, ctx.pid
     checks = [_path_check(env), _wiring(ctx, req.target), _hook_check(env, req.target), *_host_checks(env)]
+    checks.append(_config_check(env, ctx.cwd))
     spool: Spool | None = None
     try:
         spool = ctx.spool

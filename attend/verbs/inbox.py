@@ -145,7 +145,9 @@ def room_arg(raw: str) -> str:
 
 def read_one(spool: Spool, room_list: list[str], msg_id: str) -> Message:
     if not NAME_RE.fullmatch(msg_id):
-        raise UsageError(f"{msg_id!r} is not a message id (attend inbox shows ids)")
+        from attend.domain import ids  # a unique prefix of an id, as git takes a commit's
+
+        msg_id = ids.resolve(spool, msg_id)
     for room in room_list + [r for r in spool.rooms() if r not in room_list]:
         try:
             data = spool.read_record(room, msg_id)

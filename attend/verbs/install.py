@@ -78,6 +78,7 @@ class Installed:
     warnings: list[str] = field(default_factory=list)
     hosts: list[str] = field(default_factory=list)  # the clients wired, in order ("claude", "codex", "gemini")
     others: list[HostWired] = field(default_factory=list)  # Codex and Gemini, when wired
+    notes: list[str] = field(default_factory=list)  # what install says of the primary target (a project's)
 
 
 def chosen_hosts(ctx: Context, target: str | None, named: tuple[str, ...]) -> list[str]:
@@ -94,6 +95,16 @@ def chosen_hosts(ctx: Context, target: str | None, named: tuple[str, ...]) -> li
     if target is not None:
         return [hosts.PRIMARY.name]
     return hosts.detected(ctx.env) or [hosts.PRIMARY.name]
+
+
+def wired_hosts(ctx: Context, target: str | None, named: tuple[str, ...]) -> list[str]:
+    """The clients to withdraw from: as install chooses them, except that with none found there is
+    none to withdraw from (a purge still runs; a Codex-only user has no ~/.claude to refuse)."""
+    from attend.setup import hosts
+
+    if named or target is not None:
+        return chosen_hosts(ctx, target, named)
+    return hosts.detected(ctx.env)
 
 
 def adapters(wired: list[str]) -> list[HostSetup]:
@@ -116,9 +127,10 @@ def run(ctx: Context, req: InstallRequest) -> Installed:
         if adapter.primary:
             result.target, result.settings, result.claude_json = out.target, out.settings, out.claude_json
             result.changes, result.backups = changes, out.backups
+            result.notes = done.notes
         else:
             result.others.append(HostWired(adapter.name, out.target, bool(changes), changes, out.backups, done.notes))
     result.changed = bool(result.changes) or any(o.changed for o in result.others)
-    if attend_exe == "attend":
+    if attend_exe == "attend" and not result.notes:
         result.warnings.append("no attend executable found by absolute path; the MCP entry relies on the client's PATH")
     return result

@@ -59,7 +59,7 @@ def run(ctx: Context, req: KeepwarmRequest) -> KeepwarmResult:
     if not who.is_agent:
         raise NotASessionError("keepwarm: no agent session owns this process, nothing to warm")
     now = time.time()
-    cfg = config.load(ctx.env, who.origin)
+    cfg = config.load(ctx.env, who.origin, announce=True)
     idle = keepwarm.duration(float(cfg.get("keepwarm.idle_seconds")))
     if req.action == "on":
         keepwarm.turn_on(ctx.spool, who.id, seconds, now)

@@ -83,7 +83,8 @@ def run(ctx: Context, req: PeersRequest) -> Peers:
         for member in channels.members(spool, name):
             member_of.setdefault(member, []).append("#" + name)
     registries: dict[str, dict[str, dict[str, object]]] = {}
-    window = float(config.load(ctx.env).get("peers.activity_window"))  # the user's file: yaml only if it exists
+    # The user's file: yaml only if it exists.
+    window = float(config.load(ctx.env, announce=True).get("peers.activity_window"))
     out = []
     listed: set[str] = set()
     found = [(record, host) for host in HOSTS for record in host.live_records(ctx.env)]
@@ -128,7 +129,8 @@ def run(ctx: Context, req: PeersRequest) -> Peers:
     for p in remote.peers(spool):  # other hosts', as the relay last heard (nothing without a relay)
         chans = ["#" + c for c in p.channels]
         if p.kind == "human":
-            people.append(HumanPeer(p.id, iso(p.seen), chans, False, p.host))
+            # Its own last activity, as its host published it; the relay's hearing of it is no activity.
+            people.append(HumanPeer(p.id, iso(p.active or p.seen), chans, False, p.host))
         else:
             out.append(
                 Peer(p.id, p.name, p.project, p.status or "-", True, chans, False, False, False, 0, None, None, p.host)

@@ -58,6 +58,9 @@ class Permissions:
     ok: bool
     warnings: list[str] = field(default_factory=list)
     hosts: list[HostWiring] = field(default_factory=list)
+    # False: no --target, no Claude Code folder, and another client found: a user of that client alone,
+    # whose report is the other clients' (the fields above describe the folder's absence).
+    primary: bool = True
 
 
 def _strings(doc: dict[str, Any], *keys: str) -> list[str]:
@@ -69,6 +72,10 @@ def _strings(doc: dict[str, Any], *keys: str) -> list[str]:
 
 def run(ctx: Context, req: PermissionsRequest) -> Permissions:
     """Reads ``ctx.env`` and Claude Code's files only; never the spool."""
+    if req.target is None and not os.path.isdir(core.requested_folder(None, ctx.env)):
+        hosts = other_hosts(ctx.env)
+        if hosts:  # no primary folder, another client's: that client's user is served on its own
+            return absent_primary(ctx.env, hosts)
     where = core.resolve_target(req.target, ctx.env)
     warnings: list[str] = []
     settings = read_json(where.settings, warnings)
@@ -121,6 +128,29 @@ def run(ctx: Context, req: PermissionsRequest) -> Permissions:
         ok=not missing and stop_hook and mcp_server and all(h.ok for h in hosts if h.wired),
         warnings=warnings,
         hosts=hosts,
+    )
+
+
+def absent_primary(env: Mapping[str, str], hosts: list[HostWiring]) -> Permissions:
+    """The report of a user without the primary client's folder: the other clients' checks decide."""
+    folder = core.requested_folder(None, env)
+    return Permissions(
+        target=folder,
+        settings="",
+        claude_json="",
+        allow={},
+        missing=[],
+        stop_hook=False,
+        waiter=False,
+        recall=False,
+        mcp_server=False,
+        mcp_command=None,
+        guard=False,
+        guard_matcher=None,
+        gate="soft",
+        ok=all(h.ok for h in hosts if h.wired),
+        hosts=hosts,
+        primary=False,
     )
 
 

@@ -104,7 +104,7 @@ def last_shown(spool: Spool, sid: str) -> str | None:
 def run(ctx: Context, req: ReplyRequest) -> Sent:
     warnings = check_message(req.message, 'attend reply --re <id> "…"')
     to = req.to
-    parent_id = check_id(req.re, "--re")
+    parent_id = check_id(req.re, "--re", ctx.spool)
     # `reply --to <message id>` names the parent (how a human replies); any other --to is an address.
     if to is not None and NAME_RE.fullmatch(to) and parent_id is None:
         parent_id, to = to, None

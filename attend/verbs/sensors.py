@@ -66,7 +66,7 @@ def run(ctx: Context, req: SensorsRequest) -> SensorsResult:
     if req.action not in ACTIONS:
         raise UsageError(f"unknown action {req.action!r}; use one of: {', '.join(ACTIONS)}")
     project = config.project_of(ctx.cwd)
-    cfg = config.load(ctx.env, project)
+    cfg = config.load(ctx.env, project, announce=True)
     trusted = None
     approved: list[Approved] = []
     if req.action == "trust":

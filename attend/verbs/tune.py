@@ -43,7 +43,7 @@ def run(ctx: Context, req: TuneRequest) -> TuneResult:
     files = transcript.all_transcripts(ctx.env)
     gaps = [g for f in files for g in transcript.turn_gaps(f)]
     path = config.user_path(ctx.env)
-    cfg = config.load(ctx.env)
+    cfg = config.load(ctx.env, announce=True)
     current = {k: float(cfg.get(k)) for k in ("governor.event.cooldown", "governor.message.cooldown")}
     current["peers.activity_window"] = float(cfg.get("peers.activity_window"))
     proposals = tuning.propose(gaps, current)

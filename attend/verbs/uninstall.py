@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from attend.domain.context import Context
 from attend.setup import install as core
 from attend.verbs.install import PARAMS as INSTALL_PARAMS
-from attend.verbs.install import Change, HostWired, adapters, chosen_hosts
+from attend.verbs.install import Change, HostWired, adapters, wired_hosts
 
 DESCRIPTION = (
     "Withdraw exactly what `attend install` wrote. Files nothing else changed since come back byte for "
@@ -57,7 +57,7 @@ def run(ctx: Context, req: UninstallRequest) -> Uninstalled:
     if req.purge:
         ctx.human(PURGE_ACTION)  # every session's mail and records: never an agent's call
 
-    wired = chosen_hosts(ctx, req.target, req.hosts)
+    wired = wired_hosts(ctx, req.target, req.hosts)
     result = Uninstalled("", "", "", [], [], str(ctx.spool_root), False, hosts=wired)
     for adapter in adapters(wired):
         out = adapter.uninstall(ctx.env, core.attend_executable(ctx.env), req.target, ctx.spool_root).outcome
