@@ -811,7 +811,10 @@ def orphaned(scene: Scene, shape: str, fds: str, plan: list[tuple[dict[str, str]
     return results
 
 
-@pytest.mark.parametrize("fds", ["kept", "drop"], ids=["its tool's output kept", "everything redirected"])
+FDS = pytest.mark.parametrize("fds", ["kept", "drop"], ids=["its tool's output kept", "everything redirected"])
+
+
+@FDS
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_a_tool_left_without_its_parent_is_never_the_human_nor_a_parked_session(
     world: World, shape: str, fds: str
@@ -820,7 +823,21 @@ def test_a_tool_left_without_its_parent_is_never_the_human_nor_a_parked_session(
     environment cleared: still A where what it inherited ties it to A's client, else refused (attend
     cannot tell who calls), and never the human: no script approved, no spool purged, no mailbox made.
     Nor does a record it writes for itself naming B, parked, make it B."""
-    scene = Scene(world)
+    orphan_sweep(Scene(world), shape, fds)
+
+
+# Each other client once the caller (~4 s each: CI runs these, the developer loop keeps Claude Code's above).
+@pytest.mark.slow
+@FDS
+@pytest.mark.parametrize(("attacker", "victim"), PAIRINGS, ids=[f"{a}-names-{b}" for a, b in PAIRINGS])
+def test_a_tool_of_each_client_left_without_its_parent_is_never_the_human_nor_a_parked_session(
+    world: World, attacker: str, victim: str, fds: str
+) -> None:
+    orphan_sweep(Scene(world, attacker, victim), "setsid -f", fds)
+
+
+def orphan_sweep(scene: Scene, shape: str, fds: str) -> None:
+    world = scene.world
     scene.b.close()  # B's client ended: its mail is parked for a resume
     scene.reset()
     _project_config(world, scene.a)
@@ -837,7 +854,9 @@ def test_a_tool_left_without_its_parent_is_never_the_human_nor_a_parked_session(
         (clean, a_cwd, [*forge, ATTEND, "inbox", "--drain"]),
     ]
     whoami, trusted, purged, sent, as_b, drained = orphaned(scene, shape, fds, plan)
-    if fds == "kept":  # its stdout is the tool's pipe, which A's client reads: A's
+    if fds == "kept" and scene.a.tool_env().get("CODEX_THREAD_ID"):  # a codex process may host many threads
+        assert whoami[0] == 1 and "so it is not the human" in json.loads(whoami[1])["error"]["message"], whoami
+    elif fds == "kept":  # its stdout is the tool's pipe, which A's client reads: A's
         assert whoami[0] == 0 and json.loads(whoami[1])["session_id"] == scene.a.session_id, whoami
         assert "kin: " in json.loads(whoami[1])["evidence"], whoami
         assert sent[0] == 0 and "human" not in sent[1], sent  # as A, to the session
