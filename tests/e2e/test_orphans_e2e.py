@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -54,24 +53,21 @@ def test_claude_codes_tool_left_without_its_parent_is_its_session_or_refused(e2e
     assert "cannot tell who is calling" in str(refused["error"]), refused  # never the human
 
 
-@pytest.fixture
-def hw(tmp_path: Path) -> Iterator[HostWorld]:
-    gemini_bin()
-    w = HostWorld(tmp_path)
-    yield w
-    w.close()
-
-
-def test_gemini_clis_tool_left_without_its_parent_is_its_session(hw: HostWorld) -> None:
+def test_gemini_clis_tool_left_without_its_parent_is_its_session(tmp_path: Path) -> None:
     from tests.e2e.fake_gemini import FakeGemini, shell
     from tests.e2e.hosts import install
 
-    kept = hw.tmp / "kept.json"
-    api = FakeGemini([shell(orphan(hw, kept, True)), shell("sleep 4"), done()])
-    hw.gemini_setup(api)
-    install(hw, "gemini")
-    run = hw.gemini([], api=api)
-    assert run.rc == 0, run.explain()
-    who = read(kept)
+    gemini_bin()
+    hw = HostWorld(tmp_path)
+    try:
+        kept = hw.tmp / "kept.json"
+        api = FakeGemini([shell(orphan(hw, kept, True)), shell("sleep 4"), done()])
+        hw.gemini_setup(api)
+        install(hw, "gemini")
+        run = hw.gemini([], api=api)
+        assert run.rc == 0, run.explain()
+        who = read(kept)
+    finally:
+        hw.close()
     assert who["kind"] == "agent" and who["host"] == "gemini", who
     assert str(who["evidence"]).startswith("kin: "), who
