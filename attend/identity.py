@@ -536,9 +536,10 @@ def _kin(
     start: int, top: int, env: Mapping[str, str], enrollment: EnrollmentProbe | None
 ) -> tuple[Host, Found | None, str] | None:
     """What ties a process left without its parent (``top`` was handed to another) to a session: a
-    live member of its session or process group with a session among its ancestors (or inside a host),
-    or a host's process holding the other end of what it inherited (a pipe, a socket, its output
-    file's folder). (host, the session or None when only "inside" is proved, why in words), or None."""
+    live member of its process group with a session among its ancestors (or inside a host), or a
+    host's process holding the other end of what it inherited (a pipe, a socket, its output file's
+    folder); neither one the caller started itself. (host, the session or None when only "inside" is
+    proved, why in words), or None."""
     from attend.hosts import kin  # only for a process left without its parent: never on a plain send
 
     chain = kin.chain_to(start, top, remembered())
@@ -546,9 +547,9 @@ def _kin(
         procs = remembered()
         found = find_caller(p, environ_of(p) or {}, (), procs, enrollment)
         if found is not None and _unproved(*found, enrollment) is None:
-            return found[0], found[1], f"shares its session or process group with process {p}"
+            return found[0], found[1], f"shares its process group with process {p}"
         if (above := inside_host(p, procs)) is not None:
-            return above[0], None, f"shares its session or process group with process {p}, inside {above[0].name}"
+            return above[0], None, f"shares its process group with process {p}, inside {above[0].name}"
     mine: set[tuple[int, int]] = set()
     for p in chain:
         mine |= kin.inherited(p)
@@ -556,8 +557,8 @@ def _kin(
         return None
     for host in HOSTS:
         for h in host.processes(env):
-            if h in chain or not host.is_client(h) or not (mine & kin.held(h)):
-                continue
+            if h in chain or kin.descends(h, chain, remembered()) or not host.is_client(h) or not (mine & kin.held(h)):
+                continue  # a client the caller started (a script talking to it) is its child, not its tie
             why = f"holds open what {host.name} process {h} holds (its output's pipe, socket or folder)"
             found = find_caller(h, environ_of(h) or {}, (), remembered(), enrollment)
             if found is not None and found[0] is host and _unproved(*found, enrollment) is None:

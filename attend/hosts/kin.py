@@ -9,8 +9,9 @@ CLI 0.171, Gemini CLI 0.61): in a session of its own (``setsid``), with no contr
 open. So two things outlive the parent (docs/architecture/sessions.md, "Processes that outlive their
 parent"):
 
-- **the session and process group** (``/proc/<pid>/stat``): a process that did not call ``setsid``
-  itself keeps its tool's; a live member of either still has the client among its ancestors;
+- **the process group** (``/proc/<pid>/stat``): a process that did not call ``setsid`` itself keeps
+  its tool's; a live member of it (the tool's shell, while it runs) still has the client among its
+  ancestors;
 - **the open files** it inherited: the other end of its stdout pipe or socket, or the folder its
   output file lies in, is held open by the client's own process.
 
@@ -44,27 +45,30 @@ def chain_to(pid: int, top: int, parent: Parent) -> list[int]:
 
 
 def relatives(chain: list[int], parent: Parent) -> list[int]:
-    """The live processes that share a session or a process group with the caller's ``chain`` (its
-    own session's processes), not in it: their leaders first, then every other member."""
-    ids: set[int] = set()
-    for p in chain:
-        got = stat_of(parent, p)
-        if got is not None:
-            ids |= {num(got[1], 2), num(got[1], 3)}
-    ids -= {0, 1, *chain}
-    leaders = [i for i in sorted(ids) if full_stat(i) is not None]
+    """The live processes of the caller's process group (its ``chain``'s, that is: the group its tool's
+    shell made), outside the chain and not started by it: the group's leader first, then every other
+    member. A process that a process of the chain started is the caller's own doing, never its tie."""
+    groups = {num(got[1], 2) for p in chain if (got := stat_of(parent, p)) is not None} - {0, 1, *chain}
     try:
         pids = [int(n) for n in os.listdir("/proc") if n.isdigit()][:MAX_SCAN]
     except OSError:
-        return leaders
-    members = []
-    for p in pids:
-        if p in chain or p in leaders or p <= 1:
-            continue
-        got = full_stat(p)
-        if got is not None and (num(got[1], 2) in ids or num(got[1], 3) in ids):
-            members.append(p)
-    return leaders + sorted(members)
+        pids = []
+    members = [p for p in pids if p > 1 and p not in chain and (got := full_stat(p)) and num(got[1], 2) in groups]
+    ordered = sorted(members, key=lambda p: (p not in groups, p))
+    return [p for p in ordered if not descends(p, chain, parent)]
+
+
+def descends(pid: int, chain: list[int], parent: Parent) -> bool:
+    """Whether ``pid`` was started by a process of ``chain`` (one of them is among its ancestors)."""
+    seen = set(chain)
+    current: int | None = pid
+    for _ in range(64):
+        current = parent(current) if current is not None else None
+        if current is None or current <= 1:
+            return False
+        if current in seen:
+            return True
+    return False
 
 
 # ---------------------------------------------------------------------- open files
