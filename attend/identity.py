@@ -560,7 +560,8 @@ def _kin(
             if h in chain or kin.descends(h, chain, remembered()) or not host.is_client(h) or not (mine & kin.held(h)):
                 continue  # a client the caller started (a script talking to it) is its child, not its tie
             why = f"holds open what {host.name} process {h} holds (its output's pipe, socket or folder)"
-            found = find_caller(h, environ_of(h) or {}, (), remembered(), enrollment)
+            one = host.serves(h)  # a process hosting one session proves it; one hosting several, none
+            found = find_caller(h, environ_of(h) or {}, one if len(one) == 1 else (), remembered(), enrollment)
             if found is not None and found[0] is host and _unproved(*found, enrollment) is None:
                 return host, found[1], why
             return host, None, why

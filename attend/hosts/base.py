@@ -124,6 +124,11 @@ class Host:
         that is already enrolled from another process (docs/architecture/sessions.md). Default: yes."""
         return True
 
+    def serves(self, pid: int) -> tuple[str, ...]:
+        """The sessions host process ``pid`` proves by itself, for a host whose evidence proves an
+        offered id (Codex: the threads whose writer locks it holds). Default: none to offer."""
+        return ()
+
     def processes(self, env: Mapping[str, str]) -> list[int]:
         """The live processes of this host that serve sessions of this user (their records, or a scan):
         a process left without its parent is weighed against them by what it holds open

@@ -196,6 +196,9 @@ class Codex(Host):
         host = self.host_process(pid, parent)
         return None if host is None else f"codex pid {host[0]} hosts threads {', '.join(sorted(host[3]))}"
 
+    def serves(self, pid: int) -> tuple[str, ...]:
+        return tuple(sorted(held(pid)))
+
     def processes(self, env: Mapping[str, str]) -> list[int]:
         """The codex processes of this machine that host threads (a scan of /proc)."""
         try:
