@@ -30,7 +30,7 @@ from collections.abc import Iterable
 from attend.hosts.base import Parent, full_stat, num, stat_of
 
 UNIX_DIAG_PEER = 2  # the netlink attribute naming a unix socket's peer inode
-MAX_SCAN = 1 << 15  # processes looked at for the members of a session, at most
+MAX_SCAN = 1 << 15  # processes looked at for the members of a process group, at most
 
 
 def chain_to(pid: int, top: int, parent: Parent) -> list[int]:
