@@ -5,6 +5,8 @@ a spool exists, uninstall may remove one, and doctor reports a refused spool as 
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from attend.cli.app import epilog
