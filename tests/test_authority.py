@@ -340,7 +340,7 @@ def rows(scene: Scene) -> dict[tuple[str, ...], list[list[str]]]:
         ("wait",): [[], ["--codex", b], ["--once"]],  # the host entry points: Codex's and Gemini's waiters
         # Leases: A leases and releases as itself; B's lease (planted by Scene) stays B's.
         ("lease",): [["b-only.txt"], ["--reason", "as B", "elsewhere.txt"]],
-        ("release",): [[], ["b-only.txt"], ["--holder", b, "--yes"], ["--holder", shown, "--yes"]],
+        ("release",): [[], ["b-only.txt"], ["--holder", b], ["--holder", shown]],
         ("inbound",): [
             [],
             ["--session", b],
