@@ -38,6 +38,12 @@ class HumanOnlyError(IdentityError):
     code = "human_only"
 
 
+class AbortedError(AttendError):
+    """The person asked at the terminal said no: nothing was changed (exit 1)."""
+
+    code = "aborted"
+
+
 class NotASessionError(UsageError):
     """A verb that serves an agent session was run by someone who is not one (a human at a terminal):
     exit 2, like any other use of a command where it does not apply, whichever verb it was."""

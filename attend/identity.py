@@ -28,7 +28,7 @@ from attend.errors import HumanOnlyError, IdentityError
 from attend.hosts import DEFAULT as DEFAULT_HOST
 from attend.hosts import HOSTS
 from attend.hosts.base import MAX_HOPS as MAX_HOPS
-from attend.hosts.base import Found, Host, Parent, Procs, environ_via
+from attend.hosts.base import Found, Host, Parent, Procs, adopted, environ_via, terminal
 from attend.hosts.base import SessionRecord as SessionRecord
 from attend.hosts.base import environ_of as environ_of
 from attend.hosts.base import parent_pid as parent_pid
@@ -440,7 +440,7 @@ def authority(
     if human_only is not None:
         return _human_only(human_only, env, start, cwd, parent)
     found = find_caller(start, env, (claimed,) if claimed else (), parent, enrollment)
-    if found is not None and (why := _held_elsewhere(*found, enrollment)) is not None:
+    if found is not None and (why := _held_elsewhere(*found, enrollment) or _unproved(*found, enrollment)) is not None:
         raise IdentityError(f"{why}; {SANDBOX_FIX}")
 
     if hook:
@@ -485,6 +485,14 @@ def authority(
             f"no {host.name} session is visible from here, yet process {p} above this one runs inside one "
             f"({var} is set in its environment), so this is not the human either; {SANDBOX_FIX}"
         )
+    if (top := adopted(start, parent)) is not None:  # left without its parent: what ties it to a session
+        tie = _kin(start, top, env, enrollment)
+        if tie is not None:
+            if tie[1] is None:
+                raise IdentityError(f"this process {tie[2]}, so it is not the human; {SANDBOX_FIX}")
+            return _agent(tie[0], tie[1], ())._replace(evidence=f"kin: {tie[2]}; {tie[0].evidence(tie[1])}")
+        if terminal(start, parent) == 0:
+            raise IdentityError(_cannot_tell(top))
     notes = ()
     if claimed:
         notes = (f"the hook payload's session_id {claimed} has no session in the ancestry; ignored",)
@@ -499,8 +507,70 @@ def authority(
     )
 
 
+def _cannot_tell(top: int) -> str:
+    return (
+        f"cannot tell who is calling: process {top} was left without its parent (no session in its "
+        "ancestry, nothing of one it holds open) and there is no terminal; run it from a terminal, "
+        "or from cron or a service (systemd-run --user)"
+    )
+
+
+def _unproved(host: Host, found: Found, enrollment: EnrollmentProbe | None) -> str | None:
+    """Why ``found`` is not the caller's although it stands: its record names a session that is
+    already enrolled from another process (a parked session, to be resumed), for a process that is not
+    the host's client. Only the client itself resumes a session; a record written for a shell or any
+    other program makes at most a session of its own, never one enrolled elsewhere. None: it may be."""
+    if host.is_client(found.pid):
+        return None
+    if enrollment is not None:
+        enrolled = enrollment(found.session_id)
+        if enrolled is None or enrolled[2] == (found.pid, found.proc_start):
+            return None  # never enrolled, or enrolled from this very process
+    return (
+        f"the record {found.record_path} names session {found.session_id} for process {found.pid}, "
+        f"which is not a {host.name} process; a record alone does not make a session"
+    )
+
+
+def _kin(
+    start: int, top: int, env: Mapping[str, str], enrollment: EnrollmentProbe | None
+) -> tuple[Host, Found | None, str] | None:
+    """What ties a process left without its parent (``top`` was handed to another) to a session: a
+    live member of its process group with a session among its ancestors (or inside a host), or a
+    host's process holding the other end of what it inherited (a pipe, a socket, its output file's
+    folder); neither one the caller started itself. (host, the session or None when only "inside" is
+    proved, why in words), or None."""
+    from attend.hosts import kin  # only for a process left without its parent: never on a plain send
+
+    chain = kin.chain_to(start, top, remembered())
+    for p in kin.relatives(chain, remembered()):
+        procs = remembered()
+        found = find_caller(p, environ_of(p) or {}, (), procs, enrollment)
+        if found is not None and _unproved(*found, enrollment) is None:
+            return found[0], found[1], f"shares its process group with process {p}"
+        if (above := inside_host(p, procs)) is not None:
+            return above[0], None, f"shares its process group with process {p}, inside {above[0].name}"
+    mine: set[tuple[int, int]] = set()
+    for p in chain:
+        mine |= kin.inherited(p)
+    if not mine:
+        return None
+    for host in HOSTS:
+        for h in host.processes(env):
+            if h in chain or kin.descends(h, chain, remembered()) or not host.is_client(h) or not (mine & kin.held(h)):
+                continue  # a client the caller started (a script talking to it) is its child, not its tie
+            why = f"holds open what {host.name} process {h} holds (its output's pipe, socket or folder)"
+            one = host.serves(h)  # a process hosting one session proves it; one hosting several, none
+            found = find_caller(h, environ_of(h) or {}, one if len(one) == 1 else (), remembered(), enrollment)
+            if found is not None and found[0] is host and _unproved(*found, enrollment) is None:
+                return host, found[1], why
+            return host, None, why
+    return None
+
+
 def _human_only(action: str, env: Mapping[str, str], pid: int, cwd: str | None, parent: Parent) -> Identity:
-    """The human, outside every agent session's process tree, or HumanOnlyError naming ``action``."""
+    """The human at a terminal, outside every agent session's process tree, or HumanOnlyError naming
+    ``action``. The confirmation typed at that terminal is the caller's to ask (``Context.human``)."""
     fix = "run it yourself, from a terminal outside any agent session"
     found = find_caller(pid, env, (), parent)
     if found is not None:
@@ -518,6 +588,13 @@ def _human_only(action: str, env: Mapping[str, str], pid: int, cwd: str | None, 
         host, p, var = above
         raise HumanOnlyError(
             f"{action} is for a human only, and this runs inside {host.name} (process {p} above it has {var}); {fix}"
+        )
+    if (top := adopted(pid, parent)) is not None and (tie := _kin(pid, top, env, None)) is not None:
+        raise HumanOnlyError(f"{action} is for a human only, and this process {tie[2]}; {fix}")
+    if terminal(pid, parent) == 0:
+        raise HumanOnlyError(
+            f"{action} is for a human only, and needs one at a terminal: this process has no controlling "
+            f"terminal to confirm on; {fix}"
         )
     return Identity(
         kind="human",

@@ -16,6 +16,10 @@ from typing import Any
 BIN = Path(sys.executable).parent
 ATTEND = str(BIN / "attend")
 
+# The installed console script's own text, for a tree run from its checkout: what pip writes differs by
+# version (older ones import re first), so the other tree pays exactly what the installed `attend` pays.
+ENTRY = "import sys; sys.argv[0] = 'attend'\n" + (BIN / "attend").read_text().split("\n", 1)[1]
+
 
 def world_env(tmp: Path) -> dict[str, str]:
     # Bytecode caching stays on, as in a normal install (pip compiles a wheel's modules; an editable

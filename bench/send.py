@@ -24,11 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import BIN, cleanup, interleaved, ms, tmpdir, world_env
-
-# The installed console script's own text, for a tree run from its checkout: what pip writes differs by
-# version (older ones import re first), so the other tree pays exactly what the installed `attend` pays.
-ENTRY = "import sys; sys.argv[0] = 'attend'\n" + (BIN / "attend").read_text().split("\n", 1)[1]
+from bench._common import BIN, ENTRY, cleanup, interleaved, ms, tmpdir, world_env
 
 
 def cold_start(runs: int, tree: Path | None, recipients: int = 0) -> None:

@@ -173,6 +173,69 @@ class World:
             s.close()
 
 
+# ---------------------------------------------------------------------- a human at a terminal
+
+
+def in_pty(
+    world: World,
+    *args: str,
+    answer: str | None = None,
+    then: tuple[str, Callable[[], object]] | None = None,
+    columns: int = 80,
+    rows: int = 24,
+    cwd: Path | None = None,
+    **env: str,
+) -> tuple[int, str]:
+    """Run the installed `attend` as the human at a terminal of its own: a pty the size given, its
+    controlling terminal (``setsid --ctty``, as a terminal emulator starts a shell); type ``answer``
+    when it asks [y/N] (at /dev/tty: a human-only act's confirmation), and call ``then[1]`` once it
+    has shown ``then[0]``. Returns the exit code and everything the terminal showed."""
+    import fcntl
+    import select
+    import struct
+    import termios
+
+    master, slave = os.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+    proc = subprocess.Popen(
+        ["setsid", "--ctty", "--wait", ATTEND, *args],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env={**world.env, "TERM": "xterm", **env},
+        cwd=str(cwd or world.project("proj")),
+    )
+    os.close(slave)
+    shown, asked = b"", False
+    end = time.monotonic() + DEADLINE  # catches a hang; measures nothing
+    try:
+        while time.monotonic() < end:
+            ready, _, _ = select.select([master], [], [], 0.05)
+            if not ready:
+                if proc.poll() is not None:
+                    break
+                continue
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the last writer on the terminal is gone
+                break
+            if not chunk:
+                break
+            shown += chunk
+            if answer is not None and not asked and b"[y/N]" in shown:
+                os.write(master, answer.encode() + b"\r")
+                asked = True
+            if then is not None and then[0].encode() in shown:
+                then[1]()
+                then = None
+        else:
+            proc.kill()
+            raise AssertionError(f"attend {' '.join(args)} did not finish; showed {shown!r}")
+    finally:
+        os.close(master)
+    return proc.wait(DEADLINE), shown.decode().replace("\r\n", "\n")
+
+
 # ---------------------------------------------------------------------- records of a given age
 
 _seq = itertools.count()
@@ -684,13 +747,9 @@ def as_codex(
 
 
 def _client(world_tmp: Path, name: str) -> Path:
-    """The interpreter under a client's name (``codex``, ``node``): the kernel shows a process by the
-    name it was started as, and the identity rule looks for the client by it."""
-    link = world_tmp / "clients" / name
-    if not link.exists():
-        link.parent.mkdir(parents=True, exist_ok=True)
-        link.symlink_to(os.path.realpath(sys.executable))
-    return link
+    from attend.testing.standin import client_named
+
+    return client_named(world_tmp, name)
 
 
 def thread_id() -> str:

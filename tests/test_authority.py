@@ -29,6 +29,7 @@ import contextlib
 import json
 import re
 import secrets
+import shlex
 import shutil
 import subprocess
 import sys
@@ -47,7 +48,7 @@ from attend.mcp.server import build_server
 from attend.setup.data import data_dir
 from attend.testing.standin import StandIn
 from attend.verbs import send as send_verb
-from tests.support import ATTEND, Child, World, enroll, enroll_claimed, maildir, post, session_of, wait_until
+from tests.support import ATTEND, Child, World, enroll, enroll_claimed, in_pty, maildir, post, session_of, wait_until
 
 needs_pid_namespace = pytest.mark.skipif(
     shutil.which("unshare") is None
@@ -339,7 +340,7 @@ def rows(scene: Scene) -> dict[tuple[str, ...], list[list[str]]]:
         ("wait",): [[], ["--codex", b], ["--once"]],  # the host entry points: Codex's and Gemini's waiters
         # Leases: A leases and releases as itself; B's lease (planted by Scene) stays B's.
         ("lease",): [["b-only.txt"], ["--reason", "as B", "elsewhere.txt"]],
-        ("release",): [[], ["b-only.txt"], ["--holder", b, "--yes"], ["--holder", shown, "--yes"]],
+        ("release",): [[], ["b-only.txt"], ["--holder", b], ["--holder", shown]],
         ("inbound",): [
             [],
             ["--session", b],
@@ -716,16 +717,35 @@ def test_what_only_a_human_may_do_is_refused_from_an_agent_sessions_tree(scene: 
     assert scene.breaches() == []
 
 
-def test_a_human_at_a_terminal_may_trust_and_purge(world: World) -> None:
+def test_a_human_at_a_terminal_may_trust_and_purge_once_confirmed_there(world: World) -> None:
     s = world.session("pa")
     _project_config(world, s)
-    trusted = world.attend("sensors", "trust", cwd=s.cwd)
-    assert trusted.returncode == 0, trusted.stderr
+    rc, shown = in_pty(world, "sensors", "trust", answer="n", cwd=s.cwd)  # asked at the terminal: no
+    assert rc == 1 and "not confirmed at the terminal" in shown, shown
+    assert not (world.home / ".config" / "attend" / "trusted.json").exists()
+    rc, shown = in_pty(world, "sensors", "trust", answer="y", cwd=s.cwd)
+    assert rc == 0 and "./tools/lint" in shown, shown
     assert (world.home / ".config" / "attend" / "trusted.json").exists()
     (world.tmp / "target").mkdir()
-    purged = world.attend("uninstall", "--purge", "--yes", "--target", str(world.tmp / "target"))
-    assert purged.returncode == 0, purged.stderr
+    rc, shown = in_pty(world, "uninstall", "--purge", "--yes", "--target", str(world.tmp / "target"), answer="y")
+    assert rc == 0 and "[y/N]" in shown, shown  # --yes skips nothing: confirmed at the terminal
     assert not world.spool_root.exists()
+
+
+@pytest.mark.parametrize("action", ["sensors trust", "uninstall --purge"])
+def test_what_only_a_human_may_do_needs_a_terminal_and_takes_no_answer_from_stdin(world: World, action: str) -> None:
+    """No session anywhere above it, yet no terminal: a "yes" piped to stdin confirms nothing."""
+    s = world.session("pa")
+    _project_config(world, s)
+    assert world.spool.root.is_dir()  # opening makes it
+    argv, says = HUMAN_ONLY[action]
+    extra = ["--yes"] if "--purge" in argv else []  # --yes skips nothing
+    out = world.attend(*argv, *extra, stdin="y\nyes\n", cwd=s.cwd)
+    assert out.returncode == 1 and out.stdout == "", (out.stdout, out.stderr)
+    [line] = out.stderr.splitlines()
+    assert says in line and "needs one at a terminal" in line, line
+    assert not (world.home / ".config" / "attend" / "trusted.json").exists()
+    assert world.spool_root.is_dir()
 
 
 @needs_pid_namespace
@@ -773,6 +793,127 @@ def test_in_a_sandbox_a_forged_record_does_not_make_another_session(world: World
     assert out.returncode == 0, out.stderr
     who = json.loads(out.stdout)
     assert (who["session_id"], who["resolved_by"]) == (a.session_id, "sandbox"), who  # A, by the sandbox rule
+
+
+# ---------------------------------------------------------------------- a tool left without its parent
+
+# The orphan: started from A's tool by the shell idiom given, with a cleared environment (env -i). It
+# waits until the tool's shell has exited (so it was handed to init), then runs each planned command,
+# also with a cleared environment, and writes their exit codes and output to a file. With "drop" it
+# first points stdin, stdout and stderr at /dev/null, as the idiom's redirections do: then nothing of
+# the tool's is left open in it.
+ORPHAN = r"""
+import json, os, subprocess, sys, time
+tool, box, fds, plan = int(sys.argv[1]), sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+if fds == "drop":
+    null = os.open(os.devnull, os.O_RDWR)
+    for n in (0, 1, 2):
+        os.dup2(null, n)
+def ended(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+end = time.monotonic() + 60
+while not ended(tool) and time.monotonic() < end:
+    time.sleep(0.02)
+out = []
+for env, cwd, argv in plan:
+    argv = ["env", "-i", *[f"{k}={v}" for k, v in env.items()], *argv]
+    r = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, cwd=cwd)
+    out.append([r.returncode, r.stdout, r.stderr])
+with open(box + "/results.tmp", "w") as f:
+    json.dump(out, f)
+os.replace(box + "/results.tmp", box + "/results")
+"""
+
+# How a tool's shell leaves a process behind: each line starts the orphan (ORPHAN's arguments follow).
+SHAPES = {
+    "setsid -f": "setsid -f {orphan}",
+    "nohup & disown": "nohup {orphan} & disown",
+    "double fork": "( {orphan} & )",
+}
+
+
+def orphaned(scene: Scene, shape: str, fds: str, plan: list[tuple[dict[str, str], str, list[str]]]) -> list[Any]:
+    """Run ``plan`` from an orphan A's tool leaves by ``shape``; each command's [exit code, stdout, stderr]."""
+    world = scene.world
+    box = world.tmp / "orphans" / secrets.token_hex(4)
+    box.mkdir(parents=True)
+    clean = {k: world.env[k] for k in ("HOME", "PATH", "USER")}
+    orphan = " ".join(
+        shlex.quote(a) for a in ["env", "-i", *[f"{k}={v}" for k, v in clean.items()], sys.executable, "-c", ORPHAN]
+    )
+    line = SHAPES[shape].format(orphan=f'{orphan} "$$" {shlex.quote(str(box))} {fds} {shlex.quote(json.dumps(plan))}')
+    started = scene.a.run(["bash", "-c", line], env=scene.a.tool_env(), timeout=120)
+    assert started.rc == 0, started.stderr
+    wait_until(lambda: (box / "results").exists(), "the orphan's commands to end")
+    results: list[Any] = json.loads((box / "results").read_text())
+    return results
+
+
+FDS = pytest.mark.parametrize("fds", ["kept", "drop"], ids=["its tool's output kept", "everything redirected"])
+
+
+@FDS
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_a_tool_left_without_its_parent_is_never_the_human_nor_a_parked_session(
+    world: World, shape: str, fds: str
+) -> None:
+    """A's tool leaves a process behind (``setsid -f``, ``nohup … & disown``, a double fork), its
+    environment cleared: still A where what it inherited ties it to A's client, else refused (attend
+    cannot tell who calls), and never the human: no script approved, no spool purged, no mailbox made.
+    Nor does a record it writes for itself naming B, parked, make it B."""
+    orphan_sweep(Scene(world), shape, fds)
+
+
+# Each other client once the caller (~4 s each: CI runs these, the developer loop keeps Claude Code's above).
+@pytest.mark.slow
+@FDS
+@pytest.mark.parametrize(("attacker", "victim"), PAIRINGS, ids=[f"{a}-names-{b}" for a, b in PAIRINGS])
+def test_a_tool_of_each_client_left_without_its_parent_is_never_the_human_nor_a_parked_session(
+    world: World, attacker: str, victim: str, fds: str
+) -> None:
+    orphan_sweep(Scene(world, attacker, victim), "setsid -f", fds)
+
+
+def orphan_sweep(scene: Scene, shape: str, fds: str) -> None:
+    world = scene.world
+    scene.b.close()  # B's client ended: its mail is parked for a resume
+    scene.reset()
+    _project_config(world, scene.a)
+    humans = sorted(p.name for p in (world.spool_root / "humans").iterdir())
+    clean = {k: world.env[k] for k in ("HOME", "PATH", "USER")}
+    a_cwd, b = str(scene.a.cwd), scene.b
+    forge = [sys.executable, "-c", FORGE, str(world.home / ".claude" / "sessions"), b.session_id, str(b.cwd), ""]
+    plan = [
+        (clean, a_cwd, [ATTEND, "whoami", "--json"]),
+        (clean, a_cwd, [ATTEND, "sensors", "trust"]),
+        (clean, a_cwd, [ATTEND, "uninstall", "--purge", "--yes", "--target", str(scene.target)]),
+        ({**clean, "USER": scene.display}, a_cwd, [ATTEND, "send", "--to", scene.display, "hi"]),
+        (clean, a_cwd, [*forge, ATTEND, "whoami", "--json"]),
+        (clean, a_cwd, [*forge, ATTEND, "inbox", "--drain"]),
+    ]
+    whoami, trusted, purged, sent, as_b, drained = orphaned(scene, shape, fds, plan)
+    if fds == "kept":  # its stdout is the tool's pipe, which A's client reads: A's
+        assert whoami[0] == 0 and json.loads(whoami[1])["session_id"] == scene.a.session_id, whoami
+        assert "kin: " in json.loads(whoami[1])["evidence"], whoami
+        assert sent[0] == 0 and "human" not in sent[1], sent  # as A, to the session
+    else:  # nothing ties it to A any more: refused, in one line
+        assert whoami[0] == 1 and "cannot tell who is calling" in json.loads(whoami[1])["error"]["message"], whoami
+        rc, out, err = sent
+        assert rc == 1 and out == "" and "cannot tell who is calling" in err, sent
+        assert len(err.splitlines()) == 1, err
+    for rc, out, err in (trusted, purged):
+        assert rc == 1 and out == "" and "for a human only" in err, (rc, out, err)
+    assert as_b[0] == 1 and "a record alone does not make a session" in json.loads(as_b[1])["error"]["message"], as_b
+    assert "for B only" not in drained[1], drained  # refused: nothing drained
+    assert not (world.home / ".config" / "attend" / "trusted.json").exists()
+    assert scene.b_dir.is_dir()  # the spool is still there
+    assert sorted(p.name for p in (world.spool_root / "humans").iterdir()) == humans  # no mailbox minted
+    assert scene.pending in "".join(maildir(world, b.session_id, "new"))  # B's mail waits for B
+    assert scene.breaches() == []
 
 
 # ---------------------------------------------------------------------- names cannot be shadowed

@@ -4,16 +4,10 @@ did-you-mean, shell completion with live candidates, and -q."""
 from __future__ import annotations
 
 import datetime as dt
-import fcntl
 import json
 import os
-import select
-import struct
 import subprocess
 import sys
-import termios
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -23,62 +17,7 @@ from attend.cli import docs
 from attend.cli.app import cli
 from attend.domain import channels
 from attend.layout import name_time
-from tests.support import ATTEND, DEADLINE, World, post
-
-
-def in_pty(
-    world: World,
-    *args: str,
-    answer: str | None = None,
-    then: tuple[str, Callable[[], object]] | None = None,
-    columns: int = 80,
-    rows: int = 24,
-    **env: str,
-) -> tuple[int, str]:
-    """Run the installed `attend` on a terminal of its own (a pty the size given), as the human;
-    type ``answer`` when it asks [y/N], and call ``then[1]`` once it has shown ``then[0]``. Returns the
-    exit code and everything the terminal showed."""
-    master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
-    proc = subprocess.Popen(
-        [ATTEND, *args],
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        env={**world.env, "TERM": "xterm", **env},
-        cwd=str(world.project("proj")),
-        start_new_session=True,
-    )
-    os.close(slave)
-    shown, asked = b"", False
-    end = time.monotonic() + DEADLINE  # catches a hang; measures nothing
-    try:
-        while time.monotonic() < end:
-            ready, _, _ = select.select([master], [], [], 0.05)
-            if not ready:
-                if proc.poll() is not None:
-                    break
-                continue
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # EIO: the last writer on the terminal is gone
-                break
-            if not chunk:
-                break
-            shown += chunk
-            if answer is not None and not asked and b"[y/N]" in shown:
-                os.write(master, answer.encode() + b"\r")
-                asked = True
-            if then is not None and then[0].encode() in shown:
-                then[1]()
-                then = None
-        else:
-            proc.kill()
-            raise AssertionError(f"attend {' '.join(args)} did not finish; showed {shown!r}")
-    finally:
-        os.close(master)
-    return proc.wait(DEADLINE), shown.decode().replace("\r\n", "\n")
-
+from tests.support import ATTEND, DEADLINE, World, in_pty, post
 
 # ---------------------------------------------------------------------- --json errors
 

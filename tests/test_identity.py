@@ -395,10 +395,8 @@ def test_one_resolution_reads_each_ancestors_stat_and_environ_once(
 
     stats: Counter[int] = Counter()
     environs: Counter[int] = Counter()
-    from attend.hosts import codex
-
-    real_stat, real_environ = codex.comm_ppid, base.environ_of
-    monkeypatch.setattr(base, "comm_ppid", lambda pid: stats.update([pid]) or real_stat(pid))
+    real_stat, real_environ = base.full_stat, base.environ_of
+    monkeypatch.setattr(base, "full_stat", lambda pid: stats.update([pid]) or real_stat(pid))
     monkeypatch.setattr(base, "environ_of", lambda pid: environs.update([pid]) or real_environ(pid))
     env = {"USER": "someone", "HOME": str(tmp_path), "PATH": os.environ.get("PATH", "")}
 

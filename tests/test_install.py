@@ -14,7 +14,7 @@ import pytest
 
 from attend.setup import install
 from attend.setup.install import resolve_target
-from tests.support import World, tree
+from tests.support import World, in_pty, tree
 
 MCP_TOOLS = [
     "send",
@@ -328,21 +328,22 @@ def test_install_keeps_a_timestamped_backup_of_each_file_it_changes(world: World
     assert all(str(b).startswith(str(world.home / ".config" / "attend" / "targets")) for b in backups)
 
 
-def test_uninstall_purge_removes_the_spool(world: World) -> None:
+def test_uninstall_purge_confirmed_at_the_terminal_removes_the_spool(world: World) -> None:
     assert world.spool.root.is_dir()  # opening creates it
     assert world.spool_root.is_dir()
     assert world.cli("install").returncode == 0
-    out = world.cli("uninstall", "--purge", "--yes")
-    assert out.returncode == 0, out.stderr
+    rc, shown = in_pty(world, "uninstall", "--purge", answer="y")
+    assert rc == 0, shown
     assert not world.spool_root.exists()
 
 
-def test_uninstall_purge_without_a_terminal_needs_yes_and_changes_nothing_without_it(world: World) -> None:
+@pytest.mark.parametrize("yes", [False, True], ids=["asked", "--yes"])
+def test_uninstall_purge_without_a_terminal_is_refused_and_changes_nothing(world: World, yes: bool) -> None:
     assert world.spool.root.is_dir()
     assert world.cli("install").returncode == 0
     before = tree(world.home)
-    out = world.cli("uninstall", "--purge")
-    assert out.returncode == 2 and "add --yes to confirm" in out.stderr and str(world.spool_root) in out.stderr
+    out = world.attend("uninstall", "--purge", *(["--yes"] if yes else []), stdin="y\n")
+    assert out.returncode == 1 and "needs one at a terminal" in out.stderr, out.stderr
     assert tree(world.home) == before  # neither the spool nor the wiring was touched
 
 

@@ -33,6 +33,7 @@ ALLOWED: dict[str, str] = {
     "attend.hosts.base": "reads a host transcript's first line (a Codex rollout, a Gemini chat) to tell whose it is",
     "attend.hosts.codex": "reads /proc/<pid>/fd and Codex's rollouts (~/.codex/sessions): a thread's cwd, transcript",
     "attend.hosts.gemini": "writes and reads attend's records of Gemini CLI processes; finds a session's chat file",
+    "attend.hosts.kin": "reads /proc/<pid>/fd (what a process left without its parent holds open) and /dev/tty",
     "attend.procfs": "reads Claude Code's session records for the identity walk and the fast drain's ancestry check",
     "attend.setup.install": "reads and writes Claude Code's configuration (settings.json, hooks, skills, MCP)",
     "attend.setup.hosts": "looks for each host's config folder (install wires the hosts it finds)",

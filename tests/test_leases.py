@@ -13,7 +13,7 @@ import pytest
 
 from attend.leases import globs, tree
 from attend.leases.store import read
-from tests.support import ATTEND, World, enroll, session_of
+from tests.support import ATTEND, World, enroll, in_pty, session_of
 
 # ---------------------------------------------------------------------- the glob table
 
@@ -269,14 +269,16 @@ def test_only_the_holder_or_the_human_releases_a_lease(world: World) -> None:
     r = b.attend("release", "--json", "src/api")
     (kept,) = json.loads(r.stdout)["not_released"]
     assert "held by Ada" in kept["why"] and "only its holder or the human" in kept["why"]
-    r = b.attend("release", "--holder", "Ada", "--yes")
+    r = b.attend("release", "--holder", "Ada")
     assert r.rc != 0 and "human" in r.stderr
     assert (world.spool_root / "sessions" / a.session_id / "leases").read_bytes() == before
     r = world.attend("release", "--holder", "Ada")  # the human, but no terminal to confirm on
-    assert r.returncode == 2 and "--yes" in r.stderr
-    r = world.attend("release", "--holder", "Ada", "--yes", "--json")
-    assert r.returncode == 0, r.stderr
-    assert [x["glob"] for x in json.loads(r.stdout)["released"]] == ["src/api"]
+    assert r.returncode == 1 and "terminal" in r.stderr, r.stderr
+    assert (world.spool_root / "sessions" / a.session_id / "leases").read_bytes() == before
+    rc, shown = in_pty(world, "release", "--holder", "Ada", answer="n")  # asked at the terminal: no
+    assert rc == 1 and (world.spool_root / "sessions" / a.session_id / "leases").read_bytes() == before, shown
+    rc, shown = in_pty(world, "release", "--holder", "Ada", "--json", answer="y")
+    assert rc == 0 and "src/api" in shown, shown
     assert read(world.spool, a.session_id) is None
 
 

@@ -79,7 +79,7 @@ async def test_the_server_lists_the_thirteen_tools_the_settings_baseline_allows(
     tools = await tools_of(world)
     allow = json.loads(data.data_file("settings", "permissions.json").read_text())["permissions"]["allow"]
     assert sorted(f"mcp__attend__{name}" for name in tools) == sorted(e for e in allow if e.startswith("mcp__"))
-    assert len(tools) == 13
+    assert len(tools) == 14
     read_only = {name for name, t in tools.items() if t.annotations and t.annotations.read_only_hint}
     # DESIGN.md §5: read-only changes no room, delivery, flag, membership or registration; the notify/
     # bookkeeping (cursors, subscriptions) is what such a tool may still write. test_contract checks

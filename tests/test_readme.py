@@ -79,7 +79,7 @@ def test_the_readmes_apt_line_runs_as_written_as_root_where_there_is_no_sudo(tmp
     stub.chmod(0o755)
     run = subprocess.run(["/bin/bash", "-c", line], env={"PATH": str(bin_)}, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
-    assert record.read_text().split() == ["install", "mutt", "tmux", "nats-server"]
+    assert record.read_text().split() == ["install", "mutt", "tmux", "nats-server", "chromium"]
 
 
 def test_ci_installs_with_the_pip_the_venv_brings_as_the_readme_does() -> None:

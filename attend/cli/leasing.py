@@ -63,22 +63,14 @@ def lease(globs: tuple[str, ...], reason: str | None, shared: bool, duration: st
 @click.command(help=release_verb.DESCRIPTION, epilog=epilog(release_verb.EXAMPLES))
 @click.argument("globs", nargs=-1)
 @click.option("--holder", metavar="NAME", help=release_verb.PARAMS["holder"])
-@click.option(
-    "--yes", "-y", is_flag=True, help="With --holder, do not ask. Without a terminal, this is how to confirm."
-)
 @json_option
-def release(globs: tuple[str, ...], holder: str | None, yes: bool, as_json: bool) -> None:
+def release(globs: tuple[str, ...], holder: str | None, as_json: bool) -> None:
     ctx = context()
     if holder is not None:
-        ctx.human(release_verb.HUMAN_ACTION)  # refused before anything is asked
-        if not yes:
-            if not sys.stdin.isatty():
-                raise click.UsageError(
-                    f"--holder releases {holder}'s leases, which only the human may do; add --yes to confirm "
-                    "(no terminal to ask on)"
-                )
-            what = ", ".join(globs) if globs else "every lease"
-            click.confirm(f"Release {what} of {holder}? Its session is not asked.", abort=True, err=True)
+        # Another session's leases are the human's to release, confirmed at a terminal (/dev/tty): no
+        # flag stands in for the answer, so no process without a terminal can do it.
+        what = ", ".join(globs) if globs else "every lease"
+        ctx.human(release_verb.HUMAN_ACTION, f"attend: release {what} of {holder}? Its session is not asked.")
     emit(release_verb.run(ctx, release_verb.ReleaseRequest(globs, holder)), as_json, _released_text)
 
 

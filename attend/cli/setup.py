@@ -126,21 +126,17 @@ def _uninstalled_text(r: uninstall_verb.Uninstalled) -> str:
 @click.option("--target", metavar="DIR", help=uninstall_verb.PARAMS["target"])
 @click.option("--purge", is_flag=True, help=uninstall_verb.PARAMS["purge"])
 @click.option("--host", "hosts", multiple=True, metavar="NAME", help=uninstall_verb.PARAMS["hosts"])
-@click.option("--yes", "-y", is_flag=True, help="With --purge, do not ask. Without a terminal, this is how to confirm.")
+@click.option(
+    "--yes", "-y", is_flag=True, help="Accepted for older scripts: --purge is always confirmed at the terminal."
+)
 @json_option
 @quiet_option
 def uninstall(target: str | None, purge: bool, hosts: tuple[str, ...], yes: bool, as_json: bool) -> None:
     ctx = Context.for_env()
     if purge:
-        ctx.human(uninstall_verb.PURGE_ACTION)  # refused before anything is asked
-    if purge and not yes:
-        # Every message of every session and human goes: asked first, as dissolve asks for one channel.
-        if not sys.stdin.isatty():
-            raise click.UsageError(
-                f"--purge deletes the spool {ctx.spool_root} (every message and session record); "
-                "add --yes to confirm (no terminal to ask on)"
-            )
-        click.confirm(f"Delete the spool {ctx.spool_root}: every message and session record?", abort=True, err=True)
+        # Every message of every session and human goes: a human at a terminal confirms it there,
+        # whatever --yes says (docs/architecture/sessions.md, "Who may do what").
+        ctx.human(uninstall_verb.PURGE_ACTION, uninstall_verb.purge_question(ctx))
     req = uninstall_verb.UninstallRequest(target, purge, hosts)
     emit(uninstall_verb.run(ctx, req), as_json, _uninstalled_text)
 

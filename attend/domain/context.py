@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from attend import identity
 from attend.domain import sessions
-from attend.errors import AttendError, NotEnrolledError
+from attend.errors import AbortedError, AttendError, HumanOnlyError, NotEnrolledError
 from attend.identity import Identity
 from attend.spool import Spool, default_root
 
@@ -72,6 +72,7 @@ class Context:
         self.cwd = cwd
         self.payload_sid = payload_sid
         self.pid = pid
+        self._confirmed: set[str] = set()  # human-only actions confirmed at the terminal, each asked once
 
     @classmethod
     def default(cls, root: Path | None = None) -> Context:
@@ -114,10 +115,23 @@ class Context:
         report_notes(who)
         return who
 
-    def human(self, action: str) -> Identity:
-        """The caller, who must be the human outside every agent session's process tree: ``action``
-        (what is asked, in a few words) is a human's alone; anything else raises HumanOnlyError."""
-        return identity.authority(env=self.env, pid=self.pid, cwd=self.cwd, human_only=action)
+    def human(self, action: str, question: str | None = None) -> Identity:
+        """The caller, who must be the human at a terminal, outside every agent session's process tree,
+        and who confirms ``action`` (what is asked, in a few words; ``question``, what the terminal
+        shows) by typing yes at that terminal (``/dev/tty``, never stdin): anything else raises
+        HumanOnlyError, and a "no" raises AbortedError. Asked once per action and context."""
+        who = identity.authority(env=self.env, pid=self.pid, cwd=self.cwd, human_only=action)
+        if action in self._confirmed:
+            return who
+        from attend.hosts import kin
+
+        answer = kin.confirm(question or f"attend: {action}: go on?")
+        if answer is None:
+            raise HumanOnlyError(f"{action} is for a human only, and needs one at a terminal: /dev/tty cannot open")
+        if not answer:
+            raise AbortedError(f"{action}: not confirmed at the terminal; nothing changed")
+        self._confirmed.add(action)
+        return who
 
     @property
     def sessions_dir(self) -> str:

@@ -118,6 +118,23 @@ class Host:
         session nested under another stands only when no other process holds its id."""
         return []
 
+    def is_client(self, pid: int, parent: Parent | None = None) -> bool:
+        """Whether process ``pid`` is this host's client itself (its executable, as the kernel shows
+        it), not a process that merely has a record naming it: a record alone does not make a session
+        that is already enrolled from another process (docs/architecture/sessions.md). Default: yes."""
+        return True
+
+    def serves(self, pid: int) -> tuple[str, ...]:
+        """The sessions host process ``pid`` proves by itself, for a host whose evidence proves an
+        offered id (Codex: the threads whose writer locks it holds). Default: none to offer."""
+        return ()
+
+    def processes(self, env: Mapping[str, str]) -> list[int]:
+        """The live processes of this host that serve sessions of this user (their records, or a scan):
+        a process left without its parent is weighed against them by what it holds open
+        (attend.hosts.kin). Default: none."""
+        return []
+
     def inside_ancestry(self, pid: int, parent: Parent) -> str | None:
         """Why ``pid`` is inside this host although ``find`` proved no session (so it is never the
         human), or None. Default: the environment alone says so (``inside``)."""
@@ -242,8 +259,9 @@ def parent_pid(pid: int) -> int | None:
         return None
 
 
-def comm_ppid(pid: int) -> tuple[str, int] | None:
-    """A process's command name and parent pid, from one read of ``/proc/<pid>/stat``."""
+def full_stat(pid: int) -> tuple[str, list[str]] | None:
+    """A process's command name and the fields of ``/proc/<pid>/stat`` after it ([0] state, [1] ppid,
+    [2] process group, [3] session, [4] controlling terminal, … [19] start time), from one read."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             data = f.read().decode("utf-8", "replace")
@@ -251,9 +269,15 @@ def comm_ppid(pid: int) -> tuple[str, int] | None:
         return None
     open_, close = data.find("("), data.rfind(")")
     fields = data[close + 2 :].split()
-    if open_ < 0 or close < 0 or len(fields) < 2 or not fields[1].isdigit():
+    if open_ < 0 or close < 0 or len(fields) < 20 or not fields[1].isdigit():
         return None
-    return data[open_ + 1 : close], int(fields[1])
+    return data[open_ + 1 : close], fields
+
+
+def comm_ppid(pid: int) -> tuple[str, int] | None:
+    """A process's command name and parent pid, from one read of ``/proc/<pid>/stat``."""
+    got = full_stat(pid)
+    return (got[0], int(got[1][1])) if got is not None else None
 
 
 class Procs:
@@ -265,7 +289,7 @@ class Procs:
     def __init__(self, parent: Parent = parent_pid) -> None:
         self._parent = parent
         self._parents: dict[int, int | None] = {}
-        self._stats: dict[int, tuple[str, int] | None] = {}
+        self._stats: dict[int, tuple[str, list[str]] | None] = {}
         self._environs: dict[int, dict[str, str] | None] = {}
 
     def __call__(self, pid: int) -> int | None:
@@ -275,8 +299,13 @@ class Procs:
         return self._parents[pid]
 
     def comm_ppid(self, pid: int) -> tuple[str, int] | None:
+        got = self.stat(pid)
+        return (got[0], int(got[1][1])) if got is not None else None
+
+    def stat(self, pid: int) -> tuple[str, list[str]] | None:
+        """``full_stat(pid)``, read once."""
         if pid not in self._stats:
-            self._stats[pid] = comm_ppid(pid)
+            self._stats[pid] = full_stat(pid)
         return self._stats[pid]
 
     def environ(self, pid: int) -> dict[str, str] | None:
@@ -294,6 +323,98 @@ def stat_via(parent: Parent, pid: int) -> tuple[str, int] | None:
 def environ_via(parent: Parent, pid: int) -> dict[str, str] | None:
     """``environ_of(pid)``, from the resolution's reads when ``parent`` keeps them."""
     return parent.environ(pid) if isinstance(parent, Procs) else environ_of(pid)
+
+
+def cmdline(pid: int) -> list[str]:
+    """A process's arguments (``/proc/<pid>/cmdline``, its first 64 KiB)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            data = f.read(1 << 16)
+    except OSError:
+        return []
+    return [a.decode("utf-8", "replace") for a in data.split(b"\0") if a]
+
+
+# ---------------------------------------------------------------------- a process left without its parent
+
+
+def stat_of(parent: Parent, pid: int) -> tuple[str, list[str]] | None:
+    """``full_stat(pid)``, from the resolution's reads when ``parent`` keeps them."""
+    return parent.stat(pid) if isinstance(parent, Procs) else full_stat(pid)
+
+
+def num(fields: list[str], i: int) -> int:
+    try:
+        return int(fields[i])
+    except (IndexError, ValueError):
+        return 0
+
+
+def terminal(pid: int, parent: Parent | None = None) -> int:
+    """The device number of ``pid``'s controlling terminal; 0 when it has none."""
+    got = stat_of(parent, pid) if parent is not None else full_stat(pid)
+    return num(got[1], 4) if got is not None else 0
+
+
+def adopted(pid: int, parent: Parent) -> int | None:
+    """The process of ``pid``'s own session (``pid`` itself or an ancestor in the same session) that
+    was handed to another parent, or None.
+
+    Climbing within the caller's session to its edge, the first process whose parent lies outside it:
+    - one that is not its session's leader was adopted: a process only leaves its parent's session
+      by ``setsid``, which makes it the leader (``nohup … &`` or a double fork, its parent gone);
+    - a leader was started in that session by its parent (a terminal, tmux, sshd, cron, a client's
+      shell tool), except one with no terminal whose parent is the namespace's init or a user service
+      manager (``systemd``) that is not the first process of its own control group: ``setsid -f``,
+      whose parent exits at once. A service the manager started is the eldest of its unit's group.
+    A parent of 0 (the namespace's first process, or one entered from outside it) ends the climb."""
+    current = pid
+    for _ in range(64):
+        me = stat_of(parent, current)
+        if me is None:
+            return None
+        ppid, sid = num(me[1], 1), num(me[1], 3)
+        if ppid <= 0:
+            return None
+        up = stat_of(parent, ppid)
+        if up is None:
+            return None
+        if num(up[1], 3) == sid:
+            current = ppid
+            continue
+        if sid != current:
+            return current
+        if num(me[1], 4) == 0 and (ppid == 1 or up[0] == "systemd") and not eldest_of_its_group(current):
+            return current
+        return None
+    return None
+
+
+def eldest_of_its_group(pid: int) -> bool:
+    """Whether ``pid`` is the first process of its own control group (cgroup v2): the main process of
+    a unit a service manager started. False where it cannot be told (no cgroup v2, the root group)."""
+    try:
+        with open(f"/proc/{pid}/cgroup", "rb") as f:
+            lines = f.read(1 << 16).decode("utf-8", "replace").splitlines()
+    except OSError:
+        return False
+    path = next((line[3:] for line in lines if line.startswith("0::")), "")
+    if path in ("", "/") or ".." in path.split("/"):
+        return False
+    try:
+        with open(os.path.join("/sys/fs/cgroup", path.lstrip("/"), "cgroup.procs"), "rb") as f:
+            members = [int(p) for p in f.read(1 << 20).split() if p.isdigit()]
+    except (OSError, ValueError):
+        return False
+    mine = _start(pid)
+    if mine is None:
+        return False
+    return all(p == pid or (s := _start(p)) is None or s >= mine for p in members)
+
+
+def _start(pid: int) -> int | None:
+    got = full_stat(pid)
+    return num(got[1], 19) if got is not None else None
 
 
 def pid_alive(pid: int) -> bool:

@@ -20,11 +20,14 @@ from attend.hosts.base import (
     Host,
     Parent,
     SessionRecord,
+    cmdline,
+    comm_ppid,
     environ_of,
     environ_via,
     parent_pid,
     pid_alive,
     proc_start,
+    stat_via,
 )
 from attend.layout import ALNUM, is_session_id, made_safe
 from attend.procfs import claude_record
@@ -172,6 +175,17 @@ def ancestry(pid: int, parent: Parent = parent_pid) -> list[int]:
     return chain
 
 
+def is_claude_process(pid: int, parent: Parent | None = None) -> bool:
+    """Whether process ``pid`` is Claude Code itself: the kernel names it ``claude`` (the native
+    binary), or it is node running the ``claude-code`` package. A shell
+    or any other program a session's tools start is not, whatever record names it."""
+    info = stat_via(parent, pid) if parent is not None else comm_ppid(pid)
+    if info is not None and info[0].startswith("claude"):
+        return True
+    argv = cmdline(pid)
+    return bool(argv) and os.path.basename(argv[0]).startswith("node") and any("claude-code" in a for a in argv[1:3])
+
+
 def _same_folder(a: str, b: str) -> bool:
     if a == b:
         return True
@@ -292,6 +306,13 @@ class Claude(Host):
 
     def holds(self, session_id: str, env: Mapping[str, str]) -> list[int]:
         return holders(session_id, (sessions_home(env), os.path.join(user_claude_dir(), "sessions")))
+
+    def is_client(self, pid: int, parent: Parent | None = None) -> bool:
+        return is_claude_process(pid, parent)
+
+    def processes(self, env: Mapping[str, str]) -> list[int]:
+        folders = dict.fromkeys((sessions_home(env), os.path.join(user_claude_dir(), "sessions")))
+        return sorted({r.pid for folder in folders for r in live_records(folder)})
 
     usage_in_transcript = True
 

@@ -196,6 +196,17 @@ class Codex(Host):
         host = self.host_process(pid, parent)
         return None if host is None else f"codex pid {host[0]} hosts threads {', '.join(sorted(host[3]))}"
 
+    def serves(self, pid: int) -> tuple[str, ...]:
+        return tuple(sorted(held(pid)))
+
+    def processes(self, env: Mapping[str, str]) -> list[int]:
+        """The codex processes of this machine that host threads (a scan of /proc)."""
+        try:
+            pids = [int(n) for n in os.listdir("/proc") if n.isdigit()]
+        except OSError:
+            return []
+        return [p for p in pids if (info := comm_ppid(p)) is not None and is_codex(info[0]) and held(p)]
+
     def holds(self, session_id: str, env: Mapping[str, str]) -> list[int]:
         """The codex processes of this machine that hold the thread's writer lock (a scan of /proc,
         made only for a session found nested under another)."""

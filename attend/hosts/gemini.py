@@ -28,6 +28,7 @@ from attend.hosts.base import (
     Host,
     Parent,
     SessionRecord,
+    cmdline,
     environ_of,
     environ_via,
     first_line,
@@ -91,15 +92,6 @@ def user_records() -> str | None:
         return os.path.join(pwd.getpwuid(os.getuid()).pw_dir, ".gemini", "attend", "sessions")
     except KeyError:
         return None
-
-
-def cmdline(pid: int) -> list[str]:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            data = f.read(1 << 16)
-    except OSError:
-        return []
-    return [a.decode("utf-8", "replace") for a in data.split(b"\0") if a]
 
 
 def is_gemini_process(pid: int) -> bool:
@@ -196,6 +188,13 @@ class Gemini(Host):
 
     def holds(self, session_id: str, env: Mapping[str, str]) -> list[int]:
         return claude.holders(session_id, (records_home(env), *filter(None, (user_records(),))))
+
+    def is_client(self, pid: int, parent: Parent | None = None) -> bool:
+        return is_gemini_process(pid)
+
+    def processes(self, env: Mapping[str, str]) -> list[int]:
+        folders = dict.fromkeys((records_home(env), *filter(None, (user_records(),))))
+        return sorted({r.pid for folder in folders for r in claude.live_records(folder)})
 
     def turn_end(self, reason: str) -> dict[str, str]:
         """The AfterAgent hook's deny: the next turn's user text is the reason, as it is."""

@@ -46,8 +46,11 @@ async def _check(s: RelaySettings) -> tuple[list[str], list[str]]:
     prefix = subjects.inbox_prefix(s.host)
     try:
         await nc.subscribe(nc.new_inbox())
-        await nc.flush(3)
-        for _ in range(3):  # the refusal's callback runs on the client's read task
+        # The server answers the SUB's refusal before the flush's PONG, so once the flush returns the
+        # refusal has been read; its callback then runs on the client's read task. The flush's bound is
+        # the steps' own (a loaded machine took more than 3 s to answer, and the refusal went unseen).
+        await nc.flush(10)
+        for _ in range(10):
             await asyncio.sleep(0)
     except Exception:
         pass  # a failure here is the steps' to report

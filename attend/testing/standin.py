@@ -11,9 +11,11 @@ hook drains while its Monitor loop is still running.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import marshal
+import os
 import queue
 import shutil
 import subprocess
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from attend import identity
+from attend.hosts import CLAUDE
 
 HOST = Path(__file__).with_name("standin_host.py")
 
@@ -36,6 +39,18 @@ class Result:
     rc: int
     stdout: str
     stderr: str
+
+
+def client_named(folder: Path, name: str) -> Path:
+    """The interpreter under a client's name (``claude``, ``codex``, ``node``) in ``folder/clients``:
+    the kernel shows a process by the name it was started as, and the identity rule looks for the
+    client by it."""
+    link = folder / "clients" / name
+    if not link.exists():
+        link.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):  # another stand-in made it meanwhile
+            link.symlink_to(os.path.realpath(sys.executable))
+    return link
 
 
 class StandIn:
@@ -76,8 +91,9 @@ class StandIn:
         """The stand-in process's command line. A stand-in for another client (a subclass) changes how
         the process looks in /proc (its name, its arguments)."""
         # The host imports only the standard library, started by path without site: one starts per
-        # stand-in session, hundreds of them in a test run.
-        return [sys.executable, "-S", str(HOST)]
+        # stand-in session, hundreds of them in a test run. The interpreter runs under the client's
+        # name (the kernel names a process by the file it was started as), as Claude Code's is.
+        return [str(client_named(self.home.parent, CLAUDE.name)), "-S", str(HOST)]
 
     def tool_env(self) -> dict[str, str]:
         """What the client sets in the environment of the session's shell tool."""

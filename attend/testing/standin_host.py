@@ -145,16 +145,17 @@ def _run(request: dict[str, Any], env: dict[str, str], spawn: _thread.LockType) 
 
 
 def _spawn(spawn: _thread.LockType, argv: list[str], env: dict[str, str], cwd: str | None, fds: tuple[int, ...]) -> int:
-    """Start argv with ``fds`` as its stdin, stdout and stderr, in ``cwd``: posix_spawn has no cwd of
-    its own, so the host moves there for the spawn, under the lock. SIGPIPE and SIGXFSZ go back to
-    their defaults, as subprocess's restore_signals does (python ignores them)."""
+    """Start argv with ``fds`` as its stdin, stdout and stderr, in ``cwd``, in a session of its own
+    with no terminal, as every client starts its shell tool: posix_spawn has no cwd of its own, so the
+    host moves there for the spawn, under the lock. SIGPIPE and SIGXFSZ go back to their defaults, as
+    subprocess's restore_signals does (python ignores them)."""
     actions = [(os.POSIX_SPAWN_DUP2, fd, n) for n, fd in enumerate(fds)]
     with spawn:
         here = os.getcwd()
         if cwd:
             os.chdir(cwd)
         try:
-            return os.posix_spawnp(argv[0], argv, env, file_actions=actions, setsigdef=(SIGPIPE, SIGXFSZ))
+            return os.posix_spawnp(argv[0], argv, env, file_actions=actions, setsigdef=(SIGPIPE, SIGXFSZ), setsid=True)
         finally:
             os.chdir(here)
 

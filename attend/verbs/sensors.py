@@ -16,7 +16,7 @@ DESCRIPTION = (
     "missing script, untrusted), interval, where each is defined and a script's exact command. trust "
     "approves the project's .claude/attend.yaml as it is now, each script's command and the project files "
     "it names, so its script sensors may run (a change to any of them needs it again); "
-    "only a human may, from a terminal outside any agent session."
+    "only a human may, typing y at a terminal outside any agent session."
 )
 PARAMS = {"action": "list (default) or trust."}
 EXAMPLES = (  # the end of `attend sensors --help` (CLI only)
@@ -89,10 +89,13 @@ TRUST_ACTION = "approving project code to run (attend sensors trust)"
 
 
 def _trust(ctx: Context, cfg: config.Config, project: str) -> tuple[str, list[Approved]]:
-    ctx.human(TRUST_ACTION)  # an agent never approves what then runs outside its client's prompts
     path = config.project_file(project)  # as cfg.files and cfg.digests name it
     if path not in cfg.files:
         raise NotFoundError(f"no project config at {path}; nothing to trust")
+    # An agent never approves what then runs outside its client's prompts: a human at a terminal
+    # confirms it there (docs/architecture/sessions.md, "Who may do what").
+    scripts = sorted(s.name for s in cfg.sensors.values() if s.script is not None and s.source == path)
+    ctx.human(TRUST_ACTION, f"Approve {path} and the scripts its sensors run ({', '.join(scripts) or 'none'})?")
     pins = trust.approve(ctx.env, path, cfg.digests[path], list(cfg.sensors.values()))
     return path, [Approved(name, list(p.argv), dict(sorted(p.files.items()))) for name, p in sorted(pins.items())]
 

@@ -19,12 +19,14 @@ DESCRIPTION = (
 )
 EXAMPLES = (  # the end of `attend uninstall --help` (CLI only)
     ("attend uninstall", "take it out again; your own settings stay"),
-    ("attend uninstall --purge", "and remove the spool, after a [y/N] on a terminal"),
-    ("attend uninstall --purge --yes", "the same without asking (a script)"),
+    ("attend uninstall --purge", "and remove the spool, after a [y/N] typed at your terminal"),
 )
 PARAMS: dict[str, str] = {
     "target": INSTALL_PARAMS["target"],
-    "purge": "Also delete the spool (every message and session record); only a human may, outside any agent session.",
+    "purge": (
+        "Also delete the spool (every message and session record); only a human may, at a terminal, "
+        "outside any agent session."
+    ),
     "hosts": "Client to withdraw from: claude, codex or gemini (repeatable; default: each one found).",
 }
 
@@ -53,9 +55,13 @@ class Uninstalled:
 PURGE_ACTION = "deleting the spool (attend uninstall --purge)"
 
 
+def purge_question(ctx: Context) -> str:
+    return f"Delete the spool {ctx.spool_root}: every message and session record?"
+
+
 def run(ctx: Context, req: UninstallRequest) -> Uninstalled:
-    if req.purge:
-        ctx.human(PURGE_ACTION)  # every session's mail and records: never an agent's call
+    if req.purge:  # every session's mail and records: a human's call, confirmed at the terminal
+        ctx.human(PURGE_ACTION, purge_question(ctx))
 
     wired = wired_hosts(ctx, req.target, req.hosts)
     result = Uninstalled("", "", "", [], [], str(ctx.spool_root), False, hosts=wired)
