@@ -66,6 +66,7 @@ COMMANDS: dict[str, str] = {
     "wait": "attend.cli.hooks:wait",
     "help": "attend.cli.app:help_command",
     "completion": "attend.cli.completion:completion",
+    "search": "attend.cli.search:search",
 }
 
 

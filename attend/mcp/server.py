@@ -51,6 +51,7 @@ from attend.verbs import notify_subscribe as subscribe_verb
 from attend.verbs import notify_unsubscribe as unsubscribe_verb
 from attend.verbs import peers as peers_verb
 from attend.verbs import reply as reply_verb
+from attend.verbs import search as search_verb
 from attend.verbs import send as send_verb
 from attend.verbs import status as status_verb
 from attend.verbs import unmute as unmute_verb
@@ -67,6 +68,7 @@ SUB = subscribe_verb.PARAMS
 UNSUB = unsubscribe_verb.PARAMS
 MUTE = mute_verb.PARAMS
 UNMUTE = unmute_verb.PARAMS
+SEARCH = search_verb.PARAMS
 
 # Read-only as docs/architecture/mcp.md defines it: no room, delivery, flag, membership or registration changes.
 # The notify/ bookkeeping (cursors and subscriptions) is the one thing such a tool may write, so the
@@ -85,6 +87,8 @@ SUBSCRIBED = mcp_schema.result_model(subscribe_verb.Subscribed)
 UNSUBSCRIBED = mcp_schema.result_model(unsubscribe_verb.Unsubscribed)
 MUTED = mcp_schema.result_model(mute_verb.Muted)
 UNMUTED = mcp_schema.result_model(unmute_verb.Unmuted)
+SEARCHED = mcp_schema.result_model(search_verb.SearchResult)
+MCP_SEARCH_LIMIT = 5  # headers and snippets, never bodies: five fit in 2 KB
 
 OUTSIDE_SESSION = (
     "this MCP server runs outside any agent session, so it has no session identity and changes "
@@ -275,7 +279,7 @@ OptStr = str | None
 def build_server(
     context: Callable[[], Context] | None = None, marker: mcp_markers.Marker | None = None
 ) -> AttendServer:
-    """The server with its twelve tools. ``context`` makes a fresh Context per call (tests pass one that
+    """The server with its thirteen tools. ``context`` makes a fresh Context per call (tests pass one that
     resolves as a stand-in session); ``marker`` is this process's presence marker, if it keeps one."""
     app = AttendServer(context or Context.default, marker)
 
@@ -387,6 +391,14 @@ def build_server(
             )
         finally:
             stop.set()
+
+    @app.tool(name="search", description=search_verb.DESCRIPTION, annotations=READ_ONLY)
+    def search(
+        query: Annotated[str, Field(description=SEARCH["query"])],
+        limit: int = MCP_SEARCH_LIMIT,  # no description: the tool's bytes are the model's (1-100)
+    ) -> Annotated[CallToolResult, SEARCHED]:
+        req = search_verb.SearchRequest(query, limit)
+        return app.invoke("search", lambda ctx: search_verb.run(ctx, req))
 
     return app
 

@@ -1,0 +1,429 @@
+"""The search index: a disposable copy of ``rooms/`` in an SQLite FTS5 file, ``index/search.sqlite``.
+
+The spool stays the record. The index holds, for each message, its name, its sender and its thread, the
+rooms it is linked in, and the words of its body in a contentless full-text table (no bodies: results
+are read from the records, so the index stays smaller than the text it covers).
+
+Catch-up happens at query time, by whoever searches, never on the send path, the drain or the loop: each
+room's ``new/`` is stat'ed and only a room whose folder changed since it was indexed is listed. Of a
+listed room, the names after the last one indexed are added; when the count of the names up to it no
+longer matches what the index holds (retention or a person removed records, a record linked late), the
+room is reconciled name by name. A room gone from the spool leaves the index with its messages. So a
+removal is noticed by the next search, whoever removed it, and a removed message is never found again.
+
+The full-text table keeps no text, so a removed message's words stay in it, unreachable (every match
+is joined with the message table), until they are more than a quarter of it: the next search then
+rebuilds the index from the spool. Deleted, truncated, corrupt, of another schema or unreadable, the
+file is made afresh and rebuilt, never repaired.
+
+Message rows are numbered by time: the row id is the name's microsecond time shifted left 12 bits, with
+12 bits of the name's random part below (a collision takes the next free number), so row order is send
+order, ``since:`` is a range of row ids, and recency is read off the id.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import dataclass, field
+
+from attend.domain import envelope
+from attend.errors import AttendError
+from attend.layout import INDEX, NAME_RE, NEW, ROOMS, SEARCH_DB, name_time
+from attend.search import query as q
+from attend.spool import Spool
+
+SCHEMA = 1  # PRAGMA user_version of the index this code writes; any other is rebuilt
+RACY = 2.0  # seconds: a folder changed this recently may change again within its mtime's tick
+WEEK_US = 7 * 86400 * 1_000_000
+DEAD_SHARE = 4  # rebuild once the removed rows are more than 1/DEAD_SHARE of the live ones
+DEAD_FLOOR = 64
+READ_LIMIT = 1 << 20
+CORRUPT = frozenset({10, 11, 26})  # SQLITE_IOERR (a short read of a truncated file), _CORRUPT, _NOTADB
+
+TABLES = """
+CREATE TABLE room(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, stamp INTEGER NOT NULL,
+                  last TEXT NOT NULL, n INTEGER NOT NULL);
+CREATE TABLE who(id INTEGER PRIMARY KEY, from_id TEXT NOT NULL, sender TEXT NOT NULL, UNIQUE(from_id, sender));
+CREATE TABLE msg(id INTEGER PRIMARY KEY, name TEXT NOT NULL, who INTEGER NOT NULL, thread TEXT);
+CREATE INDEX msg_thread ON msg(thread) WHERE thread IS NOT NULL;
+CREATE TABLE at(msg INTEGER NOT NULL, room INTEGER NOT NULL, PRIMARY KEY(msg, room)) WITHOUT ROWID;
+CREATE TABLE meta(k TEXT PRIMARY KEY, v INTEGER NOT NULL) WITHOUT ROWID;
+CREATE VIRTUAL TABLE fts USING fts5(body, ids, content='', tokenize='unicode61 remove_diacritics 2');
+"""
+
+
+class IndexError_(AttendError):
+    """The index could not be used (not corrupt: locked past the timeout, the disk full)."""
+
+    code = "index"
+
+
+@dataclass
+class Hit:
+    name: str
+    room: str
+    sender: str
+    from_id: str
+
+
+@dataclass
+class Filters:
+    """What the caller may see and asked for, in the index's terms."""
+
+    rooms: list[str] | None = None  # None: every room (the human)
+    me: str | None = None  # the caller's own messages are visible wherever they are
+    within: list[str] | None = None  # room: filters, already checked to be visible
+    senders: tuple[str, ...] = ()
+    floor_us: int = 0  # since: (microseconds)
+    thread: str | None = None
+
+
+@dataclass
+class CatchUp:
+    added: int = 0
+    removed: int = 0
+    rooms: int = 0  # rooms listed (changed since the last search)
+    rebuilt: bool = False
+    skipped: list[str] = field(default_factory=list)
+
+
+def name_us(name: str) -> int:
+    return int(name[:10]) * 1_000_000 + int(name[12:18])
+
+
+def _base_id(name: str) -> int:
+    r = name.index("R", name.index("Q"))
+    return (name_us(name) << 12) | (int(name[r + 1 : r + 9], 16) & 0xFFF)
+
+
+class Index:
+    """The index of one spool. ``open`` readies it; ``catch_up`` brings it level with the rooms; ``search``."""
+
+    def __init__(self, spool: Spool) -> None:
+        self.spool = spool
+        self.db: sqlite3.Connection | None = None
+        self._who: dict[tuple[str, str], int] = {}
+
+    # ------------------------------------------------------------------ opening
+
+    def close(self) -> None:
+        if self.db is not None:
+            self.db.close()
+            self.db = None
+
+    def open(self, fresh: bool = False) -> sqlite3.Connection:
+        self.close()
+        db = self.spool.disposable_database(INDEX, SEARCH_DB, fresh=fresh)
+        try:
+            # Disposable: a crash mid-write can leave a corrupt file, which the next search rebuilds.
+            db.execute("PRAGMA journal_mode=MEMORY")
+            db.execute("PRAGMA synchronous=OFF")
+            if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA:
+                db.execute("BEGIN IMMEDIATE")
+                version = db.execute("PRAGMA user_version").fetchone()[0]  # another may have made it meanwhile
+                if version == 0 and db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0:
+                    for statement in TABLES.split(";"):
+                        if statement.strip():
+                            db.execute(statement)
+                    db.execute(f"PRAGMA user_version={SCHEMA}")
+                    version = SCHEMA
+                db.execute("COMMIT")
+                if version != SCHEMA:  # another schema, or a file that is no index: made afresh
+                    db.close()
+                    if fresh:
+                        raise IndexError_("the search index could not be made afresh")
+                    return self.open(fresh=True)
+        except BaseException:
+            db.close()
+            raise
+        self.db = db
+        self._who = {}
+        return db
+
+    def ensure(self) -> CatchUp:
+        """Open (or make) the index and catch it up; a corrupt file is made afresh and rebuilt."""
+        for attempt in (0, 1):
+            try:
+                if self.db is None:
+                    self.open(fresh=attempt == 1)
+                return self.catch_up(rebuilt=attempt == 1)
+            except sqlite3.DatabaseError as e:
+                self.close()
+                if attempt == 1 or not corrupt(e):
+                    raise IndexError_(f"the search index cannot be used: {e}") from None
+        raise AssertionError("unreachable")
+
+    # ------------------------------------------------------------------ catching up
+
+    def stamps(self) -> dict[str, int]:
+        """Each room's new/ folder's mtime (ns); 0 when absent or changed too recently to be trusted."""
+        now_ns = time.time_ns()
+        out: dict[str, int] = {}
+        for room in self.spool.rooms():
+            stamp = self.spool.mtime_ns(ROOMS, room, NEW) or 0
+            out[room] = stamp if now_ns - stamp > RACY * 1e9 else 0
+        return out
+
+    def catch_up(self, rebuilt: bool = False) -> CatchUp:
+        db = self._db()
+        report = CatchUp(rebuilt=rebuilt)
+        stamps = self.stamps()
+        known = {name: (rid, stamp) for rid, name, stamp in db.execute("SELECT id, name, stamp FROM room")}
+        if all(known.get(r, (0, -1))[1] == s != 0 for r, s in stamps.items()) and set(known) <= set(stamps):
+            return report
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            rows = db.execute("SELECT id, name, stamp, last, n FROM room").fetchall()
+            known_rows = {name: (rid, stamp, last, n) for rid, name, stamp, last, n in rows}
+            for name, (rid, *_rest) in known_rows.items():
+                if name not in stamps:
+                    report.removed += self._drop_room(rid)
+            for room, stamp in stamps.items():
+                row = known_rows.get(room)
+                if row is not None and row[1] == stamp != 0:
+                    continue
+                report.rooms += 1
+                self._catch_up_room(room, stamp, row, report)
+            if self._dead() > max(DEAD_FLOOR, self._live() // DEAD_SHARE):
+                db.execute("COMMIT")
+                return self._rebuild()
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+        return report
+
+    def _catch_up_room(self, room: str, stamp: int, row: tuple[int, int, str, int] | None, report: CatchUp) -> None:
+        db = self._db()
+        names = [n for n in self.spool.room_entries(room) if NAME_RE.fullmatch(n)]
+        if row is None:
+            rid = db.execute("INSERT INTO room(name, stamp, last, n) VALUES (?, 0, '', 0)", (room,)).lastrowid
+            assert rid is not None
+            add = names
+        else:
+            rid, _, last, n = row
+            older = [x for x in names if x <= last]
+            add = [x for x in names if x > last]
+            if len(older) != n:
+                indexed = {
+                    name: mid
+                    for name, mid in db.execute(
+                        "SELECT m.name, m.id FROM at JOIN msg m ON m.id = at.msg WHERE at.room = ?", (rid,)
+                    )
+                }
+                present = set(older)
+                for name, mid in indexed.items():
+                    if name not in present:
+                        report.removed += self._unlink(mid, rid)
+                add += [x for x in older if x not in indexed]
+        if add:
+            with self.spool.folder(ROOMS, room, NEW) as folder:
+                for name in sorted(add):
+                    try:
+                        sig = envelope.parse(folder.read(name, READ_LIMIT))
+                    except FileNotFoundError:
+                        names.remove(name)
+                        continue
+                    except (OSError, envelope.EnvelopeError) as e:
+                        report.skipped.append(f"{room}/{name}: {e}")  # counted, so not read again until it changes
+                        continue
+                    self._add(name, rid, sig)
+                    report.added += 1
+        db.execute(
+            "UPDATE room SET stamp = ?, last = ?, n = ? WHERE id = ?", (stamp, max(names, default=""), len(names), rid)
+        )
+
+    def _add(self, name: str, rid: int, sig: envelope.Signal) -> None:
+        db = self._db()
+        mid = self._find(name)
+        if mid is None:
+            who = self._who_id(sig.from_id, sig.sender)
+            thread = sig.ancestors[0] if sig.ancestors else sig.re
+            mid = _base_id(name)
+            while True:
+                try:
+                    db.execute("INSERT INTO msg(id, name, who, thread) VALUES (?, ?, ?, ?)", (mid, name, who, thread))
+                    break
+                except sqlite3.IntegrityError:
+                    mid += 1  # another name drew this number: the next free one (still in its microsecond)
+            db.execute(
+                "INSERT INTO fts(rowid, body, ids) VALUES (?, ?, ?)", (mid, sig.body, " ".join(q.identifiers(sig.body)))
+            )
+        db.execute("INSERT OR IGNORE INTO at(msg, room) VALUES (?, ?)", (mid, rid))
+
+    def _find(self, name: str) -> int | None:
+        base = _base_id(name) & ~0xFFF
+        row = (
+            self._db()
+            .execute("SELECT id FROM msg WHERE id BETWEEN ? AND ? AND name = ?", (base, base + (1 << 13), name))
+            .fetchone()
+        )
+        return None if row is None else int(row[0])
+
+    def _who_id(self, from_id: str, sender: str) -> int:
+        if not self._who:
+            self._who = {(f, s): i for i, f, s in self._db().execute("SELECT id, from_id, sender FROM who")}
+        key = (from_id, sender)
+        wid = self._who.get(key)
+        if wid is None:
+            wid = self._db().execute("INSERT INTO who(from_id, sender) VALUES (?, ?)", key).lastrowid
+            assert wid is not None
+            self._who[key] = wid
+        return wid
+
+    def _unlink(self, mid: int, rid: int) -> int:
+        """The message leaves the room; and the index, when no other room holds it. 1 when it left the index."""
+        db = self._db()
+        db.execute("DELETE FROM at WHERE msg = ? AND room = ?", (mid, rid))
+        if db.execute("SELECT 1 FROM at WHERE msg = ? LIMIT 1", (mid,)).fetchone() is None:
+            db.execute("DELETE FROM msg WHERE id = ?", (mid,))
+            db.execute("INSERT INTO meta(k, v) VALUES ('dead', 1) ON CONFLICT(k) DO UPDATE SET v = v + 1")
+            return 1
+        return 0
+
+    def _drop_room(self, rid: int) -> int:
+        db = self._db()
+        gone = 0
+        for (mid,) in db.execute("SELECT msg FROM at WHERE room = ?", (rid,)).fetchall():
+            gone += self._unlink(mid, rid)
+        db.execute("DELETE FROM room WHERE id = ?", (rid,))
+        return gone
+
+    def _dead(self) -> int:
+        row = self._db().execute("SELECT v FROM meta WHERE k = 'dead'").fetchone()
+        return 0 if row is None else int(row[0])
+
+    def _live(self) -> int:
+        return int(self._db().execute("SELECT count(*) FROM msg").fetchone()[0])
+
+    def _rebuild(self) -> CatchUp:
+        self.open(fresh=True)
+        return self.catch_up(rebuilt=True)
+
+    def rebuild(self) -> CatchUp:
+        """Make the index afresh from the spool (a full rebuild; the benchmark times it)."""
+        return self._rebuild()
+
+    def _db(self) -> sqlite3.Connection:
+        if self.db is None:
+            raise IndexError_("the search index is not open")
+        return self.db
+
+    # ------------------------------------------------------------------ searching
+
+    def search(self, query: q.Query, filters: Filters, limit: int, now: float | None = None) -> list[Hit]:
+        db = self._db()
+        now_us = int((time.time() if now is None else now) * 1_000_000)
+        where: list[str] = []
+        args: list[object] = []
+        visible = filters.rooms
+        if visible is not None:
+            clause = _in_rooms(len(visible))
+            args += visible
+            if filters.me is not None:
+                clause = f"({clause} OR w.from_id = ?)"
+                args.append(filters.me)
+            where.append(clause)
+        if filters.within is not None:
+            where.append(_in_rooms(len(filters.within)))
+            args += filters.within
+        if filters.senders:
+            ors = []
+            for sender in filters.senders:
+                ors.append("(w.from_id = ? COLLATE NOCASE OR w.sender LIKE ? ESCAPE '\\')")
+                args += [sender, _like_prefix(sender)]
+            where.append("(" + " OR ".join(ors) + ")")
+        if filters.floor_us:
+            where.append("m.id >= ?")
+            args.append(filters.floor_us << 12)
+        if filters.thread is not None:
+            root = filters.thread
+            mid = self._find(root) if NAME_RE.fullmatch(root) else None
+            if mid is not None:
+                row = db.execute("SELECT thread FROM msg WHERE id = ?", (mid,)).fetchone()
+                root = row[0] or root
+            where.append("(m.thread = ? OR m.name = ?)")
+            args += [root, root]
+        excluded = query.excluded()
+        match = query.expression()
+        room_of = "(SELECT r.name FROM at JOIN room r ON r.id = at.room WHERE at.msg = m.id"
+        if visible is not None:
+            room_of += f" ORDER BY r.name IN ({','.join('?' * len(visible))}) DESC"
+        room_of += " LIMIT 1)"
+        room_args: list[object] = list(visible) if visible is not None else []
+        if match is not None:
+            sql = (
+                f"SELECT m.name, {room_of}, w.sender, w.from_id FROM fts JOIN msg m ON m.id = fts.rowid"
+                " JOIN who w ON w.id = m.who WHERE fts MATCH ?"
+                + "".join(f" AND {c}" for c in where)
+                + " ORDER BY bm25(fts) / (1.0 + (? - (m.id >> 12)) * 1.0 / ?) LIMIT ?"
+            )
+            params = [*room_args, match, *args, now_us, WEEK_US, limit]
+        else:
+            if excluded is not None:
+                where.append("m.id NOT IN (SELECT rowid FROM fts WHERE fts MATCH ?)")
+                args.append(excluded)
+            sql = (
+                f"SELECT m.name, {room_of}, w.sender, w.from_id FROM msg m JOIN who w ON w.id = m.who"
+                + (" WHERE " + " AND ".join(where) if where else "")
+                + " ORDER BY m.id DESC LIMIT ?"
+            )
+            params = [*room_args, *args, limit]
+        try:
+            rows = db.execute(sql, params).fetchall()
+        except sqlite3.OperationalError as e:
+            if corrupt(e):
+                raise
+            # Never user text as syntax (query.py quotes every term); should the engine still refuse, one line.
+            raise q.QueryError(f"cannot search for that: {e}") from None
+        return [Hit(name, room or "", sender, from_id) for name, room, sender, from_id in rows]
+
+    def forget(self, name: str) -> None:
+        """A result whose record is gone (removed since the last catch-up): out of the index now."""
+        db = self._db()
+        mid = self._find(name)
+        if mid is None:
+            return
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for (rid,) in db.execute("SELECT room FROM at WHERE msg = ?", (mid,)).fetchall():
+                self._unlink(mid, rid)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def counts(self) -> dict[str, int]:
+        """Messages, rooms and removed rows the index holds (tests and the benchmark read it)."""
+        db = self._db()
+        return {
+            "messages": self._live(),
+            "rooms": int(db.execute("SELECT count(*) FROM room").fetchone()[0]),
+            "dead": self._dead(),
+        }
+
+
+def corrupt(e: sqlite3.Error) -> bool:
+    code = getattr(e, "sqlite_errorcode", None)
+    if code is not None and code & 0xFF in CORRUPT:
+        return True
+    text = str(e)
+    return "malformed" in text or "not a database" in text or "no such table" in text
+
+
+def _in_rooms(n: int) -> str:
+    marks = ",".join("?" * n)
+    return f"EXISTS (SELECT 1 FROM at JOIN room r ON r.id = at.room WHERE at.msg = m.id AND r.name IN ({marks}))"
+
+
+def _like_prefix(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def since_us(at: float) -> int:
+    return int(at * 1_000_000)
+
+
+__all__ = ["CatchUp", "Filters", "Hit", "Index", "IndexError_", "corrupt", "name_time", "since_us"]
