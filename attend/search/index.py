@@ -1,6 +1,6 @@
 """The search index: a disposable copy of ``rooms/`` in an SQLite FTS5 file, ``index/search.sqlite``.
 
-The spool stays the record. The index holds, for each message, its name, its sender and its thread, the
+The spool stays the record. The index holds, for each message, its name, its sender and its thread's root, the
 rooms it is linked in, and the words of its body in a contentless full-text table (no bodies: results
 are read from the records, so the index stays smaller than the text it covers).
 
@@ -16,9 +16,11 @@ is joined with the message table), until they are more than a quarter of it: the
 rebuilds the index from the spool. Deleted, truncated, corrupt, of another schema or unreadable, the
 file is made afresh and rebuilt, never repaired.
 
-Message rows are numbered by time: the row id is the name's microsecond time shifted left 12 bits, with
-12 bits of the name's random part below (a collision takes the next free number), so row order is send
-order, ``since:`` is a range of row ids, and recency is read off the id.
+Message rows are numbered densely (the full-text table stores each row id as a delta from the last: a
+sparse id costs bytes in every posting). Each row keeps a stamp, ``h``: the name's microsecond time
+shifted left 12 bits, with 12 bits of the name's random part below; it is indexed, so a name is found by
+its stamp, ``since:`` is a range of stamps, newest-first is the stamp index read backwards, and recency
+is read off it.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from attend.domain import envelope
 from attend.errors import AttendError
 from attend.layout import INDEX, NAME_RE, NEW, ROOMS, SEARCH_DB, name_time
 from attend.search import query as q
-from attend.spool import Spool
+from attend.spool import Folder, Spool
 
 SCHEMA = 1  # PRAGMA user_version of the index this code writes; any other is rebuilt
 RACY = 2.0  # seconds: a folder changed this recently may change again within its mtime's tick
@@ -39,13 +41,15 @@ WEEK_US = 7 * 86400 * 1_000_000
 DEAD_SHARE = 4  # rebuild once the removed rows are more than 1/DEAD_SHARE of the live ones
 DEAD_FLOOR = 64
 READ_LIMIT = 1 << 20
+CANDIDATES = 2000  # the newest matches a query ranks
 CORRUPT = frozenset({10, 11, 26})  # SQLITE_IOERR (a short read of a truncated file), _CORRUPT, _NOTADB
 
 TABLES = """
 CREATE TABLE room(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, stamp INTEGER NOT NULL,
                   last TEXT NOT NULL, n INTEGER NOT NULL);
 CREATE TABLE who(id INTEGER PRIMARY KEY, from_id TEXT NOT NULL, sender TEXT NOT NULL, UNIQUE(from_id, sender));
-CREATE TABLE msg(id INTEGER PRIMARY KEY, name TEXT NOT NULL, who INTEGER NOT NULL, thread TEXT);
+CREATE TABLE msg(id INTEGER PRIMARY KEY, h INTEGER NOT NULL, tail TEXT NOT NULL, who INTEGER NOT NULL, thread INTEGER);
+CREATE INDEX msg_h ON msg(h);
 CREATE INDEX msg_thread ON msg(thread) WHERE thread IS NOT NULL;
 CREATE TABLE at(msg INTEGER NOT NULL, room INTEGER NOT NULL, PRIMARY KEY(msg, room)) WITHOUT ROWID;
 CREATE TABLE meta(k TEXT PRIMARY KEY, v INTEGER NOT NULL) WITHOUT ROWID;
@@ -92,7 +96,15 @@ def name_us(name: str) -> int:
     return int(name[:10]) * 1_000_000 + int(name[12:18])
 
 
-def _base_id(name: str) -> int:
+TAIL = 18  # a name's first 18 characters are its time, which its stamp holds: the row keeps the rest
+
+
+def _name(h: int, tail: str) -> str:
+    sec, usec = divmod(h >> 12, 1_000_000)
+    return f"{sec:010d}.M{usec:06d}{tail}"
+
+
+def _stamp(name: str) -> int:
     r = name.index("R", name.index("Q"))
     return (name_us(name) << 12) | (int(name[r + 1 : r + 9], 16) & 0xFFF)
 
@@ -119,6 +131,7 @@ class Index:
             # Disposable: a crash mid-write can leave a corrupt file, which the next search rebuilds.
             db.execute("PRAGMA journal_mode=MEMORY")
             db.execute("PRAGMA synchronous=OFF")
+            db.execute("PRAGMA auto_vacuum=FULL")  # takes effect on a new file only: freed pages go back
             if db.execute("PRAGMA user_version").fetchone()[0] != SCHEMA:
                 db.execute("BEGIN IMMEDIATE")
                 version = db.execute("PRAGMA user_version").fetchone()[0]  # another may have made it meanwhile
@@ -179,12 +192,25 @@ class Index:
             for name, (rid, *_rest) in known_rows.items():
                 if name not in stamps:
                     report.removed += self._drop_room(rid)
+            pending: list[tuple[str, int, str]] = []
+            listed: list[tuple[int, int, list[str]]] = []
             for room, stamp in stamps.items():
                 row = known_rows.get(room)
                 if row is not None and row[1] == stamp != 0:
                     continue
                 report.rooms += 1
-                self._catch_up_room(room, stamp, row, report)
+                rid, names, add = self._plan_room(room, row, report)
+                pending += [(name, rid, room) for name in add]
+                listed.append((rid, stamp, names))
+            # Every room's new names at once, oldest first: row ids follow send order.
+            pending.sort()
+            vanished = self._index_all(pending, report, fresh=not known_rows)
+            for rid, stamp, names in listed:
+                kept = [n for n in names if (rid, n) not in vanished] if vanished else names
+                db.execute(
+                    "UPDATE room SET stamp = ?, last = ?, n = ? WHERE id = ?",
+                    (stamp, max(kept, default=""), len(kept), rid),
+                )
             if self._dead() > max(DEAD_FLOOR, self._live() // DEAD_SHARE):
                 db.execute("COMMIT")
                 return self._rebuild()
@@ -195,71 +221,88 @@ class Index:
             raise
         return report
 
-    def _catch_up_room(self, room: str, stamp: int, row: tuple[int, int, str, int] | None, report: CatchUp) -> None:
+    def _plan_room(
+        self, room: str, row: tuple[int, int, str, int] | None, report: CatchUp
+    ) -> tuple[int, list[str], list[str]]:
+        """List a room that changed: (its id, its names, the names to add); what left it leaves the index."""
         db = self._db()
         names = [n for n in self.spool.room_entries(room) if NAME_RE.fullmatch(n)]
         if row is None:
             rid = db.execute("INSERT INTO room(name, stamp, last, n) VALUES (?, 0, '', 0)", (room,)).lastrowid
             assert rid is not None
-            add = names
-        else:
-            rid, _, last, n = row
-            older = [x for x in names if x <= last]
-            add = [x for x in names if x > last]
-            if len(older) != n:
-                indexed = {
-                    name: mid
-                    for name, mid in db.execute(
-                        "SELECT m.name, m.id FROM at JOIN msg m ON m.id = at.msg WHERE at.room = ?", (rid,)
-                    )
-                }
-                present = set(older)
-                for name, mid in indexed.items():
-                    if name not in present:
-                        report.removed += self._unlink(mid, rid)
-                add += [x for x in older if x not in indexed]
-        if add:
-            with self.spool.folder(ROOMS, room, NEW) as folder:
-                for name in sorted(add):
+            return rid, names, names
+        rid, _, last, n = row
+        older = [x for x in names if x <= last]
+        add = [x for x in names if x > last]
+        if len(older) != n:  # removed, or linked late: reconciled name by name
+            indexed = dict(
+                (_name(h, tail), mid)
+                for h, tail, mid in db.execute(
+                    "SELECT m.h, m.tail, m.id FROM at JOIN msg m ON m.id = at.msg WHERE at.room = ?", (rid,)
+                )
+            )
+            present = set(older)
+            for name, mid in indexed.items():
+                if name not in present:
+                    report.removed += self._unlink(mid, rid)
+            add += [x for x in older if x not in indexed]
+        return rid, names, add
+
+    def _index_all(self, pending: list[tuple[str, int, str]], report: CatchUp, fresh: bool) -> set[tuple[int, str]]:
+        """Read and index each (name, room id, room), in batches; the (room id, name) pairs gone meanwhile."""
+        db = self._db()
+        vanished: set[tuple[int, str]] = set()
+        folders: dict[str, Folder] = {}
+        seen: dict[str, int] = {}
+        row = db.execute("SELECT v FROM meta WHERE k = 'next'").fetchone()
+        next_id = 1 if row is None else int(row[0])
+        msgs: list[tuple[int, int, str, int, int | None]] = []
+        texts: list[tuple[int, str, str]] = []
+        ats: list[tuple[int, int]] = []
+
+        def flush() -> None:
+            db.executemany("INSERT INTO msg(id, h, tail, who, thread) VALUES (?, ?, ?, ?, ?)", msgs)
+            db.executemany("INSERT INTO fts(rowid, body, ids) VALUES (?, ?, ?)", texts)
+            db.executemany("INSERT OR IGNORE INTO at(msg, room) VALUES (?, ?)", ats)
+            msgs.clear(), texts.clear(), ats.clear()
+
+        try:
+            for name, rid, room in pending:
+                mid = seen.get(name)
+                if mid is None and not fresh:
+                    mid = self._find(name)
+                if mid is None:
+                    folder = folders.get(room)
+                    if folder is None:
+                        folder = folders[room] = self.spool.folder(ROOMS, room, NEW)
                     try:
                         sig = envelope.parse(folder.read(name, READ_LIMIT))
                     except FileNotFoundError:
-                        names.remove(name)
+                        vanished.add((rid, name))
                         continue
                     except (OSError, envelope.EnvelopeError) as e:
                         report.skipped.append(f"{room}/{name}: {e}")  # counted, so not read again until it changes
                         continue
-                    self._add(name, rid, sig)
+                    mid = seen[name] = next_id
+                    next_id += 1  # never reused: the full-text table may still hold a removed row's words
+                    who = self._who_id(sig.from_id, sig.sender)
+                    root = sig.ancestors[0] if sig.ancestors else sig.re
+                    thread = _stamp(root) if root and NAME_RE.fullmatch(root) else None
+                    msgs.append((mid, _stamp(name), name[TAIL:], who, thread))
+                    texts.append((mid, sig.body, " ".join(q.identifiers(sig.body))))
                     report.added += 1
-        db.execute(
-            "UPDATE room SET stamp = ?, last = ?, n = ? WHERE id = ?", (stamp, max(names, default=""), len(names), rid)
-        )
-
-    def _add(self, name: str, rid: int, sig: envelope.Signal) -> None:
-        db = self._db()
-        mid = self._find(name)
-        if mid is None:
-            who = self._who_id(sig.from_id, sig.sender)
-            thread = sig.ancestors[0] if sig.ancestors else sig.re
-            mid = _base_id(name)
-            while True:
-                try:
-                    db.execute("INSERT INTO msg(id, name, who, thread) VALUES (?, ?, ?, ?)", (mid, name, who, thread))
-                    break
-                except sqlite3.IntegrityError:
-                    mid += 1  # another name drew this number: the next free one (still in its microsecond)
-            db.execute(
-                "INSERT INTO fts(rowid, body, ids) VALUES (?, ?, ?)", (mid, sig.body, " ".join(q.identifiers(sig.body)))
-            )
-        db.execute("INSERT OR IGNORE INTO at(msg, room) VALUES (?, ?)", (mid, rid))
+                ats.append((mid, rid))
+                if len(msgs) >= 2000:
+                    flush()
+            flush()
+        finally:
+            for folder in folders.values():
+                folder.close()
+        db.execute("INSERT INTO meta(k, v) VALUES ('next', ?) ON CONFLICT(k) DO UPDATE SET v = excluded.v", (next_id,))
+        return vanished
 
     def _find(self, name: str) -> int | None:
-        base = _base_id(name) & ~0xFFF
-        row = (
-            self._db()
-            .execute("SELECT id FROM msg WHERE id BETWEEN ? AND ? AND name = ?", (base, base + (1 << 13), name))
-            .fetchone()
-        )
+        row = self._db().execute("SELECT id FROM msg WHERE h = ? AND tail = ?", (_stamp(name), name[TAIL:])).fetchone()
         return None if row is None else int(row[0])
 
     def _who_id(self, from_id: str, sender: str) -> int:
@@ -300,7 +343,9 @@ class Index:
 
     def _rebuild(self) -> CatchUp:
         self.open(fresh=True)
-        return self.catch_up(rebuilt=True)
+        report = self.catch_up(rebuilt=True)
+        self._db().execute("INSERT INTO fts(fts) VALUES ('optimize')")  # one segment: smaller, faster
+        return report
 
     def rebuild(self) -> CatchUp:
         """Make the index afresh from the spool (a full rebuild; the benchmark times it)."""
@@ -336,15 +381,15 @@ class Index:
                 args += [sender, _like_prefix(sender)]
             where.append("(" + " OR ".join(ors) + ")")
         if filters.floor_us:
-            where.append("m.id >= ?")
+            where.append("m.h >= ?")
             args.append(filters.floor_us << 12)
         if filters.thread is not None:
-            root = filters.thread
-            mid = self._find(root) if NAME_RE.fullmatch(root) else None
+            root = _stamp(filters.thread)
+            mid = self._find(filters.thread)
             if mid is not None:
                 row = db.execute("SELECT thread FROM msg WHERE id = ?", (mid,)).fetchone()
                 root = row[0] or root
-            where.append("(m.thread = ? OR m.name = ?)")
+            where.append("(m.thread = ? OR m.h = ?)")
             args += [root, root]
         excluded = query.excluded()
         match = query.expression()
@@ -354,21 +399,25 @@ class Index:
         room_of += " LIMIT 1)"
         room_args: list[object] = list(visible) if visible is not None else []
         if match is not None:
+            # The newest CANDIDATES matches (the full-text table walks its row ids backwards, and row ids
+            # follow send order), then ranked: bm25 with recency. A common word costs no more than a rare one.
             sql = (
-                f"SELECT m.name, {room_of}, w.sender, w.from_id FROM fts JOIN msg m ON m.id = fts.rowid"
-                " JOIN who w ON w.id = m.who WHERE fts MATCH ?"
+                f"SELECT h, tail, {room_of.replace('m.id', 'c.id')}, sender, from_id FROM ("
+                "SELECT m.id AS id, m.h AS h, m.tail AS tail, w.sender AS sender, w.from_id AS from_id,"
+                " bm25(fts) / (1.0 + (? - (m.h >> 12)) * 1.0 / ?) AS score"
+                " FROM fts JOIN msg m ON m.id = fts.rowid JOIN who w ON w.id = m.who WHERE fts MATCH ?"
                 + "".join(f" AND {c}" for c in where)
-                + " ORDER BY bm25(fts) / (1.0 + (? - (m.id >> 12)) * 1.0 / ?) LIMIT ?"
+                + " ORDER BY fts.rowid DESC LIMIT ?) AS c ORDER BY score LIMIT ?"
             )
-            params = [*room_args, match, *args, now_us, WEEK_US, limit]
+            params = [*room_args, now_us, WEEK_US, match, *args, CANDIDATES, limit]
         else:
             if excluded is not None:
                 where.append("m.id NOT IN (SELECT rowid FROM fts WHERE fts MATCH ?)")
                 args.append(excluded)
             sql = (
-                f"SELECT m.name, {room_of}, w.sender, w.from_id FROM msg m JOIN who w ON w.id = m.who"
+                f"SELECT m.h, m.tail, {room_of}, w.sender, w.from_id FROM msg m JOIN who w ON w.id = m.who"
                 + (" WHERE " + " AND ".join(where) if where else "")
-                + " ORDER BY m.id DESC LIMIT ?"
+                + " ORDER BY m.h DESC LIMIT ?"
             )
             params = [*room_args, *args, limit]
         try:
@@ -378,7 +427,7 @@ class Index:
                 raise
             # Never user text as syntax (query.py quotes every term); should the engine still refuse, one line.
             raise q.QueryError(f"cannot search for that: {e}") from None
-        return [Hit(name, room or "", sender, from_id) for name, room, sender, from_id in rows]
+        return [Hit(_name(h, tail), room or "", sender, from_id) for h, tail, room, sender, from_id in rows]
 
     def forget(self, name: str) -> None:
         """A result whose record is gone (removed since the last catch-up): out of the index now."""

@@ -28,8 +28,8 @@ FILTERS = ("from", "room", "since", "re")
 WORD_RE = re.compile(r"[^\W_]+")  # a word as the tokenizer sees one: letters and digits
 SEPARATORS = "-/.@:_#+~"
 # Words joined by one separator each: POL-358, attend/spool.py, user@host, a:b, my_var.
-IDENT_RE = re.compile(r"[^\W_]+(?:[-/.@:_#+~][^\W_]+)+")
-_CODES = {c: "q" + "abcdefghi"[i] for i, c in enumerate(SEPARATORS)}  # q escapes itself as qq
+IDENT_RE = re.compile(r"(?<![^\W_])[^\W_]+(?:[-/.@:_#+~][^\W_]+)+")
+_CODES = str.maketrans({"q": "qq", **{c: "q" + "abcdefghi"[i] for i, c in enumerate(SEPARATORS)}})
 _LEADING = "([{<'`,;"
 _TRAILING = ")]}>'`,;.!?:"
 
@@ -114,27 +114,24 @@ def split_ident(text: str) -> list[str]:
 def encode(ident: str) -> str:
     """An identifier as one token of letters and digits (the tokenizer keeps it whole): lowercased, each
     separator ``q`` and a letter, ``q`` itself ``qq``. One-to-one, so only the identifier matches it."""
-    out = []
-    for ch in ident.lower():
-        if ch == "q":
-            out.append("qq")
-        else:
-            out.append(_CODES.get(ch, ch))
-    return "".join(out)
+    return ident.lower().translate(_CODES)
 
 
 def identifiers(body: str) -> list[str]:
     """The identifier tokens of a body, for its ``ids`` column: each identifier, and each run of two or
     more of its words (up to MAX_IDENT_WORDS; `spool.py` is found in `attend/spool.py:42`), encoded."""
     out: list[str] = []
-    for m in IDENT_RE.finditer(body):
-        text = m.group()
-        if len(text) > 4 * MAX_WORD:
-            continue
-        spans = [(w.start(), w.end()) for w in WORD_RE.finditer(text)][:16]
-        for i in range(len(spans)):
-            for j in range(i + 1, min(len(spans), i + MAX_IDENT_WORDS)):
-                out.append(encode(text[spans[i][0] : spans[j][1]]))
+    for chunk in body.split():
+        if len(chunk) < 3 or chunk.isalnum() or chunk[:-1].isalnum():
+            continue  # most words, and words before a comma or a stop: no regex run
+        for m in IDENT_RE.finditer(chunk):
+            text = m.group()
+            if len(text) > 4 * MAX_WORD:
+                continue
+            spans = [(w.start(), w.end()) for w in WORD_RE.finditer(text)][:16]
+            for i in range(len(spans)):
+                for j in range(i + 1, min(len(spans), i + MAX_IDENT_WORDS)):
+                    out.append(encode(text[spans[i][0] : spans[j][1]]))
     return out
 
 
@@ -159,8 +156,12 @@ def _lex(text: str) -> list[tuple[str, str]]:
             continue
         if ch == '"':
             end = text.find('"', i + 1)
-            inner = text[i + 1 :] if end < 0 else text[i + 1 : end]
-            i = n if end < 0 else end + 1
+            if end < 0:  # an unbalanced quote: left out, and what follows it read as words
+                out.append(("unbalanced", ""))
+                i += 1
+                continue
+            inner = text[i + 1 : end]
+            i = end + 1
             star = i < n and text[i] == "*"
             if star:
                 i += 1
@@ -211,6 +212,9 @@ def parse(text: str, filters_given: bool = False) -> Query:
         join_next = False
 
     for kind, raw in _lex(_clean(text)):
+        if kind == "unbalanced":
+            notes.append("a quote with no closing quote was left out")
+            continue
         if kind in ("phrase", "phrase*", "neg-phrase"):
             add(_term(raw, True, kind == "phrase*", notes), negate or kind == "neg-phrase")
             negate = False
