@@ -580,6 +580,26 @@ class Spool:
     def rooms(self) -> list[str]:
         return self.names(L.ROOMS)
 
+    def room_stamps(self) -> dict[str, int]:
+        """Each room's ``new/`` mtime (ns), by one listing and two stats per room relative to the rooms/
+        handle (the search index's catch-up asks this at every query); 0 for a room whose ``new/`` is
+        absent. A room that is not a folder (a planted link) is left out: never looked through."""
+        try:
+            top = self._top_fd(L.ROOMS, False)
+        except FileNotFoundError:
+            return {}
+        out: dict[str, int] = {}
+        for room in os.listdir(top):
+            if room.startswith("."):
+                continue
+            try:
+                if not stat.S_ISDIR(os.stat(room, dir_fd=top, follow_symlinks=False).st_mode):
+                    continue
+                out[room] = os.stat(room + "/" + L.NEW, dir_fd=top, follow_symlinks=False).st_mtime_ns
+            except FileNotFoundError:
+                out[room] = 0
+        return out
+
     def read_record(self, room: str, name: str, limit: int = 1 << 20) -> bytes:
         return self.read(L.ROOMS, room, L.NEW, name, limit=limit)
 

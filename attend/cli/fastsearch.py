@@ -12,17 +12,23 @@ TYPE_CHECKING = False  # typing costs ~3 ms to import; mypy reads this as true
 if TYPE_CHECKING:
     from typing import TextIO
 
-    from attend.verbs.search import SearchRequest, SearchResult
+    from attend.verbs.search_core import Found
 
 VALUED = {"--limit": "limit", "-n": "limit", "--from": "sender", "--room": "room", "--since": "since", "--re": "re"}
 FLAGS = ("--json", "--utc")
 BOLD, PLAIN = "\x1b[1m", "\x1b[0m"
 
 
-def parse(args: list[str]) -> tuple[SearchRequest, bool, bool] | None:
-    """``args``: the command line after ``attend search``. None: leave it to click."""
-    from attend.verbs.search import SearchRequest
+class Request:
+    """The command line, read: what search_core.find takes (the verb's own request would import dataclasses)."""
 
+    def __init__(self, query: str, limit: int, room: tuple[str, ...], **values: str) -> None:
+        self.query, self.limit, self.room = query, limit, room
+        self.sender, self.since, self.re = values.get("sender"), values.get("since"), values.get("re")
+
+
+def parse(args: list[str]) -> tuple[Request, bool, bool] | None:
+    """``args``: the command line after ``attend search``. None: leave it to click."""
     words: list[str] = []
     values: dict[str, str] = {}
     rooms: list[str] = []
@@ -52,7 +58,7 @@ def parse(args: list[str]) -> tuple[SearchRequest, bool, bool] | None:
     limit = values.pop("limit", "10")
     if not limit.isdigit():
         return None
-    req = SearchRequest(" ".join(words), int(limit), room=tuple(rooms), **values)  # type: ignore[arg-type]
+    req = Request(" ".join(words), int(limit), tuple(rooms), **values)
     return req, "--json" in flags, "--utc" in flags
 
 
@@ -64,14 +70,14 @@ def run(args: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> 
     from attend.cli import render
     from attend.domain.context import REPORTED, Context
     from attend.errors import AttendError
-    from attend.verbs import search
+    from attend.verbs import search_core
 
     try:
-        result = search.run(Context.default(), req)
+        result = search_core.find(Context.default(), req.query, req.limit, req.sender, req.room, req.since, req.re)
     except AttendError as e:
         return render.refused(e, as_json, out, err)
     if as_json:
-        out.write(render.document_line(result))
+        out.write(render.document_line(search_core.document(result)))
         return 0
     text = search_text(result, utc, out.isatty())
     if text:
@@ -84,7 +90,8 @@ def run(args: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> 
     return 0
 
 
-def search_text(result: SearchResult, utc: bool = False, tty: bool = False) -> str:
+def search_text(result: Found, utc: bool = False, tty: bool = False) -> str:
+    """The results, two lines each: when, room, sender and id; then the snippet (the verb's result too)."""
     from attend.cli.render import when
     from attend.domain import framing
 

@@ -27,15 +27,15 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from dataclasses import dataclass, field
 
 from attend.domain import envelope
 from attend.errors import AttendError
 from attend.layout import INDEX, NAME_RE, NEW, ROOMS, SEARCH_DB, name_time
+from attend.record import Record
 from attend.search import query as q
 from attend.spool import Folder, Spool
 
-SCHEMA = 1  # PRAGMA user_version of the index this code writes; any other is rebuilt
+SCHEMA = 2  # PRAGMA user_version of the index this code writes; any other is rebuilt
 RACY = 2.0  # seconds: a folder changed this recently may change again within its mtime's tick
 WEEK_US = 7 * 86400 * 1_000_000
 DEAD_SHARE = 4  # rebuild once the removed rows are more than 1/DEAD_SHARE of the live ones
@@ -43,6 +43,10 @@ DEAD_FLOOR = 64
 READ_LIMIT = 1 << 20
 CANDIDATES = 2000  # the newest matches a query ranks
 CORRUPT = frozenset({10, 11, 26})  # SQLITE_IOERR (a short read of a truncated file), _CORRUPT, _NOTADB
+# What is no fault of the file (SQLITE_PERM, _BUSY, _LOCKED, _NOMEM, _READONLY, _FULL, _CANTOPEN): reported,
+# never a reason to rebuild. Any other error while opening or catching up (a table or column missing from
+# a file some other version wrote) makes the file afresh.
+NOT_THE_FILE = frozenset({3, 5, 6, 7, 8, 13, 14})
 
 TABLES = """
 CREATE TABLE room(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, stamp INTEGER NOT NULL,
@@ -63,33 +67,35 @@ class IndexError_(AttendError):
     code = "index"
 
 
-@dataclass
-class Hit:
+class Hit(Record):
     name: str
     room: str
     sender: str
     from_id: str
 
 
-@dataclass
 class Filters:
     """What the caller may see and asked for, in the index's terms."""
 
-    rooms: list[str] | None = None  # None: every room (the human)
-    me: str | None = None  # the caller's own messages are visible wherever they are
-    within: list[str] | None = None  # room: filters, already checked to be visible
-    senders: tuple[str, ...] = ()
-    floor_us: int = 0  # since: (microseconds)
-    thread: str | None = None
+    def __init__(self, me: str | None = None, senders: tuple[str, ...] = ()) -> None:
+        self.rooms: list[str] | None = None  # None: every room (the human)
+        self.me = me  # the caller's own messages are visible wherever they are
+        self.within: list[str] | None = None  # room: filters, already checked to be visible
+        self.senders = senders
+        self.floor_us = 0  # since: (microseconds)
+        self.thread: str | None = None  # re: (a message name)
 
 
-@dataclass
 class CatchUp:
-    added: int = 0
-    removed: int = 0
-    rooms: int = 0  # rooms listed (changed since the last search)
-    rebuilt: bool = False
-    skipped: list[str] = field(default_factory=list)
+    def __init__(self, rebuilt: bool = False) -> None:
+        self.added = 0
+        self.removed = 0
+        self.rooms = 0  # rooms listed (changed since the last search)
+        self.rebuilt = rebuilt
+        self.skipped: list[str] = []
+
+    def __repr__(self) -> str:
+        return f"CatchUp(added={self.added}, removed={self.removed}, rooms={self.rooms}, rebuilt={self.rebuilt})"
 
 
 def name_us(name: str) -> int:
@@ -163,7 +169,7 @@ class Index:
                 return self.catch_up(rebuilt=attempt == 1)
             except sqlite3.DatabaseError as e:
                 self.close()
-                if attempt == 1 or not corrupt(e):
+                if attempt == 1 or (getattr(e, "sqlite_errorcode", 1) & 0xFF) in NOT_THE_FILE:
                     raise IndexError_(f"the search index cannot be used: {e}") from None
         raise AssertionError("unreachable")
 
@@ -172,11 +178,7 @@ class Index:
     def stamps(self) -> dict[str, int]:
         """Each room's new/ folder's mtime (ns); 0 when absent or changed too recently to be trusted."""
         now_ns = time.time_ns()
-        out: dict[str, int] = {}
-        for room in self.spool.rooms():
-            stamp = self.spool.mtime_ns(ROOMS, room, NEW) or 0
-            out[room] = stamp if now_ns - stamp > RACY * 1e9 else 0
-        return out
+        return {room: stamp if now_ns - stamp > RACY * 1e9 else 0 for room, stamp in self.spool.room_stamps().items()}
 
     def catch_up(self, rebuilt: bool = False) -> CatchUp:
         db = self._db()
@@ -264,7 +266,9 @@ class Index:
             db.executemany("INSERT INTO msg(id, h, tail, who, thread) VALUES (?, ?, ?, ?, ?)", msgs)
             db.executemany("INSERT INTO fts(rowid, body, ids) VALUES (?, ?, ?)", texts)
             db.executemany("INSERT OR IGNORE INTO at(msg, room) VALUES (?, ?)", ats)
-            msgs.clear(), texts.clear(), ats.clear()
+            msgs.clear()
+            texts.clear()
+            ats.clear()
 
         try:
             for name, rid, room in pending:
