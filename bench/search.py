@@ -223,7 +223,8 @@ def main() -> None:
     for name, xs in res.items():
         wall, used = statistics.median(xs), statistics.median(cpu_of[name])
         print(
-            f"   {name}: wall {wall * 1000:.1f} ms ({wall / base:.2f}x), CPU {used * 1000:.1f} ms ({used / base_cpu:.2f}x)"
+            f"   {name}: wall {wall * 1000:.1f} ms ({wall / base:.2f}x), "
+            f"CPU {used * 1000:.1f} ms ({used / base_cpu:.2f}x)"
         )
     print("   goal: attend search <= 3x python -c pass")
     cleanup(tmp)
