@@ -33,7 +33,22 @@ HUMANS = "humans"  # humans/<user>/{tmp,new,cur}: a human's own mailbox, and whe
 RELAY = "relay"  # relay/: the cross-host relay's outbox, dedupe index and peers mirror (only once a relay ran)
 INDEX = "index"  # index/search.sqlite: `attend search`'s full-text index, a disposable copy of rooms/ (attend.search)
 
-TOP = (ROOMS, SESSIONS, CHANNELS, PROJECTS, REGISTRY, BY_CLAUDE, LOCKS, LOG, QUARANTINE, STATE, PRESENCE, HUMANS, RELAY, INDEX)
+TOP = (
+    ROOMS,
+    SESSIONS,
+    CHANNELS,
+    PROJECTS,
+    REGISTRY,
+    BY_CLAUDE,
+    LOCKS,
+    LOG,
+    QUARANTINE,
+    STATE,
+    PRESENCE,
+    HUMANS,
+    RELAY,
+    INDEX,
+)
 PRESENCE_ROOM = "sys-presence"  # rooms/sys-presence: peer started / ended records
 
 TMP, NEW, CUR, CLAIMED = "tmp", "new", "cur", "claimed"

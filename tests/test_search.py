@@ -487,7 +487,7 @@ def test_results_show_id_room_sender_local_time_and_a_marked_snippet(world: Worl
     r = world.attend("search", "POL-358", "--utc")
     assert r.returncode == 0, r.stderr
     at = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(layout.name_time(name)))
-    assert r.stdout == f"{at}  @deploy  Api-alpha  {name}\n  rolled back **POL-358** at noon\n"
+    assert r.stdout == f"{at}  #deploy  Api-alpha  {name}\n  rolled back **POL-358** at noon\n"
     doc = json.loads(world.attend("search", "POL-358", "--json").stdout)
     assert doc["results"] == [
         {

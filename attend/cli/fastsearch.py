@@ -94,13 +94,14 @@ def search_text(result: Found, utc: bool = False, tty: bool = False) -> str:
     """The results, two lines each: when, room, sender and id; then the snippet (the verb's result too)."""
     from attend.cli.render import when
     from attend.domain import framing
+    from attend.verbs.search_core import room_label
 
     if not result.results:
         return "no messages found"
     blocks = []
     for f in result.results:
         snippet = marked(f.snippet) if tty else f.snippet
-        blocks.append(f"{when(f.at, utc)}  {framing.label(f.room)}  {framing.label(f.sender)}  {f.id}\n  {snippet}")
+        blocks.append(f"{when(f.at, utc)}  {room_label(f.room)}  {framing.label(f.sender)}  {f.id}\n  {snippet}")
     return "\n".join(blocks)
 
 

@@ -100,6 +100,14 @@ def find(
     return Found(found, list(query.notes), [f"not indexed: {s}" for s in caught.skipped[:3]])
 
 
+def room_label(room: str) -> str:
+    """A room as people name it: #open, #channel; a project's or a direct room by its name (p-…, d-…, h-…)."""
+    from attend.domain import framing
+
+    label = rooms.scope(room)
+    return framing.label(label if label.startswith("#") else room)
+
+
 def document(found: Found) -> dict[str, object]:
     """The verb's --json document (attend.verbs.document of its result), made without dataclasses."""
     return {"results": [h._asdict() for h in found.results], "notes": found.notes, "warnings": found.warnings}
