@@ -41,7 +41,7 @@ WEEK_US = 7 * 86400 * 1_000_000
 DEAD_SHARE = 4  # rebuild once the removed rows are more than 1/DEAD_SHARE of the live ones
 DEAD_FLOOR = 64
 READ_LIMIT = 1 << 20
-CANDIDATES = 2000  # the newest matches a query ranks
+CANDIDATES = 1000  # the newest matches a query ranks
 CORRUPT = frozenset({10, 11, 26})  # SQLITE_IOERR (a short read of a truncated file), _CORRUPT, _NOTADB
 # What is no fault of the file (SQLITE_PERM, _BUSY, _LOCKED, _NOMEM, _READONLY, _FULL, _CANTOPEN): reported,
 # never a reason to rebuild. Any other error while opening or catching up (a table or column missing from
@@ -368,22 +368,30 @@ class Index:
         where: list[str] = []
         args: list[object] = []
         visible = filters.rooms
+        if visible is not None or filters.within is not None:
+            ids = dict(db.execute("SELECT name, id FROM room"))  # rooms by number: a row's test is a key lookup
+        # Tested on the row id alone (KEY: the full-text table's when it is searched), so a row the caller
+        # may not see is passed over before its message row is read: a session's search walks every match.
         if visible is not None:
-            clause = _in_rooms(len(visible))
-            args += visible
+            clause = _in_rooms([ids[r] for r in visible if r in ids])
             if filters.me is not None:
-                clause = f"({clause} OR w.from_id = ?)"
-                args.append(filters.me)
+                mine = [i for (i,) in db.execute("SELECT id FROM who WHERE from_id = ?", (filters.me,))]
+                clause = f"({clause} OR KEY IN (SELECT id FROM msg WHERE who IN ({_numbers(mine)})))"
             where.append(clause)
         if filters.within is not None:
-            where.append(_in_rooms(len(filters.within)))
-            args += filters.within
+            where.append(_in_rooms([ids[r] for r in filters.within if r in ids]))
         if filters.senders:
-            ors = []
+            # Senders by number too (the who table is small: one row per sender and label).
+            who: set[int] = set()
             for sender in filters.senders:
-                ors.append("(w.from_id = ? COLLATE NOCASE OR w.sender LIKE ? ESCAPE '\\')")
-                args += [sender, _like_prefix(sender)]
-            where.append("(" + " OR ".join(ors) + ")")
+                who.update(
+                    i
+                    for (i,) in db.execute(
+                        "SELECT id FROM who WHERE from_id = ? COLLATE NOCASE OR sender LIKE ? ESCAPE '\\'",
+                        (sender, _like_prefix(sender)),
+                    )
+                )
+            where.append(f"m.who IN ({_numbers(sorted(who))})")
         if filters.floor_us:
             where.append("m.h >= ?")
             args.append(filters.floor_us << 12)
@@ -397,21 +405,25 @@ class Index:
             args += [root, root]
         excluded = query.excluded()
         match = query.expression()
-        room_of = "(SELECT r.name FROM at JOIN room r ON r.id = at.room WHERE at.msg = m.id"
+        # Of the (at most ``limit``) results only: the room to show (one the caller may see first), the sender.
+        room_of = "(SELECT r.name FROM at JOIN room r ON r.id = at.room WHERE at.msg = c.id"
         if visible is not None:
             room_of += f" ORDER BY r.name IN ({','.join('?' * len(visible))}) DESC"
         room_of += " LIMIT 1)"
         room_args: list[object] = list(visible) if visible is not None else []
+        outer = f"SELECT c.h, c.tail, {room_of}, w.sender, w.from_id FROM ("
+        after = ") AS c JOIN who w ON w.id = c.who"
         if match is not None:
             # The newest CANDIDATES matches (the full-text table walks its row ids backwards, and row ids
             # follow send order), then ranked: bm25 with recency. A common word costs no more than a rare one.
             sql = (
-                f"SELECT h, tail, {room_of.replace('m.id', 'c.id')}, sender, from_id FROM ("
-                "SELECT m.id AS id, m.h AS h, m.tail AS tail, w.sender AS sender, w.from_id AS from_id,"
+                outer + "SELECT m.id AS id, m.h AS h, m.tail AS tail, m.who AS who,"
                 " bm25(fts) / (1.0 + (? - (m.h >> 12)) * 1.0 / ?) AS score"
-                " FROM fts JOIN msg m ON m.id = fts.rowid JOIN who w ON w.id = m.who WHERE fts MATCH ?"
-                + "".join(f" AND {c}" for c in where)
-                + " ORDER BY fts.rowid DESC LIMIT ?) AS c ORDER BY score LIMIT ?"
+                " FROM fts JOIN msg m ON m.id = fts.rowid WHERE fts MATCH ?"
+                + "".join(f" AND {c.replace('KEY', 'fts.rowid')}" for c in where)
+                + " ORDER BY fts.rowid DESC LIMIT ?"
+                + after
+                + " ORDER BY c.score LIMIT ?"
             )
             params = [*room_args, now_us, WEEK_US, match, *args, CANDIDATES, limit]
         else:
@@ -419,9 +431,12 @@ class Index:
                 where.append("m.id NOT IN (SELECT rowid FROM fts WHERE fts MATCH ?)")
                 args.append(excluded)
             sql = (
-                f"SELECT m.h, m.tail, {room_of}, w.sender, w.from_id FROM msg m JOIN who w ON w.id = m.who"
-                + (" WHERE " + " AND ".join(where) if where else "")
+                outer
+                + "SELECT m.id AS id, m.h AS h, m.tail AS tail, m.who AS who FROM msg m"
+                + (" WHERE " + " AND ".join(c.replace("KEY", "m.id") for c in where) if where else "")
                 + " ORDER BY m.h DESC LIMIT ?"
+                + after
+                + " ORDER BY c.h DESC"
             )
             params = [*room_args, *args, limit]
         try:
@@ -466,9 +481,14 @@ def corrupt(e: sqlite3.Error) -> bool:
     return "malformed" in text or "not a database" in text or "no such table" in text
 
 
-def _in_rooms(n: int) -> str:
-    marks = ",".join("?" * n)
-    return f"EXISTS (SELECT 1 FROM at JOIN room r ON r.id = at.room WHERE at.msg = m.id AND r.name IN ({marks}))"
+def _numbers(ids: list[int]) -> str:
+    """Numbers the index gave rooms or senders, for an IN list (never user text)."""
+    return ",".join(str(int(i)) for i in ids)
+
+
+def _in_rooms(ids: list[int]) -> str:
+    """The test that a message is in one of these rooms."""
+    return f"EXISTS (SELECT 1 FROM at WHERE at.msg = KEY AND at.room IN ({_numbers(ids)}))"
 
 
 def _like_prefix(text: str) -> str:
