@@ -146,7 +146,7 @@ def main() -> None:
 
     time.sleep(2.5)  # past the racy window: every room's stamp is trusted once indexed
     index = Index(spool)
-    index.open()
+    index.connect()
     t, c = time.perf_counter(), time.process_time()
     report = index.rebuild()
     rebuild, rebuild_cpu = time.perf_counter() - t, time.process_time() - c

@@ -37,12 +37,13 @@ IGNORED = (
     r"sessions/[^/]+/lock",
     r"registry/[^/]+\.lock",
     r"log(/.*)?",
+    r"index(/.*)?",  # the search index: a disposable copy of rooms/, made by whoever searches
 )
 TIME_KEYS = {"joined_at", "enrolled_at", "registered_at", "last_seen", "created_at", "at", "waited"}
 # Values drawn at random per run (a new subscription's id), compared by presence only.
 RANDOM_KEYS = {"subscription_id"}
 # Tools that change no message state: only the notify/ bookkeeping §5 lets a read-only tool write.
-READ_ONLY = {"inbox", "peers", "status", "inbox_wait", "notify_subscribe", "notify_unsubscribe"}
+READ_ONLY = {"inbox", "peers", "status", "inbox_wait", "notify_subscribe", "notify_unsubscribe", "search"}
 
 
 class Seeded:
@@ -165,6 +166,7 @@ CASES: list[tuple[str, list[str], str, dict[str, Any]]] = [
      {"kinds": ["open", "channel:crew"]}),
     ("notify unsubscribe", ["notify", "unsubscribe", "--json", "{sub}"], "notify_unsubscribe",
      {"subscription_id": "{sub}"}),
+    ("search", ["search", "--json", "--limit", "5", "--", "news"], "search", {"query": "news"}),
 ]  # fmt: skip
 
 

@@ -29,6 +29,7 @@ MCP_TOOLS = [
     "inbox_wait",
     "mute",
     "unmute",
+    "search",
 ]
 USER_SETTINGS = {
     "permissions": {"allow": ["Bash(ls:*)"], "deny": ["Read(./.env)"]},

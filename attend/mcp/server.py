@@ -395,7 +395,7 @@ def build_server(
     @app.tool(name="search", description=search_verb.DESCRIPTION, annotations=READ_ONLY)
     def search(
         query: Annotated[str, Field(description=SEARCH["query"])],
-        limit: int = MCP_SEARCH_LIMIT,  # no description: the tool's bytes are the model's (1-100)
+        limit: Annotated[int, Field(description=SEARCH["limit"])] = MCP_SEARCH_LIMIT,
     ) -> Annotated[CallToolResult, SEARCHED]:
         req = search_verb.SearchRequest(query, limit)
         return app.invoke("search", lambda ctx: search_verb.run(ctx, req))

@@ -116,7 +116,7 @@ def _stamp(name: str) -> int:
 
 
 class Index:
-    """The index of one spool. ``open`` readies it; ``catch_up`` brings it level with the rooms; ``search``."""
+    """The index of one spool. ``connect`` readies it; ``catch_up`` brings it level with the rooms; ``search``."""
 
     def __init__(self, spool: Spool) -> None:
         self.spool = spool
@@ -130,7 +130,7 @@ class Index:
             self.db.close()
             self.db = None
 
-    def open(self, fresh: bool = False) -> sqlite3.Connection:
+    def connect(self, fresh: bool = False) -> sqlite3.Connection:
         self.close()
         db = self.spool.disposable_database(INDEX, SEARCH_DB, fresh=fresh)
         try:
@@ -152,7 +152,7 @@ class Index:
                     db.close()
                     if fresh:
                         raise IndexError_("the search index could not be made afresh")
-                    return self.open(fresh=True)
+                    return self.connect(fresh=True)
         except BaseException:
             db.close()
             raise
@@ -165,7 +165,7 @@ class Index:
         for attempt in (0, 1):
             try:
                 if self.db is None:
-                    self.open(fresh=attempt == 1)
+                    self.connect(fresh=attempt == 1)
                 return self.catch_up(rebuilt=attempt == 1)
             except sqlite3.DatabaseError as e:
                 self.close()
@@ -346,7 +346,7 @@ class Index:
         return int(self._db().execute("SELECT count(*) FROM msg").fetchone()[0])
 
     def _rebuild(self) -> CatchUp:
-        self.open(fresh=True)
+        self.connect(fresh=True)
         report = self.catch_up(rebuilt=True)
         self._db().execute("INSERT INTO fts(fts) VALUES ('optimize')")  # one segment: smaller, faster
         return report

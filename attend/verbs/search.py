@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from attend.domain.context import Context
 from attend.verbs import search_core
 
-DESCRIPTION = "Search messages you may read, best first; inbox reads one."
+DESCRIPTION = "Search what you may read; inbox reads one."
 PARAMS = {
-    "query": 'Words, "phrase", pre*, OR, -word, from:NAME, room:#x, since:2d, re:ID',
-    "limit": "Results (1-100).",
+    "query": 'Words, "phrase", pre*, OR, -x, from:X, room:#x, since:2d, re:ID',
+    "limit": "1-100",
     "sender": "Only messages from this sender (as from:NAME).",
     "room": "Only these rooms (#channel, open, @me, or a room name; as room:).",
     "since": "Only messages newer than this: a duration (2h, 3d) or a date (2026-12-01) (as since:).",
