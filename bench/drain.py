@@ -1,7 +1,8 @@
 """Drain benchmarks: the empty hook drain as a whole process against a bare interpreter start
 (goal <= 3x), and a drain with 1,000 pending (goal <= 200 ms).
 
-Run: .venv/bin/python bench/drain.py [runs]
+Run: .venv/bin/python bench/drain.py [runs] [--tree DIR]   (--tree: also the empty drain from that
+checkout, say the branch point in a temporary worktree, interleaved in the same run)
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from attend.domain import delivery
 from attend.domain.envelope import Signal
 from attend.identity import proc_start
 from bench._common import ATTEND, enrolled, make_world
+from bench.send import ENTRY
 
 
 def timed(argv: list[str], stdin: str, env: dict[str, str]) -> tuple[float, str]:
@@ -29,7 +31,13 @@ def timed(argv: list[str], stdin: str, env: dict[str, str]) -> tuple[float, str]
 
 
 def main() -> None:
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 40
+    args = sys.argv[1:]
+    tree = None
+    if "--tree" in args:
+        at = args.index("--tree")
+        tree = str(Path(args[at + 1]).resolve())
+        del args[at : at + 2]
+    runs = int(args[0]) if args else 40
     env, spool, home = make_world()
     sid = enrolled(spool, home)
     # The drain acts only for the session among its ancestors: this process stands in for its Claude.
@@ -39,15 +47,23 @@ def main() -> None:
     payload = json.dumps({"session_id": sid, "stop_hook_active": False, "background_tasks": []})
     hook = [ATTEND, "inbox", "--drain", "--format", "hook"]
 
-    bare, empty = [], []
+    bare, empty, before = [], [], []
+    other = [sys.executable, "-c", ENTRY, *hook[1:]]
     for _ in range(runs):  # interleaved, so both see the same machine load
         bare.append(timed([sys.executable, "-c", "pass"], "", env)[0])
         secs, out = timed(hook, payload, env)
         assert out == "", out
         empty.append(secs)
+        if tree is not None:
+            secs, out = timed(other, payload, {**env, "PYTHONPATH": tree})
+            assert out == "", out
+            before.append(secs)
     b, e = statistics.median(bare), statistics.median(empty)
     print(f"python -c pass        median {b * 1000:7.2f} ms")
     print(f"empty drain (hook)    median {e * 1000:7.2f} ms   ratio {e / b:.2f}x   (goal <= 3x)")
+    if tree is not None:
+        o = statistics.median(before)
+        print(f"  the same, {tree}  median {o * 1000:7.2f} ms   ratio {o / b:.2f}x")
 
     sig = Signal("", "bench-human", "human", "bench@tty", "*", "open", str(home), "a pending message", 0.0)
     full = []
