@@ -562,3 +562,22 @@ async def test_a_bad_query_over_mcp_is_one_sentence_with_is_error(world: World) 
 
 def test_errors_are_attend_errors() -> None:
     assert issubclass(q.QueryError, AttendError) and q.QueryError.exit_code == 1
+
+
+def test_only_the_gate_opens_an_sqlite_file() -> None:
+    """SQLite opens its file by path: the gate readies that path (attend/spool.py, disposable_database),
+    and no other module calls sqlite3.connect."""
+    import ast
+
+    root = Path(__file__).resolve().parent.parent / "attend"
+    callers = sorted(
+        str(path.relative_to(root.parent))
+        for path in root.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "connect"
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "sqlite3"
+    )
+    assert callers == ["attend/spool.py"]
