@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -23,11 +24,22 @@ from attend.identity import proc_start
 from bench._common import ATTEND, enrolled, make_world
 from bench.send import ENTRY
 
+CPU: dict[str, list[float]] = {}  # per command line: each run's CPU time (user + system, from getrusage)
+
 
 def timed(argv: list[str], stdin: str, env: dict[str, str]) -> tuple[float, str]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     r = subprocess.run(argv, input=stdin, capture_output=True, text=True, env=env)
-    return time.perf_counter() - t0, r.stdout
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    key = " ".join(argv[:3]) + (" " + env.get("PYTHONPATH", ""))
+    CPU.setdefault(key, []).append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return wall, r.stdout
+
+
+def cpu_of(argv: list[str], env: dict[str, str]) -> float:
+    return statistics.median(CPU[" ".join(argv[:3]) + (" " + env.get("PYTHONPATH", ""))])
 
 
 def main() -> None:
@@ -59,11 +71,18 @@ def main() -> None:
             assert out == "", out
             before.append(secs)
     b, e = statistics.median(bare), statistics.median(empty)
-    print(f"python -c pass        median {b * 1000:7.2f} ms")
-    print(f"empty drain (hook)    median {e * 1000:7.2f} ms   ratio {e / b:.2f}x   (goal <= 3x)")
+    bc, ec = cpu_of([sys.executable, "-c", "pass"], env), cpu_of(hook, env)
+    print(f"python -c pass        median {b * 1000:7.2f} ms   CPU {bc * 1000:6.2f} ms")
+    print(
+        f"empty drain (hook)    median {e * 1000:7.2f} ms   ratio {e / b:.2f}x   "
+        f"CPU {ec * 1000:6.2f} ms ({ec / bc:.2f}x)   (goal <= 3x)"
+    )
     if tree is not None:
-        o = statistics.median(before)
-        print(f"  the same, {tree}  median {o * 1000:7.2f} ms   ratio {o / b:.2f}x")
+        o, oc = statistics.median(before), cpu_of(other, {**env, "PYTHONPATH": tree})
+        print(
+            f"  the same, {tree}  median {o * 1000:7.2f} ms   ratio {o / b:.2f}x   "
+            f"CPU {oc * 1000:6.2f} ms ({oc / bc:.2f}x)"
+        )
 
     sig = Signal("", "bench-human", "human", "bench@tty", "*", "open", str(home), "a pending message", 0.0)
     full = []
