@@ -581,3 +581,31 @@ def test_only_the_gate_opens_an_sqlite_file() -> None:
         and node.func.value.id == "sqlite3"
     )
     assert callers == ["attend/spool.py"]
+
+
+def test_two_searches_at_once_on_a_fresh_index_both_answer_whole(world: World) -> None:
+    import subprocess
+
+    from tests.support import ATTEND
+
+    for i in range(200):
+        post(world.spool, "open" if i % 2 else "@crew", f"note {i} about the lock")
+    procs = [
+        subprocess.Popen(
+            [ATTEND, "search", "lock", "--json", "--limit", "100"],
+            env=world.env,
+            cwd=world.project("proj"),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    found = [sorted(r["id"] for r in json.loads(out)["results"]) for out, _ in outs]
+    assert found[0] == found[1] and len(found[0]) == 100
+    index = Index(world.spool)
+    index.ensure()
+    assert index.counts()["messages"] == 200  # each message once, whoever indexed it
+    index.close()
