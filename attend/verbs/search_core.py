@@ -4,8 +4,9 @@
 ``Record``s; the verb turns them into its typed result.
 
 Who may search what: a session's search covers the rooms its inbox covers (#open, its project, its direct
-room, its channels; ``inbox.caller_rooms`` decides, as for ``attend inbox``), and what it sent itself; a
-human's covers every room of the spool, as ``inbox --all`` does.
+room, its channels; ``inbox.caller_rooms`` decides, as for ``attend inbox``), the direct rooms of the ids
+it had before a /clear, and what it sent itself; a human's covers every room of the spool, as
+``inbox --all`` does.
 """
 
 from __future__ import annotations
@@ -64,9 +65,12 @@ def find(
     who = ctx.who()
     filters = ix.Filters(me=who.id, senders=query.senders)
     if who.is_agent:
+        from attend.domain import sessions
         from attend.verbs import inbox  # the rooms a session's inbox covers
 
         filters.rooms = inbox.caller_rooms(ctx.spool, who, (), False)
+        # And the direct rooms of the ids it had before a /clear: mail to it still.
+        filters.rooms += [rooms.direct_room(old) for old in sessions.predecessors(ctx.spool, who.id)]
     if query.rooms:
         filters.within = [_room(raw, who.id, who.is_agent) for raw in query.rooms]
         outside = [r for r in filters.within if filters.rooms is not None and r not in filters.rooms]
