@@ -73,7 +73,7 @@ def _match_at(text: str, pos: int, words: list[str], prefix: bool) -> int:
     return pos
 
 
-def _matches(folded: str, terms: list[Term], most: int = 32) -> list[tuple[int, int]]:
+def _matches(folded: str, terms: list[Term], most: int = 8) -> list[tuple[int, int]]:
     found: list[tuple[int, int]] = []
     for words, prefix in _pieces(terms):
         first = words[0]
