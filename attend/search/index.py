@@ -41,7 +41,7 @@ WEEK_US = 7 * 86400 * 1_000_000
 DEAD_SHARE = 4  # rebuild once the removed rows are more than 1/DEAD_SHARE of the live ones
 DEAD_FLOOR = 64
 READ_LIMIT = 1 << 20
-CANDIDATES = 1000  # the newest matches a query ranks
+CANDIDATES = 500  # the newest matches a query ranks
 CORRUPT = frozenset({10, 11, 26})  # SQLITE_IOERR (a short read of a truncated file), _CORRUPT, _NOTADB
 # What is no fault of the file (SQLITE_PERM, _BUSY, _LOCKED, _NOMEM, _READONLY, _FULL, _CANTOPEN): reported,
 # never a reason to rebuild. Any other error while opening or catching up (a table or column missing from
