@@ -346,9 +346,13 @@ class Index:
         return int(self._db().execute("SELECT count(*) FROM msg").fetchone()[0])
 
     def _rebuild(self) -> CatchUp:
-        self.connect(fresh=True)
+        db = self.connect(fresh=True)
+        # No merging while the whole spool goes in (each merge rewrites what the last one wrote), then
+        # one merge into one segment: smaller and faster to search. Later catch-ups merge as usual.
+        db.execute("INSERT INTO fts(fts, rank) VALUES ('automerge', 0)")
         report = self.catch_up(rebuilt=True)
-        self._db().execute("INSERT INTO fts(fts) VALUES ('optimize')")  # one segment: smaller, faster
+        db.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+        db.execute("INSERT INTO fts(fts, rank) VALUES ('automerge', 4)")
         return report
 
     def rebuild(self) -> CatchUp:

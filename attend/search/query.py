@@ -29,6 +29,7 @@ FILTERS = ("from", "room", "since", "re")
 # ~4 ms of its start); only catching up (``identifiers``) compiles a pattern.
 SEPARATORS = "-/.@:_#+~"
 # Words joined by one separator each: POL-358, attend/spool.py, user@host, a:b, my_var.
+WORD_RE = LazyPattern(r"[^\W_]+")
 IDENT_RE = LazyPattern(r"(?<![^\W_])[^\W_]+(?:[-/.@:_#+~][^\W_]+)+")
 _CODES = str.maketrans({"q": "qq", **{c: "q" + "abcdefghi"[i] for i, c in enumerate(SEPARATORS)}})
 _LEADING = "([{<'`,;"
@@ -158,18 +159,8 @@ def identifiers(body: str) -> list[str]:
 
 
 def _spans(text: str) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    start = -1
-    for i, ch in enumerate(text):
-        if ch.isalnum():
-            if start < 0:
-                start = i
-        elif start >= 0:
-            out.append((start, i))
-            start = -1
-    if start >= 0:
-        out.append((start, len(text)))
-    return out
+    """Where each word of an identifier is (catching up: the regex module is loaded by then)."""
+    return [m.span() for m in WORD_RE.compiled.finditer(text)]
 
 
 # ---------------------------------------------------------------------- reading
