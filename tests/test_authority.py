@@ -312,6 +312,7 @@ def rows(scene: Scene) -> dict[tuple[str, ...], list[list[str]]]:
         ("completion",): [["bash"]],
         ("tail",): [["--count", "1"]],
         ("whoami",): [["--json"]],
+        ("search",): [["secret", "for", "B"], ["secret", "--room", f"d-{b}"]],
         ("wait",): [[], ["--codex", b], ["--once"]],  # the host entry points: Codex's and Gemini's waiters
     }
 
@@ -575,6 +576,7 @@ TOOL_ARGS: dict[str, Callable[[Scene], dict[str, Any]]] = {
     "notify_subscribe": lambda s: {"kinds": ["open"]},
     "notify_unsubscribe": lambda s: {"subscription_id": "sub-none"},
     "inbox_wait": lambda s: {"seconds": 0},
+    "search": lambda s: {"query": "secret for B"},  # B's direct mail is never among A's results
 }
 
 
