@@ -5,7 +5,7 @@ loopback, with `attend mcp` registered through --mcp-config. The scripted model 
 tool with ToolSearch (`select:` every `mcp__attend__*` name the client lists as deferred); the next
 request then carries each tool as {name, description, input_schema, defer_loading}. The figure is the
 sum over those tools of the compact JSON of {name, description, input_schema}, in bytes (the e2e
-test holds it under 5000). Before ToolSearch loads them, the model gets only the names. It also prints
+test holds it under 6000). Before ToolSearch loads them, the model gets only the names. It also prints
 the size of the skill (skills/attend/SKILL.md), which holds the judgment the descriptions leave out.
 
 Run: .venv/bin/python bench/e2e_tools_size.py [--json]
@@ -76,7 +76,7 @@ def main() -> None:
     )
     for name, size in figures["tools"].items():
         print(f"  {name:<36} {size:>6} bytes")
-    print(f"  {'total (name, description, input_schema)':<36} {figures['total_bytes']:>6} bytes (goal < 5000)")
+    print(f"  {'total (name, description, input_schema)':<36} {figures['total_bytes']:>6} bytes (goal < 6000)")
     print(f"  {'the skill, skills/attend/SKILL.md':<36} {figures['skill_bytes']:>6} bytes")
 
 
