@@ -774,7 +774,9 @@ async def test_ctrl_f_searches_every_room_and_enter_opens_a_result_in_its_room(w
         assert [f.snippet for f in screen.results] == ["the lock on **POL-358** is held"]  # type: ignore[attr-defined]
         lines = "\n".join(screen_lines(app))
         assert "Hana" in lines and "in #crew" in lines and "the lock on POL-358 is held" in lines
-        await pilot.press("down", "enter")
+        await pilot.press("down")
+        await settle(pilot, lambda: screen.query_one("#found").has_focus, "the results focused")
+        await pilot.press("enter")
         await settle(pilot, lambda: app.current.label == "#crew", "the result's room")
         chosen = app.selected()
         assert chosen is not None and chosen.body == "the lock on POL-358 is held"
@@ -799,7 +801,10 @@ async def test_a_result_in_a_room_the_pane_does_not_list_opens_whole_on_its_own_
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("ctrl+f", *"rollback", "enter")
         await settle(pilot, lambda: getattr(app.screen, "results", None), "the results")
-        await pilot.press("down", "enter")
+        found = app.screen
+        await pilot.press("down")
+        await settle(pilot, lambda: found.query_one("#found").has_focus, "the results focused")
+        await pilot.press("enter")
         await settle(pilot, lambda: type(app.screen).__name__ == "MessageScreen", "the message screen")
         assert "between sessions only: rollback plan" in "\n".join(screen_lines(app))
         await pilot.press("escape")
