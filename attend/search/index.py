@@ -28,7 +28,6 @@ from __future__ import annotations
 import sqlite3
 import time
 
-from attend.domain import envelope
 from attend.errors import AttendError
 from attend.layout import INDEX, NAME_RE, NEW, ROOMS, SEARCH_DB, name_time
 from attend.record import Record
@@ -252,6 +251,8 @@ class Index:
 
     def _index_all(self, pending: list[tuple[str, int, str]], report: CatchUp, fresh: bool) -> set[tuple[int, str]]:
         """Read and index each (name, room id, room), in batches; the (room id, name) pairs gone meanwhile."""
+        from attend.domain import envelope  # only a search that has records to index reads them
+
         db = self._db()
         vanished: set[tuple[int, str]] = set()
         folders: dict[str, Folder] = {}

@@ -4,8 +4,6 @@ and accents as the index does, so ``cafe`` marks ``Café``."""
 
 from __future__ import annotations
 
-import unicodedata
-
 from attend.search.query import Term
 
 WIDTH = 120  # characters of body shown
@@ -17,6 +15,10 @@ _CONTROLS = {c: " " for c in (*range(32), 127)}
 def fold(text: str) -> tuple[str, list[int]]:
     """Text lowercased with its accents dropped, and for each folded character the index of the one it
     came from (so a match found in the folded text marks the original)."""
+    if text.isascii():
+        return text.lower(), list(range(len(text)))
+    import unicodedata  # only a body with non-ASCII text needs it
+
     out: list[str] = []
     where: list[int] = []
     for i, ch in enumerate(text):
