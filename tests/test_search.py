@@ -10,6 +10,7 @@ import os
 import random
 import stat
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -282,13 +283,14 @@ def check_query(index: Index, text: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory: pytest.TempPathFactory) -> Index:
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Index]:
     spool = Spool.open(tmp_path_factory.mktemp("tiny") / "spool")
     for body in ("the lock on POL-358", "Le café est prêt", "deploy attend/spool.py", 'NEAR(x) "quoted" *'):
         send_as(spool, "open", body)
     index = Index(spool)
     index.ensure()
-    return index
+    yield index
+    index.close()
 
 
 @settings(max_examples=1_000, deadline=None, suppress_health_check=list(HealthCheck), database=None)
