@@ -31,8 +31,24 @@ STATE = "state"  # state/sweep.json: where the loop's bounded retention sweep st
 PRESENCE = "presence"  # presence/<sid>.<event>: claimed once, so of all loops one publishes a peer event
 HUMANS = "humans"  # humans/<user>/{tmp,new,cur}: a human's own mailbox, and when it last used the bus
 RELAY = "relay"  # relay/: the cross-host relay's outbox, dedupe index and peers mirror (only once a relay ran)
+INDEX = "index"  # index/search.sqlite: `attend search`'s full-text index, a disposable copy of rooms/ (attend.search)
 
-TOP = (ROOMS, SESSIONS, CHANNELS, PROJECTS, REGISTRY, BY_CLAUDE, LOCKS, LOG, QUARANTINE, STATE, PRESENCE, HUMANS, RELAY)
+TOP = (
+    ROOMS,
+    SESSIONS,
+    CHANNELS,
+    PROJECTS,
+    REGISTRY,
+    BY_CLAUDE,
+    LOCKS,
+    LOG,
+    QUARANTINE,
+    STATE,
+    PRESENCE,
+    HUMANS,
+    RELAY,
+    INDEX,
+)
 PRESENCE_ROOM = "sys-presence"  # rooms/sys-presence: peer started / ended records
 
 TMP, NEW, CUR, CLAIMED = "tmp", "new", "cur", "claimed"
@@ -99,6 +115,7 @@ META = "meta.json"  # channels/<name>/meta.json: pinned, description
 LOG_FILE, LOG_OLD = "attend.log", "attend.log.1"  # log/: the current diagnostic log and the one before
 SWEEP = "sweep.json"  # state/sweep.json: the unit the last bounded sweep reached
 CLEANUP_LOCK = "cleanup"  # locks/cleanup: one cleanup (or sweep) at a time
+SEARCH_DB = "search.sqlite"  # index/search.sqlite: deleted, truncated or corrupt, the next search rebuilds it
 
 # What a /clear carries from sessions/<old>/ to sessions/<new>/: the maildir entries, these files
 # (the opt-out too: `scene private` must survive it; the leases: a /clear keeps them), these folders,

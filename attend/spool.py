@@ -40,6 +40,7 @@ from attend.errors import SpoolError
 
 TYPE_CHECKING = False  # not typing's: its import would cost the drain's fast path a millisecond
 if TYPE_CHECKING:
+    import sqlite3
     from collections.abc import Callable
     from pathlib import Path
     from typing import Any, TypeVar
@@ -52,6 +53,7 @@ _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_PRIVATE = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _LOCKFILE = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 REMOVE_THREADS = 8  # unlinks in flight at once in Folder.remove_many
 REMOVE_RUN = 64  # names a thread takes at least: fewer are not worth starting one for
@@ -596,6 +598,26 @@ class Spool:
     def rooms(self) -> list[str]:
         return self.names(L.ROOMS)
 
+    def room_stamps(self) -> dict[str, int]:
+        """Each room's ``new/`` mtime (ns), by one listing and two stats per room relative to the rooms/
+        handle (the search index's catch-up asks this at every query); 0 for a room whose ``new/`` is
+        absent. A room that is not a folder (a planted link) is left out: never looked through."""
+        try:
+            top = self._top_fd(L.ROOMS, False)
+        except FileNotFoundError:
+            return {}
+        out: dict[str, int] = {}
+        for room in os.listdir(top):
+            if room.startswith("."):
+                continue
+            try:
+                if not stat.S_ISDIR(os.stat(room, dir_fd=top, follow_symlinks=False).st_mode):
+                    continue
+                out[room] = os.stat(room + "/" + L.NEW, dir_fd=top, follow_symlinks=False).st_mtime_ns
+            except FileNotFoundError:
+                out[room] = 0
+        return out
+
     def read_record(self, room: str, name: str, limit: int = 1 << 20) -> bytes:
         return self.read(L.ROOMS, room, L.NEW, name, limit=limit)
 
@@ -963,6 +985,69 @@ class Spool:
         except OSError:
             return None
         return dest
+
+    # ------------------------------------------------------------------ the search index
+
+    @_writes
+    def disposable_database(self, *parts: str, fresh: bool = False) -> sqlite3.Connection:
+        """An SQLite connection on root/parts…, a private file that holds only what can be made again
+        (``attend search``'s index, attend/search/): 0600, one link, ours, made when absent.
+
+        SQLite opens its file by path (its library takes no descriptor), so the gate readies the path
+        for it first, on its own handles: the folders are opened without following a link, as every
+        spool path is; then the file itself with ``O_NOFOLLOW | O_NONBLOCK``. Anything but a plain file
+        of one link there (a planted symlink, a FIFO, a hard link to another file, a file we may not
+        read or write) is removed, never followed or opened, and a fresh empty file made in its place:
+        the caller rebuilds it. ``fresh`` starts afresh whatever is there (a corrupt index). The leftover
+        or planted side files SQLite would look at (``-journal``, ``-wal``, ``-shm``) are removed: the
+        caller keeps its journal in memory, so there are none of its own. After the connection is made
+        the name is checked to still be the file readied, so only a writer inside the 0700 folder (the
+        user) could swap it in between."""
+        import sqlite3
+
+        name = self._leaf(parts)
+        with self._at(parts[:-1], create=True) as d:
+            for side in (name + "-journal", name + "-wal", name + "-shm"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(side, dir_fd=d)
+            if fresh:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(name, dir_fd=d)
+            fd = self._private_file(d, name, parts)
+            try:
+                held = os.fstat(fd)
+                conn = sqlite3.connect(self.path(*parts), timeout=10.0, isolation_level=None)
+                now = os.stat(name, dir_fd=d, follow_symlinks=False)
+                if (now.st_dev, now.st_ino) != (held.st_dev, held.st_ino):
+                    conn.close()
+                    raise RefusedEntry(errno.ESTALE, f"{self.path(*parts)} was replaced while it was opened; try again")
+            finally:
+                os.close(fd)
+        return conn
+
+    def _private_file(self, d: int, name: str, parts: tuple[str, ...]) -> int:
+        """A read-write handle on a plain private file ``name`` of folder ``d``: made when absent, and
+        whatever else stands there (see ``disposable_database``) removed first."""
+        for _ in range(3):
+            try:
+                fd = os.open(name, _PRIVATE, FILE_MODE, dir_fd=d)
+            except OSError as e:
+                if e.errno not in (errno.ELOOP, errno.ENXIO, errno.EACCES, errno.EPERM, errno.EISDIR):
+                    raise
+            else:
+                st = os.fstat(fd)
+                if stat.S_ISREG(st.st_mode) and st.st_nlink == 1 and st.st_uid == os.geteuid():
+                    if stat.S_IMODE(st.st_mode) != FILE_MODE:
+                        os.fchmod(fd, FILE_MODE)
+                    return fd
+                os.close(fd)
+            try:
+                os.unlink(name, dir_fd=d)  # the link itself, never its target
+            except FileNotFoundError:
+                continue
+            except OSError:  # a folder planted under the name
+                raise RefusedEntry(errno.EISDIR, f"{self.path(*parts)} should be a file; remove it") from None
+        raise RefusedEntry(errno.EAGAIN, f"{self.path(*parts)} keeps being replaced; try again")
 
     # ------------------------------------------------------------------ small state files
 

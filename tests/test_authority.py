@@ -337,6 +337,7 @@ def rows(scene: Scene) -> dict[tuple[str, ...], list[list[str]]]:
         ("completion",): [["bash"]],
         ("tail",): [["--count", "1"]],
         ("whoami",): [["--json"]],
+        ("search",): [["secret", "for", "B"], ["secret", "--room", f"d-{b}"]],
         ("wait",): [[], ["--codex", b], ["--once"]],  # the host entry points: Codex's and Gemini's waiters
         # Leases: A leases and releases as itself; B's lease (planted by Scene) stays B's.
         ("lease",): [["b-only.txt"], ["--reason", "as B", "elsewhere.txt"]],
@@ -618,6 +619,7 @@ TOOL_ARGS: dict[str, Callable[[Scene], dict[str, Any]]] = {
     "inbox_wait": lambda s: {"seconds": 0},
     "lease": lambda s: {"action": "release", "globs": ["b-only.txt"]},  # B's lease: refused, or A's own
     "inbound": lambda s: {"action": "decline", "id": s.held},
+    "search": lambda s: {"query": "secret for B"},  # B's direct mail is never among A's results
 }
 
 

@@ -789,6 +789,56 @@ def test_the_import_probe_sees_textual_when_the_app_is_imported(world: World) ->
     assert r.stdout.strip() == "True", r.stderr  # the positive control for the probe above
 
 
+async def test_ctrl_f_searches_every_room_and_enter_opens_a_result_in_its_room(world: World) -> None:
+    hana, _ = crew(world)
+    send_verb.run(world.context(hana), send_verb.SendRequest("the lock on POL-358 is held", channel="crew"))
+    send_verb.run(world.context(hana), send_verb.SendRequest("open chatter"))
+    app = app_for(world)
+    async with app.run_test(size=(80, 24)) as pilot:
+        assert app.current.label == "#open"
+        await pilot.press("ctrl+f", *"pol-358", "enter")
+        screen = app.screen
+        await settle(pilot, lambda: getattr(screen, "results", None), "the results")
+        assert [f.snippet for f in screen.results] == ["the lock on **POL-358** is held"]  # type: ignore[attr-defined]
+        lines = "\n".join(screen_lines(app))
+        assert "Hana" in lines and "in #crew" in lines and "the lock on POL-358 is held" in lines
+        await pilot.press("down")
+        await settle(pilot, lambda: screen.query_one("#found").has_focus, "the results focused")
+        await pilot.press("enter")
+        await settle(pilot, lambda: app.current.label == "#crew", "the result's room")
+        chosen = app.selected()
+        assert chosen is not None and chosen.body == "the lock on POL-358 is held"
+        assert chosen.id in app.opened
+
+
+async def test_a_query_that_cannot_be_read_is_one_line_in_the_search_screen(world: World) -> None:
+    app = app_for(world)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+f", *"re:nonsense", "enter")
+        status = app.screen.query_one("#found-status")
+        await settle(pilot, lambda: "is not a message id" in str(status.render()), "the refusal")
+        assert status.has_class("error")
+        await pilot.press("escape")
+        assert app.screen is app.screen_stack[0]
+
+
+async def test_a_result_in_a_room_the_pane_does_not_list_opens_whole_on_its_own_screen(world: World) -> None:
+    hana, _ = crew(world)
+    send_verb.run(world.context(hana), send_verb.SendRequest("between sessions only: rollback plan", to="Tao"))
+    app = app_for(world)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("ctrl+f", *"rollback", "enter")
+        await settle(pilot, lambda: getattr(app.screen, "results", None), "the results")
+        found = app.screen
+        await pilot.press("down")
+        await settle(pilot, lambda: found.query_one("#found").has_focus, "the results focused")
+        await pilot.press("enter")
+        await settle(pilot, lambda: type(app.screen).__name__ == "MessageScreen", "the message screen")
+        assert "between sessions only: rollback plan" in "\n".join(screen_lines(app))
+        await pilot.press("escape")
+        assert app.screen is app.screen_stack[0]
+
+
 # ---------------------------------------------------------------------- snapshots
 
 
@@ -817,6 +867,17 @@ def test_the_main_screen(world: World, snap_compare: Any, size: tuple[int, int])
 def test_the_help_screen(world: World, snap_compare: Any) -> None:
     scene(world)
     assert snap_compare(app_for(world, live=False), terminal_size=(80, 24), press=["f1"], run_before=steady_cursor)
+
+
+async def type_search(pilot: Any) -> None:
+    steady_cursor(pilot)
+    await pilot.press("ctrl+f", *"migration", "enter")
+    await pilot.pause()
+
+
+def test_the_search_screen(world: World, snap_compare: Any) -> None:
+    scene(world)
+    assert snap_compare(app_for(world, live=False), terminal_size=(80, 24), run_before=type_search)
 
 
 # ---------------------------------------------------------------------- the real binary, under tmux

@@ -38,12 +38,13 @@ IGNORED = (
     r"sessions/[^/]+/lock",
     r"registry/[^/]+\.lock",
     r"log(/.*)?",
+    r"index(/.*)?",  # the search index: a disposable copy of rooms/, made by whoever searches
 )
 TIME_KEYS = {"joined_at", "enrolled_at", "registered_at", "last_seen", "created_at", "at", "waited"}
 # Values drawn at random per run (a new subscription's id), compared by presence only.
 RANDOM_KEYS = {"subscription_id"}
 # Tools that change no message state: only the notify/ bookkeeping §5 lets a read-only tool write.
-READ_ONLY = {"inbox", "peers", "status", "inbox_wait", "notify_subscribe", "notify_unsubscribe"}
+READ_ONLY = {"inbox", "peers", "status", "inbox_wait", "notify_subscribe", "notify_unsubscribe", "search"}
 
 
 class Seeded:
@@ -168,6 +169,7 @@ CASES: list[tuple[str, list[str], str, dict[str, Any]]] = [
      {"subscription_id": "{sub}"}),
     ("inbound hold", ["inbound", "--json", "hold", "--from", "hosts,humans"], "inbound",
      {"action": "hold hosts,humans"}),
+    ("search", ["search", "--json", "--limit", "5", "--", "news"], "search", {"query": "news"}),
 ]  # fmt: skip
 
 

@@ -31,6 +31,7 @@ MCP_TOOLS = [
     "unmute",
     "lease",
     "inbound",
+    "search",
 ]
 USER_SETTINGS = {
     "permissions": {"allow": ["Bash(ls:*)"], "deny": ["Read(./.env)"]},

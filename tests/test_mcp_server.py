@@ -28,6 +28,7 @@ from attend.verbs import notify_subscribe as subscribe_verb
 from attend.verbs import notify_unsubscribe as unsubscribe_verb
 from attend.verbs import peers as peers_verb
 from attend.verbs import reply as reply_verb
+from attend.verbs import search as search_verb
 from attend.verbs import send as send_verb
 from attend.verbs import status as status_verb
 from attend.verbs import unmute as unmute_verb
@@ -51,6 +52,7 @@ VERBS: dict[str, tuple[tuple[str, ...], str, dict[str, str]]] = {
     "mute": (("mute",), mute_verb.DESCRIPTION, mute_verb.PARAMS),
     "unmute": (("unmute",), unmute_verb.DESCRIPTION, unmute_verb.PARAMS),
     "inbound": (("inbound",), inbound_verb.DESCRIPTION, inbound_verb.PARAMS),
+    "search": (("search",), search_verb.DESCRIPTION, search_verb.PARAMS),
 }
 # MCP parameter -> click parameter name, where they differ or the CLI takes it as an argument.
 CLICK_NAME = {"re": "re_", "all": "all_", "id": "msg_id", "seconds": "wait"}
@@ -75,16 +77,16 @@ def click_command(path: tuple[str, ...]) -> click.Command:
 # ---------------------------------------------------------------------- schema
 
 
-async def test_the_server_lists_the_thirteen_tools_the_settings_baseline_allows(world: World) -> None:
+async def test_the_server_lists_the_tools_the_settings_baseline_allows(world: World) -> None:
     tools = await tools_of(world)
     allow = json.loads(data.data_file("settings", "permissions.json").read_text())["permissions"]["allow"]
     assert sorted(f"mcp__attend__{name}" for name in tools) == sorted(e for e in allow if e.startswith("mcp__"))
-    assert len(tools) == 14
+    assert len(tools) == 15
     read_only = {name for name, t in tools.items() if t.annotations and t.annotations.read_only_hint}
     # DESIGN.md §5: read-only changes no room, delivery, flag, membership or registration; the notify/
     # bookkeeping (cursors, subscriptions) is what such a tool may still write. test_contract checks
     # that each of these leaves the message state as it found it.
-    assert read_only == {"inbox", "peers", "status", "inbox_wait", "notify_subscribe", "notify_unsubscribe"}
+    assert read_only == {"inbox", "peers", "status", "inbox_wait", "notify_subscribe", "notify_unsubscribe", "search"}
 
 
 async def test_each_description_agrees_across_click_help_the_docs_and_the_tool_schema(world: World) -> None:
@@ -143,7 +145,7 @@ async def test_the_tools_as_the_model_receives_them_stay_under_six_thousand_byte
         )
         for t in tools.values()
     )
-    assert len(tools) == 14
+    assert len(tools) == 15
     assert size < 6000, size
 
 

@@ -81,7 +81,7 @@ def test_the_server_answers_server_discover_and_the_classic_initialize(world: Wo
     rc, rest, _ = classic.close()
     assert init["result"]["protocolVersion"] == "2025-11-25"
     assert init["result"]["serverInfo"]["name"] == "attend"
-    assert len(listed["result"]["tools"]) == 14
+    assert len(listed["result"]["tools"]) == 15
     assert rc == 0 and rest == ""  # nothing but protocol ever reached stdout
 
 
@@ -273,7 +273,7 @@ def test_the_mcp_inspector_lists_the_tools_strictly_and_sends_only_from_inside_a
         [exe, "--cli", *server, "-e", f"ATTEND_HOME={world.spool_root}", "--method", "tools/list", "--strict"]
     )
     assert listed.rc == 0, listed.stderr
-    assert len(json.loads(listed.stdout)["tools"]) == 14
+    assert len(json.loads(listed.stdout)["tools"]) == 15
     call = ["--method", "tools/call", "--tool-name", "send", "--tool-args-json", '{"message":"via inspector"}']
     sent = s.run([exe, "--cli", *server, "-e", f"ATTEND_HOME={world.spool_root}", *call, "--format", "json"])
     assert sent.rc == 0, sent.stderr

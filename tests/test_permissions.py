@@ -31,7 +31,7 @@ def test_an_installed_target_is_wired_with_a_soft_gate_and_no_guard(world: World
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert report["ok"] and report["missing"] == []
-    assert all(report["allow"].values()) and len(report["allow"]) == 15  # fourteen tools and Bash(attend:*)
+    assert all(report["allow"].values()) and len(report["allow"]) == 16  # fifteen tools and Bash(attend:*)
     assert report["stop_hook"] and report["mcp_server"]
     assert (report["guard"], report["gate"]) == (False, "soft")
 

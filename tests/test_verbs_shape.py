@@ -24,7 +24,7 @@ from attend.domain.context import Context
 from attend.verbs import parameters
 
 # Modules of attend/verbs/ that hold shared code, not a verb.
-HELPERS = frozenset({"inbox_filters"})
+HELPERS = frozenset({"inbox_filters", "search_core"})
 # Verbs behind a flag of another command (inbox --drain, inbox --wait): their examples are that command's.
 FLAGS = frozenset({"drain", "inbox_wait"})
 

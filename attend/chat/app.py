@@ -25,7 +25,7 @@ from textual.geometry import Size
 from textual.message import Message as TMessage
 from textual.screen import ModalScreen
 from textual.strip import Strip
-from textual.widgets import Footer, Label, ListItem, ListView, OptionList, Static, TextArea
+from textual.widgets import Footer, Input, Label, ListItem, ListView, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from attend.domain import framing, humans, outcomes, rooms
@@ -36,6 +36,7 @@ from attend.seat import compose, threads
 from attend.seat.live import Feed
 from attend.verbs import chat as chat_verb
 from attend.verbs import peers as peers_verb
+from attend.verbs import search as search_verb
 from attend.verbs.inbox import Message
 
 if TYPE_CHECKING:
@@ -58,11 +59,13 @@ starts a new line, Tab completes @name and #channel, Esc cancels a
 reply, else leaves compose. Everywhere:
   Ctrl+R  reply to the chosen message   Ctrl+T  fold its thread
   Ctrl+O  open a long message (cut)     F1      this help
+  Ctrl+F  search every room (also / in the lists): Enter searches,
+          Down to the results, Enter opens one, Esc closes
   Tab / Shift+Tab   next / previous pane (compose, rooms, conversation)
   Ctrl+Q  Ctrl+C    quit
 In the rooms and the conversation, letters are commands:
   Up / Down  choose      Enter  write here, or reply to the message
-  i  write   r  reply   f  fold   o  open   ?  help   q  quit
+  i  write   r  reply   f  fold   o  open   /  search   ?  help   q  quit
 
 A line that starts with @name (or several: @a @b) or #channel goes
 there, or is refused; any other line goes to the room on screen. Your
@@ -92,6 +95,122 @@ class HelpScreen(ModalScreen[None]):
         yield Static(Text(HELP.rstrip()), id="help")
 
     def action_dismiss(self) -> None:  # type: ignore[override]
+        self.dismiss(None)
+
+
+def marked(snippet: str) -> Text:
+    """A search result's snippet with its ``**marks**`` drawn bold: plain Text, never markup, so the body
+    in it cannot style the screen (the snippet holds no control characters: attend/search/snippet.py)."""
+    out = Text(no_wrap=True, overflow="ellipsis")
+    parts = snippet.split("**")
+    if len(parts) % 2 == 0:  # an odd count of marks: the body held some of its own; shown as written
+        return Text(snippet, no_wrap=True, overflow="ellipsis")
+    for i, part in enumerate(parts):
+        out.append(part, style="bold reverse" if i % 2 else "")
+    return out
+
+
+class SearchScreen(ModalScreen["search_verb.Found | None"]):
+    """Search every room the human may read (attend search): a query line, then the results, best first;
+    Enter on one closes the screen and opens it (the app shows it in its room, or whole)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "close")]
+    DEFAULT_CSS = """
+    SearchScreen { align: center middle; }
+    SearchScreen > Vertical { width: 96%; height: 90%; border: round $accent; background: $surface; }
+    SearchScreen #query { border: none; height: 1; padding: 0 1; background: $boost; }
+    SearchScreen #found-status { height: auto; padding: 0 1; color: $text-muted; }
+    SearchScreen #found-status.error { color: $error; text-style: bold; }
+    SearchScreen #found { height: 1fr; border: none; }
+    """
+    LIMIT = 50
+
+    def __init__(self, ctx: Context, clock: Callable[[float], str], label_of: Callable[[str], str]) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.clock = clock
+        self.label_of = label_of  # a room as the rooms pane names it
+        self.results: list[search_verb.Found] = []
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Input(
+                placeholder='search: words, "a phrase", prefix*, OR, -word, from:NAME, room:#x, since:2d',
+                id="query",
+            )
+            yield Static(Text("Enter searches every room you may read; Esc closes"), id="found-status")
+            yield OptionList(id="found")
+
+    def on_mount(self) -> None:
+        self.query_one("#query", Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.search(event.value)
+
+    def search(self, text: str) -> None:
+        status = self.query_one("#found-status", Static)
+        view = self.query_one("#found", OptionList)
+        try:
+            result = search_verb.run(self.ctx, search_verb.SearchRequest(text, limit=self.LIMIT))
+        except AttendError as e:
+            status.update(Text(str(e)))
+            status.set_class(True, "error")
+            return
+        self.results = result.results
+        view.clear_options()
+        view.add_options([Option(self.row(f)) for f in self.results])
+        n = len(self.results)
+        said = f"{n} found" if n < self.LIMIT else f"the best {n}"
+        said += " · Down: the results · Enter opens one · Esc closes" if n else " · try fewer words, or prefix*"
+        for note in result.notes:
+            said += f" · {note}"
+        status.update(Text(said))
+        status.set_class(False, "error")
+        if n:
+            view.highlighted = 0
+
+    def row(self, f: search_verb.Found) -> Group:
+        head = Text(no_wrap=True, overflow="ellipsis")
+        head.append(self.clock(name_time(f.id)), style="dim")
+        head.append(" ")
+        head.append(framing.label(f.sender), style="bold")
+        head.append(" in " + self.label_of(f.room), style="cyan")
+        return Group(head, Padding(marked(f.snippet), (0, 0, 0, 2)))
+
+    def on_key(self, event: events.Key) -> None:
+        if event.key == "down" and self.query_one("#query", Input).has_focus and self.results:
+            event.stop()
+            self.query_one("#found", OptionList).focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        index = event.option_index
+        if 0 <= index < len(self.results):
+            self.dismiss(self.results[index])
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class MessageScreen(ModalScreen[None]):
+    """One message whole (a search result outside the rooms on screen, or older than they load)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,enter", "close", "close")]
+    DEFAULT_CSS = """
+    MessageScreen { align: center middle; }
+    MessageScreen > VerticalScroll { width: 90%; height: auto; max-height: 90%; border: round $accent; padding: 0 1; }
+    """
+
+    def __init__(self, head: Text, body: Text) -> None:
+        super().__init__()
+        self.head, self.body = head, body
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(self.head)
+            yield Static(self.body)
+
+    def action_close(self) -> None:
         self.dismiss(None)
 
 
@@ -241,6 +360,7 @@ class ChatApp(App[None]):
         Binding("ctrl+r", "reply", "reply", priority=True),
         Binding("ctrl+t", "fold", "fold", priority=True),
         Binding("ctrl+o", "open", "open", priority=True),
+        Binding("ctrl+f", "search", "search", priority=True),
         # A single letter is a command only in the lists: the compose line takes letters as text.
         Binding("q", "quit", "quit", show=False),
         Binding("question_mark", "help", "help", show=False),
@@ -248,6 +368,7 @@ class ChatApp(App[None]):
         Binding("r", "reply", "reply", show=False),
         Binding("f", "fold", "fold", show=False),
         Binding("o", "open", "open", show=False),
+        Binding("slash", "search", "search", show=False),
     ]
 
     def __init__(
@@ -612,6 +733,50 @@ class ChatApp(App[None]):
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
+
+    def action_search(self) -> None:
+        if isinstance(self.screen, SearchScreen):
+            return
+        self.push_screen(SearchScreen(self.ctx, self.clock, self.room_label), callback=self.open_found)
+
+    def room_label(self, room: str) -> str:
+        """A room as the rooms pane names it, or (one it does not list) as attend search does."""
+        from attend.verbs.search_core import room_label
+
+        known = self.rooms.get(room)
+        return framing.label(framing.inline(known.label)) if known is not None else room_label(room)
+
+    def open_found(self, found: search_verb.Found | None) -> None:
+        """A search result chosen: shown whole in its room when the room is on the rooms pane and holds
+        it among what it loads, else on a screen of its own."""
+        if found is None:
+            return
+        room = self.rooms.get(found.room)
+        if room is not None:
+            if room is not self.current:
+                self.show_room(room)
+                self.query_one("#rooms", ListView).index = list(self.rooms).index(room.room)
+            ids = [r.msg.id for r in self.rows]
+            if found.id in ids:
+                self.opened.add(found.id)
+                self.redraw()
+                view = self.conversation()
+                view.highlighted = [r.msg.id for r in self.rows].index(found.id)
+                view.scroll_to_highlight()
+                view.focus()
+                self.say(f"found in {framing.inline(room.label)}: r replies to it")
+                return
+        msg = chat_verb.find(self.ctx.spool, found.id)
+        if msg is None:
+            self.say(f"message {found.id} is gone (cleaned up)", error=True)
+            return
+        head = Text()
+        head.append(self.clock(name_time(msg.id)), style="dim")
+        head.append(" ")
+        head.append(framing.label(msg.sender), style="bold")
+        head.append(" in " + self.room_label(msg.room), style="cyan")
+        head.append(f"  {msg.id}", style="dim")
+        self.push_screen(MessageScreen(head, self.make_body(msg, whole=True)))
 
     def addressed_to(self) -> str:
         if self.replying is not None:

@@ -73,6 +73,7 @@ COMMANDS: dict[str, str] = {
     "leases": "attend.cli.leasing:leases",
     "inbound": "attend.cli.inbound:inbound",
     "thread": "attend.cli.thread:thread",
+    "search": "attend.cli.search:search",
 }
 
 

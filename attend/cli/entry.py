@@ -111,6 +111,16 @@ def main() -> None:
             except BrokenPipeError:
                 sys.exit(1)
 
+    if sys.argv[1:2] == ["search"] and not asks_help:
+        from attend.cli import fastsearch  # a search a person waits for, without click
+
+        try:
+            code = fastsearch.run(sys.argv[2:])
+        except BrokenPipeError:
+            code = 1
+        if code is not None:
+            sys.exit(code)
+
     if sys.argv[1:] == ["run"]:
         # The sensor loop without click: a hundred idle loops on one machine each keep only what the
         # loop uses (click is ~3 MB of every loop's memory). `run --help` and the rest go to click.

@@ -47,6 +47,7 @@ HELP = "\n".join(
         "  run          Run the sensor loop for this Claude session: one line per...",
         "  scene        Switch to a scene, a named set of channels from...",
         "  scenes       List the scenes (named sets of channels) with their...",
+        "  search       Search what you may read; inbox reads one.",
         "  send         Send a message; it starts a topic (answer one with reply).",
         "  sensors      List the sensor loop's senses (built-in and script...",
         "  status       Show this session's identity, enrollment, pending...",

@@ -55,6 +55,7 @@ from attend.verbs import notify_unsubscribe as unsubscribe_verb
 from attend.verbs import peers as peers_verb
 from attend.verbs import release as release_verb
 from attend.verbs import reply as reply_verb
+from attend.verbs import search as search_verb
 from attend.verbs import send as send_verb
 from attend.verbs import status as status_verb
 from attend.verbs import unmute as unmute_verb
@@ -72,6 +73,7 @@ UNSUB = unsubscribe_verb.PARAMS
 MUTE = mute_verb.PARAMS
 UNMUTE = unmute_verb.PARAMS
 LEASE = lease_verb.PARAMS
+SEARCH = search_verb.PARAMS
 
 # Read-only as docs/architecture/mcp.md defines it: no room, delivery, flag, membership or registration changes.
 # The notify/ bookkeeping (cursors and subscriptions) is the one thing such a tool may write, so the
@@ -93,6 +95,8 @@ UNMUTED = mcp_schema.result_model(unmute_verb.Unmuted)
 LEASE_OUT = mcp_schema.result_model(lease_verb.LeaseAnswer)
 INBOUND = inbound_verb.PARAMS
 INBOUND_OUT = mcp_schema.result_model(inbound_verb.Inbound)
+SEARCHED = mcp_schema.result_model(search_verb.SearchResult)
+MCP_SEARCH_LIMIT = 5  # headers and snippets, never bodies: five fit in 2 KB
 
 OUTSIDE_SESSION = (
     "this MCP server runs outside any agent session, so it has no session identity and changes "
@@ -425,6 +429,14 @@ def build_server(
     ) -> Annotated[CallToolResult, INBOUND_OUT]:
         req = inbound_verb.InboundRequest(action, id)
         return app.invoke("inbound", lambda ctx: inbound_verb.run(ctx.agent(), req))
+
+    @app.tool(name="search", description=search_verb.DESCRIPTION, annotations=READ_ONLY)
+    def search(
+        query: Annotated[str, Field(description=SEARCH["query"])],
+        limit: Annotated[int, Field(description=SEARCH["limit"])] = MCP_SEARCH_LIMIT,
+    ) -> Annotated[CallToolResult, SEARCHED]:
+        req = search_verb.SearchRequest(query, limit)
+        return app.invoke("search", lambda ctx: search_verb.run(ctx, req))
 
     return app
 

@@ -22,7 +22,7 @@ DESCRIPTION = (
     "mailbox, channels, projects, direct conversations with sessions and humans) and their unread "
     "counts, the conversation, the live peers, and a compose line, which has the keys when it opens: "
     "type, Enter sends; @name and #channel complete and address the line. Commands take Ctrl and are "
-    "in the footer (Ctrl+R reply, Ctrl+T fold, Ctrl+O open a long message); F1 shows every key, Ctrl+Q "
+    "in the footer (Ctrl+R reply, Ctrl+T fold, Ctrl+O open a long message, Ctrl+F search); F1 shows every key, Ctrl+Q "
     "quits. Reading marks only your own mailbox read, as far as it was on screen."
 )
 PARAMS = {
