@@ -86,15 +86,26 @@ def browser() -> Iterator[Any]:
 class Web:
     """`attend web --port 0`, the real binary, as the world's human; its first line is the address."""
 
-    def __init__(self, world: World, *args: str) -> None:
+    def __init__(self, world: World, *args: str, terminal: bool = False) -> None:
+        """``terminal``: started as a human starts it, at a terminal (a pty, its controlling terminal:
+        the authority rule asks for one before a human-only act such as releasing a session's lease)."""
+        slave = None
+        if terminal:
+            master, slave = os.openpty()
+            self.master = master
         self.proc = subprocess.Popen(
-            [ATTEND, "web", "--port", "0", *args],
+            ["setsid", "--ctty", ATTEND, "web", "--port", "0", *args]
+            if terminal
+            else [ATTEND, "web", "--port", "0", *args],
             env=world.env,
             cwd=str(world.project("proj")),
+            stdin=slave,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
+        if slave is not None:
+            os.close(slave)
         assert self.proc.stdout is not None
         self.url = self.proc.stdout.readline().strip()
         if not self.url.startswith("http://127.0.0.1:"):
@@ -112,6 +123,8 @@ class Web:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        if hasattr(self, "master"):
+            os.close(self.master)
 
 
 @pytest.fixture
@@ -685,9 +698,17 @@ def test_the_files_held_panel_shows_a_cli_lease_live_and_drops_it_on_release_and
     assert not page.errors, page.errors
 
 
+@pytest.fixture
+def web_at_terminal(world: World) -> Iterator[Web]:
+    w = Web(world, terminal=True)
+    yield w
+    w.stop()
+
+
 def test_the_human_releases_a_sessions_lease_only_after_saying_yes(
-    world: World, web: Web, browser: Any, pages: list[Page]
+    world: World, web_at_terminal: Web, browser: Any, pages: list[Page]
 ) -> None:
+    web = web_at_terminal
     leased_repo(world)
     hana = world.session("proj", name="Hana")
     assert hana.attend("lease", "src/api", "src/api/routes.py", "--reason", "mid-refactor").rc == 0
@@ -789,6 +810,68 @@ def test_the_human_accepts_or_declines_what_a_sessions_inbound_rule_holds(
     assert not page.errors, page.errors
 
 
+# ---------------------------------------------------------------------- search
+
+
+def test_search_finds_a_message_marks_the_match_and_opens_it_in_its_room(
+    world: World, web: Web, browser: Any, pages: list[Page]
+) -> None:
+    hana, tao = enrolled(world, "api", "Hana"), enrolled(world, "web", "Tao")
+    for s in (hana, tao):
+        join_verb.run(world.context(s), join_verb.JoinRequest("deploy"))
+    found = say(world, tao, "The login test times out in the OAuth step, twice on main.", to="#deploy")
+    say(world, hana, "lunch at noon?")
+    for i in range(30):  # the room on screen is another one, with more in it
+        say(world, hana, f"line {i} of #open")
+    page = open_page(browser, web, pages)
+    p = page.page
+    p.keyboard.press("Escape")
+    p.keyboard.press("/")  # the key to the search box
+    assert p.evaluate("document.activeElement.id") == "q"
+    p.keyboard.type("oauth")
+    p.keyboard.press("Enter")
+    p.wait_for_function("() => document.getElementById('room-title').textContent === 'Search: oauth'")
+    results = p.locator("#messages article.result")
+    assert results.count() == 1
+    row = results.first.inner_text()
+    assert "Tao" in row and "#deploy" in row and "times out in the OAuth step" in row, row
+    assert p.eval_on_selector_all("#messages mark", "ms => ms.map(m => m.textContent)") == ["OAuth"]
+    p.keyboard.press("ArrowDown")  # to the results; Enter opens the chosen one in its room
+    p.keyboard.press("Enter")
+    p.wait_for_function("() => document.getElementById('room-title').textContent === '#deploy'")
+    chosen = p.locator("#messages article[aria-selected='true']")
+    assert chosen.get_attribute("data-id") == found and "OAuth step" in chosen.inner_text()
+    # A query the engine could not take as written is read as well as it can be, never an error page.
+    p.fill("#q", 'OAuth" NEAR( -')
+    p.press("#q", "Enter")
+    p.wait_for_function("() => document.getElementById('room-title').textContent.startsWith('Search: OAuth')")
+    p.keyboard.press("Escape")  # back to the room, the box cleared
+    p.wait_for_function("() => document.getElementById('room-title').textContent === '#deploy'")
+    assert not page.errors, page.errors
+
+
+def test_hostile_text_in_search_results_is_inert_and_marked_as_text(
+    world: World, web: Web, browser: Any, pages: list[Page]
+) -> None:
+    hana = enrolled(world, "api", "Hana")
+    say(world, hana, HOSTILE_BODY + " **not a mark** pwnedword")
+    page = open_page(browser, web, pages)
+    p = page.page
+    p.fill("#q", "pwnedword")
+    p.press("#q", "Enter")
+    p.wait_for_selector("#messages article.result")
+    assert p.evaluate("window.pwned") is None
+    assert (
+        p.evaluate("document.querySelectorAll('#messages img, #messages script, #messages style, #messages a').length")
+        == 0
+    )
+    # Only the match is marked; the body's own ** are its text, not a mark.
+    assert p.eval_on_selector_all("#messages mark", "ms => ms.map(m => m.textContent)") == ["pwnedword"]
+    assert "**not a mark**" in p.inner_text("#messages article.result")
+    assert all(u.startswith(web.origin + "/") for u in page.requests), page.requests
+    assert not page.errors, page.errors
+
+
 def scene(world: World) -> None:
     """A morning's bus: two sessions in #deploy, a thread in #open, mail for the human, a relayed line, a
     lease on a folder, a message held by its recipient's inbound rule."""
@@ -841,6 +924,12 @@ def test_a_screenshot_at_desk_and_phone_width(world: World, web: Web, browser: A
     page.page.locator("#held button.release").click()  # the human's release asks first
     page.page.screenshot(path=str(ARTIFACTS / "web-release.png"))
     page.page.keyboard.press("Escape")
+    page.page.fill("#q", "client migration")  # a search, its matches marked
+    page.page.press("#q", "Enter")
+    page.page.wait_for_selector("#messages article.result mark")
+    page.page.screenshot(path=str(ARTIFACTS / "web-search.png"))
+    page.page.keyboard.press("Escape")
+    page.page.wait_for_function("() => document.getElementById('room-title').textContent === '#open'")
     page.page.set_viewport_size({"width": 390, "height": 760})
     page.page.screenshot(path=str(ARTIFACTS / "web-phone.png"))
     width = page.page.evaluate("document.documentElement.scrollWidth")

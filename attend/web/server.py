@@ -14,9 +14,11 @@ and style run, nothing loads from anywhere else, and the script shows every peer
 order, the live peers, sending a line, marking mail read, who holds which files (the leases verb) and
 the human's release of any of them (the release verb, asked for with ``confirmed``: the page asks the
 human first), what sessions' inbound rules hold and the human's accept or decline of each (the inbound
-verb), and ``/events``: server-sent events, one per message landing in any room the page shows,
-with the message's name (its id, which sorts in send order) as the event id, and the leases again
-whenever they change (attend/web/held.py says what wakes that).
+verb), a search over everything (the search verb: each result's snippet in pieces, marked or not, so
+the page builds the mark itself and never reads markup), and ``/events``: server-sent events, one per
+message landing in any room the page shows, with the message's name (its id, which sorts in send
+order) as the event id; the leases again whenever they change (attend/web/held.py says what wakes
+that); what the inbound rules hold, when that changed.
 
 **Live.** One feed (attend.seat.live, inotify) for the whole server hands each new record to every
 open stream. A stream that reconnects sends ``Last-Event-ID``; it is given every record from
@@ -56,6 +58,7 @@ from attend.verbs import inbound as inbound_verb
 from attend.verbs import leases as leases_verb
 from attend.verbs import peers as peers_verb
 from attend.verbs import release as release_verb
+from attend.verbs import search as search_verb
 from attend.verbs.inbox import Message
 from attend.web.held import HeldWatch
 
@@ -85,6 +88,9 @@ MAX_BACKLOG = 1000  # records a reconnecting stream is given; more and the page 
 MAX_BODY = 256 * 1024  # bytes of a request body (a message is capped lower by send itself)
 MAX_IDS = 1000  # ids marked read in one request
 PARENTS = 512  # parents of replies kept (a reply's "re" line names what it answers)
+SEARCH_LIMIT = 30  # results a search on the page shows
+MAX_QUERY = 1000  # characters of a query the page passes on (the verb bounds it too)
+MARK = "**"  # how the search verb marks a match in its snippet
 CURSOR_RE = re.compile(r"[0-9]{10}\.M[0-9]{6}")
 LOOPBACK_RE = re.compile(r"(127\.0\.0\.1|localhost):[0-9]{1,5}")
 
@@ -300,8 +306,9 @@ class Page:
         return self.leases(), pids, slow
 
     def release(self, session: str, glob: str | None) -> dict[str, Any]:
-        """The human releases one lease of a session (``glob``), or all of them: the release verb, as
-        `attend release --holder` runs it once the human said yes."""
+        """The human releases one lease of a session (``glob``), or all of them, once the page asked and
+        the human said yes: the release verb, as `attend release --holder` runs it once the human
+        typed yes at a terminal."""
         here = layout.host()
         held = [
             x
@@ -310,15 +317,17 @@ class Page:
         ]
         if not held:
             raise NotFoundError("that session holds no lease here now (it ended, or released it)")
-        ctx = self.ctx
+        cwd = self.ctx.cwd
         globs: tuple[str, ...] = ()
         if glob is not None:
             lease = next((x for x in held if x.glob == glob), None)
             if lease is None:
                 raise NotFoundError(f"that session holds no lease on {framing.inline(glob)[:200]} now")
-            # The glob is relative to its own project's root: released from there.
-            ctx = Context(spool=self.spool, env=self.ctx.env, cwd=lease.root, pid=self.ctx.pid)
-            globs = (glob,)
+            cwd, globs = lease.root, (glob,)  # the glob is relative to its own project's root: released there
+        # A context of its own for each release: the human confirmed this one on the page (the route
+        # asks for it), so no terminal is asked, and the confirmation holds for nothing else.
+        ctx = Context(spool=self.spool, env=self.ctx.env, cwd=cwd, pid=self.ctx.pid)
+        ctx.confirmed(release_verb.HUMAN_ACTION)
         out = release_verb.run(ctx, release_verb.ReleaseRequest(globs, holder=session))
         n = len(out.released)
         said = f"released {n} lease{'s' if n != 1 else ''} of {framing.label(out.holder)}"
@@ -353,6 +362,55 @@ class Page:
         done = "accepted" if action == "accept" else "declined"
         said = f"{done} {msg_id}" if found.decided else f"{msg_id} was decided already"
         return {"said": said, "decided": found.decided, "waiting": [self.waiting_doc(w) for w in found.waiting]}
+
+    # ------------------------------------------------------------------ search
+
+    def search(self, text: str) -> dict[str, Any]:
+        """The search verb, as the human (everything in the spool): each result with the page's room
+        it opens in, and its snippet as pieces ``[text, marked]``."""
+        found = search_verb.run(self.ctx, search_verb.SearchRequest(text, limit=SEARCH_LIMIT))
+        listed = {r.room: r for r in self.listed()}
+        out = []
+        for h in found.results:
+            m = chat_verb.read(self.spool, h.room, h.id)
+            pane = next((p for p in chat_verb.panes_for(m, self.user) if p in listed), None) if m else None
+            out.append(
+                {
+                    "id": h.id,
+                    "t": round(layout.name_time(h.id) * 1000),
+                    "pane": pane,
+                    "room": framing.inline(listed[pane].label) if pane else framing.label(h.room),
+                    "sender": framing.label(h.sender),
+                    "snippet": self.pieces(h.snippet, m.body if m else "", text),
+                }
+            )
+        return {
+            "results": out,
+            "notes": [framing.inline(n) for n in found.notes],
+            "warnings": [framing.inline(w) for w in found.warnings],
+        }
+
+    @staticmethod
+    def pieces(snippet: str, body: str, text: str) -> list[tuple[str, bool]]:
+        """The verb's snippet split at its marks (a snippet is one printable line: the verb turns controls
+        and bidi overrides into spaces). A body that holds the mark itself would split in the wrong
+        places: its snippet is made again with each ``*`` of the body stood in for, then put back."""
+        if MARK in body:
+            from attend.search import snippet as snip
+            from attend.verbs import search_core
+
+            stand_in = "\u2217"  # ∗, never in the mark
+            try:
+                terms = search_core.read_query(text).terms()
+            except AttendError:
+                terms = []
+            snippet = snip.make(body.replace("*", stand_in), terms)
+            parts = snippet.split(MARK)
+            return [(p.replace(stand_in, "*"), i % 2 == 1) for i, p in enumerate(parts) if p]
+        parts = snippet.split(MARK)
+        if len(parts) % 2 == 0:  # unbalanced: shown unmarked rather than marked wrong
+            return [(snippet, False)]
+        return [(p, i % 2 == 1) for i, p in enumerate(parts) if p]
 
 
 # ---------------------------------------------------------------------- live
@@ -558,6 +616,17 @@ def routes(page: Page, hub: Hub) -> list[Route]:
         except AttendError as e:
             return json_error(framing.inline(str(e)), 404 if isinstance(e, NotFoundError) else 400)
 
+    async def search(request: Request) -> Response:
+        text = request.query_params.get("q", "")
+        if not text.strip():
+            return json_error("type what to search for")
+        if len(text) > MAX_QUERY:
+            return json_error(f"a search is at most {MAX_QUERY} characters")
+        try:
+            return JSONResponse(await run_in_threadpool(page.search, text))
+        except AttendError as e:
+            return json_error(framing.inline(str(e)))
+
     async def events(request: Request) -> Response:
         after = request.headers.get("last-event-id") or request.query_params.get("after", "")
         if after and not is_cursor(after):
@@ -598,8 +667,7 @@ def routes(page: Page, hub: Hub) -> list[Route]:
 
         return StreamingResponse(stream(), media_type="text/event-stream", headers={"x-accel-buffering": "no"})
 
-    # The one table of routes. Search (a sibling verb) adds its own here: Route("/api/search", search)
-    # beside a search box in index.html's #search slot.
+    # The one table of routes.
     return [
         Route("/", static("index.html", "text/html; charset=utf-8")),
         Route("/app.js", static("app.js", "text/javascript; charset=utf-8")),
@@ -615,6 +683,7 @@ def routes(page: Page, hub: Hub) -> list[Route]:
         Route("/api/release", release, methods=["POST"]),
         Route("/api/inbound", inbound),
         Route("/api/inbound", decide, methods=["POST"]),
+        Route("/api/search", search),
         Route("/events", events),
     ]
 

@@ -4,7 +4,7 @@
 
 const S = {
   user: "", mailbox: "", rooms: [], current: null, messages: [], byId: new Map(), shown: new Set(),
-  chosen: null, replying: null, unread: 0, source: null, peersTimer: 0,
+  chosen: null, replying: null, unread: 0, source: null, peersTimer: 0, searching: null,
 };
 const $ = (id) => document.getElementById(id);
 const MAX_DEPTH = 4;
@@ -109,6 +109,7 @@ async function openRoom(room) {
   let doc;
   try { doc = await api("/api/room?room=" + encodeURIComponent(room)); } catch (e) { say(e.message, true); return; }
   S.current = doc.room;
+  S.searching = null;
   const r = S.rooms.find((x) => x.room === room);
   if (r && r.kind !== "mailbox") r.unread = 0;
   S.messages = doc.messages;
@@ -231,7 +232,7 @@ function arrived(m) {
   if (S.shown.has(m.id)) return;  // a resumed stream may give again what the page has
   S.shown.add(m.id);
   if (typeof m.count === "number") setUnread(m.count);
-  if (inCurrent(m) && !S.byId.has(m.id)) place(m);
+  if (!S.searching && inCurrent(m) && !S.byId.has(m.id)) place(m);  // search results stay as found
   let fresh = false;
   for (const room of m.panes) {
     const r = S.rooms.find((x) => x.room === room);
@@ -267,6 +268,7 @@ function move(delta) {
 }
 
 function openMessage() {
+  if (S.searching) { openResult(S.chosen); return; }
   const a = articles().find((x) => x.dataset.id === S.chosen);
   if (!a) return;
   const body = a.querySelector(".body");
@@ -291,6 +293,59 @@ async function markRead(ids) {
   setUnread(doc.unread);
   updateMarkAll();
   say(doc.marked === 1 ? "Marked read." : "Marked " + doc.marked + " read.");
+}
+
+// ------------------------------------------------------------------ search
+
+async function search(text) {
+  if (!text.trim()) return;
+  let doc;
+  try { doc = await api("/api/search?q=" + encodeURIComponent(text)); } catch (e) { say(e.message, true); return; }
+  S.searching = { text, results: doc.results };
+  S.chosen = null;
+  cancelReply();
+  $("room-title").textContent = "Search: " + text;
+  const n = doc.results.length;
+  $("room-detail").textContent = (n === 1 ? "1 result" : n + " results") + ", best first · Enter opens one in its room · Esc goes back";
+  $("mark-all").hidden = true;
+  const box = $("messages");
+  box.replaceChildren();
+  box.tabIndex = 0;
+  if (!n) box.append(el("p", "empty", "Nothing found."));
+  for (const r of doc.results) box.append(result(r));
+  box.scrollTop = 0;
+  say([...doc.notes, ...doc.warnings].join(" · ") || "Search results: Enter (or a click) opens one in its room.");
+  document.body.classList.remove("side-open");
+}
+
+function result(r) {
+  // The snippet comes as pieces, marked or not: the mark is made here, each piece as text.
+  const a = el("article", "msg result");
+  a.dataset.id = r.id;
+  a.tabIndex = -1;
+  const head = el("div", "head");
+  const t = el("time", null, localTime(r.t));
+  t.dateTime = new Date(r.t).toISOString();
+  head.append(t, el("span", "sender", r.sender), el("span", "where", "in " + r.room));
+  const body = el("div", "body");
+  for (const [text, marked] of r.snippet) body.append(marked ? el("mark", null, text) : document.createTextNode(text));
+  a.append(head, body);
+  a.addEventListener("click", () => { choose(a); openResult(r.id); });
+  return a;
+}
+
+async function openResult(id) {
+  const r = S.searching && S.searching.results.find((x) => x.id === id);
+  if (!r) return;
+  if (!r.pane) { say("That message is in a room this page does not show (attend inbox " + r.id + " reads it).", true); return; }
+  await openRoom(r.pane);
+  const a = articles().find((x) => x.dataset.id === id);
+  if (a) { choose(a); a.scrollIntoView({ block: "center" }); openMessage(); }
+  else say("That message is older than what the room shows here: attend inbox " + id + " reads it.");
+}
+
+function leaveSearch() {
+  if (S.searching && S.current) openRoom(S.current.room);
 }
 
 // ------------------------------------------------------------------ compose
@@ -541,6 +596,11 @@ function onKey(ev) {
     $("menu").focus();
     return;
   }
+  if (t === $("q")) {
+    if (ev.key === "Escape") { ev.preventDefault(); t.value = ""; leaveSearch(); $("text").focus(); }
+    else if (ev.key === "ArrowDown" && S.searching) { ev.preventDefault(); choose(articles()[0]); }
+    return;
+  }
   if (t === $("text")) {
     if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) { ev.preventDefault(); send(); }
     else if (ev.key === "Tab" && !ev.shiftKey && /^[@#]/.test(wordAtCursor().word)) { ev.preventDefault(); complete(); }
@@ -570,7 +630,8 @@ function onKey(ev) {
     case "]": ev.preventDefault(); stepRoom(1); break;
     case "g": { ev.preventDefault(); const cur = $("rooms").querySelector('[aria-current="true"]') || $("rooms").querySelector("button"); if (cur) cur.focus(); break; }
     case "?": ev.preventDefault(); $("help").showModal(); break;
-    case "Escape": if (S.replying) cancelReply(); break;
+    case "/": ev.preventDefault(); $("q").focus(); $("q").select(); break;
+    case "Escape": if (S.replying) cancelReply(); else if (S.searching) { leaveSearch(); } break;
     default: break;
   }
 }
@@ -581,6 +642,7 @@ async function start() {
   notifySetup();
   document.addEventListener("keydown", onKey);
   $("compose").addEventListener("submit", (ev) => { ev.preventDefault(); send(); });
+  $("search").addEventListener("submit", (ev) => { ev.preventDefault(); search($("q").value); });
   $("reply-cancel").addEventListener("click", () => { cancelReply(); $("text").focus(); });
   $("mark-all").addEventListener("click", () => markRead(S.messages.filter((m) => m.unread).map((m) => m.id)));
   $("help-open").addEventListener("click", () => $("help").showModal());
