@@ -38,7 +38,7 @@ from attend.verbs import chat as chat_verb
 from attend.verbs import join as join_verb
 from attend.verbs import reply as reply_verb
 from attend.verbs import send as send_verb
-from tests.support import ATTEND, DEADLINE, World, name_at, post, wait_until
+from tests.support import ATTEND, DEADLINE, World, drain, name_at, post, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -86,15 +86,26 @@ def browser() -> Iterator[Any]:
 class Web:
     """`attend web --port 0`, the real binary, as the world's human; its first line is the address."""
 
-    def __init__(self, world: World, *args: str) -> None:
+    def __init__(self, world: World, *args: str, terminal: bool = False) -> None:
+        """``terminal``: started as a human starts it, at a terminal (a pty, its controlling terminal:
+        the authority rule asks for one before a human-only act such as releasing a session's lease)."""
+        slave = None
+        if terminal:
+            master, slave = os.openpty()
+            self.master = master
         self.proc = subprocess.Popen(
-            [ATTEND, "web", "--port", "0", *args],
+            ["setsid", "--ctty", ATTEND, "web", "--port", "0", *args]
+            if terminal
+            else [ATTEND, "web", "--port", "0", *args],
             env=world.env,
             cwd=str(world.project("proj")),
+            stdin=slave,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
         )
+        if slave is not None:
+            os.close(slave)
         assert self.proc.stdout is not None
         self.url = self.proc.stdout.readline().strip()
         if not self.url.startswith("http://127.0.0.1:"):
@@ -112,6 +123,8 @@ class Web:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        if hasattr(self, "master"):
+            os.close(self.master)
 
 
 @pytest.fixture
@@ -631,11 +644,243 @@ def test_the_title_counts_unread_mail_and_only_mail_to_the_human_notifies(
     assert chat_verb.mailbox_unread(world.spool, USER) == [] and page.page.locator("article.msg.unread").count() == 0
 
 
-def scene(world: World) -> None:
-    """A morning's bus: two sessions in #deploy, a thread in #open, mail for the human, a relayed line."""
+# ---------------------------------------------------------------------- who holds which files
+
+
+def page_jar(page: Page, web: Web) -> dict[str, str]:
+    """The headers of a write as the open page makes it: its own cookie, its own origin."""
+    (cookie,) = [c for c in page.context.cookies() if c["name"] == "attend_web"]
+    return {"Cookie": f"attend_web={cookie['value']}", "Origin": web.origin, "Content-Type": "application/json"}
+
+
+def leased_repo(world: World, project: str = "proj") -> Path:
+    """A git working tree for leases (their globs are relative to its root)."""
+    path = world.project(project)
+    if not (path / ".git").exists():
+        subprocess.run(["git", "init", "-q", str(path)], check=True)
+        (path / "src" / "api").mkdir(parents=True)
+        (path / "src" / "api" / "routes.py").write_text("x = 1\n")
+    return path
+
+
+def held(page: Page) -> str:
+    return str(page.page.inner_text("#held"))
+
+
+def wait_held(page: Page, present: str | None = None, absent: str | None = None) -> None:
+    page.page.wait_for_function(
+        "([yes, no]) => { const t = document.getElementById('held').textContent;"
+        " return (yes === null || t.includes(yes)) && (no === null || !t.includes(no)); }",
+        arg=[present, absent],
+        timeout=DEADLINE * 1000,
+    )
+
+
+def test_the_files_held_panel_shows_a_cli_lease_live_and_drops_it_on_release_and_when_its_holder_ends(
+    world: World, web: Web, browser: Any, pages: list[Page]
+) -> None:
+    leased_repo(world)
+    hana = world.session("proj", name="Hana")
+    page = open_page(browser, web, pages)
+    assert "no file is leased" in held(page)
+    r = hana.attend("lease", "src/api", "--reason", "reshaping the routes")
+    assert r.rc == 0, r.stderr
+    wait_held(page, "src/api")  # live: no reload
+    row = page.page.locator("#held li", has_text="src/api").inner_text()
+    assert "Hana" in row and "reshaping the routes" in row and "in proj" in row, row
+    r = hana.attend("release")
+    assert r.rc == 0, r.stderr
+    wait_held(page, "no file is leased", "src/api")
+    assert hana.attend("lease", "README.md").rc == 0
+    wait_held(page, "README.md")
+    hana.close()  # its client ends: nothing is written, and the lease is gone with it
+    wait_held(page, "no file is leased", "README.md")
+    assert not page.errors, page.errors
+
+
+@pytest.fixture
+def web_at_terminal(world: World) -> Iterator[Web]:
+    w = Web(world, terminal=True)
+    yield w
+    w.stop()
+
+
+def test_the_human_releases_a_sessions_lease_only_after_saying_yes(
+    world: World, web_at_terminal: Web, browser: Any, pages: list[Page]
+) -> None:
+    web = web_at_terminal
+    leased_repo(world)
+    hana = world.session("proj", name="Hana")
+    assert hana.attend("lease", "src/api", "src/api/routes.py", "--reason", "mid-refactor").rc == 0
+    lease_file = world.spool_root / "sessions" / hana.session_id / "leases"
+    before = lease_file.read_bytes()
+    page = open_page(browser, web, pages)
+    p = page.page
+    wait_held(page, "src/api/routes.py")
+    # Without the page's confirmation the server releases nothing (the page's own cookie and origin).
+    jar = page_jar(page, web)
+    unconfirmed = json.dumps({"session": hana.session_id, "glob": "src/api"}).encode()
+    assert request(web, "POST", "/api/release", jar, unconfirmed) == 400
+    assert lease_file.read_bytes() == before
+    row = p.locator("#held li", has_text="src/api").filter(has_not_text="routes.py")
+    row.locator("button.release").click()
+    assert p.evaluate("document.getElementById('release').open")
+    assert "src/api" in p.inner_text("#release-what") and "Hana" in p.inner_text("#release-what")
+    p.keyboard.press("Escape")  # no: nothing released
+    p.wait_for_function("() => !document.getElementById('release').open")
+    assert "Kept" in p.inner_text("#status")
+    assert lease_file.read_bytes() == before
+    row.locator("button.release").click()
+    p.click("#release-yes")
+    wait_held(page, "src/api/routes.py")
+    page.page.wait_for_function(
+        "() => !Array.from(document.querySelectorAll('#held .glob')).some(g => g.textContent === 'src/api')"
+    )
+    assert "released 1 lease of Hana: src/api" in p.inner_text("#status")
+    listed = json.loads(world.attend("leases", "--json").stdout)["leases"]
+    assert [x["glob"] for x in listed] == ["src/api/routes.py"]  # the other lease stays
+    assert not page.errors, page.errors
+
+
+def test_a_hostile_lease_reason_is_inert(world: World, web: Web, browser: Any, pages: list[Page]) -> None:
+    leased_repo(world)
+    mallory = world.session("proj", name="Mallory")
+    assert mallory.attend("lease", "src/api", "--reason", HOSTILE_BODY[:180]).rc == 0
+    page = open_page(browser, web, pages)
+    wait_held(page, "src/api")
+    p = page.page
+    assert p.evaluate("window.pwned") is None
+    assert p.evaluate("document.querySelectorAll('#held img, #held script, #held style, #held a').length") == 0
+    assert "<img src=" in held(page)
+    p.locator("#held button.release").click()
+    assert "<img src=" in p.inner_text("#release-what")
+    assert p.evaluate("document.querySelectorAll('#release img, #release script').length") == 0
+    p.keyboard.press("Escape")
+    assert p.evaluate("window.pwned") is None
+    assert all(u.startswith(web.origin + "/") for u in page.requests), page.requests
+
+
+# ---------------------------------------------------------------------- what inbound rules hold
+
+
+def sent_states(s: StandIn) -> dict[str, dict[str, str]]:
+    """Where each message ``s`` sent stands, for each recipient: its receipts (`attend inbox --sent`)."""
+    out = s.attend("inbox", "--sent", "--json")
+    assert out.rc == 0, out.stderr
+    return {m["id"]: {r["session_id"]: r["state"] for r in m["recipients"]} for m in json.loads(out.stdout)["messages"]}
+
+
+def test_the_human_accepts_or_declines_what_a_sessions_inbound_rule_holds(
+    world: World, web: Web, browser: Any, pages: list[Page]
+) -> None:
+    hana, tao = enrolled(world, "api", "Hana"), enrolled(world, "web", "Tao")
+    assert tao.attend("inbound", "hold").rc == 0
+    page = open_page(browser, web, pages)
+    p = page.page
+    assert not p.is_visible("#waiting")  # nothing waits: no panel
+    first = say(world, hana, "please look at the schema diff", to=tao.session_id)
+    second = say(world, hana, HOSTILE_BODY, to=tao.session_id)
+    p.wait_for_function("() => document.querySelectorAll('#waiting li').length === 2", timeout=DEADLINE * 1000)
+    row = p.locator("#waiting li", has_text="please look at the schema diff")
+    assert "Hana" in row.inner_text() and "Tao" in row.inner_text()
+    # A held subject is text: nothing of it runs or loads.
+    assert p.evaluate("window.pwned") is None
+    assert p.evaluate("document.querySelectorAll('#waiting img, #waiting script, #waiting a').length") == 0
+    assert "<img src=" in p.inner_text("#waiting")
+    assert world.spool.delivery_state(tao.session_id, first) == "held"
+    assert "schema diff" not in drain(world, tao.session_id).stdout  # held: no conduit shows it
+
+    row.locator("button.accept").click()
+    p.wait_for_function("() => document.querySelectorAll('#waiting li').length === 1", timeout=DEADLINE * 1000)
+    assert "Accepted" in p.inner_text("#status")
+    assert "schema diff" in drain(world, tao.session_id).stdout  # shown once by the next conduit…
+    assert "schema diff" not in drain(world, tao.session_id).stdout  # …and only once
+
+    p.locator("#waiting li button.decline").click()
+    p.wait_for_selector("#waiting-box", state="hidden", timeout=DEADLINE * 1000)
+    states = sent_states(hana)  # the sender's receipts say what became of each
+    assert states[first] == {tao.session_id: "delivered"} or states[first] == {tao.session_id: "seen"}, states
+    assert states[second] == {tao.session_id: "declined"}, states
+    assert "pwned" not in drain(world, tao.session_id).stdout
+    # A decision the page did not see coming (decided already, or a forged id) is one line, nothing changed.
+    jar = page_jar(page, web)
+    for body in [{"id": second, "action": "accept"}, {"id": "../x", "action": "accept"}, {"id": "x", "action": "eat"}]:
+        assert request(web, "POST", "/api/inbound", jar, json.dumps(body).encode()) in (400, 404), body
+    assert world.spool.delivery_state(tao.session_id, second) == "declined"
+    assert not page.errors, page.errors
+
+
+# ---------------------------------------------------------------------- search
+
+
+def test_search_finds_a_message_marks_the_match_and_opens_it_in_its_room(
+    world: World, web: Web, browser: Any, pages: list[Page]
+) -> None:
     hana, tao = enrolled(world, "api", "Hana"), enrolled(world, "web", "Tao")
     for s in (hana, tao):
         join_verb.run(world.context(s), join_verb.JoinRequest("deploy"))
+    found = say(world, tao, "The login test times out in the OAuth step, twice on main.", to="#deploy")
+    say(world, hana, "lunch at noon?")
+    for i in range(30):  # the room on screen is another one, with more in it
+        say(world, hana, f"line {i} of #open")
+    page = open_page(browser, web, pages)
+    p = page.page
+    p.keyboard.press("Escape")
+    p.keyboard.press("/")  # the key to the search box
+    assert p.evaluate("document.activeElement.id") == "q"
+    p.keyboard.type("oauth")
+    p.keyboard.press("Enter")
+    p.wait_for_function("() => document.getElementById('room-title').textContent === 'Search: oauth'")
+    results = p.locator("#messages article.result")
+    assert results.count() == 1
+    row = results.first.inner_text()
+    assert "Tao" in row and "#deploy" in row and "times out in the OAuth step" in row, row
+    assert p.eval_on_selector_all("#messages mark", "ms => ms.map(m => m.textContent)") == ["OAuth"]
+    p.keyboard.press("ArrowDown")  # to the results; Enter opens the chosen one in its room
+    p.keyboard.press("Enter")
+    p.wait_for_function("() => document.getElementById('room-title').textContent === '#deploy'")
+    chosen = p.locator("#messages article[aria-selected='true']")
+    assert chosen.get_attribute("data-id") == found and "OAuth step" in chosen.inner_text()
+    # A query the engine could not take as written is read as well as it can be, never an error page.
+    p.fill("#q", 'OAuth" NEAR( -')
+    p.press("#q", "Enter")
+    p.wait_for_function("() => document.getElementById('room-title').textContent.startsWith('Search: OAuth')")
+    p.keyboard.press("Escape")  # back to the room, the box cleared
+    p.wait_for_function("() => document.getElementById('room-title').textContent === '#deploy'")
+    assert not page.errors, page.errors
+
+
+def test_hostile_text_in_search_results_is_inert_and_marked_as_text(
+    world: World, web: Web, browser: Any, pages: list[Page]
+) -> None:
+    hana = enrolled(world, "api", "Hana")
+    say(world, hana, HOSTILE_BODY + " **not a mark** pwnedword")
+    page = open_page(browser, web, pages)
+    p = page.page
+    p.fill("#q", "pwnedword")
+    p.press("#q", "Enter")
+    p.wait_for_selector("#messages article.result")
+    assert p.evaluate("window.pwned") is None
+    assert (
+        p.evaluate("document.querySelectorAll('#messages img, #messages script, #messages style, #messages a').length")
+        == 0
+    )
+    # Only the match is marked; the body's own ** are its text, not a mark.
+    assert p.eval_on_selector_all("#messages mark", "ms => ms.map(m => m.textContent)") == ["pwnedword"]
+    assert "**not a mark**" in p.inner_text("#messages article.result")
+    assert all(u.startswith(web.origin + "/") for u in page.requests), page.requests
+    assert not page.errors, page.errors
+
+
+def scene(world: World) -> None:
+    """A morning's bus: two sessions in #deploy, a thread in #open, mail for the human, a relayed line, a
+    lease on a folder, a message held by its recipient's inbound rule."""
+    leased_repo(world, "api")
+    hana, tao = enrolled(world, "api", "Hana"), enrolled(world, "web", "Tao")
+    for s in (hana, tao):
+        join_verb.run(world.context(s), join_verb.JoinRequest("deploy"))
+    leased = hana.attend("lease", "src/api", "--reason", "schema v2 migration")
+    assert leased.rc == 0, leased.stderr
     asked = say(world, hana, "Schema v2 is merged. Who takes the client migration?")
     send_verb.run(world.context(tao), send_verb.SendRequest("I will, after lunch: the web client first.", re=asked))
     thanks = world.attend("reply", "--re", asked, "Thanks both. Smoke tests before 22:00, please.")
@@ -665,6 +910,9 @@ def scene(world: World) -> None:
     assert (
         store.receive(world.spool, me, "attend.from.build-box.to.all.open", headers, envelope.render(sig)) == "stored"
     )
+    uma = enrolled(world, "ops", "Uma")  # enrolled last: what comes to Uma from now on waits for a look
+    assert uma.attend("inbound", "hold").rc == 0
+    say(world, hana, "Can I take over the deploy script while you fix the login test?", to=uma.session_id)
 
 
 def test_a_screenshot_at_desk_and_phone_width(world: World, web: Web, browser: Any, pages: list[Page]) -> None:
@@ -673,6 +921,15 @@ def test_a_screenshot_at_desk_and_phone_width(world: World, web: Web, browser: A
     page.wait_text("Nightly build green")
     ARTIFACTS.mkdir(exist_ok=True)
     page.page.screenshot(path=str(ARTIFACTS / "web.png"))
+    page.page.locator("#held button.release").click()  # the human's release asks first
+    page.page.screenshot(path=str(ARTIFACTS / "web-release.png"))
+    page.page.keyboard.press("Escape")
+    page.page.fill("#q", "client migration")  # a search, its matches marked
+    page.page.press("#q", "Enter")
+    page.page.wait_for_selector("#messages article.result mark")
+    page.page.screenshot(path=str(ARTIFACTS / "web-search.png"))
+    page.page.keyboard.press("Escape")
+    page.page.wait_for_function("() => document.getElementById('room-title').textContent === '#open'")
     page.page.set_viewport_size({"width": 390, "height": 760})
     page.page.screenshot(path=str(ARTIFACTS / "web-phone.png"))
     width = page.page.evaluate("document.documentElement.scrollWidth")

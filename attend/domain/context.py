@@ -133,6 +133,13 @@ class Context:
         self._confirmed.add(action)
         return who
 
+    def confirmed(self, action: str) -> None:
+        """Count ``action`` as confirmed by the human in a seat of the human's own rather than at a
+        terminal: the page (``attend web``), whose confirmation only the browser holding the cookie of
+        its one-time address can give. ``human`` still checks the caller (outside every agent session's
+        process tree) and then asks no terminal."""
+        self._confirmed.add(action)
+
     @property
     def sessions_dir(self) -> str:
         return identity.sessions_home(self.env)

@@ -9,11 +9,16 @@ page's own origin (another port of 127.0.0.1 is the same site to a browser, so i
 cookie too, but not this origin). Every answer carries a strict Content-Security-Policy: only the page's own script
 and style run, nothing loads from anywhere else, and the script shows every peer's text as text.
 
-**What it serves** (``API``, the one table of routes; a search box and a leases panel add theirs
-there): the page, its script and style (attend/web/static/, package data), the rooms with their
-unread counts, a room's messages in thread order, the live peers, sending a line, marking mail read,
-and ``/events``: server-sent events, one per message landing in any room the page shows, with the
-message's name (its id, which sorts in send order) as the event id.
+**What it serves** (``routes``, the one table of routes): the page, its script and style
+(attend/web/static/, package data), the rooms with their unread counts, a room's messages in thread
+order, the live peers, sending a line, marking mail read, who holds which files (the leases verb) and
+the human's release of any of them (the release verb, asked for with ``confirmed``: the page asks the
+human first), what sessions' inbound rules hold and the human's accept or decline of each (the inbound
+verb), a search over everything (the search verb: each result's snippet in pieces, marked or not, so
+the page builds the mark itself and never reads markup), and ``/events``: server-sent events, one per
+message landing in any room the page shows, with the message's name (its id, which sorts in send
+order) as the event id; the leases again whenever they change (attend/web/held.py says what wakes
+that); what the inbound rules hold, when that changed.
 
 **Live.** One feed (attend.seat.live, inotify) for the whole server hands each new record to every
 open stream. A stream that reconnects sends ``Last-Event-ID``; it is given every record from
@@ -44,12 +49,18 @@ from starlette.routing import Route
 from attend import layout, safejson
 from attend.domain import framing, humans, rooms
 from attend.domain.context import Context
-from attend.errors import AttendError
+from attend.errors import AttendError, NotFoundError
+from attend.leases.store import live_holdings
 from attend.seat import compose, threads
 from attend.seat.live import Feed
 from attend.verbs import chat as chat_verb
+from attend.verbs import inbound as inbound_verb
+from attend.verbs import leases as leases_verb
 from attend.verbs import peers as peers_verb
+from attend.verbs import release as release_verb
+from attend.verbs import search as search_verb
 from attend.verbs.inbox import Message
+from attend.web.held import HeldWatch
 
 STATIC = Path(__file__).resolve().parent / "static"
 COOKIE = "attend_web"
@@ -77,6 +88,9 @@ MAX_BACKLOG = 1000  # records a reconnecting stream is given; more and the page 
 MAX_BODY = 256 * 1024  # bytes of a request body (a message is capped lower by send itself)
 MAX_IDS = 1000  # ids marked read in one request
 PARENTS = 512  # parents of replies kept (a reply's "re" line names what it answers)
+SEARCH_LIMIT = 30  # results a search on the page shows
+MAX_QUERY = 1000  # characters of a query the page passes on (the verb bounds it too)
+MARK = "**"  # how the search verb marks a match in its snippet
 CURSOR_RE = re.compile(r"[0-9]{10}\.M[0-9]{6}")
 LOOPBACK_RE = re.compile(r"(127\.0\.0\.1|localhost):[0-9]{1,5}")
 
@@ -254,6 +268,150 @@ class Page:
         marked = chat_verb.mark_read(self.spool, self.user, ids)
         return {"marked": marked, "unread": len(self.unread())}
 
+    # ------------------------------------------------------------------ who holds which files
+
+    def leases(self) -> dict[str, Any]:
+        """Every live lease as the page shows it: each string framing's, as a message's are. Another
+        host's (``remote``) is shown, not released here: its holder lives on that host."""
+        found = leases_verb.run(self.ctx, leases_verb.LeasesRequest())
+        here = layout.host()
+        return {
+            "leases": [
+                {
+                    "holder": framing.label(x.holder),
+                    "session": x.session,
+                    "client": framing.label(x.client) if x.client else None,
+                    "glob": framing.inline(x.glob),
+                    "root": framing.inline(x.root),
+                    "project": framing.inline(x.root.rstrip("/").rsplit("/", 1)[-1] or "/") if x.root else None,
+                    "reason": framing.inline(x.reason),
+                    "shared": x.shared,
+                    "since": x.since,
+                    "until": x.until,
+                    "host": framing.label(x.host),
+                    "repo": framing.inline(x.repo) if x.repo else None,
+                    "remote": x.host != here or x.repo is not None,
+                }
+                for x in found.leases
+            ]
+        }
+
+    def held(self) -> tuple[dict[str, Any], set[int], bool]:
+        """The leases (as the page shows them); the processes of the local holders, so the page is told
+        as soon as one ends; and whether to look again on a timer (attend/web/held.py): for a holder
+        with no process of its own, or a relay's mirror of other hosts' leases."""
+        holdings = live_holdings(self.spool)
+        pids = {h.pid for h in holdings if h.pid is not None and h.start is not None}
+        slow = any(h.pid is None or h.start is None for h in holdings) or self.spool.exists(layout.RELAY)
+        return self.leases(), pids, slow
+
+    def release(self, session: str, glob: str | None) -> dict[str, Any]:
+        """The human releases one lease of a session (``glob``), or all of them, once the page asked and
+        the human said yes: the release verb, as `attend release --holder` runs it once the human
+        typed yes at a terminal."""
+        here = layout.host()
+        held = [
+            x
+            for x in leases_verb.run(self.ctx, leases_verb.LeasesRequest()).leases
+            if x.session == session and x.host == here and x.repo is None
+        ]
+        if not held:
+            raise NotFoundError("that session holds no lease here now (it ended, or released it)")
+        cwd = self.ctx.cwd
+        globs: tuple[str, ...] = ()
+        if glob is not None:
+            lease = next((x for x in held if x.glob == glob), None)
+            if lease is None:
+                raise NotFoundError(f"that session holds no lease on {framing.inline(glob)[:200]} now")
+            cwd, globs = lease.root, (glob,)  # the glob is relative to its own project's root: released there
+        # A context of its own for each release: the human confirmed this one on the page (the route
+        # asks for it), so no terminal is asked, and the confirmation holds for nothing else.
+        ctx = Context(spool=self.spool, env=self.ctx.env, cwd=cwd, pid=self.ctx.pid)
+        ctx.confirmed(release_verb.HUMAN_ACTION)
+        out = release_verb.run(ctx, release_verb.ReleaseRequest(globs, holder=session))
+        n = len(out.released)
+        said = f"released {n} lease{'s' if n != 1 else ''} of {framing.label(out.holder)}"
+        if out.released:
+            said += ": " + ", ".join(framing.inline(x.glob) for x in out.released)
+        kept = [framing.inline(f"{x.glob}: {x.why}") for x in out.not_released]
+        return {"said": said, "released": n, "not_released": kept}
+
+    # ------------------------------------------------------------------ what inbound rules hold
+
+    def inbound(self) -> dict[str, Any]:
+        """What waits for each session (its inbound rule holds it), oldest first, as the page shows it."""
+        found = inbound_verb.run(self.ctx, inbound_verb.InboundRequest())
+        return {"waiting": [self.waiting_doc(w) for w in found.waiting]}
+
+    @staticmethod
+    def waiting_doc(w: inbound_verb.Held) -> dict[str, Any]:
+        return {
+            "id": w.id,
+            "session": w.session,
+            "for": framing.label(w.session_name),
+            "sender": framing.label(w.sender),
+            "class": w.sender_class,
+            "t": round(layout.name_time(w.id) * 1000),
+            "subject": framing.inline(w.subject),
+            "unreviewed": w.unreviewed,
+        }
+
+    def decide(self, msg_id: str, action: str) -> dict[str, Any]:
+        """Accept (its session's next conduit shows it, once) or decline (the sender's receipt says so)."""
+        found = inbound_verb.run(self.ctx, inbound_verb.InboundRequest(action, msg_id))
+        done = "accepted" if action == "accept" else "declined"
+        said = f"{done} {msg_id}" if found.decided else f"{msg_id} was decided already"
+        return {"said": said, "decided": found.decided, "waiting": [self.waiting_doc(w) for w in found.waiting]}
+
+    # ------------------------------------------------------------------ search
+
+    def search(self, text: str) -> dict[str, Any]:
+        """The search verb, as the human (everything in the spool): each result with the page's room
+        it opens in, and its snippet as pieces ``[text, marked]``."""
+        found = search_verb.run(self.ctx, search_verb.SearchRequest(text, limit=SEARCH_LIMIT))
+        listed = {r.room: r for r in self.listed()}
+        out = []
+        for h in found.results:
+            m = chat_verb.read(self.spool, h.room, h.id)
+            pane = next((p for p in chat_verb.panes_for(m, self.user) if p in listed), None) if m else None
+            out.append(
+                {
+                    "id": h.id,
+                    "t": round(layout.name_time(h.id) * 1000),
+                    "pane": pane,
+                    "room": framing.inline(listed[pane].label) if pane else framing.label(h.room),
+                    "sender": framing.label(h.sender),
+                    "snippet": self.pieces(h.snippet, m.body if m else "", text),
+                }
+            )
+        return {
+            "results": out,
+            "notes": [framing.inline(n) for n in found.notes],
+            "warnings": [framing.inline(w) for w in found.warnings],
+        }
+
+    @staticmethod
+    def pieces(snippet: str, body: str, text: str) -> list[tuple[str, bool]]:
+        """The verb's snippet split at its marks (a snippet is one printable line: the verb turns controls
+        and bidi overrides into spaces). A body that holds the mark itself would split in the wrong
+        places: its snippet is made again with each ``*`` of the body stood in for, then put back."""
+        if MARK in body:
+            from attend.search import snippet as snip
+            from attend.verbs import search_core
+
+            stand_in = "\u2217"  # ∗, never in the mark
+            try:
+                terms = search_core.read_query(text).terms()
+            except AttendError:
+                terms = []
+            snippet = snip.make(body.replace("*", stand_in), terms)
+            parts = snippet.split(MARK)
+            return [(p.replace(stand_in, "*"), i % 2 == 1) for i, p in enumerate(parts) if p]
+        parts = snippet.split(MARK)
+        if len(parts) % 2 == 0:  # unbalanced: shown unmarked rather than marked wrong
+            return [(snippet, False)]
+        return [(p, i % 2 == 1) for i, p in enumerate(parts) if p]
+
 
 # ---------------------------------------------------------------------- live
 
@@ -266,6 +424,8 @@ class Hub:
         self.queues: set[asyncio.Queue[tuple[str, Any]]] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
         self.feed: Feed | None = None
+        self.held: HeldWatch | None = None
+        self.waiting: Any = None  # the inbound list last sent to the pages
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
@@ -277,11 +437,16 @@ class Hub:
             rescan=RESCAN_SECONDS,
         )
         self.feed.start()
+        self.held = HeldWatch(self.page.spool, self.page.held, lambda doc: self._post("leases", doc))
+        self.held.start()
 
     def stop(self) -> None:
         if self.feed is not None:
             self.feed.stop()
             self.feed = None
+        if self.held is not None:
+            self.held.stop()
+            self.held = None
 
     def _messages(self, batch: list[Message]) -> None:
         """On the feed's thread: the spool is read here (parents, the unread count), off the loop. Mail
@@ -293,6 +458,18 @@ class Hub:
             doc = self.page.message(m, unread)
             doc["count"] = len(unread)  # the human's unread mail, now
             self._post("message", doc)
+        self.inbound_changed()
+
+    def inbound_changed(self) -> None:
+        """What the inbound rules hold, sent when it changed: a held message is a record that landed,
+        so each batch looks (after the batch's own events, which it never delays)."""
+        try:
+            doc = self.page.inbound()
+        except AttendError:
+            return
+        if doc != self.waiting:
+            self.waiting = doc
+            self._post("inbound", doc)
 
     def _post(self, kind: str, data: Any) -> None:
         if self.loop is not None:
@@ -397,6 +574,59 @@ def routes(page: Page, hub: Hub) -> list[Route]:
             return json_error("ids holds message ids only")
         return JSONResponse(await run_in_threadpool(page.mark_read, set(ids)))
 
+    async def leases(_: Request) -> Response:
+        try:
+            return JSONResponse(await run_in_threadpool(page.leases))
+        except AttendError as e:
+            return json_error(framing.inline(str(e)), 500)
+
+    async def release(request: Request) -> Response:
+        doc = await body_json(request)
+        if doc is None:
+            return json_error("not a JSON object, or too large")
+        session, glob = doc.get("session"), doc.get("glob")
+        if not isinstance(session, str) or not layout.is_session_id(session):
+            return json_error("session is the holder's session id")
+        if not (glob is None or (isinstance(glob, str) and 0 < len(glob) <= 4096)):
+            return json_error("glob is one lease's glob, or null for all of the session's")
+        if doc.get("confirmed") is not True:  # the page asks the human first; nothing else releases
+            return json_error("releasing another session's lease is confirmed by the human first")
+        try:
+            return JSONResponse(await run_in_threadpool(page.release, session, glob))
+        except AttendError as e:
+            return json_error(framing.inline(str(e)), 404 if isinstance(e, NotFoundError) else 400)
+
+    async def inbound(_: Request) -> Response:
+        try:
+            return JSONResponse(await run_in_threadpool(page.inbound))
+        except AttendError as e:
+            return json_error(framing.inline(str(e)), 500)
+
+    async def decide(request: Request) -> Response:
+        doc = await body_json(request)
+        if doc is None:
+            return json_error("not a JSON object, or too large")
+        msg_id, action = doc.get("id"), doc.get("action")
+        if not isinstance(msg_id, str) or not layout.NAME_RE.fullmatch(msg_id):
+            return json_error("id is a held message's id")
+        if action not in ("accept", "decline"):
+            return json_error("action is accept or decline")
+        try:
+            return JSONResponse(await run_in_threadpool(page.decide, msg_id, action))
+        except AttendError as e:
+            return json_error(framing.inline(str(e)), 404 if isinstance(e, NotFoundError) else 400)
+
+    async def search(request: Request) -> Response:
+        text = request.query_params.get("q", "")
+        if not text.strip():
+            return json_error("type what to search for")
+        if len(text) > MAX_QUERY:
+            return json_error(f"a search is at most {MAX_QUERY} characters")
+        try:
+            return JSONResponse(await run_in_threadpool(page.search, text))
+        except AttendError as e:
+            return json_error(framing.inline(str(e)))
+
     async def events(request: Request) -> Response:
         after = request.headers.get("last-event-id") or request.query_params.get("after", "")
         if after and not is_cursor(after):
@@ -437,8 +667,7 @@ def routes(page: Page, hub: Hub) -> list[Route]:
 
         return StreamingResponse(stream(), media_type="text/event-stream", headers={"x-accel-buffering": "no"})
 
-    # The one table of routes. Search and leases (sibling verbs) add theirs here, e.g.
-    # Route("/api/search", search) beside a search box in index.html's #search slot.
+    # The one table of routes.
     return [
         Route("/", static("index.html", "text/html; charset=utf-8")),
         Route("/app.js", static("app.js", "text/javascript; charset=utf-8")),
@@ -450,6 +679,11 @@ def routes(page: Page, hub: Hub) -> list[Route]:
         Route("/api/complete", complete),
         Route("/api/send", send, methods=["POST"]),
         Route("/api/read", read, methods=["POST"]),
+        Route("/api/leases", leases),
+        Route("/api/release", release, methods=["POST"]),
+        Route("/api/inbound", inbound),
+        Route("/api/inbound", decide, methods=["POST"]),
+        Route("/api/search", search),
         Route("/events", events),
     ]
 

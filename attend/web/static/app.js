@@ -4,12 +4,13 @@
 
 const S = {
   user: "", mailbox: "", rooms: [], current: null, messages: [], byId: new Map(), shown: new Set(),
-  chosen: null, replying: null, unread: 0, source: null, peersTimer: 0,
+  chosen: null, replying: null, unread: 0, source: null, peersTimer: 0, searching: null,
 };
 const $ = (id) => document.getElementById(id);
 const MAX_DEPTH = 4;
 const CUT_CHARS = 600;
 const CUT_LINES = 8;
+const WAITING_SHOWN = 5;  // held messages listed at once; each decided brings the next
 
 function el(tag, cls, text) {
   const e = document.createElement(tag);
@@ -108,6 +109,7 @@ async function openRoom(room) {
   let doc;
   try { doc = await api("/api/room?room=" + encodeURIComponent(room)); } catch (e) { say(e.message, true); return; }
   S.current = doc.room;
+  S.searching = null;
   const r = S.rooms.find((x) => x.room === room);
   if (r && r.kind !== "mailbox") r.unread = 0;
   S.messages = doc.messages;
@@ -230,7 +232,7 @@ function arrived(m) {
   if (S.shown.has(m.id)) return;  // a resumed stream may give again what the page has
   S.shown.add(m.id);
   if (typeof m.count === "number") setUnread(m.count);
-  if (inCurrent(m) && !S.byId.has(m.id)) place(m);
+  if (!S.searching && inCurrent(m) && !S.byId.has(m.id)) place(m);  // search results stay as found
   let fresh = false;
   for (const room of m.panes) {
     const r = S.rooms.find((x) => x.room === room);
@@ -266,6 +268,7 @@ function move(delta) {
 }
 
 function openMessage() {
+  if (S.searching) { openResult(S.chosen); return; }
   const a = articles().find((x) => x.dataset.id === S.chosen);
   if (!a) return;
   const body = a.querySelector(".body");
@@ -290,6 +293,59 @@ async function markRead(ids) {
   setUnread(doc.unread);
   updateMarkAll();
   say(doc.marked === 1 ? "Marked read." : "Marked " + doc.marked + " read.");
+}
+
+// ------------------------------------------------------------------ search
+
+async function search(text) {
+  if (!text.trim()) return;
+  let doc;
+  try { doc = await api("/api/search?q=" + encodeURIComponent(text)); } catch (e) { say(e.message, true); return; }
+  S.searching = { text, results: doc.results };
+  S.chosen = null;
+  cancelReply();
+  $("room-title").textContent = "Search: " + text;
+  const n = doc.results.length;
+  $("room-detail").textContent = (n === 1 ? "1 result" : n + " results") + ", best first · Enter opens one in its room · Esc goes back";
+  $("mark-all").hidden = true;
+  const box = $("messages");
+  box.replaceChildren();
+  box.tabIndex = 0;
+  if (!n) box.append(el("p", "empty", "Nothing found."));
+  for (const r of doc.results) box.append(result(r));
+  box.scrollTop = 0;
+  say([...doc.notes, ...doc.warnings].join(" · ") || "Search results: Enter (or a click) opens one in its room.");
+  document.body.classList.remove("side-open");
+}
+
+function result(r) {
+  // The snippet comes as pieces, marked or not: the mark is made here, each piece as text.
+  const a = el("article", "msg result");
+  a.dataset.id = r.id;
+  a.tabIndex = -1;
+  const head = el("div", "head");
+  const t = el("time", null, localTime(r.t));
+  t.dateTime = new Date(r.t).toISOString();
+  head.append(t, el("span", "sender", r.sender), el("span", "where", "in " + r.room));
+  const body = el("div", "body");
+  for (const [text, marked] of r.snippet) body.append(marked ? el("mark", null, text) : document.createTextNode(text));
+  a.append(head, body);
+  a.addEventListener("click", () => { choose(a); openResult(r.id); });
+  return a;
+}
+
+async function openResult(id) {
+  const r = S.searching && S.searching.results.find((x) => x.id === id);
+  if (!r) return;
+  if (!r.pane) { say("That message is in a room this page does not show (attend inbox " + r.id + " reads it).", true); return; }
+  await openRoom(r.pane);
+  const a = articles().find((x) => x.dataset.id === id);
+  if (a) { choose(a); a.scrollIntoView({ block: "center" }); openMessage(); }
+  else say("That message is older than what the room shows here: attend inbox " + id + " reads it.");
+}
+
+function leaveSearch() {
+  if (S.searching && S.current) openRoom(S.current.room);
 }
 
 // ------------------------------------------------------------------ compose
@@ -400,18 +456,128 @@ async function loadPeers() {
   if (!list.children.length) list.append(el("li", "none", "no live sessions"));
 }
 
+// ------------------------------------------------------------------ who holds which files
+
+async function loadLeases() {
+  try { drawLeases(await api("/api/leases")); } catch (e) { /* the next change draws them */ }
+}
+
+function drawLeases(doc) {
+  const list = $("held");
+  const focused = document.activeElement && list.contains(document.activeElement) ? document.activeElement.dataset.key : null;
+  list.replaceChildren();
+  for (const x of doc.leases) {
+    const li = el("li");
+    li.dataset.session = x.session;
+    const what = el("span", "what");
+    what.append(el("code", "glob", x.glob));
+    if (x.shared) what.append(" ", el("span", "tag", "shared"));
+    li.append(what);
+    const who = el("span", "who");
+    who.append(el("span", "name", x.holder));
+    if (x.client) who.append(" ", el("span", "client", x.client));
+    who.append(" · " + (x.remote ? "on " + x.host : "in " + x.project) + " · ", el("span", "when", "since " + localTime(Date.parse(x.since))));
+    if (x.until) who.append(" · ", el("span", "when", "until " + localTime(Date.parse(x.until))));
+    li.append(who);
+    if (x.reason) li.append(el("span", "reason", "“" + x.reason + "”"));
+    li.title = x.remote ? x.glob + " in " + (x.repo || "a repository") + " on " + x.host : x.root + "/" + x.glob;
+    if (!x.remote) {
+      const b = el("button", "release", "Release");
+      b.type = "button";
+      b.dataset.key = x.session + "\n" + x.glob;
+      b.setAttribute("aria-label", "Release " + x.glob + ", held by " + x.holder);
+      b.addEventListener("click", () => askRelease(x));
+      li.append(b);
+    }
+    list.append(li);
+  }
+  if (!list.children.length) list.append(el("li", "none", "no file is leased"));
+  if (focused) {
+    const again = Array.from(list.querySelectorAll("button.release")).find((b) => b.dataset.key === focused);
+    if (again) again.focus();
+  }
+}
+
+function askRelease(x) {
+  const d = $("release");
+  const what = $("release-what");
+  what.replaceChildren(el("code", null, x.glob), ", held by ", el("strong", null, x.holder));
+  if (x.reason) what.append(" (“" + x.reason + "”)");
+  what.append(".");
+  d.returnValue = "";
+  d.onclose = async () => {
+    if (d.returnValue !== "release") { say("Kept: nothing released."); return; }
+    try {
+      const doc = await api("/api/release", { session: x.session, glob: x.glob, confirmed: true });
+      say(doc.said + (doc.not_released.length ? " · " + doc.not_released.join(" · ") : ""), doc.released === 0);
+    } catch (e) { say(e.message, true); }
+    loadLeases();
+  };
+  d.showModal();
+}
+
+// ------------------------------------------------------------------ what inbound rules hold
+
+async function loadWaiting() {
+  try { drawWaiting(await api("/api/inbound")); } catch (e) { /* the next change draws it */ }
+}
+
+function drawWaiting(doc) {
+  const list = $("waiting");
+  const focused = document.activeElement && list.contains(document.activeElement) ? document.activeElement.dataset.key : null;
+  list.replaceChildren();
+  for (const w of doc.waiting.slice(0, WAITING_SHOWN)) {
+    const li = el("li");
+    li.dataset.id = w.id;
+    li.title = w.subject;
+    const head = el("span", "who");
+    head.append(el("span", "name", w.sender), " → ", el("span", "name", w.for), " · ", el("span", "when", localTime(w.t)));
+    if (w.unreviewed) head.append(" ", el("span", "tag", "unreviewed"));
+    li.append(head, el("span", "subject", w.subject));
+    const acts = el("span", "acts");
+    for (const [action, label] of [["accept", "Accept"], ["decline", "Decline"]]) {
+      const b = el("button", action, label);
+      b.type = "button";
+      b.dataset.key = w.id + " " + action;
+      b.setAttribute("aria-label", label + " " + w.sender + "'s message to " + w.for);
+      b.addEventListener("click", () => decide(w, action));
+      acts.append(b);
+    }
+    li.append(acts);
+    list.append(li);
+  }
+  const more = doc.waiting.length - WAITING_SHOWN;
+  if (more > 0) list.append(el("li", "more", "and " + more + " more (oldest first; attend inbound lists them all)"));
+  $("waiting-box").hidden = !doc.waiting.length;
+  if (focused) {
+    const again = Array.from(list.querySelectorAll("button")).find((b) => b.dataset.key === focused);
+    if (again) again.focus();
+  }
+}
+
+async function decide(w, action) {
+  try {
+    const doc = await api("/api/inbound", { id: w.id, action });
+    const what = action === "accept" ? "Accepted: " + w.for + " is shown it once." : "Declined: " + w.sender + "'s receipt says so.";
+    say(doc.decided.length ? what : doc.said);
+    drawWaiting(doc);
+  } catch (e) { say(e.message, true); loadWaiting(); }
+}
+
 // ------------------------------------------------------------------ live
 
 function listen(cursor) {
   const src = new EventSource("/events?after=" + encodeURIComponent(cursor));
   S.source = src;
-  src.addEventListener("open", () => connection("live"));
+  src.addEventListener("open", () => { connection("live"); loadLeases(); loadWaiting(); });  // what changed while it was down
   // The browser retries a broken stream by itself; a refused one (a server started again has another
   // cookie) it closes for good.
   src.addEventListener("error", () => connection(src.readyState === EventSource.CLOSED ? "gone" : "down"));
   src.addEventListener("message", (ev) => arrived(JSON.parse(ev.data)));
   src.addEventListener("count", (ev) => setUnread(JSON.parse(ev.data).count));
   src.addEventListener("peers", () => loadPeers());
+  src.addEventListener("leases", (ev) => drawLeases(JSON.parse(ev.data)));
+  src.addEventListener("inbound", (ev) => drawWaiting(JSON.parse(ev.data)));
   src.addEventListener("rooms", () => loadRooms().catch(() => {}));
   src.addEventListener("reset", () => location.reload());
 }
@@ -422,12 +588,17 @@ function typing(t) { return t instanceof HTMLTextAreaElement || t instanceof HTM
 
 function onKey(ev) {
   const t = ev.target;
-  if ($("help").open) return;
+  if ($("help").open || $("release").open) return;
   if (ev.altKey && (ev.key === "ArrowUp" || ev.key === "ArrowDown")) { ev.preventDefault(); stepRoom(ev.key === "ArrowUp" ? -1 : 1); return; }
   if (ev.key === "Escape" && document.body.classList.contains("side-open")) {
     document.body.classList.remove("side-open");
     $("menu").setAttribute("aria-expanded", "false");
     $("menu").focus();
+    return;
+  }
+  if (t === $("q")) {
+    if (ev.key === "Escape") { ev.preventDefault(); t.value = ""; leaveSearch(); $("text").focus(); }
+    else if (ev.key === "ArrowDown" && S.searching) { ev.preventDefault(); choose(articles()[0]); }
     return;
   }
   if (t === $("text")) {
@@ -459,7 +630,8 @@ function onKey(ev) {
     case "]": ev.preventDefault(); stepRoom(1); break;
     case "g": { ev.preventDefault(); const cur = $("rooms").querySelector('[aria-current="true"]') || $("rooms").querySelector("button"); if (cur) cur.focus(); break; }
     case "?": ev.preventDefault(); $("help").showModal(); break;
-    case "Escape": if (S.replying) cancelReply(); break;
+    case "/": ev.preventDefault(); $("q").focus(); $("q").select(); break;
+    case "Escape": if (S.replying) cancelReply(); else if (S.searching) { leaveSearch(); } break;
     default: break;
   }
 }
@@ -470,6 +642,7 @@ async function start() {
   notifySetup();
   document.addEventListener("keydown", onKey);
   $("compose").addEventListener("submit", (ev) => { ev.preventDefault(); send(); });
+  $("search").addEventListener("submit", (ev) => { ev.preventDefault(); search($("q").value); });
   $("reply-cancel").addEventListener("click", () => { cancelReply(); $("text").focus(); });
   $("mark-all").addEventListener("click", () => markRead(S.messages.filter((m) => m.unread).map((m) => m.id)));
   $("help-open").addEventListener("click", () => $("help").showModal());
@@ -478,7 +651,7 @@ async function start() {
     const open = document.body.classList.toggle("side-open");
     $("menu").setAttribute("aria-expanded", String(open));
   });
-  document.addEventListener("visibilitychange", () => { if (!document.hidden) loadRooms().catch(() => {}); });
+  document.addEventListener("visibilitychange", () => { if (!document.hidden) { loadRooms().catch(() => {}); loadWaiting(); } });
   let st;
   try { st = await loadRooms(); } catch (e) { connection("down"); say(e.message, true); return; }
   S.user = st.user;
