@@ -63,9 +63,12 @@ class Plan:
         return room in self.waiting or not decided or any(r != outcomes.REFUSE for r in decided.values())
 
 
-def plan(spool: Spool, sig: Signal, room_list: list[str]) -> Plan:
-    """Each local session room's recipients (the sender aside) with what its rule does with ``sig``."""
+def plan(spool: Spool, sig: Signal, room_list: list[str], states: dict[str, outcomes.State] | None = None) -> Plan:
+    """Each local session room's recipients (the sender aside) with what its rule does with ``sig``;
+    ``states``: the rule files already read (by an earlier plan of the same send), read again for none."""
     out = Plan()
+    if states is not None:
+        out.states = states
     klass = outcomes.sender_class(sig.from_kind, sig.from_id, sig.via)
     for room in room_list:
         if "@" in room[1:] or room.startswith("h-"):
@@ -128,7 +131,10 @@ def fan_out(spool: Spool, sig: Signal, room_list: list[str], rules: Plan | None 
     not at all."""
     name = sig.id
     linked = Fanout()
-    rules = plan(spool, sig, room_list) if rules is None else rules
+    # The recipients are read again now that the record is durable, whatever a plan before it said
+    # (record first, then fan-out): a session that enrolls meanwhile finds the record in its catch-up,
+    # or is among these. Only the rule files already read are not read again.
+    rules = plan(spool, sig, room_list, None if rules is None else rules.states)
     linked.waiting = list(rules.waiting.values())
     for room in room_list:
         if "@" in room[1:]:

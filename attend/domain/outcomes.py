@@ -235,6 +235,7 @@ def summary(rows: tuple[tuple[str, str, str, str], ...] | list[tuple[str, str, s
 def brief(rows: tuple[tuple[str, str, str, str], ...] | list[tuple[str, str, str, str]]) -> str:
     """The shortest honest form, for a model: each recipient's name and outcome when there are up to
     three (``Tao delivered, Uma held``), else the summary."""
-    if 0 < len(rows) <= NAMED_AT_MOST:
-        return ", ".join(f"{r[0]} {r[3]}" for r in rows)
+    if 0 < len(rows) <= NAMED_AT_MOST:  # in the set's order, then by name: the same send reads the same
+        order = sorted(rows, key=lambda r: (OUTCOMES.index(r[3]) if r[3] in OUTCOMES else len(OUTCOMES), r[0]))
+        return ", ".join(f"{r[0]} {r[3]}" for r in order)
     return summary(rows)
