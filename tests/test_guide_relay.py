@@ -56,9 +56,13 @@ def test_the_guides_one_machine_recipe_carries_a_message_across_and_leaves_nothi
     env = {"HOME": str(home), "USER": "newcomer", "LANG": "C.UTF-8", "PATH": path, "TMPDIR": str(scratch)}
     recipe = block(GUIDE, "## Try it on one machine")
     try:
-        run = subprocess.run(
-            ["bash", "-e", "-c", recipe], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
-        )
+        try:
+            run = subprocess.run(
+                ["bash", "-e", "-c", recipe], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+            )
+        except subprocess.TimeoutExpired as e:  # say where the recipe stood, and what its relays said
+            said = [f"{p.name}: {p.read_text()[-1500:]}" for p in scratch.rglob("*.log")]
+            raise AssertionError(f"the recipe did not end: {e.stdout!r} {e.stderr!r} {said}") from None
         assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
         assert "relay for host alpha: ok" in run.stdout and "relay for host beta: ok" in run.stdout, run.stdout
         shown = run.stdout.split("\n[#open] ", 1)[1]
