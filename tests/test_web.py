@@ -451,11 +451,14 @@ class Cable:
                 conn, _ = self.listener.accept()
             except OSError:
                 return
-            if not self.up:
-                conn.close()
-                continue
-            upstream = socket.create_connection(("127.0.0.1", self.target))
+            # Deciding and registering under the lock cut takes: a connection the browser opened as the
+            # cable was cut (a fetch the page made just then) is refused or dropped with the rest, never
+            # left open to carry the stream through the gap.
             with self.lock:
+                if not self.up:
+                    conn.close()
+                    continue
+                upstream = socket.create_connection(("127.0.0.1", self.target))
                 self.socks += [conn, upstream]
             threading.Thread(target=self._pump, args=(conn, upstream, True), daemon=True).start()
             threading.Thread(target=self._pump, args=(upstream, conn, False), daemon=True).start()
@@ -475,8 +478,8 @@ class Cable:
                     s.shutdown(socket.SHUT_RDWR)
 
     def cut(self) -> None:
-        self.up = False
         with self.lock:
+            self.up = False
             socks, self.socks = self.socks, []
         for s in socks:
             with contextlib.suppress(OSError):
@@ -486,7 +489,7 @@ class Cable:
     def mend(self) -> None:
         with self.lock:
             self.sent.clear()
-        self.up = True
+            self.up = True
 
     def close(self) -> None:
         self.cut()
