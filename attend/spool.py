@@ -50,6 +50,23 @@ if TYPE_CHECKING:
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _reopen(fd: int) -> int:
+    """A handle of its own on the folder ``fd`` holds, never a dup: a dup shares the directory's read
+    offset with the cached handle, so two threads listing the folder at once (the relay's two inbound
+    batches, each fanning out to #open) read from each other's position, and one listing comes back
+    short or empty (a recipient missed, its record in the room but never linked)."""
+    return os.open(".", _DIR, dir_fd=fd)
+
+
+def _listdir(fd: int) -> list[str]:
+    """``os.listdir`` of a cached folder handle through a handle of its own (``_reopen``)."""
+    own = _reopen(fd)
+    try:
+        return os.listdir(own)
+    finally:
+        os.close(own)
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -347,10 +364,10 @@ class Spool:
     def _open_dir(self, parts: tuple[str, ...], create: bool = False) -> int:
         """A new handle on the folder root/parts…, each component opened from the last one's handle."""
         if not parts:
-            return os.dup(self._root_fd(create))
+            return _reopen(self._root_fd(create))
         fd = self._top_fd(parts[0], create)
         if len(parts) == 1:
-            return os.dup(fd)
+            return _reopen(fd)
         owned = False
         try:
             for i in range(1, len(parts)):
@@ -442,7 +459,7 @@ class Spool:
         except FileNotFoundError:
             return {}
         out: dict[str, tuple[bool, ...] | RefusedEntry] = {}
-        for child in sorted(os.listdir(tfd)):
+        for child in sorted(_listdir(tfd)):
             if child.startswith("."):
                 continue
             try:
@@ -607,7 +624,7 @@ class Spool:
         except FileNotFoundError:
             return {}
         out: dict[str, int] = {}
-        for room in os.listdir(top):
+        for room in _listdir(top):
             if room.startswith("."):
                 continue
             try:

@@ -321,3 +321,28 @@ def test_reading_never_goes_through_a_folder_planted_as_a_symlink(sp: Spool, tmp
         sp.room_entries("planted")
     name = sp.publish(["open"], b"fine")  # positive control: a real room reads
     assert sp.read(sp.room_path("open", name)) == b"fine" and sp.room_entries("open") == [name]
+
+
+def test_threads_listing_one_top_folder_at_once_each_see_every_entry(tmp_path: Path) -> None:
+    """The spool keeps one handle per top folder; a listing through a dup of it would share its read
+    offset, and two threads listing at once (the relay's inbound batches fanning out to #open) would
+    each read from the other's position: an empty survey, a recipient missed."""
+    import threading
+
+    spool = Spool(tmp_path / "spool")
+    spool.make_dir("sessions", "s1")
+    spool.write_state(b"", "sessions", "s1", "enrolled")
+    short: list[object] = []
+
+    def look() -> None:
+        for _ in range(3000):
+            got = (spool.survey("sessions", ("enrolled",)), spool.names("sessions"), spool.names())
+            if got[0] != {"s1": (True,)} or got[1] != ["s1"] or "sessions" not in got[2]:
+                short.append(got)
+
+    threads = [threading.Thread(target=look) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert short == []
