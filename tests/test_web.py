@@ -513,7 +513,8 @@ def test_a_page_whose_connection_broke_shows_every_message_of_the_gap_once(
         page.page.wait_for_function("() => document.getElementById('conn').textContent.startsWith('reconnecting')")
         for i in range(5):
             say(world, hana, f"sent in the gap {i}")
-        world.attend("send", "--to", "*", "the human's CLI in the gap")
+        r = world.attend("send", "--to", "*", "the human's CLI in the gap")
+        assert r.returncode == 0, r.stderr
         assert all(f"sent in the gap {i}" not in page.text() for i in range(5))
         cable.mend()
         for i in range(5):

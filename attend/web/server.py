@@ -61,6 +61,7 @@ from attend.verbs import release as release_verb
 from attend.verbs import search as search_verb
 from attend.verbs.inbox import Message
 from attend.web.held import HeldWatch
+from attend.web.waiting import WaitingWatch
 
 STATIC = Path(__file__).resolve().parent / "static"
 COOKIE = "attend_web"
@@ -425,7 +426,9 @@ class Hub:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.feed: Feed | None = None
         self.held: HeldWatch | None = None
+        self.waits: WaitingWatch | None = None
         self.waiting: Any = None  # the inbound list last sent to the pages
+        self.count: int | None = None  # the human's unread mail last sent to the pages
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
@@ -439,6 +442,8 @@ class Hub:
         self.feed.start()
         self.held = HeldWatch(self.page.spool, self.page.held, lambda doc: self._post("leases", doc))
         self.held.start()
+        self.waits = WaitingWatch(self.page.spool, self.page.user, self.waiting_changed, rescan=RESCAN_SECONDS)
+        self.waits.start()
 
     def stop(self) -> None:
         if self.feed is not None:
@@ -447,22 +452,27 @@ class Hub:
         if self.held is not None:
             self.held.stop()
             self.held = None
+        if self.waits is not None:
+            self.waits.stop()
+            self.waits = None
 
     def _messages(self, batch: list[Message]) -> None:
-        """On the feed's thread: the spool is read here (parents, the unread count), off the loop. Mail
+        """On the feed's thread: the spool is read here (parents, the unread flags), off the loop. Mail
         to the human that just landed is unread, though the send may not have linked it into the
-        mailbox's new/ yet (the room's record lands first, and wakes the feed)."""
+        mailbox's new/ yet (the room's record lands first, and wakes the feed); the count in the title
+        is the waiting watch's, which wakes on the link itself."""
         page = self.page
         unread = page.unread() | {m.id for m in batch if m.room == page.mailbox and m.from_id != page.user}
         for m in batch:
-            doc = self.page.message(m, unread)
-            doc["count"] = len(unread)  # the human's unread mail, now
-            self._post("message", doc)
-        self.inbound_changed()
+            self._post("message", self.page.message(m, unread))
 
-    def inbound_changed(self) -> None:
-        """What the inbound rules hold, sent when it changed: a held message is a record that landed,
-        so each batch looks (after the batch's own events, which it never delays)."""
+    def waiting_changed(self) -> None:
+        """On the waiting watch's thread: the human's unread count and what the inbound rules hold,
+        each sent when it changed (a stream that opens is given both as it starts)."""
+        count = len(self.page.unread())
+        if count != self.count:
+            self.count = count
+            self._post("count", {"count": count})
         try:
             doc = self.page.inbound()
         except AttendError:

@@ -231,7 +231,6 @@ function isUnder(m, rootId) {
 function arrived(m) {
   if (S.shown.has(m.id)) return;  // a resumed stream may give again what the page has
   S.shown.add(m.id);
-  if (typeof m.count === "number") setUnread(m.count);
   if (!S.searching && inCurrent(m) && !S.byId.has(m.id)) place(m);  // search results stay as found
   let fresh = false;
   for (const room of m.panes) {
