@@ -41,11 +41,15 @@ ALLOWED: dict[str, str] = {
     "attend.setup.checks": "reads a host's settings file and checks its hook scripts and MCP command are executable",
     "attend.setup.safetoml": "reads Codex's config.toml to measure its size and nesting before it is parsed",
     "attend.setup.data": "lists attend's packaged data (settings, hooks, skills)",
-    "attend.domain.reheat": "reads the reheat's text, skills/attend/reheat.md, from attend's packaged data",
-    "attend.domain.config": "reads config.yaml and the project's .claude/attend.yaml; writes the user's files",
-    "attend.domain.trust": "hashes the project files a script sensor names; reads the user's approvals (trusted.json)",
-    "attend.domain.scenes": "reads ~/.config/attend/scenes.yaml",
-    "attend.domain.transcript": "reads Claude Code's session transcripts (~/.claude/projects) for context and cadence",
+    "attend.domain.attention.reheat": "reads the reheat's text, skills/attend/reheat.md, from attend's packaged data",
+    "attend.domain.settings.config": "reads config.yaml and the project's .claude/attend.yaml; writes the user's files",
+    "attend.domain.settings.trust": (
+        "hashes the project files a script sensor names; reads the user's approvals (trusted.json)"
+    ),
+    "attend.domain.settings.scenes": "reads ~/.config/attend/scenes.yaml",
+    "attend.domain.sessions.transcript": (
+        "reads Claude Code's session transcripts (~/.claude/projects) for context and cadence"
+    ),
     "attend.conduits.inbox_client": "posts to Claude Code's inbox socket; reads its settings and transcript to confirm",
     "attend.verbs.permissions": "reads Claude Code's settings files and checks the MCP command is executable",
     "attend.testing.standin": "writes and removes a stand-in session's record under a test's ~/.claude/sessions",
@@ -386,14 +390,32 @@ def test_import_linter_fails_on_a_planted_violation(tmp_path: Path) -> None:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "_data")
     for copy in (clean, dirty):
         shutil.copytree(PACKAGE, copy / "attend", ignore=ignore)
-    rooms = dirty / "attend" / "domain" / "rooms.py"
+    rooms = dirty / "attend" / "domain" / "core" / "rooms.py"
     rooms.write_text("import click  # planted: the domain must not import a frontend's library\n" + rooms.read_text())
 
     ok = _lint_imports(clean)
     assert ok.returncode == 0, ok.stdout + ok.stderr
     bad = _lint_imports(dirty)
     assert bad.returncode != 0, bad.stdout + bad.stderr
-    assert "attend.domain.rooms -> click" in bad.stdout, bad.stdout
+    assert "attend.domain.core.rooms -> click" in bad.stdout, bad.stdout
+
+
+@pytest.mark.skipif(not LINT_IMPORTS.exists(), reason="import-linter is not installed (pip install -e '.[dev]')")
+def test_the_domains_floors_refuse_an_import_that_runs_upward(tmp_path: Path) -> None:
+    """The domain's groups are floors (pyproject's "domain" contract): the words of core may not reach up
+    into the sessions, and sessions and settings, peers, may not import each other."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "_data")
+    for where, planted in [
+        ("core/rooms.py", "from attend.domain.sessions import liveness"),
+        ("sessions/humans.py", "from attend.domain.settings import config"),
+    ]:
+        dirty = tmp_path / where.replace("/", "-")
+        shutil.copytree(PACKAGE, dirty / "attend", ignore=ignore)
+        module = dirty / "attend" / "domain" / where
+        module.write_text(f"{planted}  # planted\n" + module.read_text())
+        bad = _lint_imports(dirty)
+        assert bad.returncode != 0, bad.stdout + bad.stderr
+        assert "the domain is grouped by concept" in bad.stdout.replace("\n", " "), bad.stdout
 
 
 # ---------------------------------------------------------------------- one declaration of the tree

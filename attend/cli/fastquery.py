@@ -33,7 +33,8 @@ def wants(args: list[str]) -> bool:
 
 def run(args: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     from attend.cli import render
-    from attend.domain.context import REPORTED, Context
+    from attend.domain.core.said import REPORTED
+    from attend.domain.sessions.context import Context
     from attend.errors import AttendError
 
     as_json, utc = "--json" in args[1:], "--utc" in args[1:]

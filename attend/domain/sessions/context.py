@@ -12,7 +12,8 @@ import sys
 from collections.abc import Mapping
 
 from attend import identity
-from attend.domain import sessions
+from attend.domain.core.said import REPORTED
+from attend.domain.sessions import sessions
 from attend.errors import AbortedError, AttendError, HumanOnlyError, NotEnrolledError
 from attend.identity import Identity
 from attend.spool import Spool, default_root
@@ -23,10 +24,6 @@ if TYPE_CHECKING:
 
 MESSAGE_LIMIT = 64 * 1024  # bytes; a larger message is refused
 MESSAGE_BUDGET = 400  # characters agents are told to stay under; above it is a warning only
-
-# Identity notes (an offered id that was ignored) this process has written to stderr: each once,
-# however often it resolves (the MCP server resolves on every call); the CLI skips them in warnings.
-REPORTED: set[str] = set()
 
 
 def enrollment_probe(spool: Spool | None) -> identity.EnrollmentProbe:
