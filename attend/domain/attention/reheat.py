@@ -30,7 +30,8 @@ def path() -> Path:
 
 def _file() -> str:
     """``path()`` as a str: the loop says the reheat without importing pathlib (~0.6 MB a loop)."""
-    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    here = os.path.dirname(os.path.realpath(__file__))  # attend/domain/attention
+    package = os.path.dirname(os.path.dirname(here))  # attend/
     packaged = os.path.join(package, "_data", *FILE)
     return packaged if os.path.isfile(packaged) else os.path.join(os.path.dirname(package), *FILE)
 
