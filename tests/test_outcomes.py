@@ -264,10 +264,12 @@ def test_an_accepted_message_is_shown_exactly_once_with_loop_waiter_and_drain_ra
     a, b, _c = three
     inbound(b, "hold")
     ids = [send_json(a, "--to", b.session_id, f"held {i}")["id"] for i in range(5)]
-    loop = Loop(world, b)
+    # The waiter first: a waiter steps aside for a live loop, so one started after the loop would leave
+    # before it armed (and this test would pass or time out by which process came up first).
     waiter = Wait(world, b)
+    wait_until(waiter.waiting, "the waiter to arm")
+    loop = Loop(world, b)
     try:
-        wait_until(waiter.waiting, "the waiter to arm")
         assert not any("held " in line for line in loop.lines())
         assert inbound(world, "accept", "--session", name_of(world, b))["decided"] == ids  # the human
         shown_by_drain = drain(world, b.session_id).stdout
