@@ -687,7 +687,7 @@ def test_the_files_held_panel_shows_a_cli_lease_live_and_drops_it_on_release_and
     leased_repo(world)
     hana = world.session("proj", name="Hana")
     page = open_page(browser, web, pages)
-    assert "no file is leased" in held(page)
+    wait_held(page, "no file is leased")  # the panel is filled as the stream opens, after the page is ready
     r = hana.attend("lease", "src/api", "--reason", "reshaping the routes")
     assert r.rc == 0, r.stderr
     wait_held(page, "src/api")  # live: no reload
