@@ -497,6 +497,30 @@ class Cable:
         self.listener.close()
 
 
+def test_a_message_that_lands_while_its_room_is_loading_is_shown(
+    world: World, web: Web, browser: Any, pages: list[Page]
+) -> None:
+    """The room's look is answered before the message lands and reaches the page after the stream
+    gave it: the page keeps what the stream gave, so the room drawn from the older look still shows it."""
+    hana = enrolled(world, "api", "Hana")
+    say(world, hana, "already here")
+    page = open_page(browser, web, pages)
+    page.wait_text("already here")
+    held_back: list[Any] = []
+    page.page.route("**/api/room?*", lambda route: held_back.append(route))
+    page.page.click('#rooms button[data-room="open"]')
+    while not held_back:
+        page.page.wait_for_timeout(20)
+    answer = held_back[0].fetch()  # the server's look, taken now: before the message below
+    late = say(world, hana, "landed while the room loaded")
+    page.page.wait_for_function("id => S.shown.has(id)", arg=late, timeout=DEADLINE * 1000)
+    held_back[0].fulfill(response=answer)
+    page.page.wait_for_function("() => S.byId.size >= 2 && document.querySelector('#messages .body')")
+    page.wait_text("landed while the room loaded")
+    assert page.bodies().count("landed while the room loaded") == 1
+    assert not page.errors, page.errors
+
+
 def test_a_page_whose_connection_broke_shows_every_message_of_the_gap_once(
     world: World, web: Web, browser: Any, pages: list[Page]
 ) -> None:

@@ -5,12 +5,14 @@
 const S = {
   user: "", mailbox: "", rooms: [], current: null, messages: [], byId: new Map(), shown: new Set(),
   chosen: null, replying: null, unread: 0, source: null, peersTimer: 0, searching: null,
+  recent: [],  // the last messages the stream gave: a room loading as one lands still shows it
 };
 const $ = (id) => document.getElementById(id);
 const MAX_DEPTH = 4;
 const CUT_CHARS = 600;
 const CUT_LINES = 8;
 const WAITING_SHOWN = 5;  // held messages listed at once; each decided brings the next
+const RECENT = 200;  // messages kept in S.recent
 
 function el(tag, cls, text) {
   const e = document.createElement(tag);
@@ -120,6 +122,8 @@ async function openRoom(room) {
   $("room-detail").textContent = doc.room.detail || "";
   drawRooms();
   drawMessages();
+  // What the stream gave while the room's look was in flight, if the look was taken before it landed.
+  for (const m of S.recent) if (m.panes.includes(room) && !S.byId.has(m.id)) place(m);
   say(addressedTo());
   const end = $("messages");
   end.scrollTop = end.scrollHeight;
@@ -231,6 +235,8 @@ function isUnder(m, rootId) {
 function arrived(m) {
   if (S.shown.has(m.id)) return;  // a resumed stream may give again what the page has
   S.shown.add(m.id);
+  S.recent.push(m);
+  if (S.recent.length > RECENT) S.recent.shift();
   if (!S.searching && inCurrent(m) && !S.byId.has(m.id)) place(m);  // search results stay as found
   let fresh = false;
   for (const room of m.panes) {
