@@ -59,6 +59,28 @@ print(dt / n)
 """
 
 
+# The send's hot loop alone, in the gate: one record published (without its fsyncs) and linked into 50
+# maildirs, CPU per send. What the split could slow per call, free of the disk and the rest of a send.
+HOT = """
+import sys, time, tempfile, shutil
+from pathlib import Path
+from attend.spool import Spool
+tmp = Path(tempfile.mkdtemp(prefix="attend-bench-"))
+sp = Spool.open(tmp / "spool")
+sids = [f"{i:08d}-0000-0000-0000-000000000000" for i in range(50)]
+for sid in sids:
+    sp.make_maildir(sid)
+sp.make_room("open")
+n = int(sys.argv[1])
+t = time.process_time()
+for i in range(n):
+    name = sp.publish(["open"], b"x" * 300, sync=False)
+    assert all(ok is True for _sid, ok in sp.link_deliveries("open", name, sids))
+dt = time.process_time() - t
+shutil.rmtree(tmp)
+print(dt / n)
+"""
+
 # The gate's own import, in a process that has loaded what it needs besides (the standard library's
 # modules, the layout, the errors): the one module it was against its face and parts.
 IMPORT = """
@@ -147,6 +169,11 @@ def main() -> None:
         walls.setdefault(key, []).append(wall)
         cpus.setdefault(key, []).append(cpu)
 
+    for _ in range(10):
+        for name in trees:
+            walls.setdefault(f"hot {name}", []).append(
+                float(timed([PY, "-c", HOT, "300"], envs[name], cwd=str(home))[2])
+            )
     for _ in range(args.runs):
         for name in trees:
             walls.setdefault(f"import {name}", []).append(
@@ -197,6 +224,9 @@ def main() -> None:
     print("library send, fan-out to 50 enrolled sessions: CPU per send (200 sends, best of 3 processes)")
     for name in trees:
         print(f"   {name:<8} {min(walls[f'fanout {name}']) * 1000:7.2f} ms")
+    print("the send's hot loop in the gate: publish (no fsync) + 50 links, CPU per send (median of 10 processes)")
+    for name in trees:
+        print(f"   {name:<8} {statistics.median(walls[f'hot {name}']) * 1000:7.3f} ms")
     print("the gate's own import (import attend.spool, its dependencies loaded)")
     for name in trees:
         got = sorted(walls[f"import {name}"])
