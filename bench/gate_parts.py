@@ -8,6 +8,29 @@ run the same way, so both pay the same launcher. Both trees' modules are compile
 measure imports, not compilation.
 
 Run: .venv/bin/python bench/gate_parts.py [--runs N] [--before DIR] [--commit REV]
+
+Figures, 2026-12-06, 31 runs each, load average 3 on two cores (docs/benchmarks.md has two loaded
+sittings beside it):
+
+    python -c pass  median   11.68 ms   CPU  10.91 ms
+    attend send (a human's, to #open)
+       before   median   27.11 ms (2.32x bare)   CPU  25.16 ms
+       after    median   27.66 ms (2.37x bare)   CPU  25.79 ms
+    empty drain (the turn-end hook)
+       before   median   28.20 ms (2.41x bare)   CPU  26.64 ms
+       after    median   28.68 ms (2.46x bare)   CPU  27.09 ms
+    attend mcp, spawn to the tools/list answer
+       before   median   25.59 ms (2.19x bare)
+       after    median   26.93 ms (2.31x bare)
+    library send, fan-out to 50 enrolled sessions: CPU per send (200 sends, best of 3 processes)
+       before      7.23 ms
+       after       7.42 ms
+    the send's hot loop in the gate: publish (no fsync) + 50 links, CPU per send (median of 10 processes)
+       before     2.118 ms
+       after      2.194 ms
+    the gate's own import (import attend.spool, its dependencies loaded)
+       before   median  1335 us   min  1143 us
+       after    median  1801 us   min  1580 us
 """
 
 from __future__ import annotations
