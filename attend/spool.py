@@ -24,17 +24,12 @@ It holds by construction, not by care:
   followed, not even one swapped after an earlier check: nothing trusts a path across calls.
 - Reads open with ``O_NOFOLLOW | O_NONBLOCK`` and accept only a regular file (``fstat``), so a FIFO
   or a device planted in the spool never hangs a command; it is refused with a one-line error.
-- A part is one path component: never empty, ``.``, ``..`` or holding a ``/``.
+- A path part is one component: never empty, ``.``, ``..`` or holding a ``/``.
 
-Invariants kept here:
-- a signal is written whole in a ``tmp/`` with O_EXCL, fsynced, then ``link()``ed into ``new/``
-  (link fails on an existing name: nothing is overwritten); no reader looks in ``tmp/``;
-- a send is durable once its room record and the room's ``new/`` are fsynced; recipient links are
-  fast links that the repair pass restores after a crash;
-- a name present anywhere in a session's maildir is never linked into it again; linkers and
-  claimers of one session serialise on its delivery lock;
-- a conduit claims with one rename new/ -> claimed/, and after showing renames into cur/ with ``:2,S``;
-- folders are 0700 and files 0600 whatever the umask.
+Invariants kept by the parts: a signal is written whole in ``tmp/`` and linked into ``new/``, never
+overwriting; a send is durable once its record and the room's ``new/`` are fsynced; a name is never
+linked twice into one maildir; a conduit claims with one rename (each listed where it is kept, in
+attend/gate/maildir.py); folders are 0700 and files 0600 whatever the umask (attend/gate/opening.py).
 
 Standard library only (the drain's fast path imports it): the delivery lock is a plain ``flock``,
 what portalocker calls on Linux, so the two interoperate.
