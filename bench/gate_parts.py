@@ -57,8 +57,8 @@ PY = sys.executable
 FANOUT = """
 import sys, time, tempfile
 from pathlib import Path
-from attend.domain import sessions
-from attend.domain.context import Context
+from attend.domain.sessions import sessions
+from attend.domain.sessions.context import Context
 from attend.identity import Identity
 from attend.spool import Spool
 from attend.verbs import send
