@@ -148,6 +148,12 @@ PLAIN_SEND_MODULES = {
     "attend.record",
     "attend.safejson",
     "attend.spool",
+    # The gate's parts, behind its face (attend.spool): the one module it was, split by concern.
+    "attend.gate",
+    "attend.gate.locks",
+    "attend.gate.maildir",
+    "attend.gate.opening",
+    "attend.gate.state",
 }
 
 

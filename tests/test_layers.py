@@ -1,12 +1,13 @@
-"""The layers hold: only the gate (attend/spool.py, and the stdlib-only attend/layout.py beside it) touches
-the file system, and import-linter's contracts (pyproject.toml, run by .ci/run) fail on a planted violation.
+"""The layers hold: only the gate (its face attend/spool.py, its parts in attend/gate/, and the stdlib-only
+attend/layout.py beside it) touches the file system, and import-linter's contracts (pyproject.toml, run by
+.ci/run) fail on a planted violation.
 
 The file-system rule is read from the source with ``ast``: any call of an ``os`` / ``os.path`` / ``shutil`` /
 ``tempfile`` / ``glob`` file-system function, the builtin ``open``, or a method whose name is a ``pathlib``
 file-system method (matched by name on any object), outside the gate, is a violation, unless the module is
 in ALLOWED, which names the modules that touch files *outside* the spool (Claude Code's configuration, /proc,
-the user's ~/.config) with the reason. An allowed module must not import attend.spool, so it cannot be
-handed a spool path. See docs/architecture/spool.md.
+the user's ~/.config) with the reason. An allowed module must not import the gate (attend.spool or a part of
+it), so it cannot be handed a spool path; and nothing but the face imports the parts. See docs/architecture/spool.md.
 """
 
 from __future__ import annotations
@@ -24,9 +25,16 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "attend"
 
-GATE = frozenset({"attend.spool", "attend.layout"})
+FACE = "attend.spool"  # the gate's one face: every caller imports Spool from here
+PARTS = "attend.gate"  # the package of the gate's parts (opening, maildir, locks, state), imported by the face only
 
-# Modules that touch files outside the spool, and why. None of them may import attend.spool.
+
+def in_gate(module: str) -> bool:
+    """The face, a part of the gate, or the layout: the only modules that may touch the spool's files."""
+    return module in (FACE, PARTS, "attend.layout") or module.startswith(PARTS + ".")
+
+
+# Modules that touch files outside the spool, and why. None of them may import the gate (face or parts).
 ALLOWED: dict[str, str] = {
     "attend.identity": "reads /proc and Claude Code's session records (~/.claude/sessions) to name the caller",
     "attend.hosts.claude": "reads Claude Code's session records (~/.claude/sessions) to find the caller's session",
@@ -234,7 +242,8 @@ def fs_calls(source: str, module: str) -> list[Violation]:
 
 
 def spool_imports(source: str, module: str) -> list[Violation]:
-    """Every import of attend.spool in ``source`` (absolute or relative)."""
+    """Every import of the gate, its face attend.spool or a part in attend.gate, in ``source`` (absolute or
+    relative)."""
     package = module.rpartition(".")[0]
     found: list[Violation] = []
     for node in ast.walk(ast.parse(source)):
@@ -249,7 +258,7 @@ def spool_imports(source: str, module: str) -> list[Violation]:
         else:
             continue
         for t in targets:
-            if t == "attend.spool" or t.startswith("attend.spool."):
+            if t in (FACE, PARTS) or t.startswith((FACE + ".", PARTS + ".")):
                 found.append(Violation(module, node.lineno, f"import {t}", "allowed module imports the gate"))
                 break
     return found
@@ -258,7 +267,7 @@ def spool_imports(source: str, module: str) -> list[Violation]:
 def check(source: str, module: str, allowed: dict[str, str] = ALLOWED) -> list[Violation]:
     """The two rules for one module: outside the gate no file-system operation unless allowed, and an
     allowed module never imports the gate."""
-    if module in GATE:
+    if in_gate(module):
         return []
     if module in allowed:
         return spool_imports(source, module)
@@ -285,7 +294,8 @@ def test_only_the_gate_touches_the_file_system() -> None:
     if violations:
         report = "\n".join(line for mod in sorted(by_module) for line in by_module[mod])
         pytest.fail(
-            f"{len(violations)} file-system operation(s) outside the gate (attend/spool.py, attend/layout.py) in"
+            f"{len(violations)} file-system operation(s) outside the gate (attend/spool.py, attend/gate/,"
+            f" attend/layout.py) in"
             f" {len(by_module)} module(s); route them through the gate, or, for files outside the spool, add the"
             f" module to ALLOWED with a reason:\n{report}",
             pytrace=False,
@@ -358,15 +368,42 @@ def test_the_ast_rule_lets_harmless_calls_pass(snippet: str) -> None:
 def test_the_gate_and_allowed_modules_are_exempt_but_allowed_ones_may_not_import_the_gate() -> None:
     planted = "import os\nos.unlink(p)\n"
     assert check(planted, "attend.spool") == []
+    assert check(planted, "attend.gate.state") == []  # a part of the gate
     assert check(planted, "attend.setup.install") == []
+    for near in ("attend.gateway", "attend.domain.gate", "attend.spooler"):  # named alike, not the gate
+        assert check(planted, near), near
     for imp in (
         "from attend.spool import Spool",
         "import attend.spool",
         "from attend import spool",
         "from .. import spool",
+        "from attend.gate.opening import Handles",
+        "import attend.gate.state",
+        "from attend import gate",
     ):
         found = check(f"{imp}\n{planted}", "attend.setup.install")
         assert [v.why for v in found] == ["allowed module imports the gate"], imp
+
+
+def test_the_gates_face_and_parts_each_fit_in_a_readers_head() -> None:
+    """The face at most 600 lines, each part at most 800: the gate grows by parts, not by one long file."""
+    face = PACKAGE / "spool.py"
+    parts = sorted((PACKAGE / "gate").glob("*.py"))
+    assert {p.stem for p in parts} >= {"__init__", "opening", "maildir", "locks", "state"}
+    long = [f"{p.relative_to(ROOT)}: {n} lines" for p in parts if (n := len(p.read_text().splitlines())) > 800]
+    assert len(face.read_text().splitlines()) <= 600 and not long, long
+
+
+def test_only_the_face_imports_the_gates_parts() -> None:
+    """Callers keep one way in (attend.spool); the parts import each other, nothing else imports them."""
+    found = []
+    for module, path in package_modules().items():
+        if module in (FACE, PARTS) or module.startswith(PARTS + "."):
+            continue
+        for v in spool_imports(path.read_text(), module):
+            if PARTS in v.call:
+                found.append(str(v))
+    assert not found, "import Spool (and the gate's errors) from attend.spool, never a part:\n" + "\n".join(found)
 
 
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
@@ -392,12 +429,17 @@ def test_import_linter_fails_on_a_planted_violation(tmp_path: Path) -> None:
         shutil.copytree(PACKAGE, copy / "attend", ignore=ignore)
     rooms = dirty / "attend" / "domain" / "core" / "rooms.py"
     rooms.write_text("import click  # planted: the domain must not import a frontend's library\n" + rooms.read_text())
+    sessions = dirty / "attend" / "domain" / "sessions" / "sessions.py"
+    sessions.write_text(
+        "import attend.gate.state  # planted: only the gate's face imports its parts\n" + sessions.read_text()
+    )
 
     ok = _lint_imports(clean)
     assert ok.returncode == 0, ok.stdout + ok.stderr
     bad = _lint_imports(dirty)
     assert bad.returncode != 0, bad.stdout + bad.stderr
     assert "attend.domain.core.rooms -> click" in bad.stdout, bad.stdout
+    assert "attend.domain.sessions.sessions -> attend.gate.state" in bad.stdout, bad.stdout
 
 
 @pytest.mark.skipif(not LINT_IMPORTS.exists(), reason="import-linter is not installed (pip install -e '.[dev]')")
@@ -462,7 +504,7 @@ def test_every_spool_name_the_code_uses_is_declared_in_the_layout() -> None:
     found = [
         v
         for module, path in package_modules().items()
-        if module not in GATE
+        if not in_gate(module)
         for v in undeclared_parts(path.read_text(), module, declared)
     ]
     assert not found, "declare these in attend/layout.py (one home for the tree):\n" + "\n".join(map(str, found))

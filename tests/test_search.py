@@ -567,8 +567,8 @@ def test_errors_are_attend_errors() -> None:
 
 
 def test_only_the_gate_opens_an_sqlite_file() -> None:
-    """SQLite opens its file by path: the gate readies that path (attend/spool.py, disposable_database),
-    and no other module calls sqlite3.connect."""
+    """SQLite opens its file by path: the gate readies that path (its state files' part, attend/gate/state.py,
+    disposable_database), and no other module calls sqlite3.connect."""
     import ast
 
     root = Path(__file__).resolve().parent.parent / "attend"
@@ -582,7 +582,7 @@ def test_only_the_gate_opens_an_sqlite_file() -> None:
         and isinstance(node.func.value, ast.Name)
         and node.func.value.id == "sqlite3"
     )
-    assert callers == ["attend/spool.py"]
+    assert callers == ["attend/gate/state.py"]
 
 
 def test_two_searches_at_once_on_a_fresh_index_both_answer_whole(world: World) -> None:
