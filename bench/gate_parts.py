@@ -57,8 +57,12 @@ PY = sys.executable
 FANOUT = """
 import sys, time, tempfile
 from pathlib import Path
-from attend.domain.sessions import sessions
-from attend.domain.sessions.context import Context
+try:  # the domain's floors (issue 33); the tree before has a flat domain
+    from attend.domain.sessions import sessions
+    from attend.domain.sessions.context import Context
+except ImportError:
+    from attend.domain import sessions
+    from attend.domain.context import Context
 from attend.identity import Identity
 from attend.spool import Spool
 from attend.verbs import send
@@ -173,8 +177,8 @@ def line(name: str, walls: list[float], cpus: list[float] | None, base: float) -
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=21)
-    ap.add_argument("--before", type=Path, default=Path("/tmp/gate-before"))
-    ap.add_argument("--commit", default="a19d109", help="the tree before the split")
+    ap.add_argument("--before", type=Path, default=Path("/tmp/house-before"))
+    ap.add_argument("--commit", default="05433af", help="the tree before the house (the floors, the parts)")
     args = ap.parse_args()
     trees = {"before": before_tree(args.before.resolve(), args.commit), "after": HERE}
     for tree in trees.values():
