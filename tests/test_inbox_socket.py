@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from attend import identity
+from attend import hosts, identity
 from attend import layout as L
 from attend.conduits import inbox_client, inbox_socket
 from attend.testing.standin import StandIn
@@ -108,7 +108,7 @@ class Setup:
         self.sid = self.s.session_id
         ctx = world.context(self.s)
         self.who = ctx.who()
-        record = identity.read_record(identity.sessions_home(world.env), self.s.pid)
+        record = identity.read_record(hosts.DEFAULT.records_home(world.env), self.s.pid)
         cwd = record.cwd if record and record.cwd else self.who.origin
         tpath = identity.transcript_path(world.env, self.sid, cwd)
         assert tpath

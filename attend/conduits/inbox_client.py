@@ -14,7 +14,7 @@ import stat
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from attend import identity, safejson
+from attend import hosts, safejson
 
 SOCKET_ENV = "CLAUDE_CODE_MESSAGING_SOCKET"
 TOKEN_ENV = "CLAUDE_CODE_MESSAGING_TOKEN"
@@ -28,7 +28,7 @@ class NoDoor(OSError):
 
 def inbound_setting(env: Mapping[str, str], cwd: str | None) -> str | None:
     """The session's ``crossSessionInbound`` setting (project local, project, then user), or None."""
-    home = identity.claude_home(env)
+    home = hosts.DEFAULT.config_home(env)
     files = [Path(home) / "settings.json"]
     if cwd:
         files[:0] = [Path(cwd) / ".claude" / "settings.local.json", Path(cwd) / ".claude" / "settings.json"]
