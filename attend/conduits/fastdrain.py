@@ -73,7 +73,7 @@ def _cleared(spool: Spool, sid: str, env: Mapping[str, str]) -> bool:
             pid = int(fields[1])
             continue
         return old.strip() != sid
-    return spool.exists(L.BY_HOST_BEFORE)
+    return bool(spool.entries(L.BY_HOST_BEFORE))  # one failed open when it is gone: the common case
 
 
 def is_ancestor(sid: str, env: Mapping[str, str]) -> bool:
