@@ -58,7 +58,7 @@ def test_an_idle_loops_timers_all_fall_on_one_tick_of_its_grid(world: World) -> 
         ticks = [(t - sensor.base) / loop_mod.TICK for t in periodic]
         assert all(abs(k - round(k)) < 1e-6 and k >= 1 for k in ticks), ticks
         # The Claude process's end wakes the loop through its pidfd: no timer for it.
-        assert sensor.host_fd is not None and sensor.due["claude"] == float("inf")
+        assert sensor.host_fd is not None and sensor.due["host"] == float("inf")
     finally:
         sensor.watcher.close()
         sensor.lock.release()
