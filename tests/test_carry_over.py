@@ -155,3 +155,23 @@ def test_two_processes_carrying_at_once_with_readers_between_lose_nothing(tmp_pa
     expected = {f"{1000 + i}-{i}": f"s{i}" for i in range(n)} | ({"9-9": "since"} if newer else {})
     assert pointers(root / NEW) == expected
     assert not (root / OLD).exists()
+
+
+def test_a_read_only_spool_the_release_before_wrote_is_read_where_it_is_and_left_as_it_was(world: World) -> None:
+    """Mounted read-only (unshare: a mount namespace of the test's own), the folder cannot be carried:
+    a lookup reads the earlier release's folder instead, and the spool stays as it was."""
+    s = world.session("proj")
+    enroll(world, s)
+    as_the_release_before(world.spool_root)
+    before = pointers(world.spool_root / OLD)
+    spool = world.spool_root
+    look = (
+        "from attend.domain import sessions; from attend.spool import Spool; "
+        f"print(sessions.read_pointer(Spool.open({str(spool)!r}, create=False), {s.pid}, {proc_start(s.pid)!r}))"
+    )
+    script = f"mount --bind {spool} {spool} && mount -o remount,bind,ro {spool} && {sys.executable} -c {look!r}"
+    out = subprocess.run(
+        ["unshare", "-rm", "sh", "-c", script], env=world.env, capture_output=True, text=True, timeout=60
+    )
+    assert (out.returncode, out.stdout.strip()) == (0, s.session_id), out.stderr
+    assert pointers(world.spool_root / OLD) == before and not (world.spool_root / NEW).exists()

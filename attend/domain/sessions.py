@@ -41,7 +41,7 @@ from attend.layout import (
     small_int,
 )
 from attend.record import Record
-from attend.spool import Spool
+from attend.spool import RefusedEntry, Spool
 
 GREEK = [
     "alpha",
@@ -576,7 +576,12 @@ def read_pointer(spool: Spool, pid: int, proc_start: str) -> str | None:
     key = f"{pid}-{proc_start}"
     text = spool.read_text(BY_HOST, key)
     if text is None:  # looked again whoever carried: another process may have between the two looks
-        spool.carry_over(BY_HOST_BEFORE, BY_HOST)
+        try:
+            spool.carry_over(BY_HOST_BEFORE, BY_HOST)
+        except RefusedEntry:
+            raise
+        except OSError:  # a spool this user may only read: look where the earlier release put it
+            return spool.read_text(BY_HOST_BEFORE, key)
         text = spool.read_text(BY_HOST, key)
     return text
 
