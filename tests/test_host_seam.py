@@ -63,11 +63,6 @@ NAMED: dict[str, tuple[frozenset[str], str]] = {
         "`attend wait --codex <id>`, the QUEUE waiter's command line, started by the Stop hook of any "
         "installed release",
     ),
-    "attend.conduits.inbox_client": (
-        frozenset({".claude", "CLAUDE_CODE_MESSAGING_SOCKET", "CLAUDE_CODE_MESSAGING_TOKEN"}),
-        "the socket conduit posts to the one client that offers an inbox socket: its variables and its "
-        "project settings folder; a Host member for the socket is the step when a second client has one",
-    ),
     "attend.domain.config": (
         frozenset({".claude"}),
         "the project overlay's documented path, .claude/attend.yaml, which users write",

@@ -48,7 +48,6 @@ from typing import TYPE_CHECKING
 from attend import hosts, identity
 from attend import layout as L
 from attend.conduits import inbox_client as client
-from attend.conduits.inbox_client import SOCKET_ENV, TOKEN_ENV
 from attend.conduits.waiter import hold_slot, live_pid
 from attend.conduits.watch import ARRIVALS, IN_CLOSE_WRITE, IN_CREATE, IN_DELETE, IN_MODIFY, Watcher
 from attend.errors import AttendError
@@ -92,14 +91,19 @@ def served_by(spool: Spool, sid: str) -> int | None:
     return live_pid(spool, sid, STATE)
 
 
-def why_not(env: Mapping[str, str], cfg: Config | None, cwd: str | None) -> str | None:
-    """Why the socket cannot serve this process's session, or None when it can."""
-    path = env.get(SOCKET_ENV, "")
-    if not path or not env.get(TOKEN_ENV):
-        return "the client gives no inbox socket (CLAUDE_CODE_MESSAGING_SOCKET unset)"
+def why_not(
+    env: Mapping[str, str], cfg: Config | None, cwd: str | None, host: hosts.Host = hosts.DEFAULT
+) -> str | None:
+    """Why the socket cannot serve this process's session, or None when it can: ``host``, the
+    session's, names the socket (``Host.inbox_env``) and the session's setting for it."""
+    if host.inbox_env is None:
+        return "the client gives no inbox socket"
+    socket_var, token_var = host.inbox_env
+    if not env.get(socket_var, "") or not env.get(token_var):
+        return f"the client gives no inbox socket ({socket_var} unset)"
     if cfg is not None and str(cfg.get("conduits.socket")) == "off":
         return "conduits.socket is off in the config"
-    held = client.inbound_setting(env, cwd)
+    held = host.inbound_setting(env, cwd)
     if held in HELD:
         return f"the session's settings {held} peer messages (crossSessionInbound: {held})"
     return None
@@ -143,8 +147,10 @@ class Conduit(threading.Thread):
         self.proc_start = who.proc_start
         self.cwd = who.origin
         self.cfg = cfg
-        self.socket_path = env.get(SOCKET_ENV, "")
-        self.token = env.get(TOKEN_ENV, "")
+        self.host = hosts.of(who.host)
+        socket_var, token_var = self.host.inbox_env or ("", "")
+        self.socket_path = env.get(socket_var, "") if socket_var else ""
+        self.token = env.get(token_var, "") if token_var else ""
         self.watcher = Watcher()
         self._stop_r, self._stop_w = os.pipe()
         self.last_post = 0.0
@@ -161,7 +167,7 @@ class Conduit(threading.Thread):
             self.cwd = record.cwd
         self.record_name = f"{who.host_pid}.json"
         self.transcript = identity.transcript_path(env, self.sid, self.cwd)
-        self.headless = hosts.of(who.host).unattended(env, who.host_pid)
+        self.headless = self.host.unattended(env, who.host_pid)
 
     # -- lifecycle
 
@@ -460,7 +466,7 @@ def start(spool: Spool, env: Mapping[str, str], who: identity.Identity, cfg: Con
     if not who.is_agent or who.host_pid is None:
         return "no Claude session in this server's ancestry"
     conduit = Conduit(spool, env, who, cfg)
-    reason = why_not(env, cfg, conduit.cwd)
+    reason = why_not(env, cfg, conduit.cwd, conduit.host)
     if reason:
         return reason
     if not conduit.transcript:

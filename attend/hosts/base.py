@@ -210,6 +210,15 @@ class Host:
     # project's, for ``identity.normalise_origin``); "" for none.
     worktrees: str = ""
 
+    # The variables naming the inbox socket the client offers a session's MCP servers, and its token
+    # (attend.conduits.inbox_socket posts there); None for a client that offers none.
+    inbox_env: tuple[str, str] | None = None
+
+    def inbound_setting(self, env: Mapping[str, str], cwd: str | None) -> str | None:
+        """The session's own setting for what its inbox socket takes from other sessions (its
+        project's local settings, its project's, then the user's), or None where it sets none."""
+        return None
+
     def offered_id(self, env: Mapping[str, str]) -> tuple[str, str] | None:
         """(variable, session id) the environment offers, or None."""
         for var in self.session_env:

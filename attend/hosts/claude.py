@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from attend import safejson
 from attend.hosts.base import (
     REWAKE,
     Found,
@@ -246,10 +247,34 @@ class Claude(Host):
 
     worktrees = os.path.join(".claude", "worktrees")
 
+    inbox_env = ("CLAUDE_CODE_MESSAGING_SOCKET", "CLAUDE_CODE_MESSAGING_TOKEN")
+
+    def inbound_setting(self, env: Mapping[str, str], cwd: str | None) -> str | None:
+        return inbound_setting(env, cwd)
+
     def transcript(
         self, session_id: str, cwd: str | None, env: Mapping[str, str], pid: int | None = None
     ) -> str | None:
         return transcript_path(env, session_id, cwd)
+
+
+def inbound_setting(env: Mapping[str, str], cwd: str | None) -> str | None:
+    """The session's ``crossSessionInbound`` setting (project local, project, then user), or None."""
+    from pathlib import Path
+
+    files = [Path(claude_home(env)) / "settings.json"]
+    if cwd:
+        files[:0] = [Path(cwd) / ".claude" / "settings.local.json", Path(cwd) / ".claude" / "settings.json"]
+    for f in files:
+        try:
+            data = safejson.loads(f.read_bytes()[: 1 << 20])
+        except (OSError, ValueError):
+            continue
+        value = data.get("crossSessionInbound") if isinstance(data, dict) else None
+        if isinstance(value, str):
+            return value
+    return None
+
 
 
 def transcript_path(env: Mapping[str, str], session_id: str, cwd: str | None) -> str | None:
