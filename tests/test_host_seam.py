@@ -67,10 +67,6 @@ NAMED: dict[str, tuple[frozenset[str], str]] = {
         frozenset({".claude"}),
         "the project overlay's documented path, .claude/attend.yaml, which users write",
     ),
-    "attend.verbs.doctor": (
-        frozenset({"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"}),
-        "doctor names the client setting that turns the inbox socket off, as the user must set it",
-    ),
     "attend.setup.hosts": (
         frozenset({"CLAUDE", "CODEX", "GEMINI", "attend.setup.claude", "attend.setup.codex", "attend.setup.gemini"}),
         "the setup adapters' registry: it lists them, as attend.hosts lists the hosts",

@@ -210,6 +210,10 @@ class Host:
     # project's, for ``identity.normalise_origin``); "" for none.
     worktrees: str = ""
 
+    # Variables that, set, may take away the tool the sensor loop (`attend run`) is armed under: doctor
+    # warns of them.
+    monitor_off_env: tuple[str, ...] = ()
+
     # The variables naming the inbox socket the client offers a session's MCP servers, and its token
     # (attend.conduits.inbox_socket posts there); None for a client that offers none.
     inbox_env: tuple[str, str] | None = None

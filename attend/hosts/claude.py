@@ -248,6 +248,8 @@ class Claude(Host):
     worktrees = os.path.join(".claude", "worktrees")
 
     inbox_env = ("CLAUDE_CODE_MESSAGING_SOCKET", "CLAUDE_CODE_MESSAGING_TOKEN")
+    # Either turns off the client's non-essential traffic, and with it, on some versions, Monitor.
+    monitor_off_env = ("DISABLE_TELEMETRY", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC")
 
     def inbound_setting(self, env: Mapping[str, str], cwd: str | None) -> str | None:
         return inbound_setting(env, cwd)
@@ -274,7 +276,6 @@ def inbound_setting(env: Mapping[str, str], cwd: str | None) -> str | None:
         if isinstance(value, str):
             return value
     return None
-
 
 
 def transcript_path(env: Mapping[str, str], session_id: str, cwd: str | None) -> str | None:
