@@ -4,7 +4,8 @@ sessions are live, where a session's transcript is, and how a turn end delivers.
 A host is an agent client that starts sessions (Claude Code, Codex CLI, Gemini CLI). It answers
 (docs/architecture/hosts.md):
 
-- ``name``: how it is shown and recorded ("claude");
+- ``name``: how it is shown and recorded ("claude"); the rest of attend names no client but through
+  these members and the registry (tests/test_host_seam.py);
 - ``find``: the session among a process's ancestors, with the evidence that proves it (``Found``);
 - ``inside_env`` and ``session_env``: the environment variables that mark a process as started inside
   the host (such a process is never the human) and those that offer a session id (never an identity
@@ -12,6 +13,9 @@ A host is an agent client that starts sessions (Claude Code, Codex CLI, Gemini C
 - ``evidence``: the one line ``attend whoami`` shows for a session found in the ancestry;
 - ``live_records``: the live sessions its own records name (``peers`` lists them);
 - ``transcript``: the file the host writes as a session works (``peers`` shows working or waiting);
+- ``records_home``, ``config_home``, ``worktrees``: where its session records by process, its own
+  files and a project's worktrees are, so the rest of attend names none of the client's folders;
+- ``inbox_env``, ``inbound_setting``: the inbox socket it offers a session's MCP servers, if any;
 - ``turn_end``: what the turn-end hook prints to hand the model a reason;
 - ``wake``, ``wake_refusal``, ``wake_command``: how an idle session is woken. The host names its
   strategy (``REWAKE``, ``QUEUE``, ``STEER``); attend.conduits.waiter runs it. This layer lies below
