@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from attend import layout as L
-from attend.domain import sessions
+from attend.domain.sessions import sessions
 from attend.hosts.base import proc_start
 from attend.spool import Spool
 from tests.support import World, enroll, payload
@@ -106,7 +106,7 @@ def test_a_file_planted_where_the_old_folder_was_is_refused_not_carried(tmp_path
 
 RACER = """
 import os, sys, time
-from attend.domain import sessions
+from attend.domain.sessions import sessions
 from attend.spool import Spool
 root, go, role, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 spool = Spool(root)
@@ -166,7 +166,7 @@ def test_a_read_only_spool_the_release_before_wrote_is_read_where_it_is_and_left
     before = pointers(world.spool_root / OLD)
     spool = world.spool_root
     look = (
-        "from attend.domain import sessions; from attend.spool import Spool; "
+        "from attend.domain.sessions import sessions; from attend.spool import Spool; "
         f"print(sessions.read_pointer(Spool.open({str(spool)!r}, create=False), {s.pid}, {proc_start(s.pid)!r}))"
     )
     script = f"mount --bind {spool} {spool} && mount -o remount,bind,ro {spool} && {sys.executable} -c {look!r}"

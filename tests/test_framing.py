@@ -16,7 +16,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from attend.domain import framing
+from attend.domain.core import framing
 from attend.layout import unique_name
 from attend.testing.standin import StandIn
 from tests.support import ATTEND, Loop, World, drain, enroll, join_channel, server_as, structured

@@ -63,7 +63,7 @@ NAMED: dict[str, tuple[frozenset[str], str]] = {
         "`attend wait --codex <id>`, the QUEUE waiter's command line, started by the Stop hook of any "
         "installed release",
     ),
-    "attend.domain.config": (
+    "attend.domain.settings.config": (
         frozenset({".claude"}),
         "the project overlay's documented path, .claude/attend.yaml, which users write",
     ),

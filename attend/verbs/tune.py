@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from attend import hosts
-from attend.domain import config, transcript, tuning
-from attend.domain.context import Context
+from attend.domain.sessions import transcript
+from attend.domain.sessions.context import Context
+from attend.domain.settings import config, tuning
 from attend.errors import AttendError
 
 DESCRIPTION = (
