@@ -28,23 +28,17 @@ from attend.errors import HumanOnlyError, IdentityError
 from attend.hosts import DEFAULT as DEFAULT_HOST
 from attend.hosts import HOSTS
 from attend.hosts.base import MAX_HOPS as MAX_HOPS
-from attend.hosts.base import Found, Host, Parent, Procs, adopted, environ_via, terminal
+from attend.hosts.base import Found, Host, Parent, Procs, adopted, ancestry, environ_via, terminal
 from attend.hosts.base import SessionRecord as SessionRecord
 from attend.hosts.base import environ_of as environ_of
+from attend.hosts.base import live_records as live_records
 from attend.hosts.base import parent_pid as parent_pid
 from attend.hosts.base import pid_alive as pid_alive
 from attend.hosts.base import pid_namespace as pid_namespace
 from attend.hosts.base import proc_start as proc_start
-from attend.hosts.claude import ancestry
-from attend.hosts.claude import claude_dir as claude_dir
-from attend.hosts.claude import claude_home as claude_home
-from attend.hosts.claude import find_ancestor_record as find_ancestor_record
-from attend.hosts.claude import live_records as live_records
-from attend.hosts.claude import own_claude_dir as own_claude_dir
-from attend.hosts.claude import read_record as read_record
-from attend.hosts.claude import record_from as record_from
-from attend.hosts.claude import record_is_live as record_is_live
-from attend.hosts.claude import sessions_home as sessions_home
+from attend.hosts.base import read_record as read_record
+from attend.hosts.base import record_from as record_from
+from attend.hosts.base import record_is_live as record_is_live
 from attend.layout import is_session_id
 from attend.record import Record
 
@@ -55,13 +49,13 @@ class Identity(Record):
     origin: str  # project path (worktrees normalised)
     resolved_by: str  # "ancestry" | "sandbox" | "terminal"
     resolved: bool  # an agent whose live session record was found
-    claude_pid: int | None = None  # the host's process that owns the session (ancestry only)
+    host_pid: int | None = None  # the host's process that owns the session (ancestry only)
     proc_start: str | None = None
     name: str | None = None  # the session's own name from its record, when set
     notes: tuple[str, ...] = ()  # ids that were offered and ignored, one line each
     evidence: str = ""  # what decided, in one line (``attend whoami`` shows it)
     pid_ns: str | None = None  # the pid namespace the session's host process runs in (ancestry only)
-    host: str | None = None  # the host whose session this is ("claude"); None for a human
+    host: str | None = None  # the name of the host whose session this is (Host.name); None for a human
 
     @property
     def is_agent(self) -> bool:
@@ -72,14 +66,18 @@ class Identity(Record):
 
 
 def normalise_origin(cwd: str) -> str:
-    """The project a working directory belongs to: cut a .claude/worktrees tail; map a git worktree."""
+    """The project a working directory belongs to: cut the tail of a worktree a client keeps inside
+    the project (``Host.worktrees``); map a git worktree."""
     path = os.path.normpath(cwd)
-    marker = os.sep + ".claude" + os.sep + "worktrees"
-    cut = path.find(marker + os.sep)
-    if cut <= 0 and path.endswith(marker):
-        cut = len(path) - len(marker)
-    if cut > 0:
-        return path[:cut]
+    for host in HOSTS:
+        if not host.worktrees:
+            continue
+        marker = os.sep + host.worktrees
+        cut = path.find(marker + os.sep)
+        if cut <= 0 and path.endswith(marker):
+            cut = len(path) - len(marker)
+        if cut > 0:
+            return path[:cut]
     return _git_main_root(path) or path
 
 
@@ -339,7 +337,7 @@ def _agent(host: Host, found: Found, notes: tuple[str, ...]) -> Identity:
         resolved_by="ancestry",
         resolved=True,
         # A process that hosts many sessions never stands for one (no liveness, no /clear move by pid).
-        claude_pid=found.pid if host.one_session_per_process else None,
+        host_pid=found.pid if host.one_session_per_process else None,
         proc_start=found.proc_start if host.one_session_per_process else None,
         name=found.name,
         notes=notes,

@@ -23,7 +23,7 @@ SESSIONS = "sessions"  # sessions/<sid>/: one maildir per enrolled session, and 
 CHANNELS = "channels"  # channels/<name>/{meta.json, members/<sid>}
 PROJECTS = "projects"  # projects/<project key>/<sid>: who is enrolled at a project path
 REGISTRY = "registry"  # registry/<project key>.json (+ .lock): persona and ordinal per session
-BY_CLAUDE = "by-claude"  # by-claude/<pid>-<procStart>: the id a Claude process enrolled under
+BY_HOST = "by-host"  # by-host/<pid>-<procStart>: the id a host process (one session at a time) enrolled under
 LOCKS = "locks"  # locks/<purpose>: named locks (cleanup, a channel's membership)
 LOG = "log"  # log/attend.log (+ .1): the bounded diagnostic log
 QUARANTINE = "quarantine"  # unreadable or foreign files set aside, never deleted on sight
@@ -39,7 +39,7 @@ TOP = (
     CHANNELS,
     PROJECTS,
     REGISTRY,
-    BY_CLAUDE,
+    BY_HOST,
     LOCKS,
     LOG,
     QUARANTINE,
@@ -49,6 +49,11 @@ TOP = (
     RELAY,
     INDEX,
 )
+# What an earlier release named otherwise, carried over in place on first use (Spool.carry_over): the
+# host processes' pointers lived in by-claude/ before the core named no client, and an enrollment
+# named its host process ``claude_pid`` (sessions.read_enrollment reads either).
+BY_HOST_BEFORE = "by-claude"
+HOST_PID_BEFORE = "claude_pid"
 PRESENCE_ROOM = "sys-presence"  # rooms/sys-presence: peer started / ended records
 
 TMP, NEW, CUR, CLAIMED = "tmp", "new", "cur", "claimed"

@@ -1,4 +1,4 @@
-"""/proc, and Claude Code's session records, read the one way both the identity walk and the drain's
+"""/proc, and a host's session records (``<pid>.json``), read the one way both the identity walk and the drain's
 fast path need: standard library only, so the fast path can import it. Linux; elsewhere every /proc
 read says "unknown" (None)."""
 
@@ -21,8 +21,8 @@ def stat_fields(pid: int) -> list[str] | None:
     return data[data.rfind(")") + 2 :].split()
 
 
-def claude_record(folder: str, pid: int) -> object | None:
-    """The parsed JSON of Claude Code's session record ``<folder>/<pid>.json``; None when it is
+def session_record(folder: str, pid: int) -> object | None:
+    """The parsed JSON of a host's session record ``<folder>/<pid>.json``; None when it is
     missing, unreadable, not JSON, or not a regular file (a FIFO planted there never blocks a reader)."""
     try:
         fd = os.open(os.path.join(folder, f"{pid}.json"), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)

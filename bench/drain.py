@@ -3,6 +3,11 @@
 
 Run: .venv/bin/python bench/drain.py [runs] [--tree DIR]   (--tree: also the empty drain from that
 checkout, say the branch point in a temporary worktree, interleaved in the same run)
+
+Where strace is installed it also counts the system calls of the fast path's decision (after its
+imports) for two drains that end there, with no output, beside the same from --tree: the empty drain
+of an enrolled session, and the drain of a session that is not enrolled (its walk up the ancestry
+for a /clear's pointer, all misses).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import statistics
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -29,7 +35,9 @@ CPU: dict[str, list[float]] = {}  # per command line: each run's CPU time (user 
 def timed(argv: list[str], stdin: str, env: dict[str, str]) -> tuple[float, str]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    r = subprocess.run(argv, input=stdin, capture_output=True, text=True, env=env)
+    # Run outside any checkout: `python -c` puts the working directory first on sys.path, before PYTHONPATH,
+    # so run from a checkout's root --tree would time that checkout twice.
+    r = subprocess.run(argv, input=stdin, capture_output=True, text=True, env=env, cwd=env["HOME"])
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     key = " ".join(argv[:3]) + (" " + env.get("PYTHONPATH", ""))
@@ -39,6 +47,39 @@ def timed(argv: list[str], stdin: str, env: dict[str, str]) -> tuple[float, str]
 
 def cpu_of(argv: list[str], env: dict[str, str]) -> float:
     return statistics.median(CPU[" ".join(argv[:3]) + (" " + env.get("PYTHONPATH", ""))])
+
+
+# The fast drain's decision alone, in a process that has imported what it needs: the calls after the
+# mark are the decision's (the walk, the spool's reads), whatever the interpreter's start costs.
+PROBE = """
+import os, sys
+from attend import identity
+from attend.conduits import fastdrain
+data = sys.stdin.buffer.read()
+os.write(2, b"--mark--")
+sys.exit(fastdrain.decide(data, os.environ) or 0)
+"""
+
+
+def syscalls(stdin: str, env: dict[str, str]) -> int | None:
+    """The system calls of ``fastdrain.decide`` for ``stdin`` (``strace -f``, counted after the mark),
+    or None without strace."""
+    import shutil
+    import tempfile
+
+    if shutil.which("strace") is None:
+        return None
+    with tempfile.NamedTemporaryFile("r", suffix=".strace") as f:
+        argv = ["strace", "-f", "-o", f.name, sys.executable, "-c", PROBE]
+        r = subprocess.run(argv, input=stdin, capture_output=True, text=True, env=env, cwd=env["HOME"])
+        assert r.returncode == 0 and r.stdout == "", (r.stdout, r.stderr)
+        lines = f.read().splitlines()
+    marks = [i for i, line in enumerate(lines) if "--mark--" in line]
+    # The calls after the mark, but the process's end and the allocator's (brk, mmap: they vary run to
+    # run with nothing the decision does).
+    noise = ("exit_group", "+++ exited", "brk(", "mmap(", "munmap(", "mprotect(", "madvise(")
+    after = [line for line in lines[marks[0] + 1 :] if not any(n in line for n in noise)]
+    return len(after) if marks else None
 
 
 def main() -> None:
@@ -86,6 +127,18 @@ def main() -> None:
             f"  the same, {tree}  median {o * 1000:7.2f} ms   ratio {o / b:.2f}x   "
             f"CPU {oc * 1000:6.2f} ms ({oc / bc:.2f}x)"
         )
+
+    stranger = json.dumps({"session_id": str(uuid.uuid4()), "stop_hook_active": False, "background_tasks": []})
+    here = str(Path(__file__).resolve().parent.parent)
+    for label, stdin in (("empty drain, enrolled", payload), ("drain, not enrolled", stranger)):
+        counts = [syscalls(stdin, {**env, "PYTHONPATH": here}) for _ in range(3)]
+        if None in counts:
+            break
+        line = f"{label:22}  system calls of the decision {min(c for c in counts if c is not None):4d}"
+        if tree is not None:
+            theirs = [syscalls(stdin, {**env, "PYTHONPATH": tree}) for _ in range(3)]
+            line += f"   {tree}: {min(c for c in theirs if c is not None):4d}"
+        print(line)
 
     sig = Signal("", "bench-human", "human", "bench@tty", "*", "open", str(home), "a pending message", 0.0)
     full = []

@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from attend import identity
+from attend import hosts, identity
 from attend.conduits import waiter
 from attend.domain.core import envelope
 from attend.domain.core.envelope import Signal
@@ -597,7 +597,7 @@ def adopt(world: World, project: str = "proj", session_id: str | None = None) ->
         "kind": "interactive",
         "status": "busy",
     }
-    path = identity.claude_dir(world.env) / "sessions" / f"{os.getpid()}.json"
+    path = Path(hosts.DEFAULT.records_home(world.env)) / f"{os.getpid()}.json"
     path.write_text(json.dumps(record))
     return sid
 

@@ -577,8 +577,8 @@ def test_the_inbox_socket_conduit_started_from_a_sessions_shell_with_anothers_en
         **scene.a_env,
         "CLAUDE_CODE_SESSION_ID": b.session_id,
         "CLAUDE_PID": str(b.pid),
-        inbox_socket.SOCKET_ENV: str(world.tmp / "inbox.sock"),
-        inbox_socket.TOKEN_ENV: "t0ken",
+        "CLAUDE_CODE_MESSAGING_SOCKET": str(world.tmp / "inbox.sock"),
+        "CLAUDE_CODE_MESSAGING_TOKEN": "t0ken",
     }
 
     def serve_from(s: StandIn, name: str) -> Child:

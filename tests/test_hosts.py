@@ -71,7 +71,7 @@ def test_the_variable_a_command_sets_for_itself_does_not_switch_threads(world: W
 
 def test_codex_identity_does_not_stand_for_a_process(world: World) -> None:
     """One codex process may host many threads: the identity carries no pid (no /clear move by pid)."""
-    code = "import json; from attend import identity as i; w = i.resolve(); print(json.dumps([w.claude_pid, w.host]))"
+    code = "import json; from attend import identity as i; w = i.resolve(); print(json.dumps([w.host_pid, w.host]))"
     out = as_codex(world, [T1], [sys.executable, "-c", code], {"CODEX_THREAD_ID": T1})
     assert json.loads(out.stdout) == [None, "codex"], out.stderr
 

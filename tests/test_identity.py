@@ -15,6 +15,7 @@ import pytest
 from attend import identity
 from attend.domain.sessions import sessions
 from attend.errors import IdentityError
+from attend.hosts.claude import find_ancestor_record
 from attend.testing.standin import StandIn
 from tests.support import ATTEND, World, drain, enroll, maildir, payload
 
@@ -55,8 +56,8 @@ def test_the_walk_stops_after_15_parents(world: World) -> None:
     chain = {1000 + i: 1001 + i for i in range(20)}
     chain[1020] = s.pid
     sessions_dir = world.home / ".claude" / "sessions"
-    assert identity.find_ancestor_record(1010, sessions_dir, parent=chain.get) is not None
-    assert identity.find_ancestor_record(1000, sessions_dir, parent=chain.get) is None
+    assert find_ancestor_record(1010, sessions_dir, parent=chain.get) is not None
+    assert find_ancestor_record(1000, sessions_dir, parent=chain.get) is None
 
 
 def test_an_environment_id_that_disagrees_with_the_record_loses_with_a_note(world: World) -> None:

@@ -60,7 +60,7 @@ def test_an_idle_loops_timers_all_fall_on_one_tick_of_its_grid(world: World) -> 
         ticks = [(t - sensor.base) / loop_mod.TICK for t in periodic]
         assert all(abs(k - round(k)) < 1e-6 and k >= 1 for k in ticks), ticks
         # The Claude process's end wakes the loop through its pidfd: no timer for it.
-        assert sensor.claude_fd is not None and sensor.due["claude"] == float("inf")
+        assert sensor.host_fd is not None and sensor.due["host"] == float("inf")
     finally:
         sensor.watcher.close()
         sensor.lock.release()
@@ -75,8 +75,8 @@ def test_a_loop_whose_claude_ends_is_woken_by_the_pidfd_and_stops(world: World) 
         s.proc.wait()
         tags = sensor._sleep()  # its timers are all a tick away: only the pidfd can end this wait
         assert "wake" in tags
-        sensor._claude_ended()
-        assert sensor.stopping and sensor.claude_fd is None
+        sensor._host_ended()
+        assert sensor.stopping and sensor.host_fd is None
     finally:
         sensor.watcher.close()
         sensor.lock.release()

@@ -23,11 +23,13 @@ from typing import Any
 
 import pytest
 
-from attend import identity
+from attend import hosts, identity
 from attend import layout as L
 from attend.conduits import inbox_client, inbox_socket
 from attend.testing.standin import StandIn
 from tests.support import Wait, World, drain, enroll, maildir, post, wait_until
+
+SOCKET_ENV, TOKEN_ENV = hosts.DEFAULT.inbox_env  # the client's inbox socket, and its token
 
 # A tool result as Claude Code records it: `attend inbox` printed the message, id and all.
 TOOL_RESULT = {
@@ -108,7 +110,7 @@ class Setup:
         self.sid = self.s.session_id
         ctx = world.context(self.s)
         self.who = ctx.who()
-        record = identity.read_record(identity.sessions_home(world.env), self.s.pid)
+        record = identity.read_record(hosts.DEFAULT.records_home(world.env), self.s.pid)
         cwd = record.cwd if record and record.cwd else self.who.origin
         tpath = identity.transcript_path(world.env, self.sid, cwd)
         assert tpath
@@ -119,8 +121,8 @@ class Setup:
         self.inbox = Inbox(self.sock, self.transcript, **inbox)
         self.env = {
             **world.env,
-            inbox_socket.SOCKET_ENV: str(socket_path or self.sock),
-            inbox_socket.TOKEN_ENV: "t0ken",
+            SOCKET_ENV: str(socket_path or self.sock),
+            TOKEN_ENV: "t0ken",
         }
         self.conduit: inbox_socket.Conduit | None = None
 
@@ -446,7 +448,7 @@ def test_a_session_whose_settings_hold_peer_messages_is_not_served(world: World,
     settings.write_text(json.dumps({"crossSessionInbound": "hold"}))
     why = inbox_socket.start(world.spool, s.env, s.who, None)
     assert isinstance(why, str) and "crossSessionInbound: hold" in why
-    env = {k: v for k, v in s.env.items() if k != inbox_socket.SOCKET_ENV}
+    env = {k: v for k, v in s.env.items() if k != SOCKET_ENV}
     why = inbox_socket.start(world.spool, env, s.who, None)
     assert isinstance(why, str) and "no inbox socket" in why
 
@@ -478,7 +480,7 @@ def test_after_clear_a_real_attend_mcp_serves_the_new_id_and_leaves_the_old_ones
     from tests.support import ATTEND
 
     s = setups()
-    env = {inbox_socket.SOCKET_ENV: str(s.sock), inbox_socket.TOKEN_ENV: "t0ken"}
+    env = {SOCKET_ENV: str(s.sock), TOKEN_ENV: "t0ken"}
     # `attend mcp` as the client runs it: a child of the session, its stdin open for the session's life.
     shell = s.s.spawn(["sh", "-c", f"sleep 600 | {ATTEND} mcp"], world.tmp / "mcp.out", env=env)
     try:

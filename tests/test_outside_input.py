@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from attend import layout, safejson
 from attend.conduits import drain, hosthooks, recall, waiter
 from attend.domain.messages import remote
-from attend.hosts import claude
+from attend.hosts import base as records
 from attend.relay import store
 from attend.setup import guard
 from tests.support import ATTEND, World
@@ -215,10 +215,10 @@ def test_a_relay_record_with_any_one_header_changed_is_stored_or_refused(
 @given(st.dictionaries(st.sampled_from(["pid", "sessionId", "cwd", "procStart", "name", "status"]), field_values))
 def test_any_client_session_record_is_dropped_or_read_with_checked_fields(raw: dict[str, Any]) -> None:
     raw.setdefault("sessionId", SID)
-    record = claude.record_from(raw)
+    record = records.record_from(raw)
     if record is None:
         return
-    assert isinstance(record.pid, int) and not isinstance(record.pid, bool) and 0 < record.pid < claude.PID_MAX
+    assert isinstance(record.pid, int) and not isinstance(record.pid, bool) and 0 < record.pid < records.PID_MAX
     assert record.cwd is None or (record.cwd.startswith("/") and "\0" not in record.cwd and len(record.cwd) <= 4096)
     assert record.name is None or (record.name.isprintable() and len(record.name) <= 128)
     assert record.status is None or len(record.status) <= 32
@@ -231,14 +231,14 @@ def test_any_session_record_file_is_read_or_skipped_by_every_reader(
 ) -> None:
     folder = tmp_path_factory.mktemp("sessions")
     (folder / f"{os.getpid()}.json").write_bytes(data)
-    claude.read_record(folder, os.getpid())
-    assert all(r.pid == os.getpid() for r in claude.live_records(folder))
+    records.read_record(folder, os.getpid())
+    assert all(r.pid == os.getpid() for r in records.live_records(folder))
 
 
 def test_a_session_record_with_a_huge_pid_or_a_nul_in_its_cwd_is_no_record_or_loses_the_field() -> None:
-    assert claude.record_from({"pid": 10**400, "sessionId": SID}) is None
-    assert claude.record_from({"pid": True, "sessionId": SID}) is None
-    record = claude.record_from({"pid": 5, "sessionId": SID, "cwd": "/a\0b", "name": "x" * 1000, "procStart": 10**30})
+    assert records.record_from({"pid": 10**400, "sessionId": SID}) is None
+    assert records.record_from({"pid": True, "sessionId": SID}) is None
+    record = records.record_from({"pid": 5, "sessionId": SID, "cwd": "/a\0b", "name": "x" * 1000, "procStart": 10**30})
     assert record is not None and (record.cwd, record.name, record.proc_start) == (None, None, None)
 
 
@@ -265,7 +265,7 @@ def test_every_hook_entry_takes_any_payload_and_fails_open(world: World, data: b
         assert drain.hook_main(data, StringIO(), err) == 0
         assert waiter.hook_main(data, env, err) in (0, 2)
         assert recall.hook_main(data, env, StringIO(), err) == 0
-        assert hosthooks.gemini_start(data, env, StringIO(), err) == 0
+        assert hosthooks.session_start(data, env, StringIO(), err) == 0
         with contextlib.suppress(ValueError):  # not an object, or not JSON: main() allows the tool, in one line
             guard.decide(safejson.loads(data or b"null"), env)
 

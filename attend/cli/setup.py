@@ -28,7 +28,7 @@ def _changes_text(changes: list[install_verb.Change], verb: str) -> list[str]:
 def _installed_text(r: install_verb.Installed) -> str:
     lines = [f"hosts: {', '.join(r.hosts)}"] if r.hosts != [PRIMARY.name] else []
     if PRIMARY.name in r.hosts:
-        lines.append(_claude_installed(r))
+        lines.append(_primary_installed(r))
         lines += [f"   {n}" for n in r.notes]
     for o in r.others:
         if r.dry_run:
@@ -45,7 +45,7 @@ def _installed_text(r: install_verb.Installed) -> str:
     return "\n".join(lines)
 
 
-def _claude_installed(r: install_verb.Installed) -> str:
+def _primary_installed(r: install_verb.Installed) -> str:
     if r.dry_run:
         diffs = [c.diff for c in r.changes if c.diff]
         files = [f"would {c.action} {c.path}" for c in r.changes if not c.diff]

@@ -33,6 +33,9 @@ FAST_ARGS = (
     ("--format=hook", "--drain"),
 )
 MAX_HOPS = 15  # as hosts.base.MAX_HOPS
+# The variable a host's hooks run with naming its process, where the walk for a /clear starts (else
+# this process's parent). Named here, not asked of the hosts: importing them costs the fast path ~10 ms.
+HOST_PID_ENV = "CLAUDE_PID"
 
 
 def read_payload() -> bytes:
@@ -51,24 +54,26 @@ def wants_fast_path(argv: list[str]) -> bool:
 
 
 def _cleared(spool: Spool, sid: str, env: Mapping[str, str]) -> bool:
-    """Whether a Claude process in our ancestry enrolled under another id (a /clear to follow)."""
-    start = env.get("CLAUDE_PID", "")
+    """Whether a host process in our ancestry enrolled under another id (a /clear to follow). True
+    too when an earlier release's pointers are still to carry over (layout.BY_HOST_BEFORE): the full
+    path looks there, so only a miss pays for the look."""
+    start = env.get(HOST_PID_ENV, "")
     pid: int | None = int(start) if start.isdigit() else os.getppid()
     for _ in range(MAX_HOPS + 1):
         if pid is None or pid <= 1:
-            return False
+            break
         fields = stat_fields(pid)
         if fields is None:
             return not os.path.isdir("/proc")  # no /proc: let the full path walk with psutil
         try:
-            old = spool.read_text(L.BY_CLAUDE, f"{pid}-{fields[19]}")
+            old = spool.read_text(L.BY_HOST, f"{pid}-{fields[19]}")
         except OSError:
             old = None
         if old is None:
             pid = int(fields[1])
             continue
         return old.strip() != sid
-    return False
+    return bool(spool.entries(L.BY_HOST_BEFORE))  # one failed open when it is gone: the common case
 
 
 def is_ancestor(sid: str, env: Mapping[str, str]) -> bool:

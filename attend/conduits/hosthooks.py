@@ -60,7 +60,7 @@ WAKE_CONTEXT = (
 )
 
 
-def gemini_start(data: bytes, env: Mapping[str, str], out: IO[str], err: IO[str]) -> int:
+def session_start(data: bytes, env: Mapping[str, str], out: IO[str], err: IO[str]) -> int:
     from attend.hosts import gemini
 
     payload = _payload(data)
@@ -145,7 +145,7 @@ def start_waiter(data: bytes, env: Mapping[str, str], err: IO[str]) -> None:
 Hook = Callable[[bytes, Mapping[str, str], IO[str], IO[str]], int]
 
 # The hooks by the name their scripts (hooks/ways/) pass: the names are installed, so they stay.
-HOOKS: dict[str, Hook] = {"gemini-start": gemini_start, "codex-stop": stop_and_queue}
+HOOKS: dict[str, Hook] = {"gemini-start": session_start, "codex-stop": stop_and_queue}
 
 USAGE = f"`attend hook` runs as a hook only: attend hook {' | '.join(HOOKS)} (attend install wires it)"
 

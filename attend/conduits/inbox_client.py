@@ -11,36 +11,16 @@ import contextlib
 import json
 import os
 import stat
-from collections.abc import Callable, Mapping
-from pathlib import Path
+from collections.abc import Callable
 
-from attend import identity, safejson
+from attend import safejson
 
-SOCKET_ENV = "CLAUDE_CODE_MESSAGING_SOCKET"
-TOKEN_ENV = "CLAUDE_CODE_MESSAGING_TOKEN"
 SEND_TIMEOUT = 5.0  # seconds for connect and write: the client reads at once
 
 
 class NoDoor(OSError):
     """The path names no socket of this user's client (none there, none listening, or not a socket of
     this user): a later post would fail the same way, and the token must go to nobody else."""
-
-
-def inbound_setting(env: Mapping[str, str], cwd: str | None) -> str | None:
-    """The session's ``crossSessionInbound`` setting (project local, project, then user), or None."""
-    home = identity.claude_home(env)
-    files = [Path(home) / "settings.json"]
-    if cwd:
-        files[:0] = [Path(cwd) / ".claude" / "settings.local.json", Path(cwd) / ".claude" / "settings.json"]
-    for f in files:
-        try:
-            data = safejson.loads(f.read_bytes()[: 1 << 20])
-        except (OSError, ValueError):
-            continue
-        value = data.get("crossSessionInbound") if isinstance(data, dict) else None
-        if isinstance(value, str):
-            return value
-    return None
 
 
 def post(path: str, token: str, content: str) -> None:

@@ -45,14 +45,12 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from attend import identity
+from attend import hosts, identity
 from attend import layout as L
 from attend.conduits import inbox_client as client
-from attend.conduits.inbox_client import SOCKET_ENV, TOKEN_ENV
 from attend.conduits.waiter import hold_slot, live_pid
 from attend.conduits.watch import ARRIVALS, IN_CLOSE_WRITE, IN_CREATE, IN_DELETE, IN_MODIFY, Watcher
 from attend.errors import AttendError
-from attend.hosts.claude import unattended
 from attend.procfs import stat_fields
 from attend.spool import Spool
 
@@ -93,14 +91,19 @@ def served_by(spool: Spool, sid: str) -> int | None:
     return live_pid(spool, sid, STATE)
 
 
-def why_not(env: Mapping[str, str], cfg: Config | None, cwd: str | None) -> str | None:
-    """Why the socket cannot serve this process's session, or None when it can."""
-    path = env.get(SOCKET_ENV, "")
-    if not path or not env.get(TOKEN_ENV):
-        return "the client gives no inbox socket (CLAUDE_CODE_MESSAGING_SOCKET unset)"
+def why_not(
+    env: Mapping[str, str], cfg: Config | None, cwd: str | None, host: hosts.Host = hosts.DEFAULT
+) -> str | None:
+    """Why the socket cannot serve this process's session, or None when it can: ``host``, the
+    session's, names the socket (``Host.inbox_env``) and the session's setting for it."""
+    if host.inbox_env is None:
+        return "the client gives no inbox socket"
+    socket_var, token_var = host.inbox_env
+    if not env.get(socket_var, "") or not env.get(token_var):
+        return f"the client gives no inbox socket ({socket_var} unset)"
     if cfg is not None and str(cfg.get("conduits.socket")) == "off":
         return "conduits.socket is off in the config"
-    held = client.inbound_setting(env, cwd)
+    held = host.inbound_setting(env, cwd)
     if held in HELD:
         return f"the session's settings {held} peer messages (crossSessionInbound: {held})"
     return None
@@ -140,12 +143,14 @@ class Conduit(threading.Thread):
         self.spool = spool
         self.env = env
         self.sid = who.id
-        self.claude_pid = who.claude_pid
+        self.host_pid = who.host_pid
         self.proc_start = who.proc_start
         self.cwd = who.origin
         self.cfg = cfg
-        self.socket_path = env.get(SOCKET_ENV, "")
-        self.token = env.get(TOKEN_ENV, "")
+        self.host = hosts.of(who.host)
+        socket_var, token_var = self.host.inbox_env or ("", "")
+        self.socket_path = env.get(socket_var, "") if socket_var else ""
+        self.token = env.get(token_var, "") if token_var else ""
         self.watcher = Watcher()
         self._stop_r, self._stop_w = os.pipe()
         self.last_post = 0.0
@@ -157,12 +162,12 @@ class Conduit(threading.Thread):
         self.rest: int | None = None  # resting after a give-up: 0 until a turn ends, 1 until idle, 2 until busy
         self.rest_note = ""  # what the state file says while it rests
         self.rest_busy = False  # the record said busy since the give-up
-        record = identity.read_record(identity.sessions_home(env), who.claude_pid) if who.claude_pid else None
+        record = identity.read_record(hosts.DEFAULT.records_home(env), who.host_pid) if who.host_pid else None
         if record is not None and record.cwd:
             self.cwd = record.cwd
-        self.record_name = f"{who.claude_pid}.json"
+        self.record_name = f"{who.host_pid}.json"
         self.transcript = identity.transcript_path(env, self.sid, self.cwd)
-        self.headless = unattended(env, who.claude_pid)
+        self.headless = self.host.unattended(env, who.host_pid)
 
     # -- lifecycle
 
@@ -242,7 +247,7 @@ class Conduit(threading.Thread):
         self.watcher.add("session", self.spool.path(L.SESSIONS, self.sid), SESSION_EVENTS, named=True)
         # The client's record: a /clear rewrites it with the session's new id (and a post's
         # confirmation reads its status from it).
-        self.watcher.add("record", identity.sessions_home(self.env), ARRIVALS | IN_CLOSE_WRITE, named=True)
+        self.watcher.add("record", hosts.DEFAULT.records_home(self.env), ARRIVALS | IN_CLOSE_WRITE, named=True)
         while not self.stopping:
             if self.follow_clear() and self.named:
                 self.named = False  # named under the old id; unnamed there, named again under the new one
@@ -293,7 +298,7 @@ class Conduit(threading.Thread):
         names = self.watcher.take_names("record")
         if names is not None and self.record_name not in names:
             return False
-        record = identity.read_record(identity.sessions_home(self.env), self.claude_pid) if self.claude_pid else None
+        record = identity.read_record(hosts.DEFAULT.records_home(self.env), self.host_pid) if self.host_pid else None
         if record is None or record.session_id == self.sid or record.proc_start != self.proc_start:
             return False
         from attend.domain.sessions import sessions
@@ -302,7 +307,7 @@ class Conduit(threading.Thread):
             new = identity.authority(env=self.env, pid=os.getpid(), cwd=self.cwd)
         except AttendError:
             return False
-        if not new.is_agent or new.id == self.sid or new.claude_pid != self.claude_pid:
+        if not new.is_agent or new.id == self.sid or new.host_pid != self.host_pid:
             return False
         old = self.sid
         self.unname()
@@ -430,7 +435,7 @@ class Conduit(threading.Thread):
         return True
 
     def status(self) -> str | None:
-        record = identity.read_record(identity.sessions_home(self.env), self.claude_pid) if self.claude_pid else None
+        record = identity.read_record(hosts.DEFAULT.records_home(self.env), self.host_pid) if self.host_pid else None
         return record.status if record is not None else "gone"
 
     def confirm(self, scan: client.Scan, mark: str) -> None:
@@ -443,7 +448,7 @@ class Conduit(threading.Thread):
             if self.stopping:
                 raise Unshown("the server is ending before the client showed the post", final=True)
             state = self.status()
-            if state == "gone" or (self.claude_pid is not None and stat_fields(self.claude_pid) is None):
+            if state == "gone" or (self.host_pid is not None and stat_fields(self.host_pid) is None):
                 raise Unshown("the client ended before it showed the post", final=True)
             now = time.monotonic()
             if state not in ("idle", None):  # busy, or waiting on a prompt: the post is queued
@@ -458,10 +463,10 @@ class Conduit(threading.Thread):
 
 def start(spool: Spool, env: Mapping[str, str], who: identity.Identity, cfg: Config | None) -> Conduit | str:
     """Start the conduit for ``who`` (a Claude session this server is a child of), or say why not."""
-    if not who.is_agent or who.claude_pid is None:
+    if not who.is_agent or who.host_pid is None:
         return "no Claude session in this server's ancestry"
     conduit = Conduit(spool, env, who, cfg)
-    reason = why_not(env, cfg, conduit.cwd)
+    reason = why_not(env, cfg, conduit.cwd, conduit.host)
     if reason:
         return reason
     if not conduit.transcript:

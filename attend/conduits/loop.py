@@ -58,7 +58,7 @@ LIVENESS_EVERY = 60.0  # a peer pid that died without removing its record is not
 REVIVE_SETTLE = 1.0  # seconds between noticing the spool was deleted and making it again
 # The loop's own Claude process: a pidfd wakes the loop when it ends, so an orphaned loop (its Claude
 # killed, no record removal to wake it) stops at once. Without pidfds it is looked at this often.
-CLAUDE_EVERY = HEARTBEAT_EVERY
+HOST_EVERY = HEARTBEAT_EVERY
 SLACK = 2.0  # a timer due this soon runs with the one due now: one wake, not several
 ROOM = "room:"  # the watcher's tag of a room repair covers: room:<room>
 BANNER = "banner"  # per session: the fingerprint of the last banner printed
@@ -110,7 +110,7 @@ class Sensor:
     memo: delivery.RepairMemo = field(default_factory=delivery.RepairMemo)
     rules: attention.Rules = field(default_factory=attention.Rules)
     base: float = field(default_factory=time.monotonic)  # the origin of the timers' grid
-    claude_fd: int | None = None  # a pidfd of the Claude process served: readable once it ends
+    host_fd: int | None = None  # a pidfd of the Claude process served: readable once it ends
     more: bool | None = None  # what the last delivery left pending in new/ (None: not known, list it)
     room_tags: set[str] = field(default_factory=set)  # the rooms watched for repair, as watcher tags
 
@@ -147,7 +147,7 @@ class Sensor:
             "repair": self._repair_due(),
             "heartbeat": self._on_grid(now + HEARTBEAT_EVERY),
             "liveness": self._on_grid(now + LIVENESS_EVERY),
-            "claude": self._watch_claude(),
+            "host": self._watch_host(),
             "revive": float("inf"),
             "cleanup": now if self.cleanup_every else float("inf"),
         }
@@ -166,21 +166,21 @@ class Sensor:
         # this loop one record read.
         self.watcher.add("records", self.ctx.sessions_dir, CHANGES, named=True)
 
-    def _watch_claude(self) -> float:
+    def _watch_host(self) -> float:
         """Open a pidfd of the Claude process served; returns when to look at that process next: never
         on a timer when the pidfd will say, now when it has ended already, else on the grid."""
-        pid = self.who.claude_pid
+        pid = self.who.host_pid
         if pid is None:
             return float("inf")
         try:
-            self.claude_fd = os.pidfd_open(pid)
+            self.host_fd = os.pidfd_open(pid)
         except ProcessLookupError:
             return time.monotonic()
         except (OSError, AttributeError):  # no pidfds here (an old kernel, a sandbox)
-            return self._on_grid(time.monotonic() + CLAUDE_EVERY)
+            return self._on_grid(time.monotonic() + HOST_EVERY)
         # Opened after identity read the pid: a process that ended in between, its pid reused, would
         # pin the wrong one. The start time says.
-        return time.monotonic() if not liveness.claude_running(pid, self.who.proc_start) else float("inf")
+        return time.monotonic() if not liveness.host_running(pid, self.who.proc_start) else float("inf")
 
     def _on_grid(self, at: float) -> float:
         """``at`` moved on to the loop's grid (a tick every TICK seconds from its start, less the slack)
@@ -212,7 +212,7 @@ class Sensor:
             if self.stopping:
                 return
             if WAKE in tags:
-                self._claude_ended()
+                self._host_ended()
             if any(tag.startswith(ROOM) for tag in tags):
                 # A record reached a room this session receives: if its link here does not follow
                 # (its sender was killed mid-fan-out), the pass after the bound links it.
@@ -252,13 +252,13 @@ class Sensor:
                 return set()
             if pending and pace_left > 0:
                 time.sleep(pace_left)
-                return self.watcher.wait(0, wake=self.claude_fd)
+                return self.watcher.wait(0, wake=self.host_fd)
             if pending:
-                return self.watcher.wait(0, wake=self.claude_fd)
+                return self.watcher.wait(0, wake=self.host_fd)
             timeout = min(self.due.values()) - now if self.due else HOUSEKEEPING
             if self.retry_at > now:  # the governor holds a sender, or mail could not be shown, until then
                 timeout = min(timeout, self.retry_at - now)
-            tags = self.watcher.wait(max(0.0, timeout), wake=self.claude_fd)
+            tags = self.watcher.wait(max(0.0, timeout), wake=self.host_fd)
             if self.watcher.lost:
                 # A watched folder was removed: whatever removes it (`rm -rf ~/.cache`, a /clear move)
                 # is likely still at work. Writing now would race it, so let it finish first.
@@ -428,9 +428,9 @@ class Sensor:
         if now + SLACK < min(self.due.values()):
             return
         at = now + SLACK
-        if at >= self.due["claude"]:
+        if at >= self.due["host"]:
             self._orphaned()
-            self.due["claude"] = self._on_grid(now + CLAUDE_EVERY) if self.claude_fd is None else float("inf")
+            self.due["host"] = self._on_grid(now + HOST_EVERY) if self.host_fd is None else float("inf")
         if at >= self.due["heartbeat"]:
             self._safe(lambda: sessions.touch_heartbeat(self.spool, self.sid), "the heartbeat")
             self._safe(self.follow_clear, "the /clear move")  # should the records watch have missed it
@@ -455,21 +455,21 @@ class Sensor:
             self._safe(self.senses.tick, "sensors")
             self.due["sensors"] = self.senses.next_due()
 
-    def _claude_ended(self) -> None:
+    def _host_ended(self) -> None:
         """The pidfd says the Claude process ended. It stays readable, so it is closed either way:
         should the process somehow still be there, the grid's look takes over."""
-        fd, self.claude_fd = self.claude_fd, None
+        fd, self.host_fd = self.host_fd, None
         if fd is not None:
             os.close(fd)
         self._orphaned()
         if not self.stopping:
-            self.due["claude"] = self._on_grid(time.monotonic() + CLAUDE_EVERY)
+            self.due["host"] = self._on_grid(time.monotonic() + HOST_EVERY)
 
     def _orphaned(self) -> None:
         """The Claude process this loop serves has ended (killed, crashed): nobody is left to wake, so
         stop rather than run on under pid 1. Its pid and start time are the ones identity resolved."""
-        pid = self.who.claude_pid
-        if pid is None or liveness.claude_running(pid, self.who.proc_start):
+        pid = self.who.host_pid
+        if pid is None or liveness.host_running(pid, self.who.proc_start):
             return
         line = f"attend run: the Claude process of session {self.sid} (pid {pid}) has ended; stopping"
         self.warn(line)
@@ -601,7 +601,7 @@ class Sensor:
 
     def follow_clear(self) -> None:
         """A new session id for the same Claude process: carry everything over, then go on."""
-        pid = self.who.claude_pid
+        pid = self.who.host_pid
         if pid is None:
             return
         record = identity.read_record(self.ctx.sessions_dir, pid)
@@ -611,7 +611,7 @@ class Sensor:
             new = self.ctx.who()
         except IdentityError:
             return
-        if new.id == self.sid or new.claude_pid != pid:
+        if new.id == self.sid or new.host_pid != pid:
             return
         old = self.sid
         lock = RunLock.take(self.spool, new.id)
@@ -661,8 +661,8 @@ def run(ctx: Context, write: Callable[[str], None], warn: Callable[[str], None])
         for s, handler in previous.items():
             signal.signal(s, handler)
         sensor.watcher.close()
-        if sensor.claude_fd is not None:
-            os.close(sensor.claude_fd)
+        if sensor.host_fd is not None:
+            os.close(sensor.host_fd)
         if sensor.senses is not None:
             sensor.senses.close()  # a script sensor still running is killed with the loop
         sensor.lock.release()

@@ -139,7 +139,7 @@ class Waiter:
         self,
         spool: Spool,
         sid: str,
-        claude_pid: int | None,
+        host_pid: int | None,
         stop_active: bool,
         err: IO[str],
         tag: str = "",
@@ -152,7 +152,7 @@ class Waiter:
         self.cleared = not tag  # the drain of this turn end did not block (or is not coming)
         self.spool = spool
         self.sid = sid
-        self.claude_pid = claude_pid
+        self.host_pid = host_pid
         self.stop_active = stop_active
         self.err = err
         self.me = me()
@@ -193,7 +193,7 @@ class Waiter:
     def pending(self) -> bool:
         return bool(self.spool.listing(self.sid, L.NEW) or self.spool.listing(self.sid, L.CLAIMED))
 
-    def claude_gone(self) -> bool:
+    def host_gone(self) -> bool:
         if self.pidfd is None:
             return False
         ready, _, _ = select.select([self.pidfd], [], [], 0)
@@ -217,9 +217,9 @@ class Waiter:
         if not self.watcher.add("new", self.spool.path(L.SESSIONS, self.sid, L.NEW), ARRIVALS):
             return False
         self.watcher.add("state", self.spool.path(L.SESSIONS, self.sid), STATE_EVENTS)
-        if self.claude_pid is not None:
+        if self.host_pid is not None:
             try:
-                self.pidfd = os.pidfd_open(self.claude_pid)
+                self.pidfd = os.pidfd_open(self.host_pid)
             except ProcessLookupError:
                 return False  # the client is already gone
             except (OSError, AttributeError):
@@ -297,12 +297,12 @@ class Waiter:
 
     def wait(self) -> int:
         while True:
-            if self.claude_gone() or not self.mine() or self.loop_live() or self.drain_blocked():
+            if self.host_gone() or not self.mine() or self.loop_live() or self.drain_blocked():
                 return QUIET_EXIT
             if not self.cleared:
                 self.watcher.wait(max(0.0, DRAIN_GRACE - (time.monotonic() - self.started)) + 0.01, wake=self.pidfd)
                 continue
-            if self.claude_pid is not None and self.pidfd is None and stat_fields(self.claude_pid) is None:
+            if self.host_pid is not None and self.pidfd is None and stat_fields(self.host_pid) is None:
                 return QUIET_EXIT
             left = self.deadline - time.monotonic()
             if left <= 0:
@@ -312,7 +312,7 @@ class Waiter:
                     self.watcher.wait(self.timeout(left), wake=self.pidfd)
                     continue
                 self.gather()
-                if self.claude_gone() or not self.mine() or self.loop_live():
+                if self.host_gone() or not self.mine() or self.loop_live():
                     return QUIET_EXIT
                 code = self.deliver()
                 if code is not None:
@@ -416,12 +416,12 @@ def hook_main(data: bytes, env: Mapping[str, str], err: IO[str]) -> int:
         host = hosts.of(who.host)
         if host.wake != REWAKE:  # the session's client wakes it another way (attend wait --codex, --once)
             return QUIET_EXIT
-        claude_pid = who.claude_pid
+        host_pid = who.host_pid
         cfg = load_config(env)
         if str(cfg.get("conduits.wake")) == "off":
             return QUIET_EXIT
         stay = None
-        if host.unattended(env, claude_pid):  # claude -p, the SDK: it must end after its last turn
+        if host.unattended(env, host_pid):  # claude -p, the SDK: it must end after its last turn
             stay = float(cfg.get("conduits.headless_wait"))
             if stay <= 0:
                 return QUIET_EXIT
@@ -431,8 +431,8 @@ def hook_main(data: bytes, env: Mapping[str, str], err: IO[str]) -> int:
             from attend.domain.sessions import transcript
 
             cwd = safejson.text_field(payload, "cwd")
-            path = transcript.of_claude(env, sid, claude_pid, cwd or os.getcwd())
-        return Waiter(spool, sid, claude_pid, stop_active, err, L.event_tag(data), cfg, path, stay).run()
+            path = transcript.of_host_process(env, sid, host_pid, cwd or os.getcwd())
+        return Waiter(spool, sid, host_pid, stop_active, err, L.event_tag(data), cfg, path, stay).run()
     except IdentityError as e:
         with contextlib.suppress(Exception):
             err.write(f"attend wait: {e}\n")
@@ -587,14 +587,14 @@ class SteeringWaiter(Waiter):
                 self.follow = moved
                 return False
             left = self.deadline - time.monotonic()
-            if self.claude_gone() or left <= 0 or (self.pidfd is None and stat_fields(self.claude_pid or 0) is None):
+            if self.host_gone() or left <= 0 or (self.pidfd is None and stat_fields(self.host_pid or 0) is None):
                 self.why = "its deadline came while another waiter waited" if left <= 0 else ""
                 return False
             self.watcher.wait(min(left, STANDBY_LOOK if held else NAME_WAIT), wake=self.pidfd)
 
     def wait(self) -> int:
         code = super().wait()
-        if code == QUIET_EXIT and not self.claude_gone():
+        if code == QUIET_EXIT and not self.host_gone():
             if (moved := self.moved()) is not None:
                 self.follow = moved  # a /clear: the same gemini process, a new id (once_main follows)
                 if Waiter.mine(self):
@@ -634,7 +634,7 @@ def once_refusal(spool: Spool, who: identity.Identity, env: Mapping[str, str]) -
             "it wakes an idle session whose client turns a finished background command into a turn "
             f"(Gemini CLI's), and this is a {who.host} session"
         )
-    if who.resolved_by != "ancestry" or who.claude_pid is None:
+    if who.resolved_by != "ancestry" or who.host_pid is None:
         return "the session's gemini process is not among this process's ancestors"
     enrolled, optout = spool.present((L.SESSIONS, who.id), (L.ENROLLED, L.OPTOUT))
     if optout:
@@ -643,7 +643,7 @@ def once_refusal(spool: Spool, who: identity.Identity, env: Mapping[str, str]) -
         return "this session is not enrolled yet: attend join <channel> first, then start it again"
     if wake_mode(env) == "off":
         return "conduits.wake is off in attend's config"
-    return host.wake_refusal(who.claude_pid, env)
+    return host.wake_refusal(who.host_pid, env)
 
 
 def once_main(env: Mapping[str, str], out: IO[str], err: IO[str]) -> int:
@@ -661,17 +661,17 @@ def once_main(env: Mapping[str, str], out: IO[str], err: IO[str]) -> int:
         if refusal is not None:
             err.write(f"attend wait --once: not waiting: {refusal}\n")
             return 1
-        assert who.claude_pid is not None  # once_refusal checked it
+        assert who.host_pid is not None  # once_refusal checked it
         sid = who.id
         for _ in range(FOLLOW_MAX):
-            waiter = SteeringWaiter(spool, sid, who.claude_pid, out)
+            waiter = SteeringWaiter(spool, sid, who.host_pid, out)
             code = waiter.run()
             if code == WAKE or waiter.follow is None:
                 break
             # After a /clear the session's id is the one the ancestry proves now (the SessionStart
             # hook rewrote the gemini process's record), and the spool moved to it: wait for that one.
             now = identity.authority(env=env)
-            if now.id != waiter.follow or now.claude_pid != who.claude_pid:
+            if now.id != waiter.follow or now.host_pid != who.host_pid:
                 return 0
             sid = now.id
         if code != WAKE and waiter.why:
@@ -708,8 +708,11 @@ def main(argv: list[str], env: Mapping[str, str], err: IO[str]) -> int:
         return once_main(env, sys.stdout, err)
     if argv != ["--hook"]:
         err.write(f"attend: {USAGE}\n")
-        # Exit 2 is a wake to the client: under a Claude process a misuse is a plain failure.
-        return 1 if env.get("CLAUDECODE") or env.get("CLAUDE_PID") else 2
+        from attend.conduits import fastdrain
+
+        # Exit 2 is a wake to a client that runs this as a REWAKE hook: under one a misuse is a plain failure.
+        rewake = any(h.inside(env) for h in hosts.HOSTS if h.wake == REWAKE) or env.get(fastdrain.HOST_PID_ENV)
+        return 1 if rewake else 2
     from attend.conduits import fastdrain
 
     return hook_main(fastdrain.read_payload(), env, err)

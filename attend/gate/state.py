@@ -12,7 +12,16 @@ import time
 
 from attend import layout as L
 from attend.errors import SpoolError
-from attend.gate.opening import _APPEND, _PRIVATE, FILE_MODE, Handles, RefusedEntry, _write_new, _writes
+from attend.gate.opening import (
+    _APPEND,
+    _PRIVATE,
+    FILE_MODE,
+    Handles,
+    RefusedEntry,
+    _listdir,
+    _write_new,
+    _writes,
+)
 
 TYPE_CHECKING = False  # not typing's: its import would cost the drain's fast path a millisecond
 if TYPE_CHECKING:
@@ -194,6 +203,53 @@ class State(Handles):
         # A symlink in place of the folder raises RefusedEntry: files are never moved out of its target.
         for entry in self.entries(*src) if self._is_dir(src) else []:
             self.move_entry((*src, entry), (*dest, entry))
+
+    @_writes
+    def carry_over(self, old: str, new: str) -> bool:
+        """Carry the top folder ``old`` over to ``new`` in place: a folder an earlier release named
+        otherwise (``layout.RENAMED``), on first use. False when there is none to carry (one ``stat``).
+
+        One rename moves it whole. Where ``new`` already exists (an earlier release's process made
+        ``old`` again since), each entry moves by link and unlink, and one ``new`` has wins (it is the
+        newer). So an entry is in one folder or both, never neither, and two processes may carry at
+        once: a reader that misses in ``new``, carries, and looks in ``new`` again finds it."""
+        try:
+            root = self._root_fd()
+            if not stat.S_ISDIR(os.stat(old, dir_fd=root, follow_symlinks=False).st_mode):
+                raise self._refusal(root, old, (old,))
+        except FileNotFoundError:
+            return False  # no spool yet, or nothing to carry
+        try:
+            os.stat(new, dir_fd=root, follow_symlinks=False)
+        except FileNotFoundError:
+            try:
+                os.rename(old, new, src_dir_fd=root, dst_dir_fd=root)  # onto an empty ``new`` at most
+                return True
+            except FileNotFoundError:
+                return True  # another process carried it since
+            except OSError as e:
+                if e.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                    raise
+        try:
+            src = self._openat(root, old, (old,), False)  # never through the cache: ``old`` goes
+        except FileNotFoundError:
+            return True
+        try:
+            dst = self._top_fd(new, True)
+            for name in _listdir(src):
+                try:
+                    os.link(name, name, src_dir_fd=src, dst_dir_fd=dst, follow_symlinks=False)
+                except FileExistsError:
+                    pass
+                except OSError:
+                    continue  # moved by another carrier, or not a file: left where it is
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(name, dir_fd=src)
+        finally:
+            os.close(src)
+        with contextlib.suppress(OSError):  # not empty: something left, for the next carry
+            os.rmdir(old, dir_fd=root)
+        return True
 
     def _is_dir(self, parts: tuple[str, ...]) -> bool:
         try:

@@ -19,7 +19,7 @@ NAMES: tuple[str, ...] = tuple(host.name for host in HOSTS)
 
 # The host of a session whose records name none (written before attend named hosts), and of a
 # Claude Code config folder named by `--target`: Claude Code, the first host attend served.
-DEFAULT: Host = CLAUDE
+DEFAULT = CLAUDE
 
 
 def by_name(name: str | None) -> Host | None:

@@ -4,7 +4,8 @@ sessions are live, where a session's transcript is, and how a turn end delivers.
 A host is an agent client that starts sessions (Claude Code, Codex CLI, Gemini CLI). It answers
 (docs/architecture/hosts.md):
 
-- ``name``: how it is shown and recorded ("claude");
+- ``name``: how it is shown and recorded ("claude"); the rest of attend names no client but through
+  these members and the registry (tests/test_host_seam.py);
 - ``find``: the session among a process's ancestors, with the evidence that proves it (``Found``);
 - ``inside_env`` and ``session_env``: the environment variables that mark a process as started inside
   the host (such a process is never the human) and those that offer a session id (never an identity
@@ -12,6 +13,9 @@ A host is an agent client that starts sessions (Claude Code, Codex CLI, Gemini C
 - ``evidence``: the one line ``attend whoami`` shows for a session found in the ancestry;
 - ``live_records``: the live sessions its own records name (``peers`` lists them);
 - ``transcript``: the file the host writes as a session works (``peers`` shows working or waiting);
+- ``records_home``, ``config_home``, ``worktrees``: where its session records by process, its own
+  files and a project's worktrees are, so the rest of attend names none of the client's folders;
+- ``inbox_env``, ``inbound_setting``: the inbox socket it offers a session's MCP servers, if any;
 - ``turn_end``: what the turn-end hook prints to hand the model a reason;
 - ``wake``, ``wake_refusal``, ``wake_command``: how an idle session is woken. The host names its
   strategy (``REWAKE``, ``QUEUE``, ``STEER``); attend.conduits.waiter runs it. This layer lies below
@@ -28,7 +32,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 
-from attend.procfs import stat_fields
+from attend.layout import is_session_id
+from attend.procfs import session_record, stat_fields
 from attend.record import Record
 
 MAX_HOPS = 15  # parents climbed from the caller, at most
@@ -195,6 +200,33 @@ class Host:
         process that owns the session, when known (a process holds or names its own files)."""
         return None
 
+    def config_home(self, env: Mapping[str, str] | None = None) -> str | None:
+        """The folder the client keeps its own files in (settings, transcripts), as ``env`` (default:
+        this process's) places it; None for a host attend reads none of."""
+        return None
+
+    def records_home(self, env: Mapping[str, str] | None = None) -> str | None:
+        """The folder of the host's session records by process (``<pid>.json``, read by
+        ``read_record`` and ``live_records``), as ``env`` places it; None where it keeps none."""
+        return None
+
+    # Where the client keeps a project's worktrees, relative to the project (a path below it is the
+    # project's, for ``identity.normalise_origin``); "" for none.
+    worktrees: str = ""
+
+    # Variables that, set, may take away the tool the sensor loop (`attend run`) is armed under: doctor
+    # warns of them.
+    monitor_off_env: tuple[str, ...] = ()
+
+    # The variables naming the inbox socket the client offers a session's MCP servers, and its token
+    # (attend.conduits.inbox_socket posts there); None for a client that offers none.
+    inbox_env: tuple[str, str] | None = None
+
+    def inbound_setting(self, env: Mapping[str, str], cwd: str | None) -> str | None:
+        """The session's own setting for what its inbox socket takes from other sessions (its
+        project's local settings, its project's, then the user's), or None where it sets none."""
+        return None
+
     def offered_id(self, env: Mapping[str, str]) -> tuple[str, str] | None:
         """(variable, session id) the environment offers, or None."""
         for var in self.session_env:
@@ -333,6 +365,94 @@ def cmdline(pid: int) -> list[str]:
     except OSError:
         return []
     return [a.decode("utf-8", "replace") for a in data.split(b"\0") if a]
+
+
+# ---------------------------------------------------------------------- session records, by process
+
+# A host that keeps one record per process (``<folder>/<pid>.json``, in ``SessionRecord``'s shape: Claude
+# Code's own, and those attend writes for Gemini CLI) is read through these.
+
+
+def read_record(folder: str | os.PathLike[str], pid: int) -> SessionRecord | None:
+    return record_from(session_record(os.fspath(folder), pid))
+
+
+PID_MAX = 1 << 22  # the kernel's highest pid_max: a larger "pid" names no process
+TEXT_MAX = {"cwd": 4096, "name": 128, "status": 32, "procStart": 32}  # characters of each field kept
+
+
+def record_from(raw: object) -> SessionRecord | None:
+    """A client's session record, checked field by field: any process of the user can write one, so a
+    field of the wrong type, size or characters is dropped (None), and a record whose pid or id is not
+    one is no record."""
+    if not isinstance(raw, dict):
+        return None
+    pid, sid = raw.get("pid"), raw.get("sessionId")
+    # The id names a spool folder and a room: one that is not a plain id (say "../x") is no session.
+    if isinstance(pid, bool) or not isinstance(pid, int) or not 0 < pid < PID_MAX:
+        return None
+    if not isinstance(sid, str) or not is_session_id(sid):
+        return None
+    start = raw.get("procStart")
+    if isinstance(start, int) and not isinstance(start, bool) and 0 <= start < 10**20:
+        start = str(start)
+    cwd = _field(raw, "cwd")
+    return SessionRecord(
+        pid=pid,
+        session_id=sid,
+        cwd=cwd if cwd and cwd.startswith("/") else None,
+        proc_start=start if isinstance(start, str) and len(start) <= TEXT_MAX["procStart"] else None,
+        name=_field(raw, "name") or None,
+        status=_field(raw, "status"),
+        raw=raw,
+    )
+
+
+def _field(raw: dict[str, object], key: str) -> str | None:
+    """A text field of a record: a string within its size, printable (a path: no NUL), else None."""
+    value = raw.get(key)
+    if not isinstance(value, str) or len(value) > TEXT_MAX[key]:
+        return None
+    if key == "cwd":
+        return value if "\0" not in value and value.isprintable() else None
+    return value if value.isprintable() else None
+
+
+def record_is_live(record: SessionRecord) -> bool:
+    """Live: the pid exists and the record's ``procStart`` is the live process's start time. A record
+    without a valid start time proves nothing about which process wrote it, so it is refused."""
+    if record.proc_start is None or not record.proc_start.isdigit() or not pid_alive(record.pid):
+        return False
+    live = proc_start(record.pid)
+    if live is None:
+        return not os.path.isdir("/proc")  # no /proc (not Linux): the start time cannot be checked
+    return live == record.proc_start
+
+
+def live_records(folder: str | os.PathLike[str]) -> list[SessionRecord]:
+    """Every live session a folder of records names, one per process."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    records = []
+    for name in names:
+        if not name.endswith(".json") or not name[:-5].isdigit():
+            continue
+        record = read_record(folder, int(name[:-5]))
+        if record is not None and record.pid == int(name[:-5]) and record_is_live(record):
+            records.append(record)
+    return records
+
+
+def ancestry(pid: int, parent: Parent = parent_pid) -> list[int]:
+    """``pid`` and its parents, at most ``MAX_HOPS`` of them, up to (not including) pid 1."""
+    chain: list[int] = []
+    current: int | None = pid
+    while current is not None and current > 1 and len(chain) <= MAX_HOPS and current not in chain:
+        chain.append(current)
+        current = parent(current)
+    return chain
 
 
 # ---------------------------------------------------------------------- a process left without its parent

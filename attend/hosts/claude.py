@@ -13,24 +13,26 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from attend import safejson
 from attend.hosts.base import (
-    MAX_HOPS,
     REWAKE,
     Found,
     Host,
     Parent,
     SessionRecord,
+    ancestry,
     cmdline,
     comm_ppid,
     environ_of,
     environ_via,
+    live_records,
     parent_pid,
-    pid_alive,
-    proc_start,
+    read_record,
+    record_is_live,
     stat_via,
 )
 from attend.layout import ALNUM, is_session_id, made_safe
-from attend.procfs import claude_record
+from attend.procfs import session_record
 from attend.record import Record
 
 TYPE_CHECKING = False
@@ -57,88 +59,16 @@ def sessions_home(env: Mapping[str, str] | None = None) -> str:
     return os.path.join(claude_home(env), "sessions")
 
 
-def read_record(sessions_dir: str | os.PathLike[str], pid: int) -> SessionRecord | None:
-    return record_from(claude_record(os.fspath(sessions_dir), pid))
-
-
-PID_MAX = 1 << 22  # the kernel's highest pid_max: a larger "pid" names no process
-TEXT_MAX = {"cwd": 4096, "name": 128, "status": 32, "procStart": 32}  # characters of each field kept
-
-
-def record_from(raw: object) -> SessionRecord | None:
-    """A client's session record, checked field by field: any process of the user can write one, so a
-    field of the wrong type, size or characters is dropped (None), and a record whose pid or id is not
-    one is no record."""
-    if not isinstance(raw, dict):
-        return None
-    pid, sid = raw.get("pid"), raw.get("sessionId")
-    # The id names a spool folder and a room: one that is not a plain id (say "../x") is no session.
-    if isinstance(pid, bool) or not isinstance(pid, int) or not 0 < pid < PID_MAX:
-        return None
-    if not isinstance(sid, str) or not is_session_id(sid):
-        return None
-    start = raw.get("procStart")
-    if isinstance(start, int) and not isinstance(start, bool) and 0 <= start < 10**20:
-        start = str(start)
-    cwd = _field(raw, "cwd")
-    return SessionRecord(
-        pid=pid,
-        session_id=sid,
-        cwd=cwd if cwd and cwd.startswith("/") else None,
-        proc_start=start if isinstance(start, str) and len(start) <= TEXT_MAX["procStart"] else None,
-        name=_field(raw, "name") or None,
-        status=_field(raw, "status"),
-        raw=raw,
-    )
-
-
-def _field(raw: dict[str, object], key: str) -> str | None:
-    """A text field of a record: a string within its size, printable (a path: no NUL), else None."""
-    value = raw.get(key)
-    if not isinstance(value, str) or len(value) > TEXT_MAX[key]:
-        return None
-    if key == "cwd":
-        return value if "\0" not in value and value.isprintable() else None
-    return value if value.isprintable() else None
-
-
-def record_is_live(record: SessionRecord) -> bool:
-    """Live: the pid exists and the record's ``procStart`` is the live process's start time. A record
-    without a valid start time proves nothing about which process wrote it, so it is refused."""
-    if record.proc_start is None or not record.proc_start.isdigit() or not pid_alive(record.pid):
-        return False
-    live = proc_start(record.pid)
-    if live is None:
-        return not os.path.isdir("/proc")  # no /proc (not Linux): the start time cannot be checked
-    return live == record.proc_start
-
-
-def live_records(sessions_dir: str | os.PathLike[str]) -> list[SessionRecord]:
-    """Every live Claude session on the machine, from its record."""
-    try:
-        names = sorted(os.listdir(sessions_dir))
-    except OSError:
-        return []
-    records = []
-    for name in names:
-        if not name.endswith(".json") or not name[:-5].isdigit():
-            continue
-        record = read_record(sessions_dir, int(name[:-5]))
-        if record is not None and record.pid == int(name[:-5]) and record_is_live(record):
-            records.append(record)
-    return records
-
-
-def unattended(env: Mapping[str, str], claude_pid: int | None) -> bool:
+def unattended(env: Mapping[str, str], host_pid: int | None) -> bool:
     """Whether the client runs this session with no person at it (``claude -p``, the Agent SDK, a
     background session). It tells every child so (``CLAUDE_CODE_SESSION_ATTENDED=0``), and a
     ``claude -p`` run's record says ``"entrypoint": "sdk-cli"``. Such a run ends after its last turn
     unless a hook holds it, so attend's waiter must not (conduits.md)."""
     if env.get("CLAUDE_CODE_SESSION_ATTENDED") == "0":
         return True
-    if claude_pid is None:
+    if host_pid is None:
         return False
-    raw = claude_record(sessions_home(env), claude_pid)
+    raw = session_record(sessions_home(env), host_pid)
     return isinstance(raw, dict) and raw.get("entrypoint") == "sdk-cli"
 
 
@@ -163,16 +93,6 @@ def own_claude_dir(pid: int, env: Mapping[str, str] | None = None) -> str:
     if env is not None and (env.get("CLAUDE_CONFIG_DIR") or env.get("HOME")):
         return claude_home(env)
     return user_claude_dir()
-
-
-def ancestry(pid: int, parent: Parent = parent_pid) -> list[int]:
-    """``pid`` and its parents, at most ``MAX_HOPS`` of them, up to (not including) pid 1."""
-    chain: list[int] = []
-    current: int | None = pid
-    while current is not None and current > 1 and len(chain) <= MAX_HOPS and current not in chain:
-        chain.append(current)
-        current = parent(current)
-    return chain
 
 
 def is_claude_process(pid: int, parent: Parent | None = None) -> bool:
@@ -319,10 +239,43 @@ class Claude(Host):
     def live_records(self, env: Mapping[str, str]) -> list[SessionRecord]:
         return live_records(sessions_home(env))
 
+    def config_home(self, env: Mapping[str, str] | None = None) -> str:
+        return claude_home(env)
+
+    def records_home(self, env: Mapping[str, str] | None = None) -> str:
+        return sessions_home(env)
+
+    worktrees = os.path.join(".claude", "worktrees")
+
+    inbox_env = ("CLAUDE_CODE_MESSAGING_SOCKET", "CLAUDE_CODE_MESSAGING_TOKEN")
+    # Either turns off the client's non-essential traffic, and with it, on some versions, Monitor.
+    monitor_off_env = ("DISABLE_TELEMETRY", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC")
+
+    def inbound_setting(self, env: Mapping[str, str], cwd: str | None) -> str | None:
+        return inbound_setting(env, cwd)
+
     def transcript(
         self, session_id: str, cwd: str | None, env: Mapping[str, str], pid: int | None = None
     ) -> str | None:
         return transcript_path(env, session_id, cwd)
+
+
+def inbound_setting(env: Mapping[str, str], cwd: str | None) -> str | None:
+    """The session's ``crossSessionInbound`` setting (project local, project, then user), or None."""
+    from pathlib import Path
+
+    files = [Path(claude_home(env)) / "settings.json"]
+    if cwd:
+        files[:0] = [Path(cwd) / ".claude" / "settings.local.json", Path(cwd) / ".claude" / "settings.json"]
+    for f in files:
+        try:
+            data = safejson.loads(f.read_bytes()[: 1 << 20])
+        except (OSError, ValueError):
+            continue
+        value = data.get("crossSessionInbound") if isinstance(data, dict) else None
+        if isinstance(value, str):
+            return value
+    return None
 
 
 def transcript_path(env: Mapping[str, str], session_id: str, cwd: str | None) -> str | None:

@@ -28,13 +28,17 @@ from attend.hosts.base import (
     Host,
     Parent,
     SessionRecord,
+    ancestry,
     cmdline,
     environ_of,
     environ_via,
     first_line,
+    live_records,
     parent_pid,
     pid_alive,
     proc_start,
+    read_record,
+    record_is_live,
 )
 from attend.layout import is_session_id
 
@@ -116,7 +120,7 @@ def write_record(pid: int, session_id: str, cwd: str | None, env: Mapping[str, s
     if start is None:
         raise RecordError(f"the Gemini CLI process {pid} has gone")
     folder = records_home(env)
-    for holder in (*claude.live_records(folder), *claude.live_records(claude.sessions_home(env))):
+    for holder in (*live_records(folder), *live_records(claude.sessions_home(env))):
         if holder.session_id == session_id and holder.pid != pid:
             raise RecordError(f"session {session_id} is held by the live process {holder.pid}; not recorded for {pid}")
     os.makedirs(folder, mode=0o700, exist_ok=True)
@@ -174,12 +178,12 @@ class Gemini(Host):
         no session another live record holds (``claude.standing``)."""
         mine = records_home(env)
         found: list[claude.Candidate] = []
-        for hops, p in enumerate(claude.ancestry(pid, parent)):
+        for hops, p in enumerate(ancestry(pid, parent)):
             theirs = environ_via(parent, p)
             own = records_home(theirs) if theirs and theirs.get("HOME") else (user_records() or mine)
             for folder in dict.fromkeys((mine, own)):
-                record = claude.read_record(folder, p)
-                if record is not None and record.pid == p and claude.record_is_live(record):
+                record = read_record(folder, p)
+                if record is not None and record.pid == p and record_is_live(record):
                     found.append(
                         claude.Candidate(record, os.path.join(folder, f"{p}.json"), folder, hops, folder == own)
                     )
@@ -194,7 +198,7 @@ class Gemini(Host):
 
     def processes(self, env: Mapping[str, str]) -> list[int]:
         folders = dict.fromkeys((records_home(env), *filter(None, (user_records(),))))
-        return sorted({r.pid for folder in folders for r in claude.live_records(folder)})
+        return sorted({r.pid for folder in folders for r in live_records(folder)})
 
     def turn_end(self, reason: str) -> dict[str, str]:
         """The AfterAgent hook's deny: the next turn's user text is the reason, as it is."""
@@ -224,7 +228,10 @@ class Gemini(Host):
         return None
 
     def live_records(self, env: Mapping[str, str]) -> list[SessionRecord]:
-        return claude.live_records(records_home(env))
+        return live_records(records_home(env))
+
+    def records_home(self, env: Mapping[str, str] | None = None) -> str:
+        return records_home(env)
 
     def transcript(
         self, session_id: str, cwd: str | None, env: Mapping[str, str], pid: int | None = None

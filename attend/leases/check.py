@@ -65,7 +65,7 @@ def _caller(env: Mapping[str, str], claimed: str | None) -> tuple[str | None, in
         return claimed, None, None, None
     if not who.is_agent:
         return None, None, None, None
-    return who.id, who.claude_pid, who.proc_start, who.host
+    return who.id, who.host_pid, who.proc_start, who.host
 
 
 def hits(paths: list[str], env: Mapping[str, str], claimed: str | None) -> tuple[list[str], str | None, str | None]:

@@ -25,6 +25,7 @@ import threading
 
 from attend import __version__, safejson
 from attend.mcp import answers
+from attend.mcp.handover import Replay
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,10 +36,6 @@ SUBSCRIPTION_META = "io.modelcontextprotocol/subscriptionId"
 LIST_FLAGS = ("toolsListChanged", "promptsListChanged", "resourcesListChanged")
 DEPTH = 64  # as attend.mcp.stdio.DEPTH: a deeper frame goes to the server, which refuses it
 PRIVATE_ID = "attend-front-initialize"  # the replayed initialize's id: its answer never reaches the wire
-
-# A frame to give the server again at the handover, and the answer of its own to drop:
-# ("id", <request id>) for a response, ("ack", <subscription id>) for a listen's acknowledgement.
-Replay = tuple[bytes, "tuple[str, int | str] | None"]
 
 OUTSIDE_WARNING = (
     "attend mcp: warning: settings do not allow {}; a headless session cannot call those tools "

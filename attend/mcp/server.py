@@ -40,7 +40,7 @@ from attend.domain.sessions.context import Context
 from attend.errors import AttendError, IdentityError
 from attend.identity import Identity
 from attend.mcp import schema as mcp_schema
-from attend.mcp.front import Replay
+from attend.mcp.handover import Replay
 from attend.spool import Spool, default_root
 from attend.verbs import document
 from attend.verbs import inbound as inbound_verb

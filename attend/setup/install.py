@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attend import identity, layout, safejson
+from attend import hosts, layout, safejson
 from attend.errors import AttendError, UsageError
 from attend.setup import merge
 from attend.setup.data import data_file
@@ -111,7 +111,7 @@ class Target:
 
 def requested_folder(target: str | None, env: Mapping[str, str]) -> str:
     """The config folder ``--target`` (or the environment) names, whether or not it exists."""
-    folder = Path(os.path.abspath(os.path.expanduser(target))) if target else identity.claude_dir(env)
+    folder = Path(os.path.abspath(os.path.expanduser(target))) if target else Path(hosts.DEFAULT.config_home(env))
     return os.path.abspath(folder)
 
 

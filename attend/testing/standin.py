@@ -101,7 +101,7 @@ class StandIn:
 
     @property
     def record_path(self) -> Path:
-        return identity.claude_dir(self.env) / "sessions" / f"{self.pid}.json"
+        return Path(CLAUDE.records_home(self.env)) / f"{self.pid}.json"
 
     def write_record(self, session_id: str | None = None, proc_start: str | None = None) -> None:
         """Write (or rewrite, as /clear does) this process's session record."""

@@ -12,7 +12,7 @@ import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from attend import identity, safejson
+from attend import hosts, identity, safejson
 from attend.conduits import inbox_socket, waiter
 from attend.domain.messages import delivery
 from attend.domain.sessions import mcp_markers, sessions
@@ -36,9 +36,6 @@ EXAMPLES = (  # the end of `attend doctor --help` (CLI only)
     ("attend doctor --json", "the same, for a script"),
 )
 PARAMS: dict[str, str] = {"target": permissions.PARAMS["target"]}
-
-# Either variable turns off the client's non-essential traffic, and with it, on some versions, Monitor.
-MONITOR_OFF = ("DISABLE_TELEMETRY", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC")
 
 
 @dataclass(frozen=True)
@@ -346,7 +343,7 @@ def run(ctx: Context, req: DoctorRequest) -> Doctor:
         checks.append(Check("repair", "ok", f"restored {repaired} missing deliveries"))
     if spool is not None:
         checks.append(_relay_check(spool, env))
-    off = [name for name in MONITOR_OFF if env.get(name)]
+    off = [name for name in hosts.DEFAULT.monitor_off_env if env.get(name)]
     checks.append(
         Check(
             "Monitor",

@@ -105,7 +105,7 @@ def holder(ctx: Context, action: str) -> tuple[Identity, ops.Holder]:
     if not sessions.is_enrolled(ctx.spool, who.id):
         sessions.follow_clear(ctx.spool, who)  # a /clear: the old id's leases become this one's first
     one = hosts.of(who.host).one_session_per_process
-    pid, start = (who.claude_pid, who.proc_start) if one and who.claude_pid and who.proc_start else (None, None)
+    pid, start = (who.host_pid, who.proc_start) if one and who.host_pid and who.proc_start else (None, None)
     if pid is None and who.resolved_by == "ancestry":
         # No process stands for this session (a Codex thread): the whole liveness policy decides, and
         # this call, from the session itself, proves it live now, as a turn end does.

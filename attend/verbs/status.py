@@ -129,7 +129,7 @@ def _serves(ctx: Context, who: Identity, sensor: bool, waiting: bool, wired: boo
             or "no attend mcp of this session serves it"
         )
         out.append(Serving("socket", False, why))
-    if hosts.of(who.host).unattended(ctx.env, who.claude_pid):
+    if hosts.of(who.host).unattended(ctx.env, who.host_pid):
         stay = int(waiter.load_config(ctx.env).get("conduits.headless_wait"))  # config read only here
         if stay <= 0:
             why = (

@@ -5,8 +5,9 @@ config file, keeping its comments and order, atomically and under a lock."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from attend import identity
+from attend import hosts
 from attend.domain.sessions import transcript
 from attend.domain.sessions.context import Context
 from attend.domain.settings import config, tuning
@@ -48,7 +49,7 @@ def run(ctx: Context, req: TuneRequest) -> TuneResult:
     current = {k: float(cfg.get(k)) for k in ("governor.event.cooldown", "governor.message.cooldown")}
     current["peers.activity_window"] = float(cfg.get("peers.activity_window"))
     proposals = tuning.propose(gaps, current)
-    where = identity.claude_dir(ctx.env) / "projects"
+    where = Path(hosts.DEFAULT.config_home(ctx.env)) / "projects"
     if not proposals:
         what = "no transcripts" if not files else f"only {len(gaps)} turn(s) in {len(files)} transcript(s)"
         return TuneResult(len(files), len(gaps), [], False, str(path), f"{what} under {where}; nothing to tune")

@@ -38,6 +38,8 @@ from attend.domain.sessions.liveness import Liveness
 from attend.domain.settings import config
 from attend.domain.settings.config import Config
 from attend.layout import (
+    BY_HOST,
+    BY_HOST_BEFORE,
     CUR,
     HUMANS,
     NAME_RE,
@@ -405,17 +407,18 @@ class Cleaner:
                 spool.remove("projects", key, sid)
 
     def forget_pointers(self) -> None:
-        """by-claude pointers naming a reaped session (one small file per Claude process)."""
+        """by-host pointers naming a reaped session (one small file per host process)."""
         if self.dry_run or not self.report.sessions:
             return
         gone = set(self.report.sessions)
-        for name in self.spool.names("by-claude"):
+        self.spool.carry_over(BY_HOST_BEFORE, BY_HOST)  # an earlier release's folder, not left behind
+        for name in self.spool.names(BY_HOST):
             try:
-                text = self.spool.read_text("by-claude", name)
+                text = self.spool.read_text(BY_HOST, name)
             except OSError:
                 continue
             if text is not None and text.strip() in gone:
-                self.spool.remove("by-claude", name)
+                self.spool.remove(BY_HOST, name)
 
 
 def run(

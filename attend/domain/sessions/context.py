@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Mapping
 
-from attend import identity
+from attend import hosts, identity
 from attend.domain.core.said import REPORTED
 from attend.domain.sessions import sessions
 from attend.errors import AbortedError, AttendError, HumanOnlyError, NotEnrolledError
@@ -39,7 +39,7 @@ def enrollment_probe(spool: Spool | None) -> identity.EnrollmentProbe:
             return None
         if enrollment is None:
             return None
-        pid, start = enrollment.claude_pid, enrollment.proc_start
+        pid, start = enrollment.host_pid, enrollment.proc_start
         bound = (pid, str(start)) if isinstance(pid, int) and start is not None else None
         return enrollment.pid_ns, enrollment.origin, bound
 
@@ -139,7 +139,7 @@ class Context:
 
     @property
     def sessions_dir(self) -> str:
-        return identity.sessions_home(self.env)
+        return hosts.DEFAULT.records_home(self.env)
 
     def sender(self) -> Identity:
         """The caller as a sender: a Claude session must be enrolled; a human always may send."""

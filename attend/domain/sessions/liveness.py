@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import time
 
-from attend import identity
+from attend import hosts, identity
 from attend.domain.sessions import mcp_markers, sessions
 from attend.procfs import stat_fields
 from attend.spool import Spool
@@ -31,7 +31,7 @@ def heartbeat_fresh(spool: Spool, sid: str, now: float | None = None) -> bool:
     return mtime is not None and (time.time() if now is None else now) - mtime < HEARTBEAT_FRESH
 
 
-def claude_running(pid: int, start: str | None) -> bool:
+def host_running(pid: int, start: str | None) -> bool:
     """Whether the Claude process ``pid`` (started at ``start``, the record's ``procStart``) still runs:
     not gone, not a zombie nobody has reaped yet, and not a later process that reused its pid."""
     fields = stat_fields(pid)
@@ -46,12 +46,12 @@ class Liveness:
 
     def __init__(self, spool: Spool, sessions_dir: os.PathLike[str] | str | None = None) -> None:
         self.spool = spool
-        self.sessions_dir = os.fspath(sessions_dir) if sessions_dir else identity.sessions_home()
+        self.sessions_dir = os.fspath(sessions_dir) if sessions_dir else hosts.DEFAULT.records_home()
         self._recorded: set[str] | None = None
 
     def __call__(self, sid: str) -> bool:
         enrollment = sessions.read_enrollment(self.spool, sid)
-        pid = enrollment.claude_pid if enrollment else None
+        pid = enrollment.host_pid if enrollment else None
         bound = bool(enrollment and pid and enrollment.proc_start)
         live_pid = enrollment and pid and bound and identity.pid_alive(pid)
         if enrollment and pid and live_pid and identity.proc_start(pid) == enrollment.proc_start:
@@ -82,5 +82,5 @@ def holder_live(spool: Spool, sid: str, pid: int | None, start: str | None, live
     policy's first clause asked by itself: a session whose process is gone has ended, and its leases
     with it, at once, whatever a heartbeat of the last 90 s still says. Otherwise, the whole policy."""
     if pid is not None and start is not None:
-        return claude_running(pid, start)
+        return host_running(pid, start)
     return (live or Liveness(spool))(sid)

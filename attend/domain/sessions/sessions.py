@@ -26,8 +26,11 @@ from attend.domain.core import outcomes, rooms
 from attend.hosts import NAMES
 from attend.identity import Identity
 from attend.layout import (
+    BY_HOST,
+    BY_HOST_BEFORE,
     CARRIED_FILES,
     CARRIED_FOLDERS,
+    HOST_PID_BEFORE,
     LINK_BOUND,
     MOVED_FROM,
     REPAIR,
@@ -38,7 +41,7 @@ from attend.layout import (
     small_int,
 )
 from attend.record import Record
-from attend.spool import Spool
+from attend.spool import RefusedEntry, Spool
 
 GREEK = [
     "alpha",
@@ -76,7 +79,7 @@ class Enrollment(Record):
     sid: str
     ways: tuple[str, ...]
     origin: str
-    claude_pid: int | None
+    host_pid: int | None
     proc_start: str | None
     name: str | None
     enrolled_at: float
@@ -93,14 +96,14 @@ class Enrollment(Record):
     def of(cls, who: Identity, ways: tuple[str, ...], enrolled_at: float, pid_ns: str | None = None) -> Enrollment:
         """``pid_ns``: the one already recorded, kept unless ``who`` came through its ancestry."""
         ns = who.pid_ns if who.resolved_by == "ancestry" and who.pid_ns else pid_ns
-        return cls(who.id, ways, who.origin, who.claude_pid, who.proc_start, who.name, enrolled_at, ns, who.host)
+        return cls(who.id, ways, who.origin, who.host_pid, who.proc_start, who.name, enrolled_at, ns, who.host)
 
     def document(self) -> bytes:
         """The enrollment document, ``sessions/<sid>/enrolled``: the one place its fields are written."""
         record = {
             "ways": list(self.ways),
             "origin": self.origin,
-            "claude_pid": self.claude_pid,
+            "host_pid": self.host_pid,
             "proc_start": self.proc_start,
             "name": self.name,
             "enrolled_at": self.enrolled_at,
@@ -123,7 +126,7 @@ def read_enrollment(spool: Spool, sid: str) -> Enrollment | None:
             sid=sid,
             ways=tuple(raw["ways"]),
             origin=raw["origin"],
-            claude_pid=raw.get("claude_pid"),
+            host_pid=raw.get("host_pid", raw.get(HOST_PID_BEFORE)),
             proc_start=raw.get("proc_start"),
             name=raw.get("name"),
             enrolled_at=float(raw.get("enrolled_at", 0)),
@@ -369,8 +372,8 @@ def enroll(spool: Spool, who: Identity, way: str, now: float | None = None) -> E
         write_enrollment(spool, Enrollment.of(who, ways, enrolled_at, current.pid_ns if current else None))
         spool.remove("sessions", sid, "optout")
     spool.create_exclusive(b"", "projects", rooms.project_key(who.origin), sid)
-    if who.claude_pid is not None and who.proc_start is not None:
-        spool.write_state(sid.encode(), "by-claude", f"{who.claude_pid}-{who.proc_start}")
+    if who.host_pid is not None and who.proc_start is not None:
+        write_pointer(spool, sid, who.host_pid, who.proc_start)
     elif who.host is not None and who.resolved_by == "ancestry":
         # No process stands for this session (a Codex thread): enrolling proves it live, as a turn end does.
         touch_heartbeat(spool, sid)
@@ -566,11 +569,35 @@ def touch_heartbeat(spool: Spool, sid: str) -> None:
 # ---------------------------------------------------------------------- /clear
 
 
+def read_pointer(spool: Spool, pid: int, proc_start: str) -> str | None:
+    """The id host process ``pid`` (started at ``proc_start``) last enrolled under, from by-host/. A
+    miss carries an earlier release's folder over first (``Spool.carry_over``) and looks again, so
+    only a miss pays for it."""
+    key = f"{pid}-{proc_start}"
+    text = spool.read_text(BY_HOST, key)
+    if text is None:  # looked again whoever carried: another process may have between the two looks
+        try:
+            spool.carry_over(BY_HOST_BEFORE, BY_HOST)
+        except RefusedEntry:
+            raise
+        except OSError:  # a spool this user may only read: look where the earlier release put it
+            return spool.read_text(BY_HOST_BEFORE, key)
+        text = spool.read_text(BY_HOST, key)
+    return text
+
+
+def write_pointer(spool: Spool, sid: str, pid: int, proc_start: str) -> None:
+    """Point host process ``pid`` at ``sid`` (enrolling, or a /clear's move), an earlier release's
+    folder carried over first, so the pointer written is never shadowed by an older one."""
+    spool.carry_over(BY_HOST_BEFORE, BY_HOST)
+    spool.write_state(sid.encode(), BY_HOST, f"{pid}-{proc_start}")
+
+
 def previous_id(spool: Spool, who: Identity) -> str | None:
-    """The enrolled id this same Claude process had before a /clear, if any."""
-    if who.claude_pid is None or who.proc_start is None:
+    """The enrolled id this same host process had before a /clear, if any."""
+    if who.host_pid is None or who.proc_start is None:
         return None
-    text = spool.read_text("by-claude", f"{who.claude_pid}-{who.proc_start}")
+    text = read_pointer(spool, who.host_pid, who.proc_start)
     old = text.strip() if text else None
     if old and old != who.id and is_session_id(old) and spool.exists("sessions", old, "enrolled"):
         return old
@@ -616,8 +643,8 @@ def move_session(spool: Spool, old: str, new: Identity) -> None:
         spool.write_state(sid.encode(), "sessions", old, "moved-to")
         spool.remove("sessions", old, "enrolled")
         spool.remove_dir("sessions", old, "new")
-    if new.claude_pid is not None and new.proc_start is not None:
-        spool.write_state(sid.encode(), "by-claude", f"{new.claude_pid}-{new.proc_start}")
+    if new.host_pid is not None and new.proc_start is not None:
+        write_pointer(spool, sid, new.host_pid, new.proc_start)
 
 
 def _carry_repair_duty(spool: Spool, old: str, sid: str) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from attend import identity, safejson
+from attend import hosts, identity, safejson
 
 # A transcript's path is a str: it is only opened and stat'd, and pathlib would cost every sensor loop
 # ~0.6 MB (the context sensor looks each minute). ``attend tune`` lists them as Paths.
@@ -53,13 +53,13 @@ def path_for(env: Mapping[str, str], session_id: str, cwd: str | None) -> str | 
 def of_session(env: Mapping[str, str], who: identity.Identity) -> str | None:
     """A resolved session's transcript: named by the session's own working directory (its record's
     ``cwd``), which the normalised origin may not be (a worktree, a subfolder)."""
-    return of_claude(env, who.id, who.claude_pid, who.origin)
+    return of_host_process(env, who.id, who.host_pid, who.origin)
 
 
-def of_claude(env: Mapping[str, str], session_id: str, claude_pid: int | None, cwd: str | None) -> str | None:
+def of_host_process(env: Mapping[str, str], session_id: str, host_pid: int | None, cwd: str | None) -> str | None:
     """As ``of_session``, from the parts a hook has (its session id, ``CLAUDE_PID``, its cwd)."""
-    if claude_pid is not None:
-        record = identity.read_record(identity.sessions_home(env), claude_pid)
+    if host_pid is not None:
+        record = identity.read_record(hosts.DEFAULT.records_home(env), host_pid)
         if record is not None and record.cwd:
             cwd = record.cwd
     return path_for(env, session_id, cwd)
@@ -145,7 +145,9 @@ def mtime(path: str | None) -> float | None:
 
 
 def all_transcripts(env: Mapping[str, str]) -> list[Path]:
-    root = identity.claude_dir(env) / "projects"
+    from pathlib import Path
+
+    root = Path(hosts.DEFAULT.config_home(env)) / "projects"
     try:
         return sorted(p for p in root.glob("*/*.jsonl") if p.is_file())
     except OSError:
