@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from attend.domain import envelope, rooms
+from attend.domain import envelope, ids, rooms
 from attend.testing.standin import StandIn
 from tests.support import ATTEND, World, enroll, has, payload, server_as, structured, tree, wait_until
 
@@ -127,7 +127,7 @@ def test_on_a_full_disk_each_command_says_so_in_one_line_and_writes_nothing_part
 ) -> None:
     first = world.attend("send", "before the disk filled")
     assert first.returncode == 0, first.stderr
-    parent = first.stdout.split()[1]
+    parent = ids.resolve(world.spool, first.stdout.split()[1])  # the send line shows a short id
     s, waiting = world.session("proj"), world.session("other")
     enroll(world, waiting)
     assert world.attend("send", "--to", waiting.session_id, "pending for the drain").returncode == 0
@@ -176,7 +176,7 @@ def test_send_from_a_folder_whose_name_is_not_utf8_keeps_its_bytes_in_the_envelo
     enroll(world, reader)
     r = world.attend("send", "from a latin-1 folder", cwd=folder)
     assert r.returncode == 0 and r.stderr == "", r.stderr
-    name = r.stdout.split()[1]
+    name = ids.resolve(world.spool, r.stdout.split()[1])  # the send line shows a short id
     data = world.spool.read_record(rooms.OPEN, name)
     assert b"\nOrigin: " + raw.replace(b"\xe9", b"%E9") + b"\n" in data
     assert os.fsencode(envelope.parse(data).origin) == raw  # lossless: the path's own bytes

@@ -40,7 +40,7 @@ PARAMS = {
 EXAMPLES = (  # the end of `attend inbox --help` (CLI only)
     ("attend inbox", "the newest page of what you receive (a human: its unread mail first, then marked read)"),
     ("attend inbox --from Hana --since 2h", "filtered by sender and age"),
-    ("attend inbox <id>", "one message in full"),
+    ("attend inbox <id>", "one message in full (its id as listed, or any unique prefix of 6+ characters)"),
     ("attend inbox <id> --status", "who has it: delivered, claimed or seen"),
 )
 
@@ -167,7 +167,9 @@ def run(ctx: Context, req: InboxRequest) -> Inbox:
         raise UsageError("page must be 1 or more")
     before = req.before
     if before is not None and not NAME_RE.fullmatch(before):
-        raise UsageError(f"--before {before!r} is not a message id")
+        from attend.domain import ids  # a unique prefix of an id, as git takes a commit's
+
+        before = ids.resolve(ctx.spool, before, "--before")
     if req.sent and (req.id is not None or req.status or req.sender is not None):
         raise UsageError("--sent lists what you sent; drop the message id, --status and --from")
     who = ctx.who()
