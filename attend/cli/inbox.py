@@ -162,21 +162,24 @@ def inbox(
         else:
             conduits.drain_plain()
         return
-    req = inbox_verb.InboxRequest(msg_id, limit, page, before, room, all_, receipt, sender, grep, since, sent)
+    listed: dict[str, list[str]] = {}  # the rooms the page lists: the short ids list them no second time
+    req = inbox_verb.InboxRequest(
+        msg_id, limit, page, before, room, all_, receipt, sender, grep, since, sent, listed=listed
+    )
     here = context()
     result = inbox_verb.run(here, req)
     if result.receipt is not None:
         emit(result, as_json, _receipt_text)
     else:
-        emit(result, as_json, lambda r: _inbox_text(r, utc, _short_forms(here.spool, r)), paged=True)
+        emit(result, as_json, lambda r: _inbox_text(r, utc, _short_forms(here.spool, r, listed)), paged=True)
 
 
-def _short_forms(spool: Spool, result: inbox_verb.Inbox) -> dict[str, str]:
+def _short_forms(spool: Spool, result: inbox_verb.Inbox, listed: dict[str, list[str]]) -> dict[str, str]:
     """The short form of every id the listing shows, as `attend thread` shows them (text output only)."""
     from attend.domain import ids
 
     shown = [*result.unread, *result.messages]
-    return ids.short_forms(spool, {i for m in shown for i in (m.id, m.re) if i}) if shown else {}
+    return ids.short_forms(spool, {i for m in shown for i in (m.id, m.re) if i}, listed) if shown else {}
 
 
 def _receipt_text(result: inbox_verb.Inbox) -> str:

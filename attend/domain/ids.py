@@ -19,12 +19,13 @@ from attend.layout import NAME_RE
 
 TYPE_CHECKING = False  # the send path imports this module for sent_form: no typing there; mypy reads it as true
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Mapping
 
     from attend.spool import Spool
 
 MIN_PREFIX = 6
 SENT_FORM = len("1796557827.M123456")  # seconds, ".M", microseconds
+DENSE = 5000  # ids sharing the first MIN_PREFIX characters past which short_forms does not sort them
 PREFIX_CHARS = frozenset("0123456789abcdefABCDEFMPQR.-" + "ghijklmnopqrstuvwxyzGHIJKLNOSTUVWXYZ")
 
 
@@ -71,12 +72,23 @@ def lookup(spool: Spool, text: str, flag: str = "id") -> str | None:
     return resolve(spool, text, flag)
 
 
-def short_forms(spool: Spool, wanted: Iterable[str]) -> dict[str, str]:
+def short_forms(spool: Spool, wanted: Iterable[str], listed: Mapping[str, list[str]] | None = None) -> dict[str, str]:
     """Each of ``wanted``'s short form among every id present: only names that share an id's first
-    ``MIN_PREFIX`` characters can lengthen it, so only those are kept from the listing."""
+    ``MIN_PREFIX`` characters can lengthen it, so only those are kept from the (unsorted) listing. Where
+    more than ``DENSE`` do (that many messages within the ~3 hours 6 digits of a second span), sorting
+    them costs more than the listing it shortens: each id is shown as the send line shows it.
+    ``listed``: rooms the caller has listed already (names as listed), not listed again."""
     wanted = list(wanted)
     heads = {i[:MIN_PREFIX] for i in wanted}
-    among = {n for room in spool.rooms() for n in spool.room_names(room) if n[:MIN_PREFIX] in heads}
+    known = listed or {}
+    among = {
+        n
+        for room in spool.rooms()
+        for n in (known[room] if room in known else spool.room_entries(room))
+        if n[:MIN_PREFIX] in heads
+    }
+    if len(among) > DENSE:
+        return {i: sent_form(i) for i in wanted}
     return shortest(wanted, among | set(wanted))
 
 

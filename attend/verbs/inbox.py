@@ -61,6 +61,9 @@ class InboxRequest:
     # The human's reader (the CLI) shows its unread mail and marks it read, and notes it active; the MCP
     # server passes False: a model-driven server never consumes a human's mail.
     mark_read: bool = field(default=True, metadata=FRONTEND)
+    # The CLI's: filled with each room's listing as the page made it, so the short ids the listing
+    # shows (attend.domain.ids.short_forms) list no room a second time.
+    listed: dict[str, list[str]] | None = field(default=None, metadata=FRONTEND)
 
 
 @dataclass
@@ -189,7 +192,7 @@ def run(ctx: Context, req: InboxRequest) -> Inbox:
         _note_reader(ctx.spool, who)  # only once the request is known good: bad input writes nothing
     if req.sent:
         messages, older, warnings = page(
-            ctx.spool, room_list, who.id, req.limit, req.page, before, accepts, floor, mine=True
+            ctx.spool, room_list, who.id, req.limit, req.page, before, accepts, floor, mine=True, listed=req.listed
         )
         for m in messages:  # later changes: a held one accepted or declined, a parked one shown
             m.recipients = receipts.receipt(ctx.spool, m.room, m.id, m.from_id).recipients
@@ -214,7 +217,9 @@ def run(ctx: Context, req: InboxRequest) -> Inbox:
         def accepts(sig: envelope.Signal) -> bool:
             return sig.id not in shown and (inner is None or inner(sig))
 
-    messages, older, more = page(ctx.spool, room_list, who.id, req.limit, req.page, before, accepts, floor)
+    messages, older, more = page(
+        ctx.spool, room_list, who.id, req.limit, req.page, before, accepts, floor, listed=req.listed
+    )
     named(ctx, [*messages, *unread])
     return Inbox(messages, req.page, req.limit, room_list, older, warnings + more, unread=unread)
 
@@ -252,21 +257,24 @@ def page(
     accepts: Callable[[envelope.Signal], bool] | None = None,
     floor: str = "",
     mine: bool = False,
+    listed: dict[str, list[str]] | None = None,
 ) -> tuple[list[Message], bool, list[str]]:
     """Newest-first page of other senders' messages (names in [floor, before) that ``accepts`` takes),
     or with ``mine`` of the caller's own. A record linked into several rooms is listed once.
 
     Lists names only and reads records newest first until the page is full: it takes the newest
     ``window`` names with a heap (no full sort of a large room) and widens the window only when
-    own or filtered-out messages used part of it.
+    own or filtered-out messages used part of it. ``listed`` (given) gets each room's listing as made.
     """
-    listed: list[tuple[str, list[str]]] = []
+    chosen: list[tuple[str, list[str]]] = []
     for room in room_list:
         names = spool.room_entries(room)  # unsorted: usually only the newest few are wanted
+        if listed is not None:
+            listed[room] = names
         if before is not None or floor:
             names = [n for n in names if floor <= n and (before is None or n < before)]
-        listed.append((room, names))
-    total = sum(len(names) for _, names in listed)
+        chosen.append((room, names))
+    total = sum(len(names) for _, names in chosen)
     skip = (page_no - 1) * limit
     want = skip + limit + 1
     rows: list[Message] = []
@@ -276,7 +284,7 @@ def page(
     window = want
     while len(rows) < want and done < total:
         # The newest `window` names of each room, then of all: plain-string heaps, no tuple per record.
-        top = heapq.nlargest(window, ((n, room) for room, names in listed for n in heapq.nlargest(window, names)))
+        top = heapq.nlargest(window, ((n, room) for room, names in chosen for n in heapq.nlargest(window, names)))
         for name, room in top[done:]:
             done += 1
             if name.startswith(".") or name in listed_names:
