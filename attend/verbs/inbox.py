@@ -183,13 +183,13 @@ def run(ctx: Context, req: InboxRequest) -> Inbox:
         msg = read_one(ctx.spool, room_list, req.id)
         receipt = receipts.receipt(ctx.spool, msg.room, msg.id, msg.from_id) if req.status else None
         if req.mark_read:
-            _note_reader(ctx.spool, who)
+            _note_reader(ctx, who)
         return Inbox(named(ctx, [msg]), 1, 1, room_list, False, receipt=receipt)
     match = filters.build(req.sender, req.grep, req.since)
     floor = filters.floor(match) if match is not None else ""
     accepts = match.accepts if match is not None else None
     if req.mark_read:
-        _note_reader(ctx.spool, who)  # only once the request is known good: bad input writes nothing
+        _note_reader(ctx, who)  # only once the request is known good: bad input writes nothing
     if req.sent:
         messages, older, warnings = page(
             ctx.spool, room_list, who.id, req.limit, req.page, before, accepts, floor, mine=True, listed=req.listed
@@ -236,10 +236,11 @@ def named(ctx: Context, messages: list[Message]) -> list[Message]:
     return messages
 
 
-def _note_reader(spool: Spool, who: Identity) -> None:
-    """A human who reads has used the bus: peers lists it, and it can be addressed by name."""
+def _note_reader(ctx: Context, who: Identity) -> None:
+    """A human who reads has used the bus: peers lists it, and it can be addressed by name (its first
+    use makes its mailbox, confirmed at its terminal)."""
     if not who.is_agent:
-        humans.note_active(spool, who.id)
+        humans.note_active(ctx.spool, who.id, ctx.human)
 
 
 def _unread(spool: Spool, human_id: str) -> tuple[list[Message], list[str]]:
