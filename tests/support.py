@@ -213,31 +213,48 @@ def in_pty(
     mint: bool = True,
     **env: str,
 ) -> tuple[int, str]:
-    """Run the installed `attend` as the human at a terminal of its own: a pty the size given, its
-    controlling terminal (``setsid --ctty``, as a terminal emulator starts a shell); type ``answer``
-    when it asks [y/N] (at /dev/tty: a human-only act's confirmation), and call ``then[1]`` once it
-    has shown ``then[0]``. Returns the exit code and everything the terminal showed. ``mint``: the
+    """Run the installed `attend` as the human at a terminal of its own (``pty_run``). ``mint``: the
     human (``USER`` in ``env``, else the world's) made its mailbox before; else this is its first use."""
+    if mint:
+        world.mint_human(env.get("USER", world.user))
+    return pty_run(
+        [ATTEND, *args],
+        {**world.env, "TERM": "xterm", **env},
+        cwd or world.project("proj"),
+        answer=answer,
+        then=then,
+        columns=columns,
+        rows=rows,
+    )
+
+
+def pty_run(
+    argv: list[str],
+    env: dict[str, str],
+    cwd: Path,
+    answer: str | None = None,
+    then: tuple[str, Callable[[], object]] | None = None,
+    columns: int = 80,
+    rows: int = 24,
+    timeout: float | None = None,
+) -> tuple[int, str]:
+    """Run ``argv`` at a terminal of its own: a pty the size given, its controlling terminal
+    (``setsid --ctty``, as a terminal emulator starts a shell); type ``answer`` each time it asks
+    [y/N] (at /dev/tty: a human-only act's confirmation), and call ``then[1]`` once it has shown
+    ``then[0]``. Returns the exit code and everything the terminal showed."""
     import fcntl
     import select
     import struct
     import termios
 
-    if mint:
-        world.mint_human(env.get("USER", world.user))
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
     proc = subprocess.Popen(
-        ["setsid", "--ctty", "--wait", ATTEND, *args],
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        env={**world.env, "TERM": "xterm", **env},
-        cwd=str(cwd or world.project("proj")),
+        ["setsid", "--ctty", "--wait", *argv], stdin=slave, stdout=slave, stderr=slave, env=env, cwd=str(cwd)
     )
     os.close(slave)
-    shown, asked = b"", False
-    end = time.monotonic() + DEADLINE  # catches a hang; measures nothing
+    shown, asked = b"", 0
+    end = time.monotonic() + (timeout or DEADLINE)  # catches a hang; measures nothing
     try:
         while time.monotonic() < end:
             ready, _, _ = select.select([master], [], [], 0.05)
@@ -252,15 +269,15 @@ def in_pty(
             if not chunk:
                 break
             shown += chunk
-            if answer is not None and not asked and b"[y/N]" in shown:
+            if answer is not None and shown.count(b"[y/N]") > asked:
                 os.write(master, answer.encode() + b"\r")
-                asked = True
+                asked += 1
             if then is not None and then[0].encode() in shown:
                 then[1]()
                 then = None
         else:
             proc.kill()
-            raise AssertionError(f"attend {' '.join(args)} did not finish; showed {shown!r}")
+            raise AssertionError(f"{' '.join(argv)} did not finish; showed {shown!r}")
     finally:
         os.close(master)
     return proc.wait(DEADLINE), shown.decode().replace("\r\n", "\n")
