@@ -162,12 +162,13 @@ def _human_mailbox(home: Path) -> None:
     (making a mailbox in the human's real spool is confirmed at its terminal: attend.domain.humans)."""
     from attend import identity
     from attend.domain import humans
+    from attend.domain.context import Context
     from attend.layout import HUMANS
-    from attend.spool import Spool
 
-    user = humans.mailbox(identity.human_id(os.environ))
+    env = _env(home)
+    user = humans.mailbox(identity.human_id(env))
     if user is not None:
-        Spool.open(home / ".cache" / "attend").make_maildir(user, HUMANS)
+        Context(env=env).spool.make_maildir(user, HUMANS)
 
 
 def serve(tmp: Path, minutes: float) -> None:
