@@ -194,3 +194,13 @@ def test_the_send_line_shows_the_id_to_its_microsecond_and_json_the_full_id(worl
     assert replied.stdout.split()[1] != full[0] and f"re {short}" in replied.stdout
     doc = json.loads(attend(world, "send", "--json", "once more").stdout)
     assert doc["id"] in ids.all_ids(world.spool)
+
+
+def test_where_thousands_of_ids_share_the_listed_ones_first_characters_they_are_shown_to_the_microsecond(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    got = conversation(world)
+    monkeypatch.setattr(ids, "DENSE", 2)  # 5 ids share their first 6 characters: more than 2
+    forms = ids.short_forms(world.spool, [got["yes"], got["why"]])
+    assert forms == {got["yes"]: ids.sent_form(got["yes"]), got["why"]: ids.sent_form(got["why"])}
+    assert all(ids.resolve(world.spool, form) == full for full, form in forms.items())

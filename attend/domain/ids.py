@@ -81,15 +81,12 @@ def short_forms(spool: Spool, wanted: Iterable[str], listed: Mapping[str, list[s
     wanted = list(wanted)
     heads = {i[:MIN_PREFIX] for i in wanted}
     known = listed or {}
-    among = {
-        n
-        for room in spool.rooms()
-        for n in (known[room] if room in known else spool.room_entries(room))
-        if n[:MIN_PREFIX] in heads
-    }
-    if len(among) > DENSE:
-        return {i: sent_form(i) for i in wanted}
-    return shortest(wanted, among | set(wanted))
+    among = set(wanted)
+    for room in spool.rooms():
+        among.update(n for n in (known[room] if room in known else spool.room_entries(room)) if n[:MIN_PREFIX] in heads)
+        if len(among) > DENSE:  # no need to read further
+            return {i: sent_form(i) for i in wanted}
+    return shortest(wanted, among)
 
 
 def sent_form(msg_id: str) -> str:
