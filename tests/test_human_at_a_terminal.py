@@ -26,9 +26,8 @@ SHAPES = {
     "setsid --wait": "setsid --wait sh -c {inner}",
 }
 
-ACTS = {  # what is asked, and the words of the refusal (an orphan: attend cannot even tell who calls)
+ACTS = {  # what is asked (an orphan: attend cannot even tell who calls)
     "send (a first mailbox)": ["send", "hello from nowhere"],
-    "inbox (a first mailbox)": ["inbox"],
     "sensors trust": ["sensors", "trust"],
     "uninstall --purge": ["uninstall", "--purge", "--yes"],
 }
@@ -92,6 +91,19 @@ def test_a_process_without_a_terminal_does_no_human_only_act_and_writes_nothing(
     assert not (world.home / ".config" / "attend" / "trusted.json").exists()  # no script approved
     assert tree(world.spool_root) == before  # not purged, and nothing written: no record, no mailbox
     assert len(world.spool.room_names(rooms.OPEN)) == 1
+
+
+def test_a_reader_without_a_terminal_lists_without_making_a_mailbox(world: World) -> None:
+    """Reading needs no mailbox: a first `inbox` with no terminal lists what is here, and writes nothing."""
+    assert world.attend("send", "something to read").returncode == 0
+    before = tree(world.spool_root)
+    rc, out, err = without_a_terminal(world, "setsid --wait", ["inbox"], world.project("proj"), NEWCOMER)
+    assert rc == 0 and "something to read" in out and err == "", (rc, out, err)
+    assert not (world.spool_root / "humans" / NEWCOMER).exists()
+    assert tree(world.spool_root) == before
+    rc, out, err = without_a_terminal(world, "setsid -f", ["inbox"], world.project("proj"), NEWCOMER)
+    assert rc == 1 and "cannot tell who is calling" in err, (rc, out, err)  # an orphan acts as no one
+    assert tree(world.spool_root) == before
 
 
 def test_a_process_without_a_terminal_uses_a_mailbox_its_human_made(world: World) -> None:

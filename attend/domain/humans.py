@@ -12,8 +12,9 @@
   are: the first use needs the human at a terminal, who confirms it there once (``Context.human``:
   a controlling terminal, and a "y" typed at ``/dev/tty``). A process with no terminal that passes
   for the human (an orphan, a script started by cron or a service) uses a mailbox that exists, and
-  never makes one. Delivery never makes one either: a record for a human without a mailbox stays
-  in its room ``h-<user>``, which its ``inbox`` lists.
+  never makes one: its first send is refused, its first read lists without one (``note_reader``).
+  Delivery never makes one either: a record for a human without a mailbox stays in its room
+  ``h-<user>``, which its ``inbox`` lists.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import time
 
 from attend.domain import envelope
 from attend.domain.envelope import EnvelopeError, Signal
-from attend.errors import UsageError
+from attend.errors import AbortedError, HumanOnlyError, UsageError
 from attend.layout import ACTIVE, CLAIMED, HUMANS, NEW, is_user_name, user_key
 from attend.record import Record
 from attend.spool import Spool
@@ -67,6 +68,16 @@ def note_active(spool: Spool, human_id: str, confirm: Callable[[str, str], objec
         confirm(MINT_ACTION, f"attend: make the mailbox of {user!r} in {spool.root}? (asked once)")
     spool.make_maildir(user, HUMANS)
     spool.touch(HUMANS, user, ACTIVE)
+
+
+def note_reader(spool: Spool, human_id: str, confirm: Callable[[str, str], object]) -> None:
+    """A read, noted as ``note_active`` notes a send; but a reader that may not make the mailbox (no
+    terminal to confirm at, or a "no" typed there) reads without one, writing nothing: reading needs no
+    mailbox, and is not guarded (every process of the user can read the spool's files)."""
+    try:
+        note_active(spool, human_id, confirm)
+    except (HumanOnlyError, AbortedError):
+        return
 
 
 def refuse_taken(spool: Spool, user: str) -> None:
@@ -143,8 +154,8 @@ def read_unread(spool: Spool, human_id: str) -> tuple[list[tuple[str, Signal]], 
     flag, through the gate's claim and seen routines. A warning per unreadable one, which is set aside
     into quarantine/ (never shown, never lost)."""
     user = mailbox(human_id)
-    if user is None:
-        return [], []
+    if user is None or not spool.exists(HUMANS, user):
+        return [], []  # no mailbox (a reader that may not make one): nothing is unread, nothing written
     repair(spool, user)
     shown: list[tuple[str, Signal]] = []
     warnings: list[str] = []

@@ -238,9 +238,9 @@ def named(ctx: Context, messages: list[Message]) -> list[Message]:
 
 def _note_reader(ctx: Context, who: Identity) -> None:
     """A human who reads has used the bus: peers lists it, and it can be addressed by name (its first
-    use makes its mailbox, confirmed at its terminal)."""
+    use makes its mailbox, confirmed at its terminal; without one there, it reads without a mailbox)."""
     if not who.is_agent:
-        humans.note_active(ctx.spool, who.id, ctx.human)
+        humans.note_reader(ctx.spool, who.id, ctx.human)
 
 
 def _unread(spool: Spool, human_id: str) -> tuple[list[Message], list[str]]:
