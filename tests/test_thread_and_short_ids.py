@@ -191,7 +191,7 @@ def test_the_send_line_shows_the_id_to_its_microsecond_and_json_the_full_id(worl
     assert len(full) == 1 and len(short) == ids.SENT_FORM and short == full[0][: ids.SENT_FORM]
     replied = attend(world, "reply", "--re", short, "and again")  # the short form is a prefix the verbs take
     assert replied.returncode == 0, replied.stderr
-    assert replied.stdout.split()[1] != full[0] and f"re {short}" in replied.stdout
+    assert replied.stdout.split()[1] != full[0] and f", re {short})" in replied.stdout  # the parent, short too
     doc = json.loads(attend(world, "send", "--json", "once more").stdout)
     assert doc["id"] in ids.all_ids(world.spool)
 

@@ -53,7 +53,7 @@ def sent_text(
     from attend.domain.ids import sent_form  # the id's short form, with no listing on the send path
     from attend.domain.outcomes import DELIVERED, summary
 
-    id = sent_form(id)
+    id, re = sent_form(id), (sent_form(re) if re else re)
     if room.startswith(("d-", "h-")) and "@" in room:
         thread = f", re {re}" if re else ""
         said = "" if all(r[3] == DELIVERED for r in rows) else f": {framing.inline(summary(list(rows)))}"
