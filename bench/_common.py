@@ -43,7 +43,7 @@ def world_env(tmp: Path) -> dict[str, str]:
 
 def mint_human(spool_root: Path, user: str) -> None:
     """``user``'s mailbox, as that human made it at its terminal on first use (a human-only act, asked
-    there once: attend.domain.humans): the bench's human sends and reads with no terminal, as a
+    there once: attend.domain.sessions.humans): the bench's human sends and reads with no terminal, as a
     returning user's script does."""
     from attend.spool import Spool
 
@@ -108,7 +108,7 @@ def enrolled(spool: Any, home: Path, sid: str | None = None, pid: int | None = N
     """Enroll a session (by `run`) whose project is home/proj; returns its id."""
     import uuid
 
-    from attend.domain import sessions
+    from attend.domain.sessions import sessions
     from attend.identity import Identity
 
     sid = sid or str(uuid.uuid4())

@@ -39,9 +39,10 @@ from typing import TYPE_CHECKING, Any
 
 from attend import identity
 from attend.conduits import waiter
-from attend.domain import envelope, sessions
-from attend.domain.context import Context
-from attend.domain.envelope import Signal
+from attend.domain.core import envelope
+from attend.domain.core.envelope import Signal
+from attend.domain.sessions import sessions
+from attend.domain.sessions.context import Context
 from attend.layout import NAME_RE, unique_name
 from attend.spool import Spool
 from attend.testing.standin import Result, StandIn
@@ -109,10 +110,10 @@ class World:
 
     def mint_human(self, user: str) -> None:
         """Make ``user``'s mailbox as that human did at a terminal the first time it used attend (a
-        human-only act, confirmed there once: attend.domain.humans), so the world's human, whom the
+        human-only act, confirmed there once: attend.domain.sessions.humans), so the world's human, whom the
         tests run with no terminal, sends and reads as a returning user does. Not for a user named
         after a session (its mailbox is refused), nor one that has it."""
-        from attend.domain import humans
+        from attend.domain.sessions import humans
         from attend.errors import UsageError
         from attend.layout import HUMANS
 

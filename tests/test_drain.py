@@ -15,7 +15,7 @@ import pytest
 
 from attend import layout
 from attend.conduits import fastdrain
-from attend.domain import rooms
+from attend.domain.core import rooms
 from attend.testing.standin import Result, StandIn
 from tests.support import (
     ATTEND,

@@ -50,7 +50,7 @@ def test_fast_and_click_paths_answer_alike(world: World, args: list[str]) -> Non
         env=world.env,
         cwd=world.project("proj"),
     )
-    # A full id (--json), or the send line's short form of one (attend.domain.ids.sent_form).
+    # A full id (--json), or the send line's short form of one (attend.domain.core.ids.sent_form).
     norm = lambda s: re.sub(r"\d{10}\.M\d{6}(P\d+Q\d+R[0-9a-f]{8}\.[A-Za-z0-9-]+)?", "<id>", s)  # noqa: E731
     assert (fast.returncode, norm(fast.stdout), norm(fast.stderr)) == (
         slow.returncode,
@@ -97,7 +97,7 @@ NEVER_ON_SEND = {
     "threading",
     "attend.verbs",
     "attend.conduits.fastdrain",
-    "attend.domain.attention",
+    "attend.domain.attention.attention",
     # Nor what only a relay, a config file or a subprocess needs: a spool without a relay reads no mirror.
     "subprocess",
     "hashlib",
@@ -107,7 +107,7 @@ NEVER_ON_SEND = {
     "tomlkit",
     "attend.config",
     "attend.relay",
-    "attend.domain.remote",
+    "attend.domain.messages.remote",
 }
 
 # Every attend module a human's plain send loads, and no other: a module that joins this path costs
@@ -121,19 +121,19 @@ PLAIN_SEND_MODULES = {
     "attend.cli.fastsend",
     "attend.cli.render",
     "attend.domain",
-    "attend.domain.addressing",
-    "attend.domain.context",
-    "attend.domain.delivery",
-    "attend.domain.envelope",
-    "attend.domain.framing",
-    "attend.domain.humans",
-    "attend.domain.ids",  # the send line's short id (ids.sent_form: by character, no listing)
-    "attend.domain.liveness",
-    "attend.domain.mcp_markers",
-    "attend.domain.outbound",
-    "attend.domain.outcomes",  # the per-recipient outcomes and the inbound rule (stdlib only)
-    "attend.domain.rooms",
-    "attend.domain.sessions",
+    "attend.domain.messages.addressing",
+    "attend.domain.sessions.context",
+    "attend.domain.messages.delivery",
+    "attend.domain.core.envelope",
+    "attend.domain.core.framing",
+    "attend.domain.sessions.humans",
+    "attend.domain.core.ids",  # the send line's short id (ids.sent_form: by character, no listing)
+    "attend.domain.sessions.liveness",
+    "attend.domain.sessions.mcp_markers",
+    "attend.domain.messages.outbound",
+    "attend.domain.core.outcomes",  # the per-recipient outcomes and the inbound rule (stdlib only)
+    "attend.domain.core.rooms",
+    "attend.domain.sessions.sessions",
     "attend.errors",
     "attend.hosts",
     "attend.hosts.base",
@@ -166,11 +166,11 @@ def test_a_plain_send_loads_only_the_standard_library_it_needs(world: World) -> 
         return subprocess.run([*send, *args], capture_output=True, text=True, env=world.env, cwd=world.project("pa"))
 
     to_open = _send_imports(["hello"], human)
-    assert "attend.domain.outbound" in to_open  # positive control: it sent, through the rules' module
+    assert "attend.domain.messages.outbound" in to_open  # positive control: it sent, through the rules' module
     assert NEVER_ON_SEND & to_open == set()
     assert NEVER_ON_SEND & _send_imports(["--to", "Tao", "hi"], human) == set()
     agent = _send_imports(["--channel", "crew", "hi"], lambda args: b.run([*send, *args]))  # a session
-    assert "attend.domain.channels" in agent and NEVER_ON_SEND & agent == set()
+    assert "attend.domain.messages.channels" in agent and NEVER_ON_SEND & agent == set()
     assert len(world.spool.listing(a.session_id, "new")) == 3  # each of the three arrived
 
 

@@ -16,8 +16,8 @@ import anyio
 import pytest
 from mcp import Client
 
-from attend.domain import framing
-from attend.domain import ids as message_ids
+from attend.domain.core import framing
+from attend.domain.core import ids as message_ids
 from attend.layout import unique_name
 from attend.testing.standin import StandIn
 from tests.support import ATTEND, Loop, World, drain, enroll, join_channel, server_as, structured

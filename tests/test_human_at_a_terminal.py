@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from attend.domain import rooms
+from attend.domain.core import rooms
 from tests.support import ATTEND, World, in_pty, tree, wait_until
 
 NEWCOMER = "newcomer"  # a user who never used attend here: no mailbox yet
@@ -129,7 +129,7 @@ def test_a_newcomer_at_a_terminal_confirms_the_mailbox_once_and_is_asked_no_more
 
 def test_delivery_never_makes_a_humans_mailbox(world: World) -> None:
     """A record for a human without a mailbox waits in its room; the fan-out makes no mailbox."""
-    from attend.domain import humans
+    from attend.domain.sessions import humans
 
     assert humans.deliver(world.spool, rooms.human_room(NEWCOMER), "1796557827.M000001P1Q0R00000000.h", "x") == []
     assert not (world.spool_root / "humans" / NEWCOMER).exists()

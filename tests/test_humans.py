@@ -13,7 +13,8 @@ import time
 import pytest
 from mcp import Client
 
-from attend.domain import addressing, ids
+from attend.domain.core import ids
+from attend.domain.messages import addressing
 from attend.testing.standin import StandIn
 from attend.verbs import send as send_verb
 from tests.support import ATTEND, World, error_text, human_mailbox, server_as, stopped, structured, tree, wait_until
@@ -22,7 +23,7 @@ HUMAN = "fixture-human"  # the world's $USER
 
 
 def short(world: World, full: str) -> str:
-    """An id as inbox shows it: its shortest unique prefix (attend.domain.ids)."""
+    """An id as inbox shows it: its shortest unique prefix (attend.domain.core.ids)."""
     return ids.short_forms(world.spool, [full])[full]
 
 

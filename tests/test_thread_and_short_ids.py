@@ -8,7 +8,8 @@ import subprocess
 
 import pytest
 
-from attend.domain import ids, sessions
+from attend.domain.core import ids
+from attend.domain.sessions import sessions
 from attend.errors import AmbiguousError
 from attend.verbs import inbox, reply, send
 from tests.support import ATTEND, World, error_text, server_as, structured

@@ -11,7 +11,7 @@ import click
 
 from attend.cli.app import epilog
 from attend.cli.common import complete, context, emit, json_option, table
-from attend.domain import framing
+from attend.domain.core import framing
 from attend.verbs import drain as drain_verb
 from attend.verbs import inbox as inbox_verb
 
@@ -51,9 +51,9 @@ def _message_block(m: inbox_verb.Message, utc: bool, columns: int | None, short:
     from attend.cli import terminal
 
     # Everything but the id and the time was written by someone else: labels and one-line
-    # fields, and the body's further lines aligned under its first (attend.domain.framing).
+    # fields, and the body's further lines aligned under its first (attend.domain.core.framing).
     lines = [
-        # The client was checked as a bare token when the message was parsed (attend.domain.envelope).
+        # The client was checked as a bare token when the message was parsed (attend.domain.core.envelope).
         f"[{framing.label(m.scope)}] {framing.label(m.sender)} ({framing.kind(m.from_kind, m.client)})",
         f"  when:    {terminal.when(m.at, utc)}",
         f"  id:      {short.get(m.id, m.id)}",
@@ -72,7 +72,7 @@ def _message_block(m: inbox_verb.Message, utc: bool, columns: int | None, short:
 
 def _inbox_text(result: inbox_verb.Inbox, utc: bool = False, short: dict[str, str] | None = None) -> str:
     """The listing, each id (and the id it answers) in its short form (``short``: a unique prefix,
-    attend.domain.ids); the --json document keeps the full ids."""
+    attend.domain.core.ids); the --json document keeps the full ids."""
     from attend.cli import terminal
 
     short = short or {}
@@ -176,7 +176,7 @@ def inbox(
 
 def _short_forms(spool: Spool, result: inbox_verb.Inbox, listed: dict[str, list[str]]) -> dict[str, str]:
     """The short form of every id the listing shows, as `attend thread` shows them (text output only)."""
-    from attend.domain import ids
+    from attend.domain.core import ids
 
     shown = [*result.unread, *result.messages]
     return ids.short_forms(spool, {i for m in shown for i in (m.id, m.re) if i}, listed) if shown else {}

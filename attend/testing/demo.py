@@ -159,10 +159,10 @@ def keep(say: Say, minutes: float = KEEP_MINUTES) -> Path:
 def _human_mailbox(home: Path) -> None:
     """The mailbox of the human who asked for the sandbox, in the sandbox's throwaway spool, as its
     first use there would make it: the sandbox is that human's own, so its chat and send ask nothing
-    (making a mailbox in the human's real spool is confirmed at its terminal: attend.domain.humans)."""
+    (making a mailbox in the human's real spool is confirmed at its terminal: attend.domain.sessions.humans)."""
     from attend import identity
-    from attend.domain import humans
-    from attend.domain.context import Context
+    from attend.domain.sessions import humans
+    from attend.domain.sessions.context import Context
     from attend.layout import HUMANS
 
     env = _env(home)

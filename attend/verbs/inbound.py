@@ -12,8 +12,9 @@ import time
 from dataclasses import dataclass, field
 
 from attend import identity
-from attend.domain import addressing, inbound, outcomes
-from attend.domain.context import Context
+from attend.domain.core import outcomes
+from attend.domain.messages import addressing, inbound
+from attend.domain.sessions.context import Context
 from attend.errors import IdentityError, NotFoundError, UsageError
 from attend.identity import Identity
 from attend.layout import NAME_RE
@@ -106,7 +107,7 @@ def run(ctx: Context, req: InboundRequest) -> Inbound:
     if action not in ("list", *ACTIONS):
         raise UsageError(f"{action!r} is not an action: give accept, hold, refuse or decline (or none, to list)")
     if req.id is not None and not NAME_RE.fullmatch(req.id):
-        from attend.domain import ids  # a unique prefix of an id, as git takes a commit's
+        from attend.domain.core import ids  # a unique prefix of an id, as git takes a commit's
 
         req = InboundRequest(action, ids.resolve(ctx.spool, req.id), req.senders, req.session)
     if req.id is not None and action not in ("accept", "decline"):

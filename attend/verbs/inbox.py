@@ -8,8 +8,10 @@ import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from attend.domain import envelope, humans, receipts, rooms, sessions
-from attend.domain.context import Context
+from attend.domain.core import envelope, rooms
+from attend.domain.messages import receipts
+from attend.domain.sessions import humans, sessions
+from attend.domain.sessions.context import Context
 from attend.errors import NotFoundError, UsageError
 from attend.identity import Identity
 from attend.layout import NAME_RE, iso
@@ -62,7 +64,7 @@ class InboxRequest:
     # server passes False: a model-driven server never consumes a human's mail.
     mark_read: bool = field(default=True, metadata=FRONTEND)
     # The CLI's: filled with each room's listing as the page made it, so the short ids the listing
-    # shows (attend.domain.ids.short_forms) list no room a second time.
+    # shows (attend.domain.core.ids.short_forms) list no room a second time.
     listed: dict[str, list[str]] | None = field(default=None, metadata=FRONTEND)
 
 
@@ -148,7 +150,7 @@ def room_arg(raw: str) -> str:
 
 def read_one(spool: Spool, room_list: list[str], msg_id: str) -> Message:
     if not NAME_RE.fullmatch(msg_id):
-        from attend.domain import ids  # a unique prefix of an id, as git takes a commit's
+        from attend.domain.core import ids  # a unique prefix of an id, as git takes a commit's
 
         msg_id = ids.resolve(spool, msg_id)
     for room in room_list + [r for r in spool.rooms() if r not in room_list]:
@@ -170,7 +172,7 @@ def run(ctx: Context, req: InboxRequest) -> Inbox:
         raise UsageError("page must be 1 or more")
     before = req.before
     if before is not None and not NAME_RE.fullmatch(before):
-        from attend.domain import ids  # a unique prefix of an id, as git takes a commit's
+        from attend.domain.core import ids  # a unique prefix of an id, as git takes a commit's
 
         before = ids.resolve(ctx.spool, before, "--before")
     if req.sent and (req.id is not None or req.status or req.sender is not None):
@@ -228,7 +230,7 @@ def named(ctx: Context, messages: list[Message]) -> list[Message]:
     """Each direct message's recipients by name (``to_name``), as ``peers`` names the sessions."""
     direct = [m for m in messages if m.scope == "direct"]
     if direct:
-        from attend.domain import addressing  # only where a direct message is listed
+        from attend.domain.messages import addressing  # only where a direct message is listed
 
         names = addressing.session_names(ctx.spool, ctx.sessions_dir)
         for m in direct:

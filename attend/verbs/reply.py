@@ -5,9 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attend import identity
-from attend.domain import addressing, envelope, rooms, sessions
-from attend.domain.context import Context
-from attend.domain.outbound import check_id, check_message, check_on_behalf_of, deliver
+from attend.domain.core import envelope, rooms
+from attend.domain.messages import addressing
+from attend.domain.messages.outbound import check_id, check_message, check_on_behalf_of, deliver
+from attend.domain.sessions import sessions
+from attend.domain.sessions.context import Context
 from attend.errors import AttendError, NotFoundError
 from attend.layout import POSTED
 from attend.spool import RefusedEntry, Spool
@@ -108,7 +110,7 @@ def run(ctx: Context, req: ReplyRequest) -> Sent:
     # `reply --to <message id>` (or a unique prefix of one) names the parent (how a human replies); any
     # other --to is an address.
     if to is not None and parent_id is None:
-        from attend.domain import ids
+        from attend.domain.core import ids
 
         parent_id = ids.lookup(ctx.spool, to.strip(), "--to")
         to = to if parent_id is None else None

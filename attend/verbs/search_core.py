@@ -11,8 +11,8 @@ it had before a /clear, and what it sent itself; a human's covers every room of 
 
 from __future__ import annotations
 
-from attend.domain import rooms
-from attend.domain.context import Context
+from attend.domain.core import rooms
+from attend.domain.sessions.context import Context
 from attend.errors import AttendError, UsageError
 from attend.layout import NAME_RE, ROOMS, iso, name_time
 from attend.record import Record
@@ -69,7 +69,7 @@ def find(
     who = ctx.who()
     filters = ix.Filters(me=who.id, senders=query.senders)
     if who.is_agent:
-        from attend.domain import sessions
+        from attend.domain.sessions import sessions
         from attend.verbs import inbox  # the rooms a session's inbox covers
 
         filters.rooms = inbox.caller_rooms(ctx.spool, who, (), False)
@@ -110,7 +110,7 @@ def find(
 
 def room_label(room: str) -> str:
     """A room as people name it: #open, #channel; a project's or a direct room by its name (p-…, d-…, h-…)."""
-    from attend.domain import framing
+    from attend.domain.core import framing
 
     label = rooms.scope(room)
     return framing.label(label if label.startswith("#") else room)
@@ -143,8 +143,8 @@ def _room(raw: str, me: str, agent: bool) -> str:
 
 
 def _message_name(spool: Spool, raw: str) -> str:
-    """``re:``'s message: an id, a unique prefix of one (attend.domain.ids), or a Message-ID."""
-    from attend.domain import envelope, ids
+    """``re:``'s message: an id, a unique prefix of one (attend.domain.core.ids), or a Message-ID."""
+    from attend.domain.core import envelope, ids
 
     name = envelope.name_of(raw) if raw.startswith("<") else raw
     if name is not None and not NAME_RE.fullmatch(name) and not raw.startswith("<"):

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import time
 
-from attend.domain import envelope
-from attend.domain.envelope import EnvelopeError, Signal
+from attend.domain.core import envelope
+from attend.domain.core.envelope import EnvelopeError, Signal
 from attend.errors import AbortedError, HumanOnlyError, UsageError
 from attend.layout import ACTIVE, CLAIMED, HUMANS, NEW, is_user_name, user_key
 from attend.record import Record
@@ -82,7 +82,7 @@ def note_reader(spool: Spool, human_id: str, confirm: Callable[[str, str], objec
 
 def refuse_taken(spool: Spool, user: str) -> None:
     """UsageError when ``user`` is a session's display name or alias, case aside (see note_active)."""
-    from attend.domain import sessions
+    from attend.domain.sessions import sessions
 
     taken = set()
     for _key, _sid, entry in sessions.all_registrations(spool):
