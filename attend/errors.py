@@ -61,3 +61,10 @@ class NotFoundError(AttendError):
     """A named message, channel, session or subscription does not exist."""
 
     code = "not_found"
+
+
+class AmbiguousError(AttendError):
+    """A short reference (a prefix of a message id) fits more than one thing: the spool's content, not
+    the argument's form, makes it fail, so it exits 1 as a lookup that finds nothing does."""
+
+    code = "ambiguous"

@@ -37,7 +37,17 @@ def world_env(tmp: Path) -> dict[str, str]:
         PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
     )
     (tmp / "home" / ".claude" / "sessions").mkdir(parents=True, exist_ok=True)
+    mint_human(tmp / "home" / ".cache" / "attend", env["USER"])
     return env
+
+
+def mint_human(spool_root: Path, user: str) -> None:
+    """``user``'s mailbox, as that human made it at its terminal on first use (a human-only act, asked
+    there once: attend.domain.sessions.humans): the bench's human sends and reads with no terminal, as a
+    returning user's script does."""
+    from attend.spool import Spool
+
+    Spool.open(spool_root).make_maildir(user, "humans")
 
 
 def tmpdir() -> Path:

@@ -8,6 +8,9 @@
 3. `attend inbox`, first page, with 100,000 signals in a room: library call (goal <= 100 ms) and
    whole process (goal <= 200 ms).
 
+   With `--tree DIR`, the whole `attend inbox` process from that checkout too (the text listing shows
+   each id by its shortest unique prefix, which lists every room's names).
+
 Run: .venv/bin/python bench/send.py [--runs N] [--tree DIR] [--only-cold-start] [--recipients N]
 """
 
@@ -114,7 +117,8 @@ def fanout(n_sends: int) -> None:
     cleanup(tmp)
 
 
-def inbox_100k(runs: int) -> None:
+def inbox_100k(runs: int, tree: Path | None = None) -> None:
+    """``tree``: also the whole process from that checkout, interleaved (its ids shown in full or short)."""
     from attend.domain.core import envelope
     from attend.domain.core.envelope import Signal
     from attend.domain.sessions.context import Context
@@ -141,13 +145,21 @@ def inbox_100k(runs: int) -> None:
         page = inbox.run(ctx, inbox.InboxRequest())
         lib.append(time.perf_counter() - t)
     assert len(page.messages) == 25 and page.messages[0].body == "body 99999"
-    proc = []
+    proc: list[float] = []
+    other: list[float] = []
     for _ in range(runs):
         t = time.perf_counter()
         subprocess.run([str(BIN / "attend"), "inbox"], env=env, cwd=project, stdout=subprocess.DEVNULL, check=True)
         proc.append(time.perf_counter() - t)
+        if tree is not None:
+            t = time.perf_counter()
+            argv = [sys.executable, "-c", ENTRY, "inbox"]
+            there = {**env, "PYTHONPATH": str(tree)}
+            subprocess.run(argv, env=there, cwd=project, stdout=subprocess.DEVNULL, check=True)
+            other.append(time.perf_counter() - t)
     print(
         f"3. inbox first page, 100,000 signals: library {ms(lib)} (goal <= 100 ms), process {ms(proc)} (goal <= 200 ms)"
+        + (f"; process from {tree}: {ms(other)}" if tree is not None else "")
     )
     cleanup(tmp)
 
@@ -159,7 +171,8 @@ if __name__ == "__main__":
     ap.add_argument("--only-cold-start", action="store_true")
     ap.add_argument("--recipients", type=int, default=0, help="cold start: the sends reach this many enrolled sessions")
     args = ap.parse_args()
-    cold_start(args.runs, args.tree.resolve() if args.tree else None, args.recipients)
+    tree = args.tree.resolve() if args.tree else None
+    cold_start(args.runs, tree, args.recipients)
     if not args.only_cold_start:
         fanout(400)
-        inbox_100k(max(5, args.runs // 3))
+        inbox_100k(max(5, args.runs // 3), tree)

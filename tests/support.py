@@ -105,6 +105,27 @@ class World:
         )
         self.spool_root = self.home / ".cache" / "attend"
         self.sessions: list[StandIn] = []
+        self.user = self.env["USER"]
+        self.mint_human(self.user)
+
+    def mint_human(self, user: str) -> None:
+        """Make ``user``'s mailbox as that human did at a terminal the first time it used attend (a
+        human-only act, confirmed there once: attend.domain.sessions.humans), so the world's human, whom the
+        tests run with no terminal, sends and reads as a returning user does. Not for a user named
+        after a session (its mailbox is refused), nor one that has it."""
+        from attend.domain.sessions import humans
+        from attend.errors import UsageError
+        from attend.layout import HUMANS
+
+        spool = self.spool
+        user = humans.mailbox(user) or ""
+        if not user or spool.exists(HUMANS, user):
+            return
+        try:
+            humans.refuse_taken(spool, user)
+        except UsageError:
+            return
+        spool.make_maildir(user, HUMANS)
 
     def project(self, name: str) -> Path:
         path = self.tmp / "projects" / name
@@ -133,7 +154,10 @@ class World:
         env: dict[str, str] | None = None,
         timeout: float = 60,
     ) -> subprocess.CompletedProcess[str]:
-        """Run the installed `attend` as the human at a terminal (no session in its ancestry)."""
+        """Run the installed `attend` as the human at a terminal (no session in its ancestry); a
+        ``USER`` given in ``env`` has made its mailbox before, as the world's own human has."""
+        if env and "USER" in env:
+            self.mint_human(env["USER"])
         return subprocess.run(
             [ATTEND, *args],
             input=stdin,
@@ -154,6 +178,8 @@ class World:
 
         from attend.cli import app
 
+        if env and "USER" in env:
+            self.mint_human(env["USER"])
         want = {**self.env, **(env or {})}
         patch: dict[str, str | None] = {k: None for k in os.environ if k not in want}
         patch.update(want)
@@ -185,12 +211,38 @@ def in_pty(
     columns: int = 80,
     rows: int = 24,
     cwd: Path | None = None,
+    mint: bool = True,
     **env: str,
 ) -> tuple[int, str]:
-    """Run the installed `attend` as the human at a terminal of its own: a pty the size given, its
-    controlling terminal (``setsid --ctty``, as a terminal emulator starts a shell); type ``answer``
-    when it asks [y/N] (at /dev/tty: a human-only act's confirmation), and call ``then[1]`` once it
-    has shown ``then[0]``. Returns the exit code and everything the terminal showed."""
+    """Run the installed `attend` as the human at a terminal of its own (``pty_run``). ``mint``: the
+    human (``USER`` in ``env``, else the world's) made its mailbox before; else this is its first use."""
+    if mint:
+        world.mint_human(env.get("USER", world.user))
+    return pty_run(
+        [ATTEND, *args],
+        {**world.env, "TERM": "xterm", **env},
+        cwd or world.project("proj"),
+        answer=answer,
+        then=then,
+        columns=columns,
+        rows=rows,
+    )
+
+
+def pty_run(
+    argv: list[str],
+    env: dict[str, str],
+    cwd: Path,
+    answer: str | None = None,
+    then: tuple[str, Callable[[], object]] | None = None,
+    columns: int = 80,
+    rows: int = 24,
+    timeout: float | None = None,
+) -> tuple[int, str]:
+    """Run ``argv`` at a terminal of its own: a pty the size given, its controlling terminal
+    (``setsid --ctty``, as a terminal emulator starts a shell); type ``answer`` each time it asks
+    [y/N] (at /dev/tty: a human-only act's confirmation), and call ``then[1]`` once it has shown
+    ``then[0]``. Returns the exit code and everything the terminal showed."""
     import fcntl
     import select
     import struct
@@ -199,16 +251,11 @@ def in_pty(
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
     proc = subprocess.Popen(
-        ["setsid", "--ctty", "--wait", ATTEND, *args],
-        stdin=slave,
-        stdout=slave,
-        stderr=slave,
-        env={**world.env, "TERM": "xterm", **env},
-        cwd=str(cwd or world.project("proj")),
+        ["setsid", "--ctty", "--wait", *argv], stdin=slave, stdout=slave, stderr=slave, env=env, cwd=str(cwd)
     )
     os.close(slave)
-    shown, asked = b"", False
-    end = time.monotonic() + DEADLINE  # catches a hang; measures nothing
+    shown, asked = b"", 0
+    end = time.monotonic() + (timeout or DEADLINE)  # catches a hang; measures nothing
     try:
         while time.monotonic() < end:
             ready, _, _ = select.select([master], [], [], 0.05)
@@ -223,15 +270,15 @@ def in_pty(
             if not chunk:
                 break
             shown += chunk
-            if answer is not None and not asked and b"[y/N]" in shown:
+            if answer is not None and shown.count(b"[y/N]") > asked:
                 os.write(master, answer.encode() + b"\r")
-                asked = True
+                asked += 1
             if then is not None and then[0].encode() in shown:
                 then[1]()
                 then = None
         else:
             proc.kill()
-            raise AssertionError(f"attend {' '.join(args)} did not finish; showed {shown!r}")
+            raise AssertionError(f"{' '.join(argv)} did not finish; showed {shown!r}")
     finally:
         os.close(master)
     return proc.wait(DEADLINE), shown.decode().replace("\r\n", "\n")
@@ -430,7 +477,7 @@ def _read(path: Path) -> str | None:
 def human_mailbox(world: World, user: str = "fixture-human") -> None:
     """The human's mailbox, as its first use of the bus makes it: only a human makes one, so a session
     addresses a human only once it exists."""
-    world.spool.make_maildir(user, "humans")
+    world.mint_human(user)
 
 
 def payload(sid: str, active: bool = False) -> str:

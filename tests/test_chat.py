@@ -414,9 +414,11 @@ async def test_no_color_in_the_environment_turns_colour_off(world: World, monkey
 
 
 def as_human(world: World, user: str) -> Any:
-    """A library context acting as another human at a terminal (its own USER)."""
+    """A library context acting as another human at a terminal (its own USER), who made its mailbox
+    there before (the first use's confirmation: attend.domain.sessions.humans)."""
     from attend.domain.sessions.context import Context
 
+    world.mint_human(user)
     return Context(spool=world.spool, env={**world.env, "USER": user}, cwd=str(world.project("proj")), pid=os.getpid())
 
 
@@ -745,7 +747,7 @@ def test_a_claude_session_is_refused_a_seat(world: World) -> None:
 def test_an_unknown_room_is_refused_and_writes_nothing(world: World) -> None:
     with pytest.raises(chat_verb.UsageError, match="no room"):
         chat_verb.run(world.context(), chat_verb.ChatRequest("#nowhere"))
-    assert not (world.spool_root / "humans").exists()
+    assert not (world.spool_root / "humans" / world.user / "active").exists()  # not noted: nothing written
 
 
 # ---------------------------------------------------------------------- the import is paid only by chat

@@ -314,7 +314,7 @@ def test_a_humans_read_mail_ages_out_and_its_unread_mail_never_does(world: World
 
     spool = world.spool
     user = "fixture-human"
-    humans.note_active(spool, user)
+    humans.note_active(spool, user, world.context().human)  # its mailbox is the fixture's: nothing asked
     old_read = post(spool, f"h-{user}", "read three weeks ago", age=20 * DAY)
     assert spool.link_to_human(f"h-{user}", old_read, user)
     shown, _ = humans.read_unread(spool, user)  # the human reads it: cur/

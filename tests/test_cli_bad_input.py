@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -94,6 +95,7 @@ def test_an_option_after_the_first_word_is_an_option_and_only_a_double_dash_make
 
 
 def test_a_group_writable_spool_is_refused_by_every_verb(world: World) -> None:
+    shutil.rmtree(world.spool_root)  # a spool of its own making, not the fixture's
     world.spool_root.mkdir(parents=True)
     world.spool_root.chmod(0o770)
     for verb in (["send", "hi"], ["inbox"], ["status"]):
@@ -105,6 +107,7 @@ def test_a_group_writable_spool_is_refused_by_every_verb(world: World) -> None:
 def test_a_foreign_owned_spool_is_refused(world: World) -> None:
     if os.geteuid() != 0:
         pytest.skip("needs root to chown")
+    shutil.rmtree(world.spool_root)  # a spool of its own making, not the fixture's
     world.spool_root.mkdir(parents=True, mode=0o700)
     os.chown(world.spool_root, 4242, 4242)
     out = world.attend("send", "hi")

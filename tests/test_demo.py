@@ -22,7 +22,7 @@ def test_the_demo_shows_both_conduits_and_a_thread_then_cleans_up(world: World) 
     assert "1 reply under" in thread
     home = Path(re.search(r"throwaway spool in (\S+)", text).group(1))  # type: ignore[union-attr]
     assert not home.exists() and not home.parent.parent.exists()
-    assert not (world.spool_root / "rooms").exists()  # the user's own spool is untouched
+    assert world.spool.rooms() == []  # the user's own spool is untouched
 
 
 def test_demo_keep_leaves_two_live_stand_ins_that_answer_and_says_how_to_reach_them(world: World) -> None:
@@ -53,4 +53,4 @@ def test_demo_keep_leaves_two_live_stand_ins_that_answer_and_says_how_to_reach_t
     finally:
         os.kill(pid, signal.SIGTERM)
     wait_until(lambda: not sandbox.exists(), "the sandbox to remove itself")
-    assert not (world.spool_root / "rooms").exists()  # the user's own spool is untouched
+    assert world.spool.rooms() == []  # the user's own spool is untouched

@@ -17,6 +17,7 @@ import pytest
 from mcp import Client
 
 from attend.domain.core import framing
+from attend.domain.core import ids as message_ids
 from attend.layout import unique_name
 from attend.testing.standin import StandIn
 from tests.support import ATTEND, Loop, World, drain, enroll, join_channel, server_as, structured
@@ -252,7 +253,8 @@ def test_hostile_bodies_and_a_hostile_name_parse_back_to_exactly_the_messages_se
     fields = ("when", "id", "to", "message")
     footer = rf"page 1 · {len(BODIES)} shown"
     messages = parse_blocks(r.stdout, footer, fields, rf"\[{SCOPE}\] ({LABEL}) \({KIND}\)")[::-1]
-    assert [(m["id"], m["sender"]) for m in messages] == [(i, who) for i in ids]
+    short = message_ids.short_forms(world.spool, ids)  # the listing shows each id's unique prefix
+    assert [(m["id"], m["sender"]) for m in messages] == [(short[i], who) for i in ids]
     each_body_in_its_own_message(messages)
 
     lines = loop.lines()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import require_tools
+from tests.support import pty_run, require_tools
 
 REPO = Path(__file__).resolve().parent.parent
 GUIDE = REPO / "docs" / "guide" / "relay.md"
@@ -55,17 +55,17 @@ def test_the_guides_one_machine_recipe_carries_a_message_across_and_leaves_nothi
     scratch.mkdir()
     env = {"HOME": str(home), "USER": "newcomer", "LANG": "C.UTF-8", "PATH": path, "TMPDIR": str(scratch)}
     recipe = block(GUIDE, "## Try it on one machine")
+    (tmp_path / "try-relay.sh").write_text(recipe)
     try:
-        try:
-            run = subprocess.run(
-                ["bash", "-e", "-c", recipe], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
-            )
-        except subprocess.TimeoutExpired as e:  # say where the recipe stood, and what its relays said
+        try:  # at a terminal: each host's first use asks there, once, to make the human's mailbox
+            rc, out = pty_run(["bash", "-e", "try-relay.sh"], {**env, "TERM": "xterm"}, tmp_path, answer="y")
+        except AssertionError as e:  # say where the recipe stood, and what its relays said
             said = [f"{p.name}: {p.read_text()[-1500:]}" for p in scratch.rglob("*.log")]
-            raise AssertionError(f"the recipe did not end: {e.stdout!r} {e.stderr!r} {said}") from None
-        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-        assert "relay for host alpha: ok" in run.stdout and "relay for host beta: ok" in run.stdout, run.stdout
-        shown = run.stdout.split("\n[#open] ", 1)[1]
+            raise AssertionError(f"the recipe did not end: {e} {said}") from None
+        assert rc == 0, out[-3000:]
+        assert out.count("[y/N]") == 2, out  # alpha's send, beta's first inbox
+        assert "relay for host alpha: ok" in out and "relay for host beta: ok" in out, out
+        shown = out.split("\n[#open] ", 1)[1]
         assert shown.startswith("newcomer@alpha (human)") and "message: hello from alpha" in shown, shown
         left = processes_under(scratch)
         assert left == [], f"the recipe left processes running: {left}"

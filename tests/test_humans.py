@@ -13,12 +13,18 @@ import time
 import pytest
 from mcp import Client
 
+from attend.domain.core import ids
 from attend.domain.messages import addressing
 from attend.testing.standin import StandIn
 from attend.verbs import send as send_verb
 from tests.support import ATTEND, World, error_text, human_mailbox, server_as, stopped, structured, tree, wait_until
 
 HUMAN = "fixture-human"  # the world's $USER
+
+
+def short(world: World, full: str) -> str:
+    """An id as inbox shows it: its shortest unique prefix (attend.domain.core.ids)."""
+    return ids.short_forms(world.spool, [full])[full]
 
 
 def _box(world: World, sub: str, user: str = HUMAN) -> list[str]:
@@ -75,9 +81,9 @@ def test_a_session_cannot_address_a_human_into_being(world: World) -> None:
     """A session's $USER names no one: only a human makes its own mailbox, by using the bus."""
     s = world.session("proj")
     assert s.attend("join", "crew").rc == 0
-    out = s.attend("send", "--to", HUMAN, "first contact")  # the session's $USER is the human's
-    assert out.rc == 1 and f"no session or human named {HUMAN!r}" in out.stderr
-    assert not (world.spool_root / "humans" / HUMAN).exists()
+    out = s.attend("send", "--to", "stranger", "first contact", env={"USER": "stranger"})  # its $USER, no mailbox
+    assert out.rc == 1 and "no session or human named 'stranger'" in out.stderr
+    assert not (world.spool_root / "humans" / "stranger").exists()
 
 
 def test_an_unknown_name_is_refused_naming_the_sessions_and_humans_that_can_be_addressed(world: World) -> None:
@@ -176,7 +182,7 @@ def test_inbox_shows_the_humans_unread_mail_first_and_marks_it_read(world: World
     assert text.count("for your eyes") == 1
     assert _box(world, "new") == [] and _box(world, "cur") == [mail["id"] + ":2,S"]
     again = world.attend("inbox").stdout
-    assert "unread" not in again and "for your eyes" in again and str(other["id"]) in again
+    assert "unread" not in again and "for your eyes" in again and short(world, str(other["id"])) in again
 
 
 def test_inbox_json_carries_the_unread_mail_and_marks_it_read(world: World) -> None:
@@ -206,6 +212,7 @@ def test_mail_a_sender_killed_before_fan_out_left_unlinked_is_still_shown_unread
     s = world.session("proj")
     assert s.attend("join", "crew").rc == 0
     assert world.attend("inbox").returncode == 0  # on the bus: alice may address it
+    world.mint_human("alice")  # alice made her mailbox at her terminal before
     env = {**world.env, "ATTEND_PAUSE_AT": "room-record", "USER": "alice"}
     proc = subprocess.Popen(
         [ATTEND, "send", "--to", HUMAN, "half sent"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -232,7 +239,7 @@ def test_inbox_sent_lists_what_the_human_sent_newest_first_with_ids(world: World
     assert listed["sent"] is True
     assert [m["id"] for m in listed["messages"]] == [two["id"], one["id"]]  # type: ignore[index]
     text = world.attend("inbox", "--sent").stdout
-    assert str(two["id"]) in text and str(one["id"]) in text and "not mine" not in text
+    assert short(world, str(two["id"])) in text and short(world, str(one["id"])) in text and "not mine" not in text
     assert text.index("second, to one session") < text.index("first, to everyone")
     assert world.attend("inbox", "--sent", env={"USER": "alice"}).stdout.strip() == "nothing sent"
 
@@ -251,8 +258,8 @@ async def test_inbox_sent_over_mcp_lists_what_the_session_sent(world: World) -> 
 def test_inbox_sent_with_a_sender_filter_is_a_usage_error_that_writes_nothing(world: World) -> None:
     out = world.attend("inbox", "--sent", "--from", "alice")
     assert out.returncode == 2 and "--sent" in out.stderr
-    assert not (world.spool_root / "humans").exists() or _box(world, "new") == []
-    assert not (world.spool_root / "humans" / HUMAN).exists()
+    assert _box(world, "new") == []
+    assert not (world.spool_root / "humans" / HUMAN / "active").exists()  # not noted as active: nothing written
 
 
 # ---------------------------------------------------------------------- peers

@@ -130,6 +130,10 @@ def test_the_readme_quick_start_runs_in_a_clean_home_and_attend_peers_answers(tm
     # The last line of the block was `attend peers`: it answered, as the human, about an empty machine.
     assert run.stdout.rstrip().splitlines()[-1].lower().startswith("no live"), run.stdout[-2000:]
     # The venv's own pip (no upgrade) installed attend: a plain send still loads no regular expressions.
+    # The newcomer made its mailbox at its terminal first (asked once there: attend.domain.sessions.humans).
+    from attend.spool import Spool
+
+    Spool.open(home / ".cache" / "attend").make_maildir("newcomer", "humans")
     venv = clone / ".venv" / "bin"
     send = subprocess.run(
         [str(venv / "python"), "-X", "importtime", str(venv / "attend"), "send", "hello"],

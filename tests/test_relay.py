@@ -258,6 +258,7 @@ class Host:
     ) -> None:
         self.world = world or World(tmp / host)
         self.world.env.update(USER=user)
+        self.world.mint_human(user)  # this host's human made its mailbox at its terminal before
         if netns is None:
             self.world.env.update(ATTEND_HOST=host)
         self.netns = netns

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import stat
 import time
 from collections.abc import Iterator
@@ -447,6 +448,7 @@ def test_once_removed_rows_outnumber_a_quarter_the_index_is_rebuilt(world: World
 
 
 def test_searching_an_empty_spool_makes_nothing(world: World) -> None:
+    shutil.rmtree(world.spool_root)  # not even the world's human has used attend here
     r = world.attend("search", "anything")
     assert r.returncode == 0 and r.stdout == "no messages found\n"
     assert not world.spool_root.exists()

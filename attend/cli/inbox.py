@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -14,6 +14,9 @@ from attend.cli.common import complete, context, emit, json_option, table
 from attend.domain.core import framing
 from attend.verbs import drain as drain_verb
 from attend.verbs import inbox as inbox_verb
+
+if TYPE_CHECKING:
+    from attend.spool import Spool
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -44,7 +47,7 @@ def _waited_text(result: Any) -> str:
 UTC_HELP = "Show times in UTC, not local time."
 
 
-def _message_block(m: inbox_verb.Message, utc: bool, columns: int | None) -> str:
+def _message_block(m: inbox_verb.Message, utc: bool, columns: int | None, short: dict[str, str]) -> str:
     from attend.cli import terminal
 
     # Everything but the id and the time was written by someone else: labels and one-line
@@ -53,10 +56,10 @@ def _message_block(m: inbox_verb.Message, utc: bool, columns: int | None) -> str
         # The client was checked as a bare token when the message was parsed (attend.domain.core.envelope).
         f"[{framing.label(m.scope)}] {framing.label(m.sender)} ({framing.kind(m.from_kind, m.client)})",
         f"  when:    {terminal.when(m.at, utc)}",
-        f"  id:      {m.id}",
+        f"  id:      {short.get(m.id, m.id)}",
     ]
     if m.re:
-        lines.append(f"  re:      {framing.inline(m.re)}")
+        lines.append(f"  re:      {framing.inline(short.get(m.re, m.re))}")
     if m.on_behalf_of:
         lines.append(f"  for:     {framing.inline(m.on_behalf_of)}")
     lines.append(f"  to:      {framing.inline(m.to_name or m.to)}")
@@ -67,15 +70,18 @@ def _message_block(m: inbox_verb.Message, utc: bool, columns: int | None) -> str
     return "\n".join(lines)
 
 
-def _inbox_text(result: inbox_verb.Inbox, utc: bool = False) -> str:
+def _inbox_text(result: inbox_verb.Inbox, utc: bool = False, short: dict[str, str] | None = None) -> str:
+    """The listing, each id (and the id it answers) in its short form (``short``: a unique prefix,
+    attend.domain.core.ids); the --json document keeps the full ids."""
     from attend.cli import terminal
 
+    short = short or {}
     columns = terminal.width()
     head = ""
     if result.unread:
         # The human's own mail first, oldest first as it arrived; now marked read.
         count = len(result.unread)
-        shown = "\n\n".join(_message_block(m, utc, columns) for m in result.unread)
+        shown = "\n\n".join(_message_block(m, utc, columns, short) for m in result.unread)
         head = f"{count} unread, to you:\n\n{shown}\n\n"
         head += "--- the rest, newest first ---\n\n" if result.messages else ""
     if not result.messages:
@@ -85,7 +91,7 @@ def _inbox_text(result: inbox_verb.Inbox, utc: bool = False) -> str:
             return "nothing sent" if result.page == 1 else f"nothing sent on page {result.page}"
         # Own messages are never listed; say so, or a sender's first look reads as "nothing arrived".
         return "no messages from others" if result.page == 1 else f"no messages on page {result.page}"
-    blocks = [_message_block(m, utc, columns) for m in result.messages]
+    blocks = [_message_block(m, utc, columns, short) for m in result.messages]
     # Every message printed counts, the unread mail above the rest too ("1 shown" under two was a lie).
     printed = len(result.messages) + len(result.unread)
     footer = f"page {result.page} · {printed} {'sent' if result.sent else 'shown'}"
@@ -93,7 +99,8 @@ def _inbox_text(result: inbox_verb.Inbox, utc: bool = False) -> str:
         footer += f" ({len(result.unread)} unread, to you)"
     if result.older:
         again = "attend inbox --sent" if result.sent else "attend inbox"
-        footer += f" · older: {again} --page {result.page + 1} (or --before {result.messages[-1].id})"
+        last = result.messages[-1].id
+        footer += f" · older: {again} --page {result.page + 1} (or --before {short.get(last, last)})"
     return head + "\n\n".join(blocks) + "\n\n" + footer
 
 
@@ -155,12 +162,24 @@ def inbox(
         else:
             conduits.drain_plain()
         return
-    req = inbox_verb.InboxRequest(msg_id, limit, page, before, room, all_, receipt, sender, grep, since, sent)
-    result = inbox_verb.run(context(), req)
+    listed: dict[str, list[str]] = {}  # the rooms the page lists: the short ids list them no second time
+    req = inbox_verb.InboxRequest(
+        msg_id, limit, page, before, room, all_, receipt, sender, grep, since, sent, listed=listed
+    )
+    here = context()
+    result = inbox_verb.run(here, req)
     if result.receipt is not None:
         emit(result, as_json, _receipt_text)
     else:
-        emit(result, as_json, lambda r: _inbox_text(r, utc), paged=True)
+        emit(result, as_json, lambda r: _inbox_text(r, utc, _short_forms(here.spool, r, listed)), paged=True)
+
+
+def _short_forms(spool: Spool, result: inbox_verb.Inbox, listed: dict[str, list[str]]) -> dict[str, str]:
+    """The short form of every id the listing shows, as `attend thread` shows them (text output only)."""
+    from attend.domain.core import ids
+
+    shown = [*result.unread, *result.messages]
+    return ids.short_forms(spool, {i for m in shown for i in (m.id, m.re) if i}, listed) if shown else {}
 
 
 def _receipt_text(result: inbox_verb.Inbox) -> str:

@@ -50,8 +50,10 @@ def sent_text(
     counted by outcome, naming those not delivered (attend.domain.core.outcomes.summary). A name that
     resolved to a human's mailbox is said, so a name taken for a session's is noticed; a message for
     another host's session or human (its room ``d-``/``h-<id>@<host>``) is queued for the relay."""
+    from attend.domain.core.ids import sent_form  # the id's short form, with no listing on the send path
     from attend.domain.core.outcomes import DELIVERED, summary
 
+    id, re = sent_form(id), (sent_form(re) if re else re)
     if room.startswith(("d-", "h-")) and "@" in room:
         thread = f", re {re}" if re else ""
         said = "" if all(r[3] == DELIVERED for r in rows) else f": {framing.inline(summary(list(rows)))}"

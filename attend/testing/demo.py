@@ -156,6 +156,21 @@ def keep(say: Say, minutes: float = KEEP_MINUTES) -> Path:
     return home
 
 
+def _human_mailbox(home: Path) -> None:
+    """The mailbox of the human who asked for the sandbox, in the sandbox's throwaway spool, as its
+    first use there would make it: the sandbox is that human's own, so its chat and send ask nothing
+    (making a mailbox in the human's real spool is confirmed at its terminal: attend.domain.sessions.humans)."""
+    from attend import identity
+    from attend.domain.sessions import humans
+    from attend.domain.sessions.context import Context
+    from attend.layout import HUMANS
+
+    env = _env(home)
+    user = humans.mailbox(identity.human_id(env))
+    if user is not None:
+        Context(env=env).spool.make_maildir(user, HUMANS)
+
+
 def serve(tmp: Path, minutes: float) -> None:
     """The sandbox process: two stand-in sessions with sensor loops, a canned reply to each message from
     anyone else, until ``minutes`` have passed or SIGTERM; then everything is removed."""
@@ -185,6 +200,7 @@ def serve(tmp: Path, minutes: float) -> None:
             loops.append(s.spawn(["attend", "run"], out))
             _wait_for(out, "[attend]")
             outs.append(out)
+        _human_mailbox(home)
         (tmp / "ready.json").write_text(json.dumps({"names": names, "pid": os.getpid()}))
         read = [0 for _ in sessions]
         replies = 0

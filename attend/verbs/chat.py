@@ -76,7 +76,7 @@ def run(ctx: Context, req: ChatRequest) -> Seat:
         start = by_label[req.room] if req.room in by_label else room_arg(req.room)
         if start not in {r.room for r in listed}:
             raise UsageError(f"no room {req.room!r} here; the rooms are {', '.join(r.label for r in listed)}")
-    humans.note_active(spool, user)  # chat uses the bus: peers lists the human, and it can be addressed
+    humans.note_active(spool, user, ctx.human)  # chat uses the bus: peers lists the human, and it can be addressed
     return Seat(user, listed, start)
 
 

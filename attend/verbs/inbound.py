@@ -107,7 +107,9 @@ def run(ctx: Context, req: InboundRequest) -> Inbound:
     if action not in ("list", *ACTIONS):
         raise UsageError(f"{action!r} is not an action: give accept, hold, refuse or decline (or none, to list)")
     if req.id is not None and not NAME_RE.fullmatch(req.id):
-        raise UsageError(f"{req.id!r} is not a message id (attend inbound lists what waits)")
+        from attend.domain.core import ids  # a unique prefix of an id, as git takes a commit's
+
+        req = InboundRequest(action, ids.resolve(ctx.spool, req.id), req.senders, req.session)
     if req.id is not None and action not in ("accept", "decline"):
         raise UsageError("an id is accepted or declined: attend inbound accept ID, or attend inbound decline ID")
     if action == "decline" and req.id is None:

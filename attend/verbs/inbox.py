@@ -42,7 +42,7 @@ PARAMS = {
 EXAMPLES = (  # the end of `attend inbox --help` (CLI only)
     ("attend inbox", "the newest page of what you receive (a human: its unread mail first, then marked read)"),
     ("attend inbox --from Hana --since 2h", "filtered by sender and age"),
-    ("attend inbox <id>", "one message in full"),
+    ("attend inbox <id>", "one message in full (its id as listed, or any unique prefix of 6+ characters)"),
     ("attend inbox <id> --status", "who has it: delivered, claimed or seen"),
 )
 
@@ -63,6 +63,9 @@ class InboxRequest:
     # The human's reader (the CLI) shows its unread mail and marks it read, and notes it active; the MCP
     # server passes False: a model-driven server never consumes a human's mail.
     mark_read: bool = field(default=True, metadata=FRONTEND)
+    # The CLI's: filled with each room's listing as the page made it, so the short ids the listing
+    # shows (attend.domain.core.ids.short_forms) list no room a second time.
+    listed: dict[str, list[str]] | None = field(default=None, metadata=FRONTEND)
 
 
 @dataclass
@@ -169,7 +172,9 @@ def run(ctx: Context, req: InboxRequest) -> Inbox:
         raise UsageError("page must be 1 or more")
     before = req.before
     if before is not None and not NAME_RE.fullmatch(before):
-        raise UsageError(f"--before {before!r} is not a message id")
+        from attend.domain.core import ids  # a unique prefix of an id, as git takes a commit's
+
+        before = ids.resolve(ctx.spool, before, "--before")
     if req.sent and (req.id is not None or req.status or req.sender is not None):
         raise UsageError("--sent lists what you sent; drop the message id, --status and --from")
     who = ctx.who()
@@ -180,16 +185,16 @@ def run(ctx: Context, req: InboxRequest) -> Inbox:
         msg = read_one(ctx.spool, room_list, req.id)
         receipt = receipts.receipt(ctx.spool, msg.room, msg.id, msg.from_id) if req.status else None
         if req.mark_read:
-            _note_reader(ctx.spool, who)
+            _note_reader(ctx, who)
         return Inbox(named(ctx, [msg]), 1, 1, room_list, False, receipt=receipt)
     match = filters.build(req.sender, req.grep, req.since)
     floor = filters.floor(match) if match is not None else ""
     accepts = match.accepts if match is not None else None
     if req.mark_read:
-        _note_reader(ctx.spool, who)  # only once the request is known good: bad input writes nothing
+        _note_reader(ctx, who)  # only once the request is known good: bad input writes nothing
     if req.sent:
         messages, older, warnings = page(
-            ctx.spool, room_list, who.id, req.limit, req.page, before, accepts, floor, mine=True
+            ctx.spool, room_list, who.id, req.limit, req.page, before, accepts, floor, mine=True, listed=req.listed
         )
         for m in messages:  # later changes: a held one accepted or declined, a parked one shown
             m.recipients = receipts.receipt(ctx.spool, m.room, m.id, m.from_id).recipients
@@ -214,7 +219,9 @@ def run(ctx: Context, req: InboxRequest) -> Inbox:
         def accepts(sig: envelope.Signal) -> bool:
             return sig.id not in shown and (inner is None or inner(sig))
 
-    messages, older, more = page(ctx.spool, room_list, who.id, req.limit, req.page, before, accepts, floor)
+    messages, older, more = page(
+        ctx.spool, room_list, who.id, req.limit, req.page, before, accepts, floor, listed=req.listed
+    )
     named(ctx, [*messages, *unread])
     return Inbox(messages, req.page, req.limit, room_list, older, warnings + more, unread=unread)
 
@@ -231,10 +238,11 @@ def named(ctx: Context, messages: list[Message]) -> list[Message]:
     return messages
 
 
-def _note_reader(spool: Spool, who: Identity) -> None:
-    """A human who reads has used the bus: peers lists it, and it can be addressed by name."""
+def _note_reader(ctx: Context, who: Identity) -> None:
+    """A human who reads has used the bus: peers lists it, and it can be addressed by name (its first
+    use makes its mailbox, confirmed at its terminal; without one there, it reads without a mailbox)."""
     if not who.is_agent:
-        humans.note_active(spool, who.id)
+        humans.note_reader(ctx.spool, who.id, ctx.human)
 
 
 def _unread(spool: Spool, human_id: str) -> tuple[list[Message], list[str]]:
@@ -252,21 +260,24 @@ def page(
     accepts: Callable[[envelope.Signal], bool] | None = None,
     floor: str = "",
     mine: bool = False,
+    listed: dict[str, list[str]] | None = None,
 ) -> tuple[list[Message], bool, list[str]]:
     """Newest-first page of other senders' messages (names in [floor, before) that ``accepts`` takes),
     or with ``mine`` of the caller's own. A record linked into several rooms is listed once.
 
     Lists names only and reads records newest first until the page is full: it takes the newest
     ``window`` names with a heap (no full sort of a large room) and widens the window only when
-    own or filtered-out messages used part of it.
+    own or filtered-out messages used part of it. ``listed`` (given) gets each room's listing as made.
     """
-    listed: list[tuple[str, list[str]]] = []
+    chosen: list[tuple[str, list[str]]] = []
     for room in room_list:
         names = spool.room_entries(room)  # unsorted: usually only the newest few are wanted
+        if listed is not None:
+            listed[room] = names
         if before is not None or floor:
             names = [n for n in names if floor <= n and (before is None or n < before)]
-        listed.append((room, names))
-    total = sum(len(names) for _, names in listed)
+        chosen.append((room, names))
+    total = sum(len(names) for _, names in chosen)
     skip = (page_no - 1) * limit
     want = skip + limit + 1
     rows: list[Message] = []
@@ -276,7 +287,7 @@ def page(
     window = want
     while len(rows) < want and done < total:
         # The newest `window` names of each room, then of all: plain-string heaps, no tuple per record.
-        top = heapq.nlargest(window, ((n, room) for room, names in listed for n in heapq.nlargest(window, names)))
+        top = heapq.nlargest(window, ((n, room) for room, names in chosen for n in heapq.nlargest(window, names)))
         for name, room in top[done:]:
             done += 1
             if name.startswith(".") or name in listed_names:

@@ -11,7 +11,7 @@ from attend.domain.messages.outbound import check_id, check_message, check_on_be
 from attend.domain.sessions import sessions
 from attend.domain.sessions.context import Context
 from attend.errors import AttendError, NotFoundError
-from attend.layout import NAME_RE, POSTED
+from attend.layout import POSTED
 from attend.spool import RefusedEntry, Spool
 from attend.verbs.send import Sent, sent
 
@@ -25,7 +25,7 @@ PARAMS = {
     "on_behalf_of": "Whom you act for (an id or name), recorded in the envelope.",
 }
 EXAMPLES = (  # the end of `attend reply --help` (CLI only)
-    ('attend reply --re <id> "on it"', "thread under a message (ids from attend inbox)"),
+    ('attend reply --re <id> "on it"', "thread under a message (ids from attend inbox; a unique prefix will do)"),
     ('attend reply "done"', "a session: answer the newest message it was shown"),
     ('attend reply --re <id> --broadcast "fixed for all"', "thread, but to everyone"),
 )
@@ -107,9 +107,13 @@ def run(ctx: Context, req: ReplyRequest) -> Sent:
     warnings = check_message(req.message, 'attend reply --re <id> "…"')
     to = req.to
     parent_id = check_id(req.re, "--re", ctx.spool)
-    # `reply --to <message id>` names the parent (how a human replies); any other --to is an address.
-    if to is not None and NAME_RE.fullmatch(to) and parent_id is None:
-        parent_id, to = to, None
+    # `reply --to <message id>` (or a unique prefix of one) names the parent (how a human replies); any
+    # other --to is an address.
+    if to is not None and parent_id is None:
+        from attend.domain.core import ids
+
+        parent_id = ids.lookup(ctx.spool, to.strip(), "--to")
+        to = to if parent_id is None else None
     obo = check_on_behalf_of(req.on_behalf_of)
     sender = ctx.sender()
     if parent_id is None:

@@ -65,5 +65,5 @@ def run(ctx: Context, req: ThreadRequest) -> Thread:
         if reply is not None and reply.re in members:
             members[reply.id] = reply
     thread = sorted(members.values(), key=lambda m: m.id)
-    short = ids.shortest([m.id for m in thread], ids.all_ids(spool))
+    short = ids.short_forms(spool, [m.id for m in thread])
     return Thread(root.id, asked, thread, short, warnings)

@@ -50,5 +50,5 @@ def run(ctx: Context, req: WebRequest) -> WebSeat:
         raise UsageError(f"--port {req.port} is not a port: give 1-65535, or 0 for a free one")
     spool = ctx.spool
     user = chat_verb.human_seat(ctx, "attend web")
-    humans.note_active(spool, user)  # the page uses the bus: peers lists the human, and it can be addressed
+    humans.note_active(spool, user, ctx.human)  # the page uses the bus: peers lists the human, and it can be addressed
     return WebSeat(user, req.port, req.open)

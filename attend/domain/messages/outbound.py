@@ -104,7 +104,7 @@ def deliver(
         client=sender.host if sender.is_agent else None,
     )
     if not sender.is_agent:
-        humans.note_active(ctx.spool, sender.id)
+        humans.note_active(ctx.spool, sender.id, ctx.human)  # its first use: confirmed at its terminal
     rules = delivery.plan(ctx.spool, sig, address.rooms)
     across = _across(ctx.spool, address.rooms)
     kept = [r for r in address.rooms if _taken(r, rules, across)]

@@ -8,6 +8,13 @@
 - A human can be addressed by name once it has a mailbox (it used the bus), or when it is the human
   running the command; never by an agent's say-so (addressing.py). Only a human makes its own mailbox
   (an agent's process is never resolved as the human), and not under a session's display name.
+- Making it (``MINT_ACTION``) is a human-only act, as approving project code and purging the spool
+  are: the first use needs the human at a terminal, who confirms it there once (``Context.human``:
+  a controlling terminal, and a "y" typed at ``/dev/tty``). A process with no terminal that passes
+  for the human (an orphan, a script started by cron or a service) uses a mailbox that exists, and
+  never makes one: its first send is refused, its first read lists without one (``note_reader``).
+  Delivery never makes one either: a record for a human without a mailbox stays in its room
+  ``h-<user>``, which its ``inbox`` lists.
 """
 
 from __future__ import annotations
@@ -16,12 +23,17 @@ import time
 
 from attend.domain.core import envelope
 from attend.domain.core.envelope import EnvelopeError, Signal
-from attend.errors import UsageError
+from attend.errors import AbortedError, HumanOnlyError, UsageError
 from attend.layout import ACTIVE, CLAIMED, HUMANS, NEW, is_user_name, user_key
 from attend.record import Record
 from attend.spool import Spool
 
+TYPE_CHECKING = False  # send imports this module: no typing there; mypy reads it as true
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 RECENT_SECONDS = 12 * 3600  # a human who sent or read in the last 12 hours is listed by peers, and counted live
+MINT_ACTION = "making your mailbox (the first use of attend as this user)"
 REPAIR_WINDOW = 200  # newest records of a human's room checked on each read (a sender killed mid fan-out)
 
 
@@ -41,30 +53,48 @@ def user_of_room(room: str) -> str | None:
     return room[2:] if room.startswith("h-") and is_user_name(room[2:]) else None
 
 
-def note_active(spool: Spool, human_id: str) -> None:
-    """Record that this human used the bus now; its mailbox is made on first use, unless its name is
-    a session's display name or alias (``Nico``, ``Ava-alpha``), case aside: a mailbox of that name
-    would take the session's mail. A persona alone (``Ava``) is a common first name, so a human may
-    have it; a bare name that is both is then refused by addressing, naming the explicit forms."""
+def note_active(spool: Spool, human_id: str, confirm: Callable[[str, str], object]) -> None:
+    """Record that this human used the bus now. Its mailbox is made on first use, once ``confirm``
+    (``Context.human``: the human at a terminal, confirming there; it raises otherwise) returns, and
+    unless its name is a session's display name or alias (``Nico``, ``Ava-alpha``), case aside: a
+    mailbox of that name would take the session's mail. A persona alone (``Ava``) is a common first
+    name, so a human may have it; a bare name that is both is then refused by addressing, naming the
+    explicit forms."""
     user = mailbox(human_id)
     if user is None:
         return
     if not spool.exists(HUMANS, user):
-        from attend.domain.sessions import sessions
-
-        taken = set()
-        for _key, _sid, entry in sessions.all_registrations(spool):
-            persona = str(entry.get("persona") or "")
-            if persona and entry.get("ordinal"):
-                taken.add(sessions.display(persona, entry, sessions.stored_name(entry)).lower())
-                taken.add(sessions.alias(persona, entry).lower())
-        if user.lower() in taken:
-            raise UsageError(
-                f"the user name {user!r} is a session's display name or alias, so it cannot name a human's mailbox; "
-                "set USER to your own name"
-            )
+        refuse_taken(spool, user)
+        confirm(MINT_ACTION, f"attend: make the mailbox of {user!r} in {spool.root}? (asked once)")
     spool.make_maildir(user, HUMANS)
     spool.touch(HUMANS, user, ACTIVE)
+
+
+def note_reader(spool: Spool, human_id: str, confirm: Callable[[str, str], object]) -> None:
+    """A read, noted as ``note_active`` notes a send; but a reader that may not make the mailbox (no
+    terminal to confirm at, or a "no" typed there) reads without one, writing nothing: reading needs no
+    mailbox, and is not guarded (every process of the user can read the spool's files)."""
+    try:
+        note_active(spool, human_id, confirm)
+    except (HumanOnlyError, AbortedError):
+        return
+
+
+def refuse_taken(spool: Spool, user: str) -> None:
+    """UsageError when ``user`` is a session's display name or alias, case aside (see note_active)."""
+    from attend.domain.sessions import sessions
+
+    taken = set()
+    for _key, _sid, entry in sessions.all_registrations(spool):
+        persona = str(entry.get("persona") or "")
+        if persona and entry.get("ordinal"):
+            taken.add(sessions.display(persona, entry, sessions.stored_name(entry)).lower())
+            taken.add(sessions.alias(persona, entry).lower())
+    if user.lower() in taken:
+        raise UsageError(
+            f"the user name {user!r} is a session's display name or alias, so it cannot name a human's mailbox; "
+            "set USER to your own name"
+        )
 
 
 def known(spool: Spool) -> list[str]:
@@ -93,8 +123,8 @@ def deliver(spool: Spool, room: str, name: str, sender_id: str) -> list[str]:
     """Fan one record of room ``room`` out to the human it addresses (never back to its sender);
     the users it was linked to."""
     user = user_of_room(room)
-    if user is None or user == sender_id:
-        return []
+    if user is None or user == sender_id or not spool.exists(HUMANS, user):
+        return []  # no mailbox: only its human makes one (note_active); the record waits in the room
     return [user] if spool.link_to_human(room, name, user) else []
 
 
@@ -124,8 +154,8 @@ def read_unread(spool: Spool, human_id: str) -> tuple[list[tuple[str, Signal]], 
     flag, through the gate's claim and seen routines. A warning per unreadable one, which is set aside
     into quarantine/ (never shown, never lost)."""
     user = mailbox(human_id)
-    if user is None:
-        return [], []
+    if user is None or not spool.exists(HUMANS, user):
+        return [], []  # no mailbox (a reader that may not make one): nothing is unread, nothing written
     repair(spool, user)
     shown: list[tuple[str, Signal]] = []
     warnings: list[str] = []
