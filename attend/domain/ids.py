@@ -25,6 +25,16 @@ def _could_start_an_id(text: str) -> bool:
     return head.isdigit() and len(head) <= 10 and (not dot or len(head) == 10) and set(rest) <= PREFIX_CHARS
 
 
+def short(msg_id: str) -> str:
+    """The form a conduit shows an id in: the id up to the end of its microseconds
+    (``<seconds>.M<micros>``, 18 characters of ~39), which ``resolve`` takes back. A process names its
+    messages in strictly increasing microseconds, so two ids share it only when two processes named a
+    message in the same microsecond; ``resolve`` then says which ids fit. Anything that is not an id
+    is shown whole."""
+    cut = msg_id.find("P", 11)
+    return msg_id[:cut] if cut > 0 and NAME_RE.fullmatch(msg_id) else msg_id
+
+
 def all_ids(spool: Spool) -> set[str]:
     """Every message id present in the spool's rooms."""
     out: set[str] = set()
