@@ -190,7 +190,19 @@ def versus(rounds: int) -> None:
             state["wall"][tag] = time.time()
             e2e.attend("send", tag)
             state["returned"][tag] = time.time()
-            wait_for(lambda tag=tag: tag in state["arrived"], 60, "attend's wake")
+            try:
+                wait_for(lambda tag=tag: tag in state["arrived"], 60, "attend's wake")
+            except TimeoutError:
+                log = e2e.spool_root / "log" / layout.LOG_FILE
+                print(f"round {i}: attend's wake never came; the log:\n{log.read_text() if log.exists() else ''}")
+                session = e2e.spool_root / "sessions" / str(state["sid"])
+                for sub in ("new", "claimed", "cur"):
+                    print(sub, sorted(p.name for p in (session / sub).iterdir()))
+                for f in ("socket", "posted", "reply-hint"):
+                    print(f, (session / f).read_text() if (session / f).exists() else "-")
+                for f in e2e.claude_dir.glob(f"projects/*/{state['sid']}.jsonl"):
+                    print("transcript tail:", f.read_text()[-3000:])
+                raise
             attend_xs.append(state["arrived"][tag] - state["sent"][tag])
             ready()
             state["tag"] = tag = f"own-{i}-{uuid.uuid4().hex[:6]}"
@@ -202,6 +214,7 @@ def versus(rounds: int) -> None:
                 print(f"SendMessage round {i} never arrived; the tool said: {state['results'][-1:]}")
                 continue
             own_xs.append(state["arrived"][tag] - state["sent"][tag])
+            print(f"round {i}: attend {attend_xs[-1] * 1e3:.0f} ms, SendMessage {own_xs[-1] * 1e3:.0f} ms", flush=True)
         b.proc.kill()
         took = enqueued(e2e, str(state["sid"]), list(state["sent"]))
     finally:

@@ -68,7 +68,7 @@ class Batch:
     warnings: list[str] = field(default_factory=list)
     busy: bool = False  # another conduit held the show lock: it shows what is pending
     muted: set[str] = field(default_factory=set)  # ids govern() kept from the model (marked seen, unshown)
-    hint: bool = True  # the reason ends in the reply forms: the session's first shown batch, or the first since a compaction
+    hint: bool = True  # the reason ends in the reply forms: a first shown batch, or the first since a compaction
 
 
 def served(ctx: Context) -> Identity | None:
