@@ -118,8 +118,9 @@ def idle(sends: int) -> None:
 def versus(rounds: int) -> None:
     """One idle TUI session (attend wired, its `attend mcp` serving the socket) and one sending session
     (`claude -p`, stream input) whose model calls the client's own `SendMessage` to the idle
-    session's socket (`uds:<path>`). Each round: an `attend send`, then a `SendMessage`, each once the
-    session is idle again and past the client's post gap."""
+    session's socket (`uds:<path>`), or attend's own MCP send tool. Each round: an `attend send`
+    process, a `SendMessage`, then an MCP send, each once the session is idle again and past the
+    client's post gap."""
     from tests.e2e.fake_api import call, tool_search
     from tests.e2e.harness import latest_tool_result
 
@@ -141,34 +142,38 @@ def versus(rounds: int) -> None:
 
     def sender(req: Request) -> Reply:
         phase = state["phase"]
-        if phase == "search":  # the first turn: load the deferred tool, as a model does
+        if phase == "search":  # the first turn: load the deferred tools, as a model does, and join
+            state["phase"] = "join"
+            return tool_search("SendMessage", "mcp__attend__send")
+        if phase == "join":
             state["phase"] = "warm"
-            return tool_search("SendMessage")
+            return bash("attend join bench")
         if phase == "send":
-            tag = state["tag"]
+            tag, name, args = state["call"]
             state["sent"][tag] = time.perf_counter()  # the sending model's request reached its API
             state["wall"][tag] = time.time()
             state["phase"] = "sent"
-            return call("SendMessage", {"to": f"uds:{state['sock']}", "message": f"{tag} from the client"})
+            return call(name, args)
         result = latest_tool_result(req)
         state["results"].append(result.text if result is not None else None)
         state["phase"] = "idle"
         return done("Sent.")
 
-    api = FakeAPI([bash("attend join bench"), joined, *[woken] * (2 * rounds + 5)])
+    api = FakeAPI([bash("attend join bench"), joined, *[woken] * (3 * rounds + 5)])
     tui = TUI(e2e, api).start()
     attend_xs: list[float] = []
     own_xs: list[float] = []
+    mcp_xs: list[float] = []
     try:
         tui.type("join the bench channel")
         wait_for(lambda: serving(e2e, state.get("sid")), 90, "the socket conduit")
         record = next(r for r in tui.watch.records.values() if r.get("sessionId") == state["sid"])
         state["sock"] = record["messagingSocketPath"]
         b = e2e.start(
-            [sender] * (2 * rounds + 4),
+            [sender] * (4 * rounds + 6),
             "load SendMessage",
             stream_input=True,
-            allowed_tools=["SendMessage", "ToolSearch"],
+            allowed_tools=["SendMessage", "ToolSearch", "Bash", "mcp__attend__send"],
             project="sender",
             timeout=600,
         )
@@ -205,16 +210,26 @@ def versus(rounds: int) -> None:
                 raise
             attend_xs.append(state["arrived"][tag] - state["sent"][tag])
             ready()
-            state["tag"] = tag = f"own-{i}-{uuid.uuid4().hex[:6]}"
+            tag = f"own-{i}-{uuid.uuid4().hex[:6]}"
+            state["call"] = (tag, "SendMessage", {"to": f"uds:{state['sock']}", "message": f"{tag} from the client"})
             state["phase"] = "send"
             b.say(f"send round {i}")
             try:
                 wait_for(lambda tag=tag: tag in state["arrived"], 30, "SendMessage's wake")
+                own_xs.append(state["arrived"][tag] - state["sent"][tag])
             except TimeoutError:
                 print(f"SendMessage round {i} never arrived; the tool said: {state['results'][-1:]}")
-                continue
-            own_xs.append(state["arrived"][tag] - state["sent"][tag])
-            print(f"round {i}: attend {attend_xs[-1] * 1e3:.0f} ms, SendMessage {own_xs[-1] * 1e3:.0f} ms", flush=True)
+            ready()
+            tag = f"mcp-{i}-{uuid.uuid4().hex[:6]}"
+            state["call"] = (tag, "mcp__attend__send", {"message": tag, "to": str(state["sid"])})
+            state["phase"] = "send"
+            b.say(f"attend round {i}")
+            try:
+                wait_for(lambda tag=tag: tag in state["arrived"], 30, "the MCP send's wake")
+                mcp_xs.append(state["arrived"][tag] - state["sent"][tag])
+            except TimeoutError:
+                print(f"MCP send round {i} never arrived; the tool said: {state['results'][-1:]}")
+            print(f"round {i}: attend send {attend_xs[-1] * 1e3:.0f} ms", flush=True)
         b.proc.kill()
         took = enqueued(e2e, str(state["sid"]), list(state["sent"]))
     finally:
@@ -223,7 +238,8 @@ def versus(rounds: int) -> None:
     # Where the time goes: the client stamps each post it takes off the socket (ms resolution).
     arrived_wall = {t: state["wall"][t] + state["arrived"][t] - state["sent"][t] for t in state["arrived"]}
     mine = [t for t in state["returned"] if t in took and t in arrived_wall]
-    own = [t for t in state["wall"] if t not in state["returned"] and t in took and t in arrived_wall]
+    own = [t for t in state["wall"] if t.startswith("own-") and t in took and t in arrived_wall]
+    tool = [t for t in state["wall"] if t.startswith("mcp-") and t in took and t in arrived_wall]
     if mine:
         report("  attend: send start -> send returned", [state["returned"][t] - state["wall"][t] for t in mine])
         report("  attend: send returned -> the client took the post in", [took[t] - state["returned"][t] for t in mine])
@@ -233,10 +249,21 @@ def versus(rounds: int) -> None:
             "  SendMessage: the sender's request -> the client took it in", [took[t] - state["wall"][t] for t in own]
         )
         report("  SendMessage: the client took it in -> its new request", [arrived_wall[t] - took[t] for t in own])
+    if tool:
+        report(
+            "  attend's MCP send: the sender's request -> the client took the post in",
+            [took[t] - state["wall"][t] for t in tool],
+        )
+        report(
+            "  attend's MCP send: the client took it in -> its new request", [arrived_wall[t] - took[t] for t in tool]
+        )
     report("attend: `attend send` process start -> the idle session's new request", attend_xs)
     if own_xs:
         report("the client's SendMessage: the sender's request at its API -> the idle session's new request", own_xs)
+    if mcp_xs:
+        report("attend's MCP send tool: the sender's request at its API -> the idle session's new request", mcp_xs)
     print("attend, ms:", ", ".join(f"{x * 1000:.0f}" for x in sorted(attend_xs)))
+    print("attend's MCP send, ms:", ", ".join(f"{x * 1000:.0f}" for x in sorted(mcp_xs)))
     print("SendMessage, ms:", ", ".join(f"{x * 1000:.0f}" for x in sorted(own_xs)))
     print(f"SendMessage results: {state['results'][:2]}")
 
