@@ -159,7 +159,7 @@ def versus(rounds: int) -> None:
         state["phase"] = "idle"
         return done("Sent.")
 
-    api = FakeAPI([bash("attend join bench"), joined, *[woken] * (3 * rounds + 5)])
+    api = FakeAPI([bash("attend join bench"), joined, *[woken] * (6 * rounds + 10)])
     tui = TUI(e2e, api).start()
     attend_xs: list[float] = []
     own_xs: list[float] = []
@@ -170,7 +170,7 @@ def versus(rounds: int) -> None:
         record = next(r for r in tui.watch.records.values() if r.get("sessionId") == state["sid"])
         state["sock"] = record["messagingSocketPath"]
         b = e2e.start(
-            [sender] * (4 * rounds + 6),
+            [sender] * (8 * rounds + 12),
             "load SendMessage",
             stream_input=True,
             allowed_tools=["SendMessage", "ToolSearch", "Bash", "mcp__attend__send"],
@@ -193,7 +193,7 @@ def versus(rounds: int) -> None:
             tag = f"attend-{i}-{uuid.uuid4().hex[:6]}"
             state["sent"][tag] = time.perf_counter()
             state["wall"][tag] = time.time()
-            e2e.attend("send", tag)
+            said = e2e.attend("send", tag)
             state["returned"][tag] = time.time()
             try:
                 wait_for(lambda tag=tag: tag in state["arrived"], 60, "attend's wake")
@@ -201,8 +201,9 @@ def versus(rounds: int) -> None:
                 log = e2e.spool_root / "log" / layout.LOG_FILE
                 print(f"round {i}: attend's wake never came; the log:\n{log.read_text() if log.exists() else ''}")
                 session = e2e.spool_root / "sessions" / str(state["sid"])
-                for sub in ("new", "claimed", "cur"):
-                    print(sub, sorted(p.name for p in (session / sub).iterdir()))
+                print("the send said:", said.returncode, said.stdout, said.stderr)
+                for sub in ("new", "claimed", "cur", "held", "declined"):
+                    print(sub, sorted(p.name for p in (session / sub).iterdir()) if (session / sub).exists() else "-")
                 for f in ("socket", "posted", "reply-hint"):
                     print(f, (session / f).read_text() if (session / f).exists() else "-")
                 for f in e2e.claude_dir.glob(f"projects/*/{state['sid']}.jsonl"):
@@ -232,6 +233,9 @@ def versus(rounds: int) -> None:
             print(f"round {i}: attend send {attend_xs[-1] * 1e3:.0f} ms", flush=True)
         b.proc.kill()
         took = enqueued(e2e, str(state["sid"]), list(state["sent"]))
+        if keep := os.environ.get("BENCH_KEEP_TRANSCRIPT"):  # for a look at the client's own steps
+            for f in e2e.claude_dir.glob(f"projects/*/{state['sid']}.jsonl"):
+                Path(keep).write_text(f.read_text())
     finally:
         tui.close()
         e2e.close()
