@@ -10,7 +10,11 @@ posting a session's mail to the client's inbox socket (docs/architecture/conduit
   context switches (every thread, from /proc) and CPU time, and its RSS with the conduit on and off
   (goal <= 2 MB extra, 0 wakes without an event).
 
+- link: in process, the conduit's own part: a message linked into the session's `new/` -> its post on a
+  stand-in socket (the tests' `Inbox`), N messages one at a time past the post gap.
+
 Run: .venv/bin/python bench/socket_conduit.py idle [sends=10]
+     .venv/bin/python bench/socket_conduit.py link [messages=20]
      .venv/bin/python bench/socket_conduit.py versus [rounds=10]
      .venv/bin/python bench/socket_conduit.py busy [sends=8]
      .venv/bin/python bench/socket_conduit.py burst [n=25]   # n at once, n more over 5 s, mid-tool-call
@@ -272,6 +276,31 @@ def versus(rounds: int) -> None:
     print(f"SendMessage results: {state['results'][:2]}")
 
 
+def link(n: int) -> None:
+    from tests.support import World, maildir, post, wait_until
+    from tests.test_inbox_socket import Setup
+
+    world = World(Path(tempfile.mkdtemp(prefix="attend-bench-socket-link-")))
+    s = Setup(world, idle=True)
+    conduit = s.start()
+    xs: list[float] = []
+    try:
+        for i in range(n):
+            conduit.last_post = 0.0  # past the post gap: each message is the first after a quiet spell
+            before = len(s.inbox.posts)
+            post(world.spool, "open", f"m{i}")
+            linked = time.perf_counter()
+            wait_for(lambda before=before: len(s.inbox.posts) > before, 30, "the post", interval=0.0005)
+            xs.append(time.perf_counter() - linked)
+            wait_until(lambda i=i: len(maildir(world, s.sid, "cur")) == i + 1, "marked seen")
+            time.sleep(0.1)
+    finally:
+        s.close()
+        world.close()
+    report("linked into new/ -> the post on the socket (the first pays the claim's first use)", xs)
+    report("  the same, after the first", xs[1:])
+
+
 def enqueued(e2e: E2EWorld, sid: str, tags: list[str]) -> dict[str, float]:
     """When the client took each tagged post in (epoch seconds): the transcript's ``queue-operation``
     ``enqueue`` entry for it, stamped by the client as it reads the post off the socket."""
@@ -489,6 +518,8 @@ if __name__ == "__main__":
     args = sys.argv[2:]
     if what == "idle":
         idle(int(args[0]) if args else 10)
+    elif what == "link":
+        link(int(args[0]) if args else 20)
     elif what == "versus":
         versus(int(args[0]) if args else 10)
     elif what == "busy":
