@@ -251,7 +251,7 @@ def host() -> str:
 
 def adopt_host(name: str) -> None:
     """Write ``name`` into this process's message ids from now on: the spool's host, once a relay has
-    run on it, whatever this process's environment says (attend.domain.remote.adopt)."""
+    run on it, whatever this process's environment says (attend.domain.messages.remote.adopt)."""
     global _HOST
     if HOST_RE.fullmatch(name) and name != "all":
         _HOST = name

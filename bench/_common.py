@@ -98,7 +98,7 @@ def enrolled(spool: Any, home: Path, sid: str | None = None, pid: int | None = N
     """Enroll a session (by `run`) whose project is home/proj; returns its id."""
     import uuid
 
-    from attend.domain import sessions
+    from attend.domain.sessions import sessions
     from attend.identity import Identity
 
     sid = sid or str(uuid.uuid4())

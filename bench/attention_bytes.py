@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from attend.conduits import drain, monitor
-from attend.domain.envelope import Signal
+from attend.domain.core.envelope import Signal
 from attend.layout import unique_name
 
 BODY = "the build is green; ship it?"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from attend.domain import channels
+from attend.domain.messages import channels
 from attend.spool import Spool
 from attend.testing.standin import StandIn
 from bench._common import BIN, cleanup, tmpdir, world_env

@@ -35,8 +35,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from attend.domain import delivery
-from attend.domain.envelope import Signal
+from attend.domain.core.envelope import Signal
+from attend.domain.messages import delivery
 from bench._common import ATTEND, cleanup, enrolled, make_world, ms, pct, time_process
 
 HISTORY = 30  # messages already in #open when chat starts

@@ -27,8 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from attend.domain import envelope
-from attend.domain.envelope import Signal
+from attend.domain.core import envelope
+from attend.domain.core.envelope import Signal
 from attend.layout import cutoff_name
 from bench._common import BIN, cleanup, tmpdir, world_env
 

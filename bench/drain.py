@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from attend.domain import delivery
-from attend.domain.envelope import Signal
+from attend.domain.core.envelope import Signal
+from attend.domain.messages import delivery
 from attend.identity import proc_start
 from bench._common import ATTEND, ENTRY, enrolled, make_world
 

@@ -18,8 +18,8 @@ import threading
 import time
 from pathlib import Path
 
-from attend.domain import trailer
-from attend.domain.context import Context
+from attend.domain.attention import trailer
+from attend.domain.sessions.context import Context
 from attend.mcp.server import build_server, call_context
 from attend.spool import Spool
 from attend.testing.standin import StandIn

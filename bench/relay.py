@@ -31,8 +31,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from attend import identity, layout
-from attend.domain import delivery
-from attend.domain.envelope import Signal
+from attend.domain.core.envelope import Signal
+from attend.domain.messages import delivery
 from attend.relay import check, settings, subjects
 from attend.spool import Spool
 from bench._common import ATTEND, cleanup, interleaved, pct, tmpdir, world_env

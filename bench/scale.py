@@ -34,8 +34,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from attend import identity
-from attend.domain import channels, envelope
-from attend.domain.envelope import Signal
+from attend.domain.core import envelope
+from attend.domain.core.envelope import Signal
+from attend.domain.messages import channels
 from attend.layout import LINK_BOUND, unique_name
 from attend.spool import Spool
 from bench._common import cleanup, tmpdir, world_env

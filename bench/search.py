@@ -65,8 +65,8 @@ def body(rng: random.Random) -> str:
 
 def populate(spool: object, n: int, rng: random.Random, start: float) -> tuple[list[str], int, int]:
     """n records over 150 rooms from 120 senders, as publish writes them; (rooms, body bytes, record bytes)."""
-    from attend.domain import envelope
-    from attend.domain.envelope import Signal
+    from attend.domain.core import envelope
+    from attend.domain.core.envelope import Signal
     from attend.layout import unique_name
 
     rooms = ["open"] + [f"@team{i}" for i in range(60)] + [f"p-proj{i}-abc{i:03d}" for i in range(40)]
@@ -123,8 +123,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5, help="rounds of the query mix")
     args = ap.parse_args()
 
-    from attend.domain import sessions
-    from attend.domain.context import Context
+    from attend.domain.sessions import sessions
+    from attend.domain.sessions.context import Context
     from attend.identity import Identity
     from attend.search.index import Index
     from attend.search.query import QueryError
@@ -186,8 +186,8 @@ def main() -> None:
             "(goal p95 <= 50 ms)"
         )
 
-    from attend.domain import envelope
-    from attend.domain.envelope import Signal
+    from attend.domain.core import envelope
+    from attend.domain.core.envelope import Signal
 
     added = 1000
     for _i in range(added):

@@ -86,7 +86,7 @@ def cold_start(runs: int, tree: Path | None, recipients: int = 0) -> None:
     # A first send makes the spool (a status no longer does), so no timed run pays for creating it.
     subprocess.run([attend, "send", "warm-up"], env=env, cwd=project, capture_output=True, check=True)
     if recipients:
-        from attend.domain import sessions
+        from attend.domain.sessions import sessions
         from attend.identity import Identity
         from attend.spool import Spool
 
@@ -145,8 +145,8 @@ def cold_start(runs: int, tree: Path | None, recipients: int = 0) -> None:
 
 
 def fanout(n_sends: int) -> None:
-    from attend.domain import sessions
-    from attend.domain.context import Context
+    from attend.domain.sessions import sessions
+    from attend.domain.sessions.context import Context
     from attend.identity import Identity
     from attend.spool import Spool
     from attend.verbs import send
@@ -172,9 +172,9 @@ def fanout(n_sends: int) -> None:
 
 
 def inbox_100k(runs: int) -> None:
-    from attend.domain import envelope
-    from attend.domain.context import Context
-    from attend.domain.envelope import Signal
+    from attend.domain.core import envelope
+    from attend.domain.core.envelope import Signal
+    from attend.domain.sessions.context import Context
     from attend.layout import unique_name
     from attend.spool import Spool
     from attend.verbs import inbox

@@ -22,8 +22,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from attend import identity
-from attend.domain import delivery
-from attend.domain.envelope import Signal
+from attend.domain.core.envelope import Signal
+from attend.domain.messages import delivery
 from bench._common import ATTEND, make_world
 
 PACE_GAP = 0.25  # seconds between sends: above the loop's 200 ms line pacing, so none is held

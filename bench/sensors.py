@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from attend import identity
-from attend.domain import keepwarm
+from attend.domain.attention import keepwarm
 from attend.spool import Spool
 from bench._common import ATTEND, cleanup, tmpdir, world_env
 from bench.sensor import cpu_seconds, rss_mb

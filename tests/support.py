@@ -39,9 +39,10 @@ from typing import TYPE_CHECKING, Any
 
 from attend import identity
 from attend.conduits import waiter
-from attend.domain import envelope, sessions
-from attend.domain.context import Context
-from attend.domain.envelope import Signal
+from attend.domain.core import envelope
+from attend.domain.core.envelope import Signal
+from attend.domain.sessions import sessions
+from attend.domain.sessions.context import Context
 from attend.layout import NAME_RE, unique_name
 from attend.spool import Spool
 from attend.testing.standin import Result, StandIn

@@ -13,8 +13,9 @@ from collections.abc import Callable
 
 import pytest
 
-from attend.domain import attention, sessions
-from attend.domain.ids import short
+from attend.domain.attention import attention
+from attend.domain.core.ids import short
+from attend.domain.sessions import sessions
 from attend.testing.standin import StandIn
 from attend.verbs import inbox, mute, reply, send, status, unmute
 from tests.support import Loop, World, drain, enroll, maildir, wait_until
@@ -209,7 +210,7 @@ def test_bad_mute_input_exits_2_and_writes_nothing(world: World) -> None:
 
 
 def test_the_trailer_ranks_what_the_session_takes_part_in_before_open_traffic(world: World) -> None:
-    from attend.domain import trailer
+    from attend.domain.attention import trailer
 
     me, peer = world.session("proj"), world.session("peer")
     enroll(world, me)

@@ -42,8 +42,8 @@ import click
 import pytest
 
 from attend.cli import app
-from attend.domain import sessions
-from attend.domain.context import Context
+from attend.domain.sessions import sessions
+from attend.domain.sessions.context import Context
 from attend.mcp.server import build_server
 from attend.setup.data import data_dir
 from attend.testing.standin import StandIn
@@ -88,7 +88,7 @@ PLANTED = '''
 import json, sys
 import click
 from attend.conduits.drain import claimed, render_plain
-from attend.domain.context import Context
+from attend.domain.sessions.context import Context
 
 
 @click.command()
@@ -130,7 +130,7 @@ sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
 PLANTED_READER = '''
 import json, sys
 import click
-from attend.domain.context import Context
+from attend.domain.sessions.context import Context
 
 
 @click.command()

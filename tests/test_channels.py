@@ -8,7 +8,8 @@ import subprocess
 
 import pytest
 
-from attend.domain import channels, sessions
+from attend.domain.messages import channels
+from attend.domain.sessions import sessions
 from attend.testing.standin import Result
 from tests.support import ATTEND, World, post, tree
 

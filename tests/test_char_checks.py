@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from attend.domain import envelope
+from attend.domain.core import envelope
 from attend.layout import ALNUM, is_user_name, made_safe
 
 # Letters, digits, each punctuation the patterns name, a space, non-ASCII and a line break.

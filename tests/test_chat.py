@@ -25,7 +25,8 @@ from typing import Any
 import pytest
 
 from attend.chat.app import ChatApp
-from attend.domain import envelope, rooms, sessions
+from attend.domain.core import envelope, rooms
+from attend.domain.sessions import sessions
 from attend.hosts.base import proc_start
 from attend.testing.standin import StandIn
 from attend.verbs import chat as chat_verb
@@ -414,7 +415,7 @@ async def test_no_color_in_the_environment_turns_colour_off(world: World, monkey
 
 def as_human(world: World, user: str) -> Any:
     """A library context acting as another human at a terminal (its own USER)."""
-    from attend.domain.context import Context
+    from attend.domain.sessions.context import Context
 
     return Context(spool=world.spool, env={**world.env, "USER": user}, cwd=str(world.project("proj")), pid=os.getpid())
 

@@ -8,8 +8,8 @@ import json
 import os
 import time
 
-from attend.domain import channels, retention
-from attend.domain.retention import Policy
+from attend.domain.messages import channels, retention
+from attend.domain.messages.retention import Policy
 from attend.spool import REMOVE_RUN
 from tests.support import World, name_at, post, tree
 
@@ -310,7 +310,7 @@ def test_a_large_room_goes_whole_without_following_a_planted_link_and_counts_onl
 
 
 def test_a_humans_read_mail_ages_out_and_its_unread_mail_never_does(world: World) -> None:
-    from attend.domain import humans
+    from attend.domain.sessions import humans
 
     spool = world.spool
     user = "fixture-human"

@@ -15,7 +15,7 @@ import pytest
 
 from attend.cli import docs
 from attend.cli.app import cli
-from attend.domain import channels
+from attend.domain.messages import channels
 from attend.layout import name_time
 from tests.support import ATTEND, DEADLINE, World, in_pty, post
 

@@ -221,7 +221,7 @@ def test_a_record_durable_in_the_old_direct_room_is_delivered_after_a_clear(worl
 
 def _sender_script(count: int, tag: str) -> str:
     return (
-        "from attend.domain.context import Context\n"
+        "from attend.domain.sessions.context import Context\n"
         "from attend.verbs import send\n"
         "ctx = Context.default()\n"
         f"for i in range({count}):\n"

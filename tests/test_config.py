@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from attend.domain import config
+from attend.domain.settings import config
 from tests.support import World
 
 
@@ -159,7 +159,7 @@ def test_loading_config_does_not_import_yaml_without_files(tmp_path: Path) -> No
     import sys
 
     code = (
-        "import sys; from attend.domain import config; "
+        "import sys; from attend.domain.settings import config; "
         "config.load({'HOME': sys.argv[1]}, sys.argv[1]); print('yaml' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True)
@@ -246,7 +246,7 @@ SUB_GRID = (
 def test_a_timer_under_the_loops_grid_comes_only_from_a_file_the_user_wrote_or_approved(world: World) -> None:
     """The user's own file may wake its own loops off the grid; a project's file, which a session can
     write, may not, unless the user approved that file's text (a script sensor's interval is in it)."""
-    from attend.domain import trust
+    from attend.domain.settings import trust
 
     user = config.parse(SUB_GRID, "user.yaml")
     assert user.problems == []

@@ -20,8 +20,9 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from attend.domain import sessions, trailer
-from attend.domain.context import Context
+from attend.domain.attention import trailer
+from attend.domain.sessions import sessions
+from attend.domain.sessions.context import Context
 from attend.layout import NAME_RE
 from attend.mcp.server import build_server
 from attend.spool import Spool

@@ -301,7 +301,7 @@ def shown(path: str, home: Path) -> str:
 
 def test_the_files_guide_names_each_user_file_where_the_code_puts_it(tmp_path: Path) -> None:
     from attend import layout
-    from attend.domain import config, scenes
+    from attend.domain.settings import config, scenes
     from attend.setup import install
 
     home = tmp_path / "home"

@@ -8,8 +8,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from attend.domain import delivery, sessions
-from attend.domain.context import Context
+from attend.domain.messages import delivery
+from attend.domain.sessions import sessions
+from attend.domain.sessions.context import Context
 from attend.setup import install
 from attend.verbs import doctor
 from tests.support import World

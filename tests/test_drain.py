@@ -15,8 +15,8 @@ import pytest
 
 from attend import layout
 from attend.conduits import fastdrain
-from attend.domain import rooms
-from attend.domain.ids import short
+from attend.domain.core import rooms
+from attend.domain.core.ids import short
 from attend.testing.standin import Result, StandIn
 from tests.support import (
     ATTEND,

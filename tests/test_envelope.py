@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from attend import layout
-from attend.domain import envelope
-from attend.domain.envelope import EnvelopeError, NewerVersionError, Signal
+from attend.domain.core import envelope
+from attend.domain.core.envelope import EnvelopeError, NewerVersionError, Signal
 from attend.verbs import inbox, send
 from tests.support import World, conversation
 
@@ -277,7 +277,7 @@ ENCODED_WORD_ATTACKS = [
 
 CHECK = """
 import sys
-from attend.domain import envelope
+from attend.domain.core import envelope
 field, value = sys.argv[1], sys.argv[2]
 base = dict(id="1700000000.M000001P1Q0R0000abcd.host", sender="Hana-beta", from_kind="agent", from_id="sess-1",
             to="*", room="open", origin="/srv/proj", body="hi", at=1700000000.000001)

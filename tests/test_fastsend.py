@@ -98,7 +98,7 @@ NEVER_ON_SEND = {
     "threading",
     "attend.verbs",
     "attend.conduits.fastdrain",
-    "attend.domain.attention",
+    "attend.domain.attention.attention",
     # Nor what only a relay, a config file or a subprocess needs: a spool without a relay reads no mirror.
     "subprocess",
     "hashlib",
@@ -108,7 +108,7 @@ NEVER_ON_SEND = {
     "tomlkit",
     "attend.config",
     "attend.relay",
-    "attend.domain.remote",
+    "attend.domain.messages.remote",
 }
 
 # Every attend module a human's plain send loads, and no other: a module that joins this path costs
@@ -122,18 +122,18 @@ PLAIN_SEND_MODULES = {
     "attend.cli.fastsend",
     "attend.cli.render",
     "attend.domain",
-    "attend.domain.addressing",
-    "attend.domain.context",
-    "attend.domain.delivery",
-    "attend.domain.envelope",
-    "attend.domain.framing",
-    "attend.domain.humans",
-    "attend.domain.liveness",
-    "attend.domain.mcp_markers",
-    "attend.domain.outbound",
-    "attend.domain.outcomes",  # the per-recipient outcomes and the inbound rule (stdlib only)
-    "attend.domain.rooms",
-    "attend.domain.sessions",
+    "attend.domain.messages.addressing",
+    "attend.domain.sessions.context",
+    "attend.domain.messages.delivery",
+    "attend.domain.core.envelope",
+    "attend.domain.core.framing",
+    "attend.domain.sessions.humans",
+    "attend.domain.sessions.liveness",
+    "attend.domain.sessions.mcp_markers",
+    "attend.domain.messages.outbound",
+    "attend.domain.core.outcomes",  # the per-recipient outcomes and the inbound rule (stdlib only)
+    "attend.domain.core.rooms",
+    "attend.domain.sessions.sessions",
     "attend.errors",
     "attend.hosts",
     "attend.hosts.base",
@@ -166,11 +166,11 @@ def test_a_plain_send_loads_only_the_standard_library_it_needs(world: World) -> 
         return subprocess.run([*send, *args], capture_output=True, text=True, env=world.env, cwd=world.project("pa"))
 
     to_open = _send_imports(["hello"], human)
-    assert "attend.domain.outbound" in to_open  # positive control: it sent, through the rules' module
+    assert "attend.domain.messages.outbound" in to_open  # positive control: it sent, through the rules' module
     assert NEVER_ON_SEND & to_open == set()
     assert NEVER_ON_SEND & _send_imports(["--to", "Tao", "hi"], human) == set()
     agent = _send_imports(["--channel", "crew", "hi"], lambda args: b.run([*send, *args]))  # a session
-    assert "attend.domain.channels" in agent and NEVER_ON_SEND & agent == set()
+    assert "attend.domain.messages.channels" in agent and NEVER_ON_SEND & agent == set()
     assert len(world.spool.listing(a.session_id, "new")) == 3  # each of the three arrived
 
 

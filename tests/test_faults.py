@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from attend.domain import envelope, rooms
+from attend.domain.core import envelope, rooms
 from attend.testing.standin import StandIn
 from tests.support import ATTEND, World, enroll, has, payload, server_as, structured, tree, wait_until
 

@@ -17,8 +17,8 @@ import pytest
 from mcp import Client
 
 from attend.conduits import drain as drain_conduit
-from attend.domain import framing
-from attend.domain.ids import short
+from attend.domain.core import framing
+from attend.domain.core.ids import short
 from attend.layout import unique_name
 from attend.testing.standin import StandIn
 from tests.support import ATTEND, Loop, World, drain, enroll, join_channel, server_as, structured
@@ -50,7 +50,7 @@ RAW |= set("\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
 
 LABEL = r'"(?:[^"\\]|\\.)*"|[\w .\'@+#&-]+'
 NAME_ID = r"[0-9]{10}\.M[0-9]{6}P[0-9]+Q[0-9]+R[0-9a-f]{8}\.[A-Za-z0-9-]+"
-SHORT_ID = r"[0-9]{10}\.M[0-9]{6}"  # the form a conduit's reason shows (attend.domain.ids.short)
+SHORT_ID = r"[0-9]{10}\.M[0-9]{6}"  # the form a conduit's reason shows (attend.domain.core.ids.short)
 SCOPE = r"(?:#[\w-]+|direct|project(?::\S+)?)"
 KIND = r"(?:agent, [a-z][a-z0-9-]*|agent|human)"  # framing.kind: the agent's client, when the record names one
 # The count line says who wrote the messages: agents are never the user, a human may be.

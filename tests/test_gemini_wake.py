@@ -19,8 +19,8 @@ import pytest
 
 from attend import layout as L
 from attend.conduits import hosthooks, waiter
-from attend.domain import rooms
-from attend.domain.ids import short
+from attend.domain.core import rooms
+from attend.domain.core.ids import short
 from attend.hosts import gemini
 from tests.support import World, enroll, maildir, post, wait_until
 
@@ -278,7 +278,7 @@ def test_install_says_whether_the_idle_wake_is_on_and_never_turns_steering_on(wo
 
 def test_after_a_clear_the_once_waiter_waits_for_the_new_id_of_its_gemini_process(world: World) -> None:
     from attend import identity
-    from attend.domain import sessions
+    from attend.domain.sessions import sessions
 
     settings(world, STEERING)
     gem = Gemini(world, "g-before", JOIN_AND_WAIT)

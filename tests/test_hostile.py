@@ -78,7 +78,7 @@ from pathlib import Path
 
 import pytest
 
-from attend.domain import retention
+from attend.domain.messages import retention
 from attend.spool import Spool
 from attend.testing.standin import StandIn
 from tests.support import ATTEND, DEADLINE, Loop, World, enroll, has, maildir, name_at, payload, wait_until

@@ -162,7 +162,7 @@ def test_a_gemini_record_of_an_ended_process_proves_nothing(world: World) -> Non
 
 
 def test_the_client_header_carries_the_senders_client_and_refuses_anything_but_a_token() -> None:
-    from attend.domain import envelope
+    from attend.domain.core import envelope
 
     sig = envelope.Signal("", "Kai", "agent", T1, "fixture-human", "h-fixture-human", "/p", "hi", 0.0, client="codex")
     named = sig.with_id("1796229836.M351515P18181Q0Rf6ac385b.vm", 0.0)
@@ -179,7 +179,7 @@ def test_the_client_header_carries_the_senders_client_and_refuses_anything_but_a
 def test_an_empty_drain_of_a_codex_thread_is_decided_on_the_fast_path(world: World) -> None:
     """The turn-end drain's common case (nothing pending) costs about an interpreter start for a Codex
     thread too: the fast path proves the payload's thread by its writer lock, not only Claude's record."""
-    from attend.domain import sessions
+    from attend.domain.sessions import sessions
     from attend.identity import Identity
 
     sessions.enroll(world.spool, Identity("agent", T1, str(world.project("p")), "ancestry", True, host="codex"), "join")

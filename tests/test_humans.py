@@ -13,7 +13,7 @@ import time
 import pytest
 from mcp import Client
 
-from attend.domain import addressing
+from attend.domain.messages import addressing
 from attend.testing.standin import StandIn
 from attend.verbs import send as send_verb
 from tests.support import ATTEND, World, error_text, human_mailbox, server_as, stopped, structured, tree, wait_until

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from attend import identity
-from attend.domain import sessions
+from attend.domain.sessions import sessions
 from attend.errors import IdentityError
 from attend.testing.standin import StandIn
 from tests.support import ATTEND, World, drain, enroll, maildir, payload

@@ -21,8 +21,10 @@ from pathlib import Path
 
 from attend.conduits import loop as loop_mod
 from attend.conduits.watch import Watcher
-from attend.domain import delivery, envelope, presence, sessions
-from attend.domain.envelope import Signal
+from attend.domain.core import envelope
+from attend.domain.core.envelope import Signal
+from attend.domain.messages import delivery, presence
+from attend.domain.sessions import sessions
 from attend.testing.standin import StandIn
 from tests.support import Loop, World, enroll, has, maildir, name_at, post, wait_until
 

@@ -26,7 +26,7 @@ import pytest
 from attend import identity
 from attend import layout as L
 from attend.conduits import inbox_client, inbox_socket
-from attend.domain.ids import short
+from attend.domain.core.ids import short
 from attend.testing.standin import StandIn
 from tests.support import Wait, World, drain, enroll, maildir, post, wait_until
 

@@ -18,8 +18,10 @@ from pathlib import Path
 import pytest
 
 from attend.conduits import waiter
-from attend.domain import attention, rooms, sessions
-from attend.domain.ids import short
+from attend.domain.attention import attention
+from attend.domain.core import rooms
+from attend.domain.core.ids import short
+from attend.domain.sessions import sessions
 from attend.identity import Identity
 from attend.setup import safetoml
 from tests.support import ATTEND, CODEX, T1, World, as_codex, maildir, post, wait_until
@@ -207,7 +209,7 @@ def test_a_failed_queue_leaves_the_mail_for_the_next_conduit(world: World, tmp_p
     assert maildir(world, sid, "cur") == [] and len(maildir(world, sid, "claimed")) == 1
     out = io.StringIO()
     from attend.conduits import drain
-    from attend.domain.context import Context
+    from attend.domain.sessions.context import Context
 
     # The next conduit (here the turn-end drain, resolved as the thread) shows it.
     batch_ctx = Context(spool=world.spool, env=world.env)

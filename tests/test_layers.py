@@ -41,11 +41,11 @@ ALLOWED: dict[str, str] = {
     "attend.setup.checks": "reads a host's settings file and checks its hook scripts and MCP command are executable",
     "attend.setup.safetoml": "reads Codex's config.toml to measure its size and nesting before it is parsed",
     "attend.setup.data": "lists attend's packaged data (settings, hooks, skills)",
-    "attend.domain.reheat": "reads the reheat's text, skills/attend/reheat.md, from attend's packaged data",
-    "attend.domain.config": "reads config.yaml and the project's .claude/attend.yaml; writes the user's files",
-    "attend.domain.trust": "hashes the project files a script sensor names; reads the user's approvals (trusted.json)",
-    "attend.domain.scenes": "reads ~/.config/attend/scenes.yaml",
-    "attend.domain.transcript": "reads Claude Code's session transcripts (~/.claude/projects) for context and cadence",
+    "attend.domain.attention.reheat": "reads the reheat's text, skills/attend/reheat.md, from attend's packaged data",
+    "attend.domain.settings.config": "reads config.yaml and the project's .claude/attend.yaml; writes the user's files",
+    "attend.domain.settings.trust": "hashes the project files a script sensor names; reads the user's approvals (trusted.json)",
+    "attend.domain.settings.scenes": "reads ~/.config/attend/scenes.yaml",
+    "attend.domain.sessions.transcript": "reads Claude Code's session transcripts (~/.claude/projects) for context and cadence",
     "attend.conduits.inbox_client": "posts to Claude Code's inbox socket; reads its settings and transcript to confirm",
     "attend.verbs.permissions": "reads Claude Code's settings files and checks the MCP command is executable",
     "attend.testing.standin": "writes and removes a stand-in session's record under a test's ~/.claude/sessions",
@@ -393,7 +393,7 @@ def test_import_linter_fails_on_a_planted_violation(tmp_path: Path) -> None:
     assert ok.returncode == 0, ok.stdout + ok.stderr
     bad = _lint_imports(dirty)
     assert bad.returncode != 0, bad.stdout + bad.stderr
-    assert "attend.domain.rooms -> click" in bad.stdout, bad.stdout
+    assert "attend.domain.core.rooms -> click" in bad.stdout, bad.stdout
 
 
 # ---------------------------------------------------------------------- one declaration of the tree

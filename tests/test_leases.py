@@ -485,7 +485,7 @@ def test_the_segment_matcher_agrees_with_fnmatch(name: str, pattern: str) -> Non
 
 
 def mirror(world: World, entries: list[dict[str, object]]) -> None:
-    """relay/peers.json as a running relay writes it (attend/domain/remote.py)."""
+    """relay/peers.json as a running relay writes it (attend/domain/messages/remote.py)."""
     import time
 
     doc = {"host": "hosta", "same_humans": False, "ttl": 60, "peers": [{**e, "seen": time.time()} for e in entries]}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from attend.domain import sessions
+from attend.domain.sessions import sessions
 from attend.testing.standin import StandIn
 from tests.mailreader import MuttScreen, index_lines, row
 from tests.support import World, conversation, require_tools

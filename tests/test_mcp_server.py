@@ -14,8 +14,10 @@ import pytest
 from mcp import Client
 
 from attend.cli.app import cli
-from attend.domain import addressing, envelope, mcp_markers, sessions
-from attend.domain.context import Context
+from attend.domain.core import envelope
+from attend.domain.messages import addressing
+from attend.domain.sessions import mcp_markers, sessions
+from attend.domain.sessions.context import Context
 from attend.mcp.server import build_server
 from attend.setup import data
 from attend.verbs import inbound as inbound_verb

@@ -16,7 +16,8 @@ import mcp.client.stdio
 import pytest
 from mcp import ClientSession, stdio_client
 
-from attend.domain import envelope, mcp_markers
+from attend.domain.core import envelope
+from attend.domain.sessions import mcp_markers
 from tests.support import RawServer, World, adopt, error_text, join_channel, stdio_params, structured, wait_until
 
 pytestmark = pytest.mark.anyio
@@ -333,7 +334,7 @@ def test_stdin_closing_during_an_inbox_wait_ends_the_server_and_its_marker(world
 
 
 async def test_over_stdio_mute_hides_a_channel_from_status_to_unmute_and_inbox_keeps_its_mail(world: World) -> None:
-    from attend.domain import attention
+    from attend.domain.attention import attention
 
     sid = adopt(world)
     join_channel_here(world)
@@ -357,7 +358,7 @@ async def test_over_stdio_mute_hides_a_channel_from_status_to_unmute_and_inbox_k
 
 
 async def test_over_stdio_bad_mute_input_is_one_line_with_is_error_and_writes_nothing(world: World) -> None:
-    from attend.domain import attention
+    from attend.domain.attention import attention
 
     sid = adopt(world)
     join_channel_here(world)

@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from attend.domain import delivery, rooms, sessions
-from attend.domain.context import Context
+from attend.domain.core import rooms
+from attend.domain.messages import delivery
+from attend.domain.sessions import sessions
+from attend.domain.sessions.context import Context
 from attend.errors import NotEnrolledError, NotFoundError, SpoolError, UsageError
 from attend.spool import Spool
 from attend.verbs import inbox, reply, send

@@ -12,7 +12,7 @@ import pytest
 from mcp import Client
 
 from attend import identity
-from attend.domain import rooms
+from attend.domain.core import rooms
 from tests.support import World, drain, server_as, structured
 
 

@@ -13,7 +13,10 @@ import pytest
 from mcp import Client
 
 from attend import identity
-from attend.domain import envelope, presence, rooms, sessions, trailer
+from attend.domain.attention import trailer
+from attend.domain.core import envelope, rooms
+from attend.domain.messages import presence
+from attend.domain.sessions import sessions
 from attend.layout import name_time, unique_name
 from attend.mcp.server import AttendServer
 from attend.testing.standin import StandIn

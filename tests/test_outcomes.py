@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from attend.domain import addressing, outcomes
+from attend.domain.core import outcomes
+from attend.domain.messages import addressing
 from attend.testing.standin import StandIn
 from attend.verbs import inbound as inbound_verb
 from tests.support import (
@@ -224,7 +225,7 @@ def test_what_waits_past_a_day_is_marked_unreviewed_and_stays(world: World, thre
     assert [(w["id"], w["unreviewed"]) for w in waiting] == [(old, True)]
     assert old in maildir(world, b.session_id, "held")
     # the sender's side sees it too: its receipt says unreviewed
-    from attend.domain import receipts
+    from attend.domain.messages import receipts
 
     [row] = receipts.receipt(world.spool, room, old, "someone-else").recipients
     assert (row.session_id, row.state, row.unreviewed) == (b.session_id, "held", True)

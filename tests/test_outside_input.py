@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from attend import layout, safejson
 from attend.conduits import drain, hosthooks, recall, waiter
-from attend.domain import remote
+from attend.domain.messages import remote
 from attend.hosts import claude
 from attend.relay import store
 from attend.setup import guard
@@ -144,8 +144,8 @@ def test_any_mirror_of_entries_reads_without_raising(
 
 
 def arrival(host: str, body: str, **headers: str) -> tuple[str, dict[str, str], bytes]:
-    from attend.domain import envelope
-    from attend.domain.envelope import Signal
+    from attend.domain.core import envelope
+    from attend.domain.core.envelope import Signal
 
     name = layout.unique_name().rpartition(".")[0] + f".{host}"
     sig = Signal("", "Zed", "agent", SID, "*", "open", "/p", body, 0.0)

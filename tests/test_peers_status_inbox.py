@@ -169,7 +169,7 @@ def test_peers_utc_shows_a_humans_time_in_utc_as_the_readme_says(world: World) -
 
 
 def test_the_inbox_names_the_client_an_agent_sender_runs_in(world: World) -> None:
-    from attend.domain import sessions
+    from attend.domain.sessions import sessions
     from attend.verbs import send as send_verb
 
     hana = world.session("api", name="Hana")

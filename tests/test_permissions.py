@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from attend.domain.context import Context
+from attend.domain.sessions.context import Context
 from attend.verbs import permissions
 from tests.support import World
 

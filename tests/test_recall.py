@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from attend.domain import reheat
+from attend.domain.attention import reheat
 from attend.testing.standin import StandIn
 from tests.support import Loop, World, drain, enroll, has, maildir, post, wait_until
 

@@ -14,7 +14,8 @@ import pytest
 from attend.conduits import inbox_socket
 from attend.conduits.sensors.base import Probe
 from attend.conduits.sensors.builtin import Disclosure
-from attend.domain import config, disclosure, reheat
+from attend.domain.attention import disclosure, reheat
+from attend.domain.settings import config
 from attend.setup.data import data_file
 from attend.testing.standin import StandIn
 from tests.support import Loop, World, drain, enroll, fake_mcp_marker, has, post

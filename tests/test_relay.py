@@ -46,7 +46,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from attend import layout
-from attend.domain import outbound
+from attend.domain.messages import outbound
 from attend.relay import subjects
 from attend.testing.standin import StandIn
 from tests.support import ATTEND, World, wait_until
@@ -1535,7 +1535,7 @@ def test_the_real_claude_code_on_one_host_replies_to_a_human_on_another(tmp_path
 
 def _mirror(world: World, *entries: dict[str, object], same_humans: bool = False) -> None:
     """What a relay would have written: this spool served by a relay, and other hosts' presence."""
-    from attend.domain import remote
+    from attend.domain.messages import remote
 
     spool = world.spool
     spool.make_dir("relay")
@@ -1652,8 +1652,8 @@ def test_after_relay_off_a_name_on_another_host_is_refused_though_its_presence_i
 
 
 def test_after_relay_off_a_reply_to_a_relayed_direct_message_is_refused(world: World) -> None:
-    from attend.domain import envelope
-    from attend.domain.envelope import Signal
+    from attend.domain.core import envelope
+    from attend.domain.core.envelope import Signal
     from attend.relay import daemon, settings
 
     env = {"USER": "alice"}
@@ -1682,8 +1682,8 @@ def test_after_relay_off_a_reply_to_a_relayed_direct_message_is_refused(world: W
 
 def _arrival(host: str, body: str) -> tuple[str, dict[str, str], bytes]:
     """(subject, headers, record) as host ``host``'s relay publishes a record of its own to #open."""
-    from attend.domain import envelope
-    from attend.domain.envelope import Signal
+    from attend.domain.core import envelope
+    from attend.domain.core.envelope import Signal
 
     name = layout.unique_name().rpartition(".")[0] + f".{host}"
     sig = Signal("", "Zed", "agent", "0" * 8 + "-0000-4000-8000-" + "0" * 12, "*", "open", "/p", body, 0.0)
@@ -1853,8 +1853,8 @@ AGENT = f"{'0' * 8}-0000-4000-8000-{'0' * 12}"
 def test_a_relayed_sender_is_written_and_read_as_the_email_package_would_without_it(sender: str, from_id: str) -> None:
     """Every arrival is written again under its sender's ``name@host``: the plain header path takes it
     (the email package costs about a millisecond a record) and must write exactly what the package does."""
-    from attend.domain import envelope
-    from attend.domain.envelope import Signal
+    from attend.domain.core import envelope
+    from attend.domain.core.envelope import Signal
 
     name = "1700000000.M000000P1Q1R0000abcd.hostb"
     kind = "agent" if from_id.startswith(AGENT) else "human"
@@ -1918,8 +1918,9 @@ def test_a_record_the_relay_sets_aside_shows_in_doctor_check_and_the_senders_nex
     a.stop_relay()
     # A record queued under another host's name (an attend before the spool kept its host name): the
     # relay cannot publish it as hosta.
-    from attend.domain import delivery, envelope
-    from attend.domain.envelope import Signal
+    from attend.domain.core import envelope
+    from attend.domain.core.envelope import Signal
+    from attend.domain.messages import delivery
 
     saved = layout._HOST
     layout._HOST = "vm"

@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from attend.domain import channels, rooms, sessions
+from attend.domain.core import rooms
+from attend.domain.messages import channels
+from attend.domain.sessions import sessions
 from tests.support import World, tree
 
 

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from mcp import Client
 
 from attend import layout
-from attend.domain import envelope
-from attend.domain.envelope import Signal
+from attend.domain.core import envelope
+from attend.domain.core.envelope import Signal
 from attend.errors import AttendError
 from attend.search import query as q
 from attend.search import snippet
@@ -407,7 +407,7 @@ def test_a_relayed_arrival_is_found(world: World) -> None:
 
 
 def test_retention_removes_from_the_index_what_it_removes_from_the_spool(world: World) -> None:
-    from attend.domain import retention
+    from attend.domain.messages import retention
 
     spool = world.spool
     old = post(spool, "open", "ancient deploy", age=30 * 86400)

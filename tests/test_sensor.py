@@ -11,8 +11,10 @@ import uuid
 from pathlib import Path
 
 from attend.conduits import monitor
-from attend.domain import envelope, presence, rooms, sessions
-from attend.domain.envelope import Signal
+from attend.domain.core import envelope, rooms
+from attend.domain.core.envelope import Signal
+from attend.domain.messages import presence
+from attend.domain.sessions import sessions
 from attend.layout import unique_name
 from tests.support import (
     World,

@@ -17,7 +17,7 @@ import pytest
 from attend.conduits.sensors.base import EVENT, MESSAGE, Observation, Probe, Sensor
 from attend.conduits.sensors.governor import Governor
 from attend.conduits.sensors.host import Host, Session
-from attend.domain import config
+from attend.domain.settings import config
 from attend.testing.standin import StandIn
 from attend.verbs import sensors as sensors_verb
 from tests.support import Loop, World, enroll, in_pty, post, wait_until
@@ -404,7 +404,7 @@ def test_the_listing_and_trust_print_the_exact_command_not_the_description(world
 
 
 def test_an_approval_from_before_the_bytes_were_pinned_needs_approving_again(world: World) -> None:
-    from attend.domain import config as cfg_module
+    from attend.domain.settings import config as cfg_module
 
     project_script(world, "tools/ci", "echo hi\n")
     path = project_config(world, f"sensors:\n  +ci: {script(['./tools/ci'])}\n")
@@ -521,7 +521,7 @@ def aged(path: Path, seconds: float) -> float:
 def test_keepwarm_says_one_line_per_idle_stretch_and_disarms_when_the_cache_lapsed(world: World) -> None:
     import time
 
-    from attend.domain import keepwarm
+    from attend.domain.attention import keepwarm
 
     s = world.session()
     enroll(world, s)
@@ -550,7 +550,7 @@ def test_keepwarm_says_one_line_per_idle_stretch_and_disarms_when_the_cache_laps
 def test_keepwarm_disarms_when_its_window_ends(world: World) -> None:
     import time
 
-    from attend.domain import keepwarm
+    from attend.domain.attention import keepwarm
 
     s = world.session()
     enroll(world, s)

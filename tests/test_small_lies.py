@@ -8,7 +8,7 @@ import stat
 import subprocess
 from pathlib import Path
 
-from attend.domain import sessions
+from attend.domain.sessions import sessions
 from attend.verbs import send
 from tests.support import ATTEND, World, human_mailbox
 
@@ -105,7 +105,7 @@ def _mirror(world: World, *entries: dict[str, object]) -> None:
     """What a relay would have written: this spool served by a relay, and another host's presence."""
     import time
 
-    from attend.domain import remote
+    from attend.domain.messages import remote
 
     spool = world.spool
     spool.make_dir("relay")
@@ -144,7 +144,7 @@ def test_a_human_on_another_host_shows_their_own_last_activity_not_the_relays_he
     assert attend(world, "send", "a human's send here").returncode == 0
     relay = daemon.Relay(world.spool, RelaySettings(["nats://127.0.0.1:1"], "alpha"), str(world.home), print)
     (entry,) = [e for e in relay._snapshot().values() if e["kind"] == "human"]
-    from attend.domain import humans
+    from attend.domain.sessions import humans
 
     (me,) = [h for h in humans.recent(world.spool) if h.user == entry["id"]]
     assert entry["active_at"] == me.active_at, entry  # the human's own activity, as this host keeps it

@@ -16,7 +16,7 @@ import pytest
 
 from attend import layout
 from attend import spool as spool_mod
-from attend.domain import retention
+from attend.domain.messages import retention
 from attend.errors import SpoolError
 from attend.layout import NAME_RE, SEEN, unique_name
 from attend.spool import Spool, default_root
@@ -107,7 +107,7 @@ def test_state_rewritten_in_place_keeps_its_file_and_never_writes_through_a_plan
 
 
 def test_appended_state_is_read_by_its_last_line_and_starts_over_past_its_limit(sp: Spool) -> None:
-    from attend.domain import sessions
+    from attend.domain.sessions import sessions
 
     path = sp.root / "sessions" / "abc" / "last-inbound"
     sp.write_state(b"1700000000.M000001P1Q0R00000000.host", "sessions", "abc", "last-inbound")

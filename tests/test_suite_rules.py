@@ -90,7 +90,7 @@ def test_the_rule_lets_the_support_modules_through() -> None:
         "from tests.e2e.fake_api import bash\n"
         "from tests.e2e import harness\n"
         "import tests.support\n"
-        "from attend.domain import rooms\n"
+        "from attend.domain.core import rooms\n"
         "from . import support\n"
     )
     assert imported_test_modules(allowed, "tests.test_planted") == []

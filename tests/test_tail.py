@@ -7,7 +7,7 @@ import json
 import select
 import subprocess
 
-from attend.domain import channels
+from attend.domain.messages import channels
 from tests.support import ATTEND, World, post
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import subprocess
 
-from attend.domain import ids, sessions
+from attend.domain.core import ids
+from attend.domain.sessions import sessions
 from attend.verbs import reply, send
 from tests.support import ATTEND, World
 

@@ -20,7 +20,7 @@ from types import ModuleType
 import pytest
 
 import attend.verbs
-from attend.domain.context import Context
+from attend.domain.sessions.context import Context
 from attend.verbs import parameters
 
 # Modules of attend/verbs/ that hold shared code, not a verb.
@@ -112,7 +112,7 @@ def test_the_helpers_hold_no_verb() -> None:
 HEADER = """from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from attend.domain.context import Context
+from attend.domain.sessions.context import Context
 from attend.verbs import FRONTEND
 """
 

@@ -63,7 +63,7 @@ def test_a_message_that_arrives_while_the_waiter_waits_is_shown_once_with_exit_2
 
 
 def test_the_waiters_first_wake_carries_the_reheat_and_the_next_does_not(world: World, waits) -> None:
-    from attend.domain import reheat
+    from attend.domain.attention import reheat
 
     s = world.session("proj")
     enroll(world, s)
@@ -326,7 +326,7 @@ def a_turn(world: World, s: StandIn, age: float = 0.0) -> Path:
 
 
 def test_an_armed_keepwarm_wakes_the_idle_session_once_with_the_loops_line(world: World, waits) -> None:
-    from attend.domain import keepwarm
+    from attend.domain.attention import keepwarm
 
     keepwarm_config(world)
     s = world.session("proj")
@@ -361,7 +361,7 @@ def test_a_second_keepwarm_wake_comes_only_after_a_turn_end(world: World, waits)
 def test_a_disarmed_keepwarm_never_wakes_the_waiting_session(world: World, waits, state: str) -> None:
     import time
 
-    from attend.domain import keepwarm
+    from attend.domain.attention import keepwarm
 
     keepwarm_config(world)
     s = world.session("proj")

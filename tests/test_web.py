@@ -30,8 +30,9 @@ from typing import Any
 import pytest
 
 from attend import layout
-from attend.domain import envelope, rooms, sessions
-from attend.domain.envelope import Signal
+from attend.domain.core import envelope, rooms
+from attend.domain.core.envelope import Signal
+from attend.domain.sessions import sessions
 from attend.relay import store
 from attend.testing.standin import StandIn
 from attend.verbs import chat as chat_verb

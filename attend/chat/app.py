@@ -1,7 +1,7 @@
 """The chat screen: rooms and peers on the left, the conversation and the compose line on the right.
 
 Everything from the spool reaches the screen as plain ``rich.text.Text`` built from
-attend.domain.framing (never as markup), so a body or a name cannot style, move or fake the screen.
+attend.domain.core.framing (never as markup), so a body or a name cannot style, move or fake the screen.
 Sends and replies go through the send and reply verbs, as `attend send` does; reads go through
 attend.verbs.chat, which never claims a session's delivery and marks the human's own mailbox read
 only for what was shown.
@@ -28,8 +28,9 @@ from textual.strip import Strip
 from textual.widgets import Footer, Input, Label, ListItem, ListView, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
-from attend.domain import framing, humans, outcomes, rooms
-from attend.domain.context import Context
+from attend.domain.core import framing, outcomes, rooms
+from attend.domain.sessions import humans
+from attend.domain.sessions.context import Context
 from attend.errors import AttendError
 from attend.layout import name_time
 from attend.seat import compose, threads

@@ -11,7 +11,7 @@ import click
 
 from attend.cli.app import epilog
 from attend.cli.common import context, emit, json_option, quiet_option, table
-from attend.domain import framing
+from attend.domain.core import framing
 from attend.errors import AttendError
 from attend.verbs import cleanup as cleanup_verb
 from attend.verbs import config as config_verb
@@ -116,7 +116,7 @@ def _cell(text: str, width: int) -> str:
 
 
 def _line(r: Any, utc: bool = False) -> str:
-    """One line per record, whatever the body or the sender's name holds (attend.domain.framing):
+    """One line per record, whatever the body or the sender's name holds (attend.domain.core.framing):
     nothing in them reaches the terminal as a line break or an escape sequence."""
     from attend.cli import terminal
 

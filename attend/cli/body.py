@@ -6,7 +6,7 @@ than that, however much is piped in. Standard library only: the fast path import
 
 from __future__ import annotations
 
-from attend.domain.context import MESSAGE_LIMIT
+from attend.domain.sessions.context import MESSAGE_LIMIT
 from attend.errors import UsageError
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import on the hot paths; mypy reads this as true

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import click
 
 from attend.cli.render import table as table  # the command modules take it from here
-from attend.domain.context import REPORTED, Context
+from attend.domain.sessions.context import REPORTED, Context
 from attend.verbs import document
 
 F = TypeVar("F", bound=Callable[..., Any])

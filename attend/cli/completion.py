@@ -41,8 +41,8 @@ def candidates(kind: str, incomplete: str) -> list[Any]:
     """The CompletionItems for ``kind`` that start with ``incomplete`` (imports only on a Tab)."""
     from click.shell_completion import CompletionItem
 
-    from attend.domain import channels as channel_store
-    from attend.domain.context import Context
+    from attend.domain.messages import channels as channel_store
+    from attend.domain.sessions.context import Context
 
     ctx = Context.default()
 
@@ -61,7 +61,7 @@ def candidates(kind: str, incomplete: str) -> list[Any]:
 
         items = [CompletionItem("*", help="everyone (#open)")]
         items += [CompletionItem("#" + n, help="channel") for n in _channel_names(ctx)]
-        from attend.domain import humans
+        from attend.domain.sessions import humans
 
         found = peers.run(ctx, peers.PeersRequest())
         items += [CompletionItem(p.display, help=p.project) for p in found.peers if not p.self]

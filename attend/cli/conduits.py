@@ -9,7 +9,7 @@ import click
 
 from attend.cli.app import epilog
 from attend.cli.common import context, emit, json_option
-from attend.domain.context import Context
+from attend.domain.sessions.context import Context
 from attend.verbs import drain as drain_verb
 from attend.verbs import log as log_verb
 from attend.verbs import run as run_verb

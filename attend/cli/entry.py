@@ -144,7 +144,7 @@ def main() -> None:
         # loop uses (click is ~3 MB of every loop's memory). `run --help` and the rest go to click.
         import importlib
 
-        from attend.domain.context import Context
+        from attend.domain.sessions.context import Context
         from attend.errors import AttendError
 
         # By name, as app.py loads every command: the loop reads config.yaml, and the hot paths'

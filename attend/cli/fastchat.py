@@ -8,7 +8,7 @@ from __future__ import annotations
 import gc
 import sys
 
-from attend.domain.context import Context
+from attend.domain.sessions.context import Context
 from attend.errors import AttendError, UsageError
 from attend.verbs import chat as chat_verb
 

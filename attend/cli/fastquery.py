@@ -33,7 +33,7 @@ def wants(args: list[str]) -> bool:
 
 def run(args: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     from attend.cli import render
-    from attend.domain.context import REPORTED, Context
+    from attend.domain.sessions.context import REPORTED, Context
     from attend.errors import AttendError
 
     as_json, utc = "--json" in args[1:], "--utc" in args[1:]

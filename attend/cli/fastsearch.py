@@ -68,7 +68,7 @@ def run(args: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> 
         return None
     req, as_json, utc = parsed
     from attend.cli import render
-    from attend.domain.context import REPORTED, Context
+    from attend.domain.sessions.context import REPORTED, Context
     from attend.errors import AttendError
     from attend.verbs import search_core
 
@@ -93,7 +93,7 @@ def run(args: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> 
 def search_text(result: Found, utc: bool = False, tty: bool = False) -> str:
     """The results, two lines each: when, room, sender and id; then the snippet (the verb's result too)."""
     from attend.cli.render import when
-    from attend.domain import framing
+    from attend.domain.core import framing
     from attend.verbs.search_core import room_label
 
     if not result.results:

@@ -70,7 +70,7 @@ def run(args: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> 
         return None
     from attend.cli import render
     from attend.cli.body import message_body
-    from attend.domain.context import Context
+    from attend.domain.sessions.context import Context
     from attend.errors import AttendError
 
     as_json = bool(parsed.pop("json", False))
@@ -84,7 +84,7 @@ def run(args: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> 
             result = send.run(Context.default(), send.SendRequest(message, **parsed))  # type: ignore[arg-type]
             warnings = result.warnings
         else:
-            from attend.domain import outbound
+            from attend.domain.messages import outbound
 
             outcome = outbound.send(Context.default(), message, **parsed)  # type: ignore[arg-type]
             warnings = outcome.warnings

@@ -11,7 +11,7 @@ import click
 
 from attend.cli.app import epilog
 from attend.cli.common import complete, context, emit, json_option, table
-from attend.domain import framing
+from attend.domain.core import framing
 from attend.verbs import drain as drain_verb
 from attend.verbs import inbox as inbox_verb
 
@@ -48,9 +48,9 @@ def _message_block(m: inbox_verb.Message, utc: bool, columns: int | None) -> str
     from attend.cli import terminal
 
     # Everything but the id and the time was written by someone else: labels and one-line
-    # fields, and the body's further lines aligned under its first (attend.domain.framing).
+    # fields, and the body's further lines aligned under its first (attend.domain.core.framing).
     lines = [
-        # The client was checked as a bare token when the message was parsed (attend.domain.envelope).
+        # The client was checked as a bare token when the message was parsed (attend.domain.core.envelope).
         f"[{framing.label(m.scope)}] {framing.label(m.sender)} ({framing.kind(m.from_kind, m.client)})",
         f"  when:    {terminal.when(m.at, utc)}",
         f"  id:      {m.id}",

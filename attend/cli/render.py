@@ -4,7 +4,7 @@ one-line summary of a sent message, and small tables (the --json document is
 
 from __future__ import annotations
 
-from attend.domain import framing
+from attend.domain.core import framing
 
 TYPE_CHECKING = False  # typing costs ~3 ms to import on the hot paths; mypy reads this as true
 if TYPE_CHECKING:
@@ -47,10 +47,10 @@ def sent_text(
     room: str = "",
 ) -> str:
     """The line for a sent message (the fast send path has no ``Sent``, only these): its recipients
-    counted by outcome, naming those not delivered (attend.domain.outcomes.summary). A name that
+    counted by outcome, naming those not delivered (attend.domain.core.outcomes.summary). A name that
     resolved to a human's mailbox is said, so a name taken for a session's is noticed; a message for
     another host's session or human (its room ``d-``/``h-<id>@<host>``) is queued for the relay."""
-    from attend.domain.outcomes import DELIVERED, summary
+    from attend.domain.core.outcomes import DELIVERED, summary
 
     if room.startswith(("d-", "h-")) and "@" in room:
         thread = f", re {re}" if re else ""
@@ -67,7 +67,7 @@ def sent_text(
 def table(rows: Sequence[Sequence[str]], header: Sequence[str] | None = None) -> str:
     all_rows = [list(header)] if header else []
     # A cell may hold a session's name or a folder's: one line each, controls escaped, so no cell
-    # can add a row (attend.domain.framing).
+    # can add a row (attend.domain.core.framing).
     all_rows += [[framing.inline(cell) for cell in r] for r in rows]
     if not all_rows:
         return ""

@@ -52,7 +52,7 @@ def sensors(action: str, as_json: bool) -> None:
 
 
 def _keepwarm_text(r: keepwarm_verb.KeepwarmResult) -> str:
-    from attend.domain.keepwarm import duration
+    from attend.domain.attention.keepwarm import duration
 
     c = r.card
     if c is None:

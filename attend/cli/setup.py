@@ -11,7 +11,7 @@ import click
 
 from attend.cli.app import epilog
 from attend.cli.common import emit, json_option, quiet_option, table
-from attend.domain.context import Context
+from attend.domain.sessions.context import Context
 from attend.setup.hosts import PRIMARY
 from attend.verbs import doctor as doctor_verb
 from attend.verbs import install as install_verb

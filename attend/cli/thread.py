@@ -13,7 +13,7 @@ INDENT = "  "
 
 def _thread_text(t: thread_verb.Thread) -> str:
     from attend.cli import render
-    from attend.domain import framing
+    from attend.domain.core import framing
     from attend.seat.threads import thread_order  # the order chat draws a thread in (no TUI imported)
 
     lines = []

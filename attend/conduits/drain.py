@@ -27,16 +27,19 @@ from typing import IO, TYPE_CHECKING, Any
 from attend import layout as L
 from attend import safejson
 from attend.conduits import fastdrain, monitor
-from attend.domain import attention, delivery, disclosure, framing, ids, mcp_markers, rooms, sessions
-from attend.domain.context import Context
-from attend.domain.envelope import Signal
+from attend.domain.attention import attention, disclosure
+from attend.domain.core import framing, ids, rooms
+from attend.domain.core.envelope import Signal
+from attend.domain.messages import delivery
+from attend.domain.sessions import mcp_markers, sessions
+from attend.domain.sessions.context import Context
 from attend.errors import AttendError
 from attend.identity import Identity
 from attend.layout import small_int
 from attend.spool import Spool
 
 if TYPE_CHECKING:
-    from attend.domain.config import Config
+    from attend.domain.settings.config import Config
 
 ROUNDS = "drain-rounds"
 MAX_ROUNDS = 5  # consecutive blocking drains before the drain leaves the messages to another conduit
@@ -288,7 +291,7 @@ def render_reason(batch: Batch, arranged: Arranged | None = None) -> str:
 
 def with_reheat(spool: Spool, batch: Batch, reason: str, cfg: Config | None) -> str:
     """The reason, and the reheat after it when the disclosure rules say it is due (a message from
-    another party shown: the first, or the first after a stretch; attend/domain/disclosure.py). The
+    another party shown: the first, or the first after a stretch; attend/domain/attention/disclosure.py). The
     waiter's wake carries it; the turn-end drain does not, so its wrapper stays within budget."""
     if not any(s.from_id != batch.sid for s in batch.signals):
         return reason

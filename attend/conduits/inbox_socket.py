@@ -58,7 +58,7 @@ from attend.spool import Spool
 
 if TYPE_CHECKING:
     from attend.conduits.drain import Arranged, Batch
-    from attend.domain.config import Config
+    from attend.domain.settings.config import Config
 
 STATE = L.SOCKET  # sessions/<sid>/socket: "<pid> <procStart>" of the serving `attend mcp`
 STATE_POSTED = L.POSTED  # sessions/<sid>/posted: a post awaiting the transcript's word
@@ -244,7 +244,7 @@ class Conduit(threading.Thread):
         # Loaded now, while nothing waits: the first post would otherwise pay for importing the drain
         # (its claim, governor and rendering) between the arrival and the post (~130 KB more RSS).
         from attend.conduits import drain  # noqa: F401
-        from attend.domain import sessions  # noqa: F401
+        from attend.domain.sessions import sessions  # noqa: F401
 
         while not self.stopping:
             if self.follow_clear() and self.named:
@@ -299,7 +299,7 @@ class Conduit(threading.Thread):
         record = identity.read_record(identity.sessions_home(self.env), self.claude_pid) if self.claude_pid else None
         if record is None or record.session_id == self.sid or record.proc_start != self.proc_start:
             return False
-        from attend.domain import sessions
+        from attend.domain.sessions import sessions
 
         try:
             new = identity.authority(env=self.env, pid=os.getpid(), cwd=self.cwd)
@@ -332,7 +332,7 @@ class Conduit(threading.Thread):
     def show(self) -> bool:
         """Claim, post, wait for the transcript's word. False when the conduit stops serving."""
         from attend.conduits import drain
-        from attend.domain import sessions
+        from attend.domain.sessions import sessions
 
         posted = False
         try:

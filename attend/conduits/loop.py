@@ -28,9 +28,12 @@ from attend import identity
 from attend.conduits import monitor
 from attend.conduits.sensors import host as sensor_host
 from attend.conduits.watch import ARRIVALS, CHANGES, WAKE, Watcher
-from attend.domain import attention, delivery, inbound, liveness, mcp_markers, presence, rooms, sessions
-from attend.domain.context import Context
-from attend.domain.envelope import Signal
+from attend.domain.attention import attention
+from attend.domain.core import rooms
+from attend.domain.core.envelope import Signal
+from attend.domain.messages import delivery, inbound, presence
+from attend.domain.sessions import liveness, mcp_markers, sessions
+from attend.domain.sessions.context import Context
 from attend.errors import AttendError, IdentityError, NotASessionError
 from attend.identity import Identity
 from attend.layout import LINK_BOUND
@@ -538,7 +541,7 @@ class Sensor:
             self.deliver(recover=True)
 
     def _load_config(self) -> None:
-        from attend.domain import config
+        from attend.domain.settings import config
 
         self.config = config.load(self.ctx.env, self.who.origin)
         for warning in self.config.warnings():
@@ -558,7 +561,7 @@ class Sensor:
 
     def _sweep(self) -> None:
         """The bounded retention pass (the same policy as `attend cleanup`), so a spool stays bounded."""
-        from attend.domain import retention
+        from attend.domain.messages import retention
 
         report = retention.sweep(
             self.spool,

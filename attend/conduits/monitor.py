@@ -4,7 +4,7 @@
 
 Every line is one line, because Claude Code turns each stdout line into its own event: a body's
 line breaks show as `` ⏎ `` and its control and bidi characters escaped, and the sender and project
-are labels, quoted unless plain (``attend.domain.framing``), so nothing in them can forge a line.
+are labels, quoted unless plain (``attend.domain.core.framing``), so nothing in them can forge a line.
 Long bodies split at word boundaries into at most three chunks; more than eight pending messages
 collapse into one digest line.
 """
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import os
 
-from attend.domain import framing, rooms
-from attend.domain.envelope import Signal
+from attend.domain.core import framing, rooms
+from attend.domain.core.envelope import Signal
 
 CHUNK = 260  # characters of body per line, as the original
 MAX_CHUNKS = 3

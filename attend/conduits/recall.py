@@ -32,8 +32,10 @@ from typing import IO, Any
 from attend import identity, safejson
 from attend import layout as L
 from attend.conduits import fastdrain, monitor
-from attend.domain import attention, disclosure, envelope, framing, mcp_markers, reheat
-from attend.domain.envelope import EnvelopeError, Signal
+from attend.domain.attention import attention, disclosure, reheat
+from attend.domain.core import envelope, framing
+from attend.domain.core.envelope import EnvelopeError, Signal
+from attend.domain.sessions import mcp_markers
 from attend.errors import IdentityError
 from attend.spool import Spool
 
@@ -109,7 +111,7 @@ def render(signals: list[Signal], mcp: bool) -> list[str]:
 
 
 def _config(env: Mapping[str, str], cwd: str) -> Any:
-    from attend.domain import config  # yaml only when a config file exists, once per compaction
+    from attend.domain.settings import config  # yaml only when a config file exists, once per compaction
 
     return config.load(env, config.project_of(cwd))
 

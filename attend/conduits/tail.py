@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from attend.conduits.watch import ARRIVALS, Watcher
-from attend.domain import envelope, framing, rooms
+from attend.domain.core import envelope, framing, rooms
 from attend.layout import NAME_RE, iso, name_time
 from attend.spool import Spool
 

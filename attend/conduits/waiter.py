@@ -62,7 +62,7 @@ from attend.procfs import stat_fields
 from attend.spool import Spool
 
 if TYPE_CHECKING:
-    from attend.domain.config import Config
+    from attend.domain.settings.config import Config
 
 HOOK_TIMEOUT = 86400  # seconds: the entry's "timeout" in settings/hooks.json (tests/test_waiter.py checks)
 MARGIN = 120.0  # the waiter leaves this long before the client would kill it mid-show
@@ -123,7 +123,7 @@ def waiter_live(spool: Spool, sid: str) -> bool:
 
 
 def load_config(env: Mapping[str, str]) -> Config:
-    from attend.domain import config  # yaml is imported only when a config file exists
+    from attend.domain.settings import config  # yaml is imported only when a config file exists
 
     return config.load(env)
 
@@ -228,7 +228,7 @@ class Waiter:
     def keepwarm_due(self) -> float | None:
         if self.cfg is None or not self.spool.present((L.SESSIONS, self.sid), (L.KEEPWARM,))[0]:
             return None  # not armed: nothing more is imported than without keepwarm
-        from attend.domain import keepwarm
+        from attend.domain.attention import keepwarm
 
         return keepwarm.due_at(self.spool, self.sid, self.transcript, self.cfg, time.time())
 
@@ -347,7 +347,7 @@ class Waiter:
     def deliver(self) -> int | None:
         """Claim and show what is pending: WAKE once shown, QUIET_EXIT to leave it, None to wait on."""
         from attend.conduits import drain  # the heavy part, only with something to show
-        from attend.domain import sessions
+        from attend.domain.sessions import sessions
 
         refusal = self.next_wake()
         if refusal:
@@ -419,7 +419,7 @@ def hook_main(data: bytes, env: Mapping[str, str], err: IO[str]) -> int:
         stop_active = payload.get("stop_hook_active") is True
         path = None
         if spool.present((L.SESSIONS, sid), (L.KEEPWARM,))[0]:  # armed (or was): the loop's transcript
-            from attend.domain import transcript
+            from attend.domain.sessions import transcript
 
             cwd = safejson.text_field(payload, "cwd")
             path = transcript.of_claude(env, sid, claude_pid, cwd or os.getcwd())

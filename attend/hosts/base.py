@@ -178,7 +178,7 @@ class Host:
     # ------------------------------------------------------------------ sessions and transcripts
 
     # Whether the transcript carries the model's usage as Claude Code's entries do (read by
-    # attend.domain.transcript: the context figure ``peers`` and the context sensor show).
+    # attend.domain.sessions.transcript: the context figure ``peers`` and the context sensor show).
     usage_in_transcript: bool = False
 
     def live_records(self, env: Mapping[str, str]) -> list[SessionRecord]:

@@ -34,8 +34,8 @@ if TYPE_CHECKING:
 def holder_line(path: str, holding: Holding, lease: Lease) -> str:
     """The one line a model (or a committer) is told of a file under another session's lease. The
     holder's name and reason are another session's words: one line each, a name quoted unless plain,
-    the reason in quotes (domain/framing.py), so neither can pass for attend's own framing."""
-    from attend.domain import framing
+    the reason in quotes (domain/core/framing.py), so neither can pass for attend's own framing."""
+    from attend.domain.core import framing
 
     rel = framing.inline(globs.relative(path, lease.root) or path)
     name = framing.label(holding.name)
@@ -91,7 +91,8 @@ def hits(paths: list[str], env: Mapping[str, str], claimed: str | None) -> tuple
 
 def remote_lines(spool: Spool, paths: list[str]) -> list[str]:
     """One line per path under another host's lease, matched by the repository (never the path)."""
-    from attend.domain import framing, remote
+    from attend.domain.core import framing
+    from attend.domain.messages import remote
 
     theirs = remote.leases(spool)
     if not theirs:
@@ -116,7 +117,7 @@ def remote_lines(spool: Spool, paths: list[str]) -> list[str]:
 
 
 def refusing(env: Mapping[str, str], root: str | None) -> bool:
-    from attend.domain import config
+    from attend.domain.settings import config
 
     return config.load(env, project=root).get("leases.enforce") == "refuse"
 

@@ -42,7 +42,7 @@ class Outcome:
 
 def conflict_line(holding: Holding, lease: Lease) -> str:
     """A conflict, as an answer says it: the holder's name and reason are its own words (framing.py)."""
-    from attend.domain import framing
+    from attend.domain.core import framing
 
     reason = f', reason "{framing.inline(lease.reason)}"' if lease.reason else ""
     client = f" ({framing.label(holding.client)})" if holding.client else ""

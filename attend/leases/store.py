@@ -17,7 +17,7 @@ import contextlib
 import time
 
 from attend import layout as L
-from attend.domain import liveness
+from attend.domain.sessions import liveness
 from attend.leases.record import MAX_FILE, MAX_LEASES, MAX_REASON, Holding, Lease, parse
 from attend.spool import Spool
 

@@ -175,7 +175,7 @@ class Startup(threading.Thread):
         if missing:
             print(OUTSIDE_WARNING.format(", ".join(missing)), file=sys.stderr, flush=True)
         try:
-            markers = importlib.import_module("attend.domain.mcp_markers")
+            markers = importlib.import_module("attend.domain.sessions.mcp_markers")
             self.marker = markers.Marker(version=__version__)
             ctx = call_context()
             who = ctx.who()
@@ -188,7 +188,7 @@ class Startup(threading.Thread):
     def _conduit(self, ctx: Any, who: Any) -> None:
         """Start the socket conduit beside the server (a daemon thread asleep in inotify); a session
         it cannot serve is one log line, and the other conduits deliver."""
-        config = importlib.import_module("attend.domain.config")
+        config = importlib.import_module("attend.domain.settings.config")
         conduit = importlib.import_module("attend.conduits.inbox_socket")
         started = conduit.start(ctx.spool, os.environ, who, config.load(os.environ))
         if isinstance(started, str):
@@ -210,7 +210,7 @@ class Startup(threading.Thread):
 
 def call_context() -> Any:
     """A context for this process, as each tool call makes one (``attend.mcp.server.default_context``)."""
-    context = importlib.import_module("attend.domain.context")
+    context = importlib.import_module("attend.domain.sessions.context")
     spool = importlib.import_module("attend.spool")
     root = {k: v for k, v in os.environ.items() if k in ("ATTEND_HOME", "XDG_CACHE_HOME", "HOME")}
     return context.Context(spool=spool.Spool.open(spool.default_root(root), create=False), env=os.environ)
@@ -218,7 +218,7 @@ def call_context() -> Any:
 
 def missing_allow_entries() -> list[str]:
     """Attend tools the user's settings do not allow (best effort): a headless session fails such calls."""
-    context = importlib.import_module("attend.domain.context")
+    context = importlib.import_module("attend.domain.sessions.context")
     permissions = importlib.import_module("attend.verbs.permissions")
     errors = importlib.import_module("attend.errors")
     try:

@@ -34,8 +34,9 @@ from mcp.types import CallToolResult, TextContent, Tool, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from attend import __version__
-from attend.domain import mcp_markers, sessions, trailer
-from attend.domain.context import Context
+from attend.domain.attention import trailer
+from attend.domain.sessions import mcp_markers, sessions
+from attend.domain.sessions.context import Context
 from attend.errors import AttendError, IdentityError
 from attend.identity import Identity
 from attend.mcp import schema as mcp_schema

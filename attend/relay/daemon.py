@@ -18,7 +18,9 @@ from collections.abc import Callable
 from typing import Any
 
 from attend import identity, layout, safejson
-from attend.domain import channels, humans, outcomes, remote, rooms, sessions
+from attend.domain.core import outcomes, rooms
+from attend.domain.messages import channels, remote
+from attend.domain.sessions import humans, sessions
 from attend.errors import AttendError
 from attend.layout import OUTBOX, RELAY, RELAY_LOCK, RELAY_ON, RELAY_STATE
 from attend.relay import store, subjects

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from attend import layout
-from attend.domain import config
+from attend.domain.settings import config
 
 DEFAULT_HEARTBEAT = 15.0  # seconds between presence puts; entries live 3 heartbeats (the readers' TTL)
 KNOWN = ("servers", "host", "nkey_seed", "creds", "user", "password_file", "tls_ca", "same_humans", "heartbeat")

@@ -25,9 +25,10 @@ import time
 from typing import NamedTuple
 
 from attend import layout
-from attend.domain import delivery, envelope, remote, rooms
-from attend.domain.context import MESSAGE_LIMIT
-from attend.domain.envelope import EnvelopeError, Signal
+from attend.domain.core import envelope, rooms
+from attend.domain.core.envelope import EnvelopeError, Signal
+from attend.domain.messages import delivery, remote
+from attend.domain.sessions.context import MESSAGE_LIMIT
 from attend.errors import SpoolError
 from attend.layout import NAME_RE, OUTBOX, RELAY, RELAY_SEEN
 from attend.relay import subjects

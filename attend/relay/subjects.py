@@ -10,7 +10,7 @@ host's credentials publish under it, so the subject proves the sender. ``<dst>``
 from __future__ import annotations
 
 from attend import layout
-from attend.domain import rooms
+from attend.domain.core import rooms
 
 STREAM = "ATTEND"
 BUCKET = "attend-presence"

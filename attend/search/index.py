@@ -251,7 +251,7 @@ class Index:
 
     def _index_all(self, pending: list[tuple[str, int, str]], report: CatchUp, fresh: bool) -> set[tuple[int, str]]:
         """Read and index each (name, room id, room), in batches; the (room id, name) pairs gone meanwhile."""
-        from attend.domain import envelope  # only a search that has records to index reads them
+        from attend.domain.core import envelope  # only a search that has records to index reads them
 
         db = self._db()
         vanished: set[tuple[int, str]] = set()

@@ -10,7 +10,7 @@ from attend.errors import UsageError
 from attend.seat import threads
 
 if TYPE_CHECKING:
-    from attend.domain.context import Context
+    from attend.domain.sessions.context import Context
     from attend.verbs.send import Sent
 
 

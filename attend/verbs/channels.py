@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attend.domain import channels
-from attend.domain.context import Context
-from attend.domain.liveness import Liveness
+from attend.domain.messages import channels
+from attend.domain.sessions.context import Context
+from attend.domain.sessions.liveness import Liveness
 from attend.errors import AttendError, UsageError
 
 DESCRIPTION = (

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attend.domain import channels, envelope, humans, rooms, sessions
-from attend.domain.context import Context
+from attend.domain.core import envelope, rooms
+from attend.domain.messages import channels
+from attend.domain.sessions import humans, sessions
+from attend.domain.sessions.context import Context
 from attend.errors import UsageError
 from attend.layout import CLAIMED, HUMANS, NAME_RE, NEW, PRESENCE_ROOM
 from attend.spool import Spool

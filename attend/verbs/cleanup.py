@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from attend.domain import config, retention
-from attend.domain.context import Context
-from attend.domain.liveness import Liveness
-from attend.domain.retention import Item, Tally
+from attend.domain.messages import retention
+from attend.domain.messages.retention import Item, Tally
+from attend.domain.sessions.context import Context
+from attend.domain.sessions.liveness import Liveness
+from attend.domain.settings import config
 from attend.verbs import FRONTEND
 
 DESCRIPTION = (

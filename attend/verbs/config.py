@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attend.domain import config
-from attend.domain.context import Context
+from attend.domain.sessions.context import Context
+from attend.domain.settings import config
 from attend.errors import AttendError, UsageError
 
 DESCRIPTION = (

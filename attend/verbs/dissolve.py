@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attend.domain import channels
-from attend.domain.context import Context
+from attend.domain.messages import channels
+from attend.domain.sessions.context import Context
 
 DESCRIPTION = "Dissolve a channel: remove it, its members and its history. #open cannot be dissolved."
 PARAMS = {"name": "The channel to dissolve, e.g. 'deploy' or '#deploy'."}

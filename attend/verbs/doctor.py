@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 
 from attend import identity, safejson
 from attend.conduits import inbox_socket, waiter
-from attend.domain import delivery, mcp_markers, sessions
-from attend.domain.context import Context, enrollment_probe
+from attend.domain.messages import delivery
+from attend.domain.sessions import mcp_markers, sessions
+from attend.domain.sessions.context import Context, enrollment_probe
 from attend.errors import AttendError
 from attend.identity import Identity
 from attend.layout import OUTBOX, RELAY, RELAY_LOCK, RELAY_ON, RELAY_STATE
@@ -210,7 +211,7 @@ def _socket_check(spool: Spool, sid: str, sensor: bool, env: Mapping[str, str], 
 def _config_check(env: Mapping[str, str], cwd: str | None) -> Check:
     """config.yaml and the project's overlay: a file that does not apply at all fails (its settings,
     a relay among them, are silently the defaults otherwise); a bad key warns (that key keeps its default)."""
-    from attend.domain import config
+    from attend.domain.settings import config
 
     cfg = config.load(env, config.project_of(cwd))
     unread = cfg.unread()
@@ -228,7 +229,7 @@ def _relay_check(spool: Spool, env: Mapping[str, str]) -> Check:
     """The relay to other hosts: configured, running, under the spool's host name, and how much waits in
     its outbox or was set aside."""
     from attend import layout
-    from attend.domain import remote
+    from attend.domain.messages import remote
     from attend.relay import settings
 
     given = layout.host()  # what this process's environment names the host

@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import IO
 
-from attend.domain.context import Context
+from attend.domain.sessions.context import Context
 from attend.errors import UsageError
 from attend.verbs import FRONTEND
 

@@ -12,8 +12,9 @@ import time
 from dataclasses import dataclass, field
 
 from attend import identity
-from attend.domain import addressing, inbound, outcomes
-from attend.domain.context import Context
+from attend.domain.core import outcomes
+from attend.domain.messages import addressing, inbound
+from attend.domain.sessions.context import Context
 from attend.errors import IdentityError, NotFoundError, UsageError
 from attend.identity import Identity
 from attend.layout import NAME_RE

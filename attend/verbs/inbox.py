@@ -8,8 +8,10 @@ import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from attend.domain import envelope, humans, receipts, rooms, sessions
-from attend.domain.context import Context
+from attend.domain.core import envelope, rooms
+from attend.domain.messages import receipts
+from attend.domain.sessions import humans, sessions
+from attend.domain.sessions.context import Context
 from attend.errors import NotFoundError, UsageError
 from attend.identity import Identity
 from attend.layout import NAME_RE, iso
@@ -145,7 +147,7 @@ def room_arg(raw: str) -> str:
 
 def read_one(spool: Spool, room_list: list[str], msg_id: str) -> Message:
     if not NAME_RE.fullmatch(msg_id):
-        from attend.domain import ids  # a unique prefix of an id, as git takes a commit's
+        from attend.domain.core import ids  # a unique prefix of an id, as git takes a commit's
 
         msg_id = ids.resolve(spool, msg_id)
     for room in room_list + [r for r in spool.rooms() if r not in room_list]:
@@ -221,7 +223,7 @@ def named(ctx: Context, messages: list[Message]) -> list[Message]:
     """Each direct message's recipients by name (``to_name``), as ``peers`` names the sessions."""
     direct = [m for m in messages if m.scope == "direct"]
     if direct:
-        from attend.domain import addressing  # only where a direct message is listed
+        from attend.domain.messages import addressing  # only where a direct message is listed
 
         names = addressing.session_names(ctx.spool, ctx.sessions_dir)
         for m in direct:

@@ -11,7 +11,7 @@ import re
 import time
 from dataclasses import dataclass
 
-from attend.domain import envelope
+from attend.domain.core import envelope
 from attend.errors import UsageError
 
 DURATION_RE = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])")

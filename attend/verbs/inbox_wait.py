@@ -19,8 +19,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from attend.conduits.watch import Watcher
-from attend.domain import sessions, trailer
-from attend.domain.context import Context
+from attend.domain.attention import trailer
+from attend.domain.sessions import sessions
+from attend.domain.sessions.context import Context
 from attend.errors import NotASessionError, NotEnrolledError, UsageError
 from attend.verbs import FRONTEND
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attend.domain.context import Context
+from attend.domain.sessions.context import Context
 from attend.setup import install as core
 
 TYPE_CHECKING = False

@@ -6,8 +6,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from attend.domain import channels, inbound, rooms, sessions
-from attend.domain.context import Context
+from attend.domain.core import rooms
+from attend.domain.messages import channels, inbound
+from attend.domain.sessions import sessions
+from attend.domain.sessions.context import Context
 from attend.identity import Identity
 from attend.spool import Spool
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from attend.domain import config, keepwarm, transcript
-from attend.domain.context import Context
+from attend.domain.attention import keepwarm
+from attend.domain.sessions import transcript
+from attend.domain.sessions.context import Context
+from attend.domain.settings import config
 from attend.errors import NotASessionError, UsageError
 
 DESCRIPTION = (

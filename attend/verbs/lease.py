@@ -8,8 +8,8 @@ import os
 from dataclasses import dataclass, field
 
 from attend import hosts
-from attend.domain import sessions
-from attend.domain.context import Context
+from attend.domain.sessions import sessions
+from attend.domain.sessions.context import Context
 from attend.errors import NotASessionError, UsageError
 from attend.identity import Identity
 from attend.layout import iso

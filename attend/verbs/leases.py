@@ -7,8 +7,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from attend.domain import remote
-from attend.domain.context import Context
+from attend.domain.messages import remote
+from attend.domain.sessions.context import Context
 from attend.layout import host, iso
 from attend.leases.store import live_holdings
 

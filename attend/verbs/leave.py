@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attend.domain import channels, sessions
-from attend.domain.context import Context
+from attend.domain.messages import channels
+from attend.domain.sessions import sessions
+from attend.domain.sessions.context import Context
 from attend.errors import AttendError
 from attend.identity import Identity
 from attend.spool import Spool

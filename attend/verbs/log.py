@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attend.domain.context import Context
+from attend.domain.sessions.context import Context
 from attend.errors import UsageError
 
 DESCRIPTION = (

@@ -9,8 +9,10 @@ import time
 from dataclasses import dataclass, field
 
 from attend import identity
-from attend.domain import addressing, attention, rooms
-from attend.domain.context import Context
+from attend.domain.attention import attention
+from attend.domain.core import rooms
+from attend.domain.messages import addressing
+from attend.domain.sessions.context import Context
 from attend.errors import NotASessionError, UsageError
 from attend.verbs.inbox_filters import DURATION_RE, UNITS
 

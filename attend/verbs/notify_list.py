@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from attend import layout
-from attend.domain import trailer
-from attend.domain.context import Context
+from attend.domain.attention import trailer
+from attend.domain.sessions.context import Context
 from attend.verbs.notify_subscribe import session
 
 DESCRIPTION = "List this session's notification subscriptions."

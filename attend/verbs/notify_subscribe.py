@@ -7,8 +7,8 @@ import os
 from dataclasses import dataclass, field
 
 from attend import identity
-from attend.domain import trailer
-from attend.domain.context import Context
+from attend.domain.attention import trailer
+from attend.domain.sessions.context import Context
 from attend.errors import NotASessionError
 from attend.identity import Identity
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attend.domain import trailer
-from attend.domain.context import Context
+from attend.domain.attention import trailer
+from attend.domain.sessions.context import Context
 from attend.errors import NotFoundError
 from attend.verbs.notify_subscribe import session
 

@@ -8,8 +8,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from attend import identity
-from attend.domain import channels, config, humans, liveness, mcp_markers, remote, rooms, sessions, transcript
-from attend.domain.context import Context
+from attend.domain.core import rooms
+from attend.domain.messages import channels, remote
+from attend.domain.sessions import humans, liveness, mcp_markers, sessions, transcript
+from attend.domain.sessions.context import Context
+from attend.domain.settings import config
 from attend.errors import AttendError
 from attend.hosts import DEFAULT, HOSTS, by_name
 from attend.hosts.base import Host

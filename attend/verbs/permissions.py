@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from attend.domain.context import Context
+from attend.domain.sessions.context import Context
 from attend.setup import install as core
 from attend.setup.checks import HostCheck as HostCheck
 from attend.setup.checks import HostWiring as HostWiring

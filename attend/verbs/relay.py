@@ -9,8 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from attend import layout
-from attend.domain import remote
-from attend.domain.context import Context
+from attend.domain.messages import remote
+from attend.domain.sessions.context import Context
 from attend.errors import AttendError, UsageError
 from attend.layout import HOST_RE, OUTBOX, RELAY, RELAY_ON
 from attend.verbs import FRONTEND

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from attend.domain.context import Context
+from attend.domain.sessions.context import Context
 from attend.errors import NotASessionError, NotFoundError
 from attend.leases import ops
 from attend.verbs.lease import LeaseRow, NotTouched, checked_globs, holder, row, untouched

@@ -5,9 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from attend import identity
-from attend.domain import addressing, envelope, rooms, sessions
-from attend.domain.context import Context
-from attend.domain.outbound import check_id, check_message, check_on_behalf_of, deliver
+from attend.domain.core import envelope, rooms
+from attend.domain.messages import addressing
+from attend.domain.messages.outbound import check_id, check_message, check_on_behalf_of, deliver
+from attend.domain.sessions import sessions
+from attend.domain.sessions.context import Context
 from attend.errors import AttendError, NotFoundError
 from attend.layout import NAME_RE, POSTED
 from attend.spool import RefusedEntry, Spool

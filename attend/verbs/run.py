@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from attend.domain.context import Context
+from attend.domain.sessions.context import Context
 from attend.verbs import FRONTEND
 
 DESCRIPTION = (

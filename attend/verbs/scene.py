@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attend.domain import channels, scenes, sessions
-from attend.domain.context import Context
+from attend.domain.messages import channels
+from attend.domain.sessions import sessions
+from attend.domain.sessions.context import Context
+from attend.domain.settings import scenes
 from attend.verbs.join import join_one
 from attend.verbs.leave import leave_one
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attend.domain import scenes
-from attend.domain.context import Context
+from attend.domain.sessions.context import Context
+from attend.domain.settings import scenes
 
 DESCRIPTION = (
     "List the scenes (named sets of channels) with their descriptions, the built-in 'private' first, "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attend.domain.context import Context
+from attend.domain.sessions.context import Context
 from attend.verbs import search_core
 
 DESCRIPTION = "Search what you may read; inbox reads one."

@@ -11,8 +11,8 @@ it had before a /clear, and what it sent itself; a human's covers every room of 
 
 from __future__ import annotations
 
-from attend.domain import rooms
-from attend.domain.context import Context
+from attend.domain.core import rooms
+from attend.domain.sessions.context import Context
 from attend.errors import UsageError
 from attend.layout import NAME_RE, ROOMS, iso, name_time
 from attend.record import Record
@@ -65,7 +65,7 @@ def find(
     who = ctx.who()
     filters = ix.Filters(me=who.id, senders=query.senders)
     if who.is_agent:
-        from attend.domain import sessions
+        from attend.domain.sessions import sessions
         from attend.verbs import inbox  # the rooms a session's inbox covers
 
         filters.rooms = inbox.caller_rooms(ctx.spool, who, (), False)
@@ -106,7 +106,7 @@ def find(
 
 def room_label(room: str) -> str:
     """A room as people name it: #open, #channel; a project's or a direct room by its name (p-…, d-…, h-…)."""
-    from attend.domain import framing
+    from attend.domain.core import framing
 
     label = rooms.scope(room)
     return framing.label(label if label.startswith("#") else room)
@@ -139,7 +139,7 @@ def _room(raw: str, me: str, agent: bool) -> str:
 
 
 def _message_name(raw: str) -> str:
-    from attend.domain import envelope
+    from attend.domain.core import envelope
 
     name = envelope.name_of(raw) if raw.startswith("<") else raw
     if name is None or not NAME_RE.fullmatch(name):

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attend.domain import outbound, outcomes
-from attend.domain.context import Context
+from attend.domain.core import outcomes
+from attend.domain.messages import outbound
+from attend.domain.sessions.context import Context
 
 DESCRIPTION = "Send a message; it starts a topic (answer one with reply). Default scope: #open, everyone."
 PARAMS = {
@@ -44,7 +45,7 @@ class Recipient:
     name: str  # as attend names it (peers), or a human's user name, or name@host
     id: str  # a session id, a human's user name, or id@host
     kind: str  # "agent" or "human"
-    outcome: str  # delivered | parked | held | refused | muted | throttled (attend.domain.outcomes)
+    outcome: str  # delivered | parked | held | refused | muted | throttled (attend.domain.core.outcomes)
 
 
 @dataclass

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from attend.conduits.sensors import host, registry
-from attend.domain import config, trust
-from attend.domain.context import Context
+from attend.domain.sessions.context import Context
+from attend.domain.settings import config, trust
 from attend.errors import AttendError, NotFoundError, UsageError
 
 DESCRIPTION = (

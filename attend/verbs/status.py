@@ -6,8 +6,9 @@ from dataclasses import dataclass, field
 
 from attend import hosts
 from attend.conduits import inbox_socket, waiter
-from attend.domain import attention, mcp_markers, sessions
-from attend.domain.context import Context
+from attend.domain.attention import attention
+from attend.domain.sessions import mcp_markers, sessions
+from attend.domain.sessions.context import Context
 from attend.errors import AttendError
 from attend.identity import Identity
 from attend.verbs import mute, permissions

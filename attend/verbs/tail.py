@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from attend.conduits.tail import Record, Tail, Watching
-from attend.domain.context import Context
+from attend.domain.sessions.context import Context
 from attend.verbs import FRONTEND
 from attend.verbs.inbox import caller_rooms
 

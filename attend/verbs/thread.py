@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attend.domain import ids
-from attend.domain.context import Context
+from attend.domain.core import ids
+from attend.domain.sessions.context import Context
 from attend.errors import NotFoundError
 from attend.verbs import chat as chat_verb
 from attend.verbs.inbox import Message

@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from attend import identity
-from attend.domain import config, transcript, tuning
-from attend.domain.context import Context
+from attend.domain.sessions import transcript
+from attend.domain.sessions.context import Context
+from attend.domain.settings import config, tuning
 from attend.errors import AttendError
 
 DESCRIPTION = (

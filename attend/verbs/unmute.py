@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attend.domain import attention
-from attend.domain.context import Context
+from attend.domain.attention import attention
+from attend.domain.sessions.context import Context
 from attend.errors import NotASessionError, NotFoundError
 from attend.verbs.mute import key_of, shown
 

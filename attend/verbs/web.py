@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from attend.domain import humans
-from attend.domain.context import Context
+from attend.domain.sessions import humans
+from attend.domain.sessions.context import Context
 from attend.errors import UsageError
 from attend.verbs import chat as chat_verb
 

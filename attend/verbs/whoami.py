@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from attend.domain import sessions
-from attend.domain.context import Context
+from attend.domain.sessions import sessions
+from attend.domain.sessions.context import Context
 
 DESCRIPTION = (
     "Show who attend resolves the caller to: session id, project, display name, the evidence that "

@@ -13,7 +13,7 @@ import threading
 
 import uvicorn
 
-from attend.domain.context import Context
+from attend.domain.sessions.context import Context
 from attend.errors import AttendError
 from attend.verbs.web import WebSeat
 from attend.web.server import Hub, build

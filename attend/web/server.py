@@ -47,8 +47,9 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Route
 
 from attend import layout, safejson
-from attend.domain import framing, humans, rooms
-from attend.domain.context import Context
+from attend.domain.core import framing, rooms
+from attend.domain.sessions import humans
+from attend.domain.sessions.context import Context
 from attend.errors import AttendError, NotFoundError
 from attend.leases.store import live_holdings
 from attend.seat import compose, threads

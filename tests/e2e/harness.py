@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from attend.domain import envelope
+from attend.domain.core import envelope
 from tests.e2e.fake_api import Entry, FakeAPI, Reply, Request
 from tests.support import SCRUB, World
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from attend.domain import reheat
+from attend.domain.attention import reheat
 from tests.e2e.fake_api import Entry, Reply, Request, bash, call, done, tool_search
 from tests.e2e.harness import E2EWorld, expect_ok, latest_user_texts, session_id_of, stop_hook_blocks, wait_for
 

@@ -19,8 +19,8 @@ import pytest
 
 from attend.conduits import inbox_socket, waiter
 from attend.conduits.inbox_client import SOCKET_ENV
-from attend.domain import mcp_markers
-from attend.domain.ids import short
+from attend.domain.core.ids import short
+from attend.domain.sessions import mcp_markers
 from tests.e2e.fake_api import Entry, FakeAPI, Reply, Request, bash, call, done, tool_search
 from tests.e2e.harness import ATTEND_BIN, E2EWorld, expect_ok, latest_user_texts, session_id_of, user_texts, wait_for
 from tests.e2e.tui import TUI

@@ -22,7 +22,7 @@ import pytest
 
 from attend import layout
 from attend.conduits import waiter
-from attend.domain.ids import short
+from attend.domain.core.ids import short
 from tests.e2e.fake_api import Entry, Reply, Request, bash, call, done, tool_search
 from tests.e2e.harness import E2EWorld, expect_ok, latest_user_texts, session_id_of, wait_for
 from tests.support import post

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from attend.domain.config import Config
+from attend.domain.settings.config import Config
 from attend.identity import Identity
 from attend.spool import Spool
 

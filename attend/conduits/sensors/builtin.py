@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from attend.conduits import monitor
 from attend.conduits.sensors.base import MESSAGE, Observation, Probe, Sensor
-from attend.domain import disclosure, mcp_markers, transcript
-from attend.domain import keepwarm as warm
-from attend.domain.config import MIN_INTERVAL, Config
+from attend.domain.attention import disclosure
+from attend.domain.attention import keepwarm as warm
+from attend.domain.sessions import mcp_markers, transcript
+from attend.domain.settings.config import MIN_INTERVAL, Config
 from attend.spool import Spool
 
 
@@ -50,7 +51,7 @@ class Context(Sensor):
 
 class Keepwarm(Sensor):
     """While armed (``attend keepwarm on``), one line ``keepwarm.idle_seconds`` into each idle stretch,
-    before the prompt cache lapses (attend/domain/keepwarm.py holds the rules)."""
+    before the prompt cache lapses (attend/domain/attention/keepwarm.py holds the rules)."""
 
     name = "keepwarm"
     lane = MESSAGE
@@ -75,7 +76,7 @@ def keepwarm_line(spool: Spool, sid: str, path: str | None, cfg: Config, now: fl
 class Disclosure(Sensor):
     """The reheat (the judgment layer, ``skills/attend/reheat.md``) as one line: at the first message
     shown to the session, then at a message once ``disclosure.stretch`` has passed since it was last
-    said, by anyone (attend/domain/disclosure.py holds the rules; after a compaction the SessionStart
+    said, by anyone (attend/domain/attention/disclosure.py holds the rules; after a compaction the SessionStart
     hook says it and stamps it). Worded for MCP or the CLI by the presence marker when printed."""
 
     name = disclosure.NAME

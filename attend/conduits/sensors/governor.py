@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from attend.domain.config import Config
+from attend.domain.settings.config import Config
 
 
 @dataclass

@@ -18,7 +18,7 @@ from attend import layout, safejson
 from attend.conduits import monitor
 from attend.conduits.sensors.base import EVENT, MESSAGE, PRIORITIES, Observation, Probe, Sensor
 from attend.conduits.sensors.governor import Governor
-from attend.domain.config import Config
+from attend.domain.settings.config import Config
 from attend.errors import AttendError
 from attend.identity import Identity
 from attend.spool import Spool

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from attend.conduits.sensors.base import Off, Sensor
 from attend.conduits.sensors.builtin import Context, Disclosure, Keepwarm, Peers
 from attend.conduits.sensors.script import Script
-from attend.domain import config, trust
-from attend.domain.config import Config
+from attend.domain.settings import config, trust
+from attend.domain.settings.config import Config
 
 
 def built_ins() -> list[Sensor]:

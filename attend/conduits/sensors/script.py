@@ -10,7 +10,7 @@ line it prints is one observation (event lane).
   then backed off, doubling up to BACKOFF_CAP; one good run resets it.
 - A project overlay's script runs only once the user approved it (``attend sensors trust``): the
   file's text, the exact argv and the bytes of every project file the argv names
-  (attend.domain.trust). Each run checks them first; a change makes it untrusted again, said in one
+  (attend.domain.settings.trust). Each run checks them first; a change makes it untrusted again, said in one
   line. Until approved, and while the command is missing, it is listed and never run.
 """
 
@@ -23,8 +23,8 @@ import time
 from collections.abc import Mapping
 
 from attend.conduits.sensors.base import EVENT, SCRIPT, Observation, Probe, Sensor
-from attend.domain import trust
-from attend.domain.config import MIN_SCRIPT_INTERVAL, SensorSetting
+from attend.domain.settings import trust
+from attend.domain.settings.config import MIN_SCRIPT_INTERVAL, SensorSetting
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ import os
 import time
 
 from attend import identity
-from attend.domain import mcp_markers, sessions
+from attend.domain.sessions import mcp_markers, sessions
 from attend.procfs import stat_fields
 from attend.spool import Spool
 

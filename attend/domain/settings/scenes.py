@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from attend import layout
-from attend.domain import rooms
+from attend.domain.core import rooms
 from attend.errors import AttendError, UsageError
 
 PRIVATE = "private"

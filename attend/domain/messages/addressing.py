@@ -20,7 +20,8 @@ from __future__ import annotations
 import os
 
 from attend import identity
-from attend.domain import humans, liveness, rooms, sessions
+from attend.domain.core import rooms
+from attend.domain.sessions import humans, liveness, sessions
 from attend.errors import NotFoundError, UsageError
 from attend.identity import Identity
 from attend.layout import HOST_RE, RELAY, RELAY_ON, RELAY_PEERS, host, is_session_id
@@ -29,7 +30,7 @@ from attend.spool import Spool
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from attend.domain import remote  # imported where a relay's mirror is read: a plain send needs none
+    from attend.domain.messages import remote  # imported where a relay's mirror is read: a plain send needs none
 
 
 class Address(Record):
@@ -94,7 +95,7 @@ def _channel(spool: Spool, to: str, sender: Identity, sessions_dir: os.PathLike[
     live += sorted({c for p in (mirror.peers if mirror else []) for c in p.channels if c not in live})  # elsewhere
     if name not in live:
         listed = ", ".join("#" + c for c in live) or "none"
-        from attend.domain import channels
+        from attend.domain.messages import channels
 
         state = "no such channel" if not channels.exists(spool, name) else "no member but you is here"
         raise NotFoundError(
@@ -104,7 +105,7 @@ def _channel(spool: Spool, to: str, sender: Identity, sessions_dir: os.PathLike[
 
 
 def live_channels(spool: Spool, exclude: str, sessions_dir: os.PathLike[str] | str) -> list[str]:
-    from attend.domain import channels  # only a channel send reads membership
+    from attend.domain.messages import channels  # only a channel send reads membership
 
     out = []
     for name in channels.names(spool):
@@ -116,7 +117,7 @@ def live_channels(spool: Spool, exclude: str, sessions_dir: os.PathLike[str] | s
 def _hears(spool: Spool, channel: str, member: str, sessions_dir: os.PathLike[str] | str) -> bool:
     """A live session, or a human member (who reads the channel with inbox or tail; a human has no
     session record to judge liveness by, and stays a member until it leaves)."""
-    from attend.domain import channels
+    from attend.domain.messages import channels
 
     if channels.member_kind(spool, channel, member) == "human":
         return True
@@ -254,7 +255,7 @@ def _mirror(spool: Spool) -> remote.Mirror | None:
             return None
     except OSError:
         return None  # a planted folder on the way: no mirror, as reading it would say
-    from attend.domain import remote
+    from attend.domain.messages import remote
 
     remote.adopt(spool)  # names with @host are compared with the spool's host, whatever the environment
     return remote.read(spool)

@@ -13,7 +13,7 @@ import json
 import time
 
 from attend import layout, safejson
-from attend.domain.rooms import CHANNEL_RE
+from attend.domain.core.rooms import CHANNEL_RE
 from attend.layout import ASIDE_LOG, HOST_RE, NOTICES, RELAY, RELAY_ON, RELAY_PEERS, is_session_id, is_user_name
 from attend.record import Record
 from attend.spool import Spool

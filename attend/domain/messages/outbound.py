@@ -8,9 +8,11 @@ the same rules without importing ``dataclasses``, which the verbs' request and r
 
 from __future__ import annotations
 
-from attend.domain import addressing, delivery, humans, liveness, outcomes, rooms, sessions
-from attend.domain.context import MESSAGE_BUDGET, MESSAGE_LIMIT, Context
-from attend.domain.envelope import Signal
+from attend.domain.core import outcomes, rooms
+from attend.domain.core.envelope import Signal
+from attend.domain.messages import addressing, delivery
+from attend.domain.sessions import humans, liveness, sessions
+from attend.domain.sessions.context import MESSAGE_BUDGET, MESSAGE_LIMIT, Context
 from attend.errors import AttendError, UsageError
 from attend.identity import Identity, human_id
 from attend.layout import FOLDED_BY, NAME_RE, RELAY, RELAY_ON, SESSIONS
@@ -32,7 +34,7 @@ class Outcome(Record):
     live: int  # of them, live now (peers lists them)
     warnings: list[str]
     humans: tuple[str, ...] = ()  # the humans a name in ``to`` resolved to
-    # Per recipient: (name, id, kind, outcome), outcome one of attend.domain.outcomes.OUTCOMES.
+    # Per recipient: (name, id, kind, outcome), outcome one of attend.domain.core.outcomes.OUTCOMES.
     recipients: tuple[tuple[str, str, str, str], ...] = ()
 
 
@@ -55,13 +57,13 @@ def check_message(message: str, example: str = 'attend send "hello"') -> list[st
 
 
 def check_id(value: str | None, flag: str, spool: Spool | None = None) -> str | None:
-    """A message id, or (with ``spool``) a unique prefix of one, as the full id (attend.domain.ids)."""
+    """A message id, or (with ``spool``) a unique prefix of one, as the full id (attend.domain.core.ids)."""
     if value is None:
         return None
     if not NAME_RE.fullmatch(value):
         if spool is None:
             raise UsageError(f"{flag} {value!r} is not a message id (attend inbox shows ids)")
-        from attend.domain import ids  # only a prefix pays for the lookup
+        from attend.domain.core import ids  # only a prefix pays for the lookup
 
         return ids.resolve(spool, value, flag)
     return value
@@ -118,7 +120,7 @@ def deliver(
     live = sum(live_now.values()) + sum(humans.is_recent(ctx.spool, u) for u in linked.humans)
     warnings = warnings + list(address.warnings) + list(sender.notes) + slow_down(ctx, sender, live)
     if ctx.spool.exists(RELAY, RELAY_ON):  # a relay serves this spool: did it set aside one of ours?
-        from attend.domain import remote
+        from attend.domain.messages import remote
 
         if notice := remote.take_notice(ctx.spool, sender.id):
             warnings.append(notice)
@@ -131,7 +133,7 @@ def _across(spool: Spool, room_list: list[str]) -> dict[str, tuple[str, str, str
     its relay last published it; "" when not said)."""
     if not any("@" in r[1:] and r[:2] in ("d-", "h-") for r in room_list):
         return {}
-    from attend.domain import remote  # only a send to another host reads the mirror
+    from attend.domain.messages import remote  # only a send to another host reads the mirror
 
     mirror = remote.read(spool)
     found = {p.room: (p.address, p.kind, p.inbound) for p in (mirror.peers if mirror else [])}
@@ -196,7 +198,7 @@ def slow_down(ctx: Context, sender: Identity, live: int) -> list[str]:
     """Backpressure: the sender's warning when most of the ``live`` sessions it reaches fold its messages."""
     if not sender.is_agent or not _ever_folded(ctx, sender.id):
         return []  # nobody folds it: the governor's module (dataclasses and all) stays unloaded
-    from attend.domain import attention
+    from attend.domain.attention import attention
 
     warning = attention.backpressure(ctx.spool, sender.id, live)
     return [warning] if warning else []

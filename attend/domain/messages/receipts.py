@@ -11,7 +11,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from attend.domain import outcomes, sessions
+from attend.domain.core import outcomes
+from attend.domain.sessions import sessions
 from attend.layout import name_time
 from attend.spool import Spool
 

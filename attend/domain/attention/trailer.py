@@ -27,7 +27,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 
 from attend import safejson
-from attend.domain import envelope, framing, rooms, sessions
+from attend.domain.core import envelope, framing, rooms
+from attend.domain.sessions import sessions
 from attend.errors import UsageError
 from attend.identity import Identity
 from attend.layout import LINK_BOUND, NAME_RE, SEEN, base_name, cutoff_name, is_session_id, iso, name_time
@@ -90,7 +91,7 @@ def time_key(at: float) -> str:
 
 
 def title_of(sender: str, text: str, sep: str = ": ") -> str:
-    """``<sender label>: <text>`` on one line (``attend.domain.framing``), at most 80 characters. A
+    """``<sender label>: <text>`` on one line (``attend.domain.core.framing``), at most 80 characters. A
     head read may end inside a character: the U+FFFD it decodes to is dropped."""
     line = framing.label(sender) + sep + " ".join(framing.inline(text).split())
     line = line.replace("\ufffd", "")

@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping
 
 from attend import identity as ident
 from attend import safejson
-from attend.domain import outcomes, rooms
+from attend.domain.core import outcomes, rooms
 from attend.hosts import NAMES
 from attend.identity import Identity
 from attend.layout import (
@@ -466,7 +466,7 @@ def catch_up(spool: Spool, sid: str, room_list: list[str], now: float) -> tuple[
     """
     import bisect
 
-    from attend.domain.envelope import EnvelopeError, parse_headers
+    from attend.domain.core.envelope import EnvelopeError, parse_headers
 
     linked = withheld = 0
     cursors = read_cursors(spool, sid)

@@ -20,8 +20,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from attend import identity, layout
-from attend.domain import delivery, envelope, sessions
-from attend.domain.envelope import EnvelopeError, Signal
+from attend.domain.core import envelope
+from attend.domain.core.envelope import EnvelopeError, Signal
+from attend.domain.messages import delivery
+from attend.domain.sessions import sessions
 from attend.identity import SessionRecord
 from attend.layout import is_session_id
 from attend.spool import Spool

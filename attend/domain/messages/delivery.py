@@ -12,8 +12,9 @@ from __future__ import annotations
 # bisect is imported where it is used: the send path never needs it.
 import time
 
-from attend.domain import envelope, humans, outcomes, sessions
-from attend.domain.envelope import EnvelopeError, Signal
+from attend.domain.core import envelope, outcomes
+from attend.domain.core.envelope import EnvelopeError, Signal
+from attend.domain.sessions import humans, sessions
 from attend.errors import SpoolError
 from attend.layout import LINK_BOUND, RELAY, RELAY_ON, cutoff_name, name_time, unique_name
 from attend.spool import LateName, Spool, pause_point
@@ -98,7 +99,7 @@ def publish(spool: Spool, sig: Signal, room_list: list[str]) -> Signal:
     fresh name when a stall (a loaded disk, a stopped process) kept a link from landing in time."""
     outbox = crosses_hosts(spool, room_list)
     if outbox:  # named under the spool's host, whatever this process's environment says
-        from attend.domain import remote
+        from attend.domain.messages import remote
 
         remote.adopt(spool)
     for _ in range(PUBLISH_TRIES):

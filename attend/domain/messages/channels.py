@@ -17,7 +17,7 @@ import re
 import time
 
 from attend import safejson
-from attend.domain import rooms
+from attend.domain.core import rooms
 from attend.errors import NotFoundError, UsageError
 from attend.record import Record
 from attend.spool import NoSpaceError, RefusedEntry, Spool

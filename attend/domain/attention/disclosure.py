@@ -16,13 +16,13 @@ import json
 
 from attend import layout as L
 from attend import safejson
-from attend.domain import reheat
+from attend.domain.attention import reheat
 from attend.errors import AttendError
 from attend.spool import Spool
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the waiter and the drain load config only when they show something
-    from attend.domain.config import Config
+    from attend.domain.settings.config import Config
 
 NAME = "disclosure"
 FIRST, STRETCH, COMPACT = "first", "stretch", "compact"

@@ -36,8 +36,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from attend import layout, safejson
-from attend.domain import config
-from attend.domain.config import SensorSetting
+from attend.domain.settings import config
+from attend.domain.settings.config import SensorSetting
 from attend.errors import AttendError
 
 TRUST_FILE = config.TRUST_FILE

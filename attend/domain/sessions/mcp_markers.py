@@ -11,7 +11,7 @@ import os
 import time
 
 from attend import identity, safejson
-from attend.domain import sessions
+from attend.domain.sessions import sessions
 from attend.spool import Spool
 
 

@@ -320,7 +320,7 @@ def say_unread(cfg: Config) -> None:
     """Each file that does not apply, one line on stderr, once a process (the CLI's warnings skip it)."""
     import sys
 
-    from attend.domain.context import REPORTED
+    from attend.domain.sessions.context import REPORTED
 
     for p in cfg.unread():
         if str(p) not in REPORTED:
@@ -618,7 +618,7 @@ def project_of(cwd: str | None) -> str:
 
 # ---------------------------------------------------------------------- writing, and trust
 
-TRUST_FILE = "trusted.json"  # the user's approvals of project files, beside config.yaml (attend.domain.trust)
+TRUST_FILE = "trusted.json"  # the user's approvals of project files, beside config.yaml (attend.domain.settings.trust)
 
 
 def write_atomically(path: Path, text: str, overwrite: bool = True) -> None:

@@ -15,8 +15,8 @@ import re
 from dataclasses import asdict, dataclass
 
 from attend import layout, safejson
-from attend.domain import transcript
-from attend.domain.config import Config
+from attend.domain.sessions import transcript
+from attend.domain.settings.config import Config
 from attend.spool import Spool
 
 DEFAULT_WINDOW = 6 * 3600.0

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import time
 
-from attend.domain import envelope
-from attend.domain.envelope import EnvelopeError, Signal
+from attend.domain.core import envelope
+from attend.domain.core.envelope import EnvelopeError, Signal
 from attend.errors import UsageError
 from attend.layout import ACTIVE, CLAIMED, HUMANS, NEW, is_user_name, user_key
 from attend.record import Record
@@ -50,7 +50,7 @@ def note_active(spool: Spool, human_id: str) -> None:
     if user is None:
         return
     if not spool.exists(HUMANS, user):
-        from attend.domain import sessions
+        from attend.domain.sessions import sessions
 
         taken = set()
         for _key, _sid, entry in sessions.all_registrations(spool):

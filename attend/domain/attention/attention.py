@@ -25,8 +25,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 
 from attend import safejson
-from attend.domain import rooms
-from attend.domain.envelope import Signal
+from attend.domain.core import rooms
+from attend.domain.core.envelope import Signal
 from attend.errors import AttendError
 from attend.layout import FOLDED_BY, is_session_id
 from attend.spool import Spool
@@ -77,7 +77,7 @@ def threads(signals: Iterable[Signal], party: Party) -> list[Thread]:
 def party_of(spool: Spool, me: str, origin: str) -> Party:
     """Whether a message is in a conversation the session ``me`` takes part in: addressed to it or its
     project, or below a message it sent (its parent or an ancestor; one read per id, cached)."""
-    from attend.domain.trailer import Reader  # the reply check the trailer already makes
+    from attend.domain.attention.trailer import Reader  # the reply check the trailer already makes
 
     reader = Reader(spool, me)
     addressed = {rooms.direct_room(me), rooms.project_room(origin)}

@@ -1,7 +1,7 @@
 """The inbound rule's side off the send path: setting a session's rule, its project's default, what
 waits in ``held/``, and deciding it (docs/architecture/outcomes.md).
 
-The send path reads the rule in ``attend.domain.outcomes`` (standard library only); everything here
+The send path reads the rule in ``attend.domain.core.outcomes`` (standard library only); everything here
 runs when a person or a session asks (``attend inbound``, the MCP tool ``inbound``, ``attend chat``).
 A decision is one rename under the session's delivery lock (``Spool.decide_held``): held/ -> new/
 to accept, so the conduits' one claim shows it exactly once as any delivery, or held/ -> declined/.
@@ -14,8 +14,8 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 
-from attend.domain import envelope, outcomes
-from attend.domain.envelope import EnvelopeError
+from attend.domain.core import envelope, outcomes
+from attend.domain.core.envelope import EnvelopeError
 from attend.errors import AttendError
 from attend.layout import HELD, INBOUND, INBOUND_DEFAULT, NAME_RE, SESSIONS, name_time
 from attend.record import Record
@@ -102,7 +102,7 @@ def decide(spool: Spool, sid: str, name: str, accept: bool) -> bool:
 def note_default(spool: Spool, sid: str, origin: str, env: Mapping[str, str] | None = None) -> None:
     """Read the project's (and the user's) ``inbound.*`` settings and record them for the session, as it
     enrolls; best effort (a config that cannot be read leaves the default as it was)."""
-    from attend.domain import config
+    from attend.domain.settings import config
 
     try:
         cfg = config.load(env, origin)

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Mapping
 
 from attend import identity
-from attend.domain import sessions
+from attend.domain.sessions import sessions
 from attend.errors import AbortedError, AttendError, HumanOnlyError, NotEnrolledError
 from attend.identity import Identity
 from attend.spool import Spool, default_root

@@ -31,9 +31,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from attend import safejson
-from attend.domain import channels, config, rooms, sessions
-from attend.domain.config import Config
-from attend.domain.liveness import Liveness
+from attend.domain.core import rooms
+from attend.domain.messages import channels
+from attend.domain.sessions import sessions
+from attend.domain.sessions.liveness import Liveness
+from attend.domain.settings import config
+from attend.domain.settings.config import Config
 from attend.layout import (
     CUR,
     HUMANS,
