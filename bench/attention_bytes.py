@@ -7,6 +7,9 @@ included) less the bodies' own UTF-8 length: a realistic sender label, project a
 reply forms (the MCP forms are a few bytes longer). It renders in process with the conduits' own
 functions, so it measures the format, not a spool.
 
+"First": the session's first shown batch (or the first since a compaction), which ends in the reply
+forms; "later": every other batch, which leaves them out.
+
 Run: .venv/bin/python bench/attention_bytes.py
 """
 
@@ -32,8 +35,10 @@ def signal(i: int, room: str) -> Signal:
     )
 
 
-def hook_bytes(signals: list[Signal], mcp: bool = False) -> int:
-    batch = drain.Batch("s-me", [s.id for s in signals], signals, None, mcp)
+def hook_bytes(signals: list[Signal], mcp: bool = False, hint: bool = True) -> int:
+    """``hint``: the reason ends in the reply forms (a session's first shown batch, or the first since
+    a compaction); later batches leave them out."""
+    batch = drain.Batch("s-me", [s.id for s in signals], signals, None, mcp, hint=hint)
     arranged = drain.arrange(signals, lambda s: True)
     line = json.dumps({"decision": "block", "reason": drain.render_reason(batch, arranged)}, ensure_ascii=False)
     return len((line + "\n").encode()) - sum(len(s.body.encode()) for s in signals)
@@ -43,10 +48,13 @@ def main() -> None:
     one = hook_bytes([signal(0, "d-s-me")])
     ten = hook_bytes([signal(i, "d-s-me") for i in range(10)])
     one_mcp = hook_bytes([signal(0, "d-s-me")], mcp=True)
+    later = hook_bytes([signal(0, "d-s-me")], hint=False)
+    later_mcp = hook_bytes([signal(0, "d-s-me")], mcp=True, hint=False)
     sig = signal(0, "d-s-me")
     line = monitor.message_lines(sig)[0] + "\n"
     mon = len(line.encode()) - len(sig.body.encode())
-    print(f"drain, one message:          {one} B wrapper (MCP forms: {one_mcp} B)   goal <= 240")
+    print(f"drain, one message, first:   {one} B wrapper (MCP forms: {one_mcp} B)   goal <= 240")
+    print(f"drain, one message, later:   {later} B wrapper (MCP forms: {later_mcp} B)   goal <= 240")
     print(f"drain, each further message: {(ten - one) / 9:.1f} B wrapper                 goal <= 80")
     print(f"Monitor line, one message:   {mon} B wrapper")
 

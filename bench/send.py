@@ -1,8 +1,9 @@
 """Benchmarks for issue 2 (the foundation), with the goals they are held to:
 
 1. `attend send` cold start as a whole process: median wall and CPU time, and their ratio to
-   `python -c pass` measured in the same run (goal <= 2.5x); with `--tree DIR`, beside the same
-   from another checkout (say the branch point, in a temporary worktree).
+   `python -c pass` measured in the same run (goal <= 2.5x), a human's and a session's (a child of a
+   stand-in Claude session, its driver timing each send there) interleaved round by round; with
+   `--tree DIR`, beside the same from another checkout (say the branch point, in a temporary worktree).
 2. Library send with fan-out to 50 enrolled recipients, durable as DESIGN.md section 3 says:
    sends per second (goal >= 500/s).
 3. `attend inbox`, first page, with 100,000 signals in a room: library call (goal <= 100 ms) and
@@ -28,6 +29,51 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import BIN, ENTRY, cleanup, interleaved, ms, tmpdir, world_env
+
+# Runs inside a stand-in session (its child): joins a channel, then times one `attend send` per line read
+# from the request FIFO, and answers "<wall> <cpu>" on the reply FIFO.
+SESSION_DRIVER = r"""
+import os, resource, subprocess, sys, time
+attend, requests, replies = sys.argv[1:4]
+subprocess.run([attend, "join", "bench"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+with open(requests) as inbox, open(replies, "w") as out:
+    for line in inbox:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t = time.perf_counter()
+        subprocess.run([attend, "send", "bench message"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wall = time.perf_counter() - t
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+        out.write(f"{wall} {cpu}\n")
+        out.flush()
+"""
+
+
+class SessionSends:
+    """A session's `attend send`, timed by a driver that is a child of a stand-in Claude session."""
+
+    def __init__(self, tmp: Path, project: Path, env: dict[str, str], attend: str) -> None:
+        from attend.testing.standin import StandIn
+
+        self.stand_in = StandIn(tmp / "home", project, env).__enter__()
+        requests, replies = tmp / "requests", tmp / "replies"
+        os.mkfifo(requests)
+        os.mkfifo(replies)
+        argv = [sys.executable, "-c", SESSION_DRIVER, attend, str(requests), str(replies)]
+        self.stand_in.spawn(argv, tmp / "driver.out")
+        self.requests = open(requests, "w")  # noqa: SIM115  (held for the bench's life)
+        self.replies = open(replies)  # noqa: SIM115
+
+    def send(self) -> tuple[float, float]:
+        self.requests.write("go\n")
+        self.requests.flush()
+        wall, cpu = self.replies.readline().split()
+        return float(wall), float(cpu)
+
+    def close(self) -> None:
+        self.requests.close()
+        self.replies.close()
+        self.stand_in.__exit__(None, None, None)
 
 
 def cold_start(runs: int, tree: Path | None, recipients: int = 0) -> None:
@@ -68,15 +114,26 @@ def cold_start(runs: int, tree: Path | None, recipients: int = 0) -> None:
         cpu.setdefault(name, []).append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
         return wall
 
+    session = SessionSends(tmp, project, env, attend)
+
+    def session_send() -> float:
+        wall, used = session.send()
+        cpu.setdefault("attend send, a session's", []).append(used)
+        return wall
+
     cases = {
         "python -c pass": lambda: run("python -c pass", [sys.executable, "-c", "pass"]),
         "attend send": lambda: run("attend send", [attend, "send", "bench message"]),
+        "attend send, a session's": session_send,
     }
     if tree is not None:
         cases[f"attend send ({tree})"] = lambda: run(
             f"attend send ({tree})", [sys.executable, "-c", ENTRY, "send", "bench message"], {"PYTHONPATH": str(tree)}
         )
-    res = interleaved(cases, runs)
+    try:
+        res = interleaved(cases, runs)
+    finally:
+        session.close()
     base, base_cpu = statistics.median(res["python -c pass"]), statistics.median(cpu["python -c pass"])
     to = f", to {recipients} enrolled sessions" if recipients else ""
     print(f"1. cold start ({runs} runs each{to}, interleaved; load {' '.join(f'{x:.2f}' for x in os.getloadavg())}):")

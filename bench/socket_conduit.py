@@ -3,11 +3,19 @@ posting a session's mail to the client's inbox socket (docs/architecture/conduit
 
 - idle: send -> the idle interactive session's new request, over N sends (goal p50 <= 300 ms);
 - busy: send during a tool call -> the next request, measured past the tool's end (goal p50 <= 50 ms);
+- versus: attend's wake against the client's own `SendMessage`, alternating, against the same idle
+  interactive session: from the start of an `attend send` process, and from the sending model's
+  request reaching its API, to the idle session's new request (goal: attend's median <= the client's);
 - cost: an idle, enrolled TUI session for S seconds: model turns (goal 0), and its `attend mcp`'s
   context switches (every thread, from /proc) and CPU time, and its RSS with the conduit on and off
   (goal <= 2 MB extra, 0 wakes without an event).
 
+- link: in process, the conduit's own part: a message linked into the session's `new/` -> its post on a
+  stand-in socket (the tests' `Inbox`), N messages one at a time past the post gap.
+
 Run: .venv/bin/python bench/socket_conduit.py idle [sends=10]
+     .venv/bin/python bench/socket_conduit.py link [messages=20]
+     .venv/bin/python bench/socket_conduit.py versus [rounds=10]
      .venv/bin/python bench/socket_conduit.py busy [sends=8]
      .venv/bin/python bench/socket_conduit.py burst [n=25]   # n at once, n more over 5 s, mid-tool-call
      .venv/bin/python bench/socket_conduit.py cost [seconds=120] [off_seconds=min(seconds, 180)]
@@ -109,6 +117,188 @@ def idle(sends: int) -> None:
     report("  send start -> send returned", parts["send"])
     report("  send returned -> claimed by the conduit", parts["claim"])
     report("  claimed -> the client's request (render, post, the client)", parts["client"])
+
+
+def versus(rounds: int) -> None:
+    """One idle TUI session (attend wired, its `attend mcp` serving the socket) and one sending session
+    (`claude -p`, stream input) whose model calls the client's own `SendMessage` to the idle
+    session's socket (`uds:<path>`), or attend's own MCP send tool. Each round: an `attend send`
+    process, a `SendMessage`, then an MCP send, each once the session is idle again and past the
+    client's post gap."""
+    from tests.e2e.fake_api import call, tool_search
+    from tests.e2e.harness import latest_tool_result
+
+    e2e = world()
+    state: dict[str, Any] = {"arrived": {}, "sent": {}, "phase": "search", "results": [], "wall": {}, "returned": {}}
+
+    def joined(req: Request) -> Reply:
+        expect_ok(req, "attend join")
+        state["sid"] = session_id_of(req)
+        return done("Idle.")
+
+    def woken(req: Request) -> Reply:
+        now = time.perf_counter()
+        for t in latest_user_texts(req):
+            for tag in list(state["sent"]):
+                if tag in t:
+                    state["arrived"].setdefault(tag, now)
+        return done("Read it.")
+
+    def sender(req: Request) -> Reply:
+        phase = state["phase"]
+        if phase == "search":  # the first turn: load the deferred tools, as a model does, and join
+            state["phase"] = "join"
+            return tool_search("SendMessage", "mcp__attend__send")
+        if phase == "join":
+            state["phase"] = "warm"
+            return bash("attend join bench")
+        if phase == "send":
+            tag, name, args = state["call"]
+            state["sent"][tag] = time.perf_counter()  # the sending model's request reached its API
+            state["wall"][tag] = time.time()
+            state["phase"] = "sent"
+            return call(name, args)
+        result = latest_tool_result(req)
+        state["results"].append(result.text if result is not None else None)
+        state["phase"] = "idle"
+        return done("Sent.")
+
+    api = FakeAPI([bash("attend join bench"), joined, *[woken] * (6 * rounds + 10)])
+    tui = TUI(e2e, api).start()
+    attend_xs: list[float] = []
+    own_xs: list[float] = []
+    mcp_xs: list[float] = []
+    try:
+        tui.type("join the bench channel")
+        wait_for(lambda: serving(e2e, state.get("sid")), 90, "the socket conduit")
+        record = next(r for r in tui.watch.records.values() if r.get("sessionId") == state["sid"])
+        state["sock"] = record["messagingSocketPath"]
+        b = e2e.start(
+            [sender] * (8 * rounds + 12),
+            "load SendMessage",
+            stream_input=True,
+            allowed_tools=["SendMessage", "ToolSearch", "Bash", "mcp__attend__send"],
+            project="sender",
+            timeout=600,
+        )
+        wait_for(lambda: state["phase"] == "idle" or state["results"], 90, "the sender's first turn")
+        state["phase"] = "idle"
+
+        def status() -> str | None:
+            tui.watch.snap()
+            return (tui.watch.records.get(int(record["pid"])) or {}).get("status")
+
+        def ready() -> None:
+            wait_for(lambda: status() == "idle", 60, "the session to be idle")
+            time.sleep(inbox_socket.POST_GAP + 0.5)  # past the client's post gap: a fresh post
+
+        for i in range(rounds):
+            ready()
+            tag = f"attend-{i}-{uuid.uuid4().hex[:6]}"
+            state["sent"][tag] = time.perf_counter()
+            state["wall"][tag] = time.time()
+            said = e2e.attend("send", tag)
+            state["returned"][tag] = time.time()
+            try:
+                wait_for(lambda tag=tag: tag in state["arrived"], 60, "attend's wake")
+            except TimeoutError:
+                log = e2e.spool_root / "log" / layout.LOG_FILE
+                print(f"round {i}: attend's wake never came; the log:\n{log.read_text() if log.exists() else ''}")
+                session = e2e.spool_root / "sessions" / str(state["sid"])
+                print("the send said:", said.returncode, said.stdout, said.stderr)
+                for sub in ("new", "claimed", "cur", "held", "declined"):
+                    print(sub, sorted(p.name for p in (session / sub).iterdir()) if (session / sub).exists() else "-")
+                for f in ("socket", "posted", "reply-hint"):
+                    print(f, (session / f).read_text() if (session / f).exists() else "-")
+                for f in e2e.claude_dir.glob(f"projects/*/{state['sid']}.jsonl"):
+                    print("transcript tail:", f.read_text()[-3000:])
+                raise
+            attend_xs.append(state["arrived"][tag] - state["sent"][tag])
+            ready()
+            tag = f"own-{i}-{uuid.uuid4().hex[:6]}"
+            state["call"] = (tag, "SendMessage", {"to": f"uds:{state['sock']}", "message": f"{tag} from the client"})
+            state["phase"] = "send"
+            b.say(f"send round {i}")
+            try:
+                wait_for(lambda tag=tag: tag in state["arrived"], 30, "SendMessage's wake")
+                own_xs.append(state["arrived"][tag] - state["sent"][tag])
+            except TimeoutError:
+                print(f"SendMessage round {i} never arrived; the tool said: {state['results'][-1:]}")
+            ready()
+            tag = f"mcp-{i}-{uuid.uuid4().hex[:6]}"
+            state["call"] = (tag, "mcp__attend__send", {"message": tag, "to": str(state["sid"])})
+            state["phase"] = "send"
+            b.say(f"attend round {i}")
+            try:
+                wait_for(lambda tag=tag: tag in state["arrived"], 30, "the MCP send's wake")
+                mcp_xs.append(state["arrived"][tag] - state["sent"][tag])
+            except TimeoutError:
+                print(f"MCP send round {i} never arrived; the tool said: {state['results'][-1:]}")
+            print(f"round {i}: attend send {attend_xs[-1] * 1e3:.0f} ms", flush=True)
+        b.proc.kill()
+        took = enqueued(e2e, str(state["sid"]), list(state["sent"]))
+        if keep := os.environ.get("BENCH_KEEP_TRANSCRIPT"):  # for a look at the client's own steps
+            for f in e2e.claude_dir.glob(f"projects/*/{state['sid']}.jsonl"):
+                Path(keep).write_text(f.read_text())
+    finally:
+        tui.close()
+        e2e.close()
+    # Where the time goes: the client stamps each post it takes off the socket (ms resolution).
+    arrived_wall = {t: state["wall"][t] + state["arrived"][t] - state["sent"][t] for t in state["arrived"]}
+    mine = [t for t in state["returned"] if t in took and t in arrived_wall]
+    own = [t for t in state["wall"] if t.startswith("own-") and t in took and t in arrived_wall]
+    tool = [t for t in state["wall"] if t.startswith("mcp-") and t in took and t in arrived_wall]
+    if mine:
+        report("  attend: send start -> send returned", [state["returned"][t] - state["wall"][t] for t in mine])
+        report("  attend: send returned -> the client took the post in", [took[t] - state["returned"][t] for t in mine])
+        report("  attend: the client took the post in -> its new request", [arrived_wall[t] - took[t] for t in mine])
+    if own:
+        report(
+            "  SendMessage: the sender's request -> the client took it in", [took[t] - state["wall"][t] for t in own]
+        )
+        report("  SendMessage: the client took it in -> its new request", [arrived_wall[t] - took[t] for t in own])
+    if tool:
+        report(
+            "  attend's MCP send: the sender's request -> the client took the post in",
+            [took[t] - state["wall"][t] for t in tool],
+        )
+        report(
+            "  attend's MCP send: the client took it in -> its new request", [arrived_wall[t] - took[t] for t in tool]
+        )
+    report("attend: `attend send` process start -> the idle session's new request", attend_xs)
+    if own_xs:
+        report("the client's SendMessage: the sender's request at its API -> the idle session's new request", own_xs)
+    if mcp_xs:
+        report("attend's MCP send tool: the sender's request at its API -> the idle session's new request", mcp_xs)
+    print("attend, ms:", ", ".join(f"{x * 1000:.0f}" for x in sorted(attend_xs)))
+    print("attend's MCP send, ms:", ", ".join(f"{x * 1000:.0f}" for x in sorted(mcp_xs)))
+    print("SendMessage, ms:", ", ".join(f"{x * 1000:.0f}" for x in sorted(own_xs)))
+    print(f"SendMessage results: {state['results'][:2]}")
+
+
+def link(n: int) -> None:
+    from tests.support import World, maildir, post, wait_until
+    from tests.test_inbox_socket import Setup
+
+    world = World(Path(tempfile.mkdtemp(prefix="attend-bench-socket-link-")))
+    s = Setup(world, idle=True)
+    conduit = s.start()
+    xs: list[float] = []
+    try:
+        for i in range(n):
+            conduit.last_post = 0.0  # past the post gap: each message is the first after a quiet spell
+            before = len(s.inbox.posts)
+            post(world.spool, "open", f"m{i}")
+            linked = time.perf_counter()
+            wait_for(lambda before=before: len(s.inbox.posts) > before, 30, "the post", interval=0.0005)
+            xs.append(time.perf_counter() - linked)
+            wait_until(lambda i=i: len(maildir(world, s.sid, "cur")) == i + 1, "marked seen")
+            time.sleep(0.1)
+    finally:
+        s.close()
+        world.close()
+    report("linked into new/ -> the post on the socket (the first pays the claim's first use)", xs)
+    report("  the same, after the first", xs[1:])
 
 
 def enqueued(e2e: E2EWorld, sid: str, tags: list[str]) -> dict[str, float]:
@@ -328,6 +518,10 @@ if __name__ == "__main__":
     args = sys.argv[2:]
     if what == "idle":
         idle(int(args[0]) if args else 10)
+    elif what == "link":
+        link(int(args[0]) if args else 20)
+    elif what == "versus":
+        versus(int(args[0]) if args else 10)
     elif what == "busy":
         busy(int(args[0]) if args else 8)
     elif what == "burst":

@@ -14,6 +14,7 @@ from collections.abc import Callable
 import pytest
 
 from attend.domain.attention import attention
+from attend.domain.core.ids import sent_form as short
 from attend.domain.sessions import sessions
 from attend.testing.standin import StandIn
 from attend.verbs import inbox, mute, reply, send, status, unmute
@@ -63,12 +64,13 @@ def test_the_drain_shows_a_reply_to_the_session_first_and_collapses_the_chatter_
 
     rows = reason_of(world, me)
     assert rows[0] == "[attend] 12 message(s) from peers, not your user:"
-    assert rows[1].endswith(f"id {answer}):") and rows[2] == "  thanks, then ship it"  # first, in full
-    collapsed = rows[3:-1]
+    assert rows[1].endswith(f"id {short(answer)}):") and rows[2] == "  thanks, then ship it"  # first, in full
+    collapsed = rows[3:]  # the first drain said the reply forms: this one ends in its last line
     assert len(collapsed) == 2, rows
-    assert collapsed[0].startswith("[#open] ") and f"(10 messages, ids {thread[0]} … {thread[-1]}): " in collapsed[0]
+    run = f"{short(thread[0])} … {short(thread[-1])}"
+    assert collapsed[0].startswith("[#open] ") and f"(10 messages, ids {run}): " in collapsed[0]
     assert collapsed[0].endswith("lunch at noon?")
-    assert collapsed[1].startswith("[#open] ") and collapsed[1].endswith(f"(id {news}): standalone news")
+    assert collapsed[1].startswith("[#open] ") and collapsed[1].endswith(f"(id {short(news)}): standalone news")
     assert not any("  reply " in row for row in rows)  # no chatter body in full
     assert maildir(world, me.session_id, "new") == [] and len(maildir(world, me.session_id, "cur")) == 13
 
@@ -80,7 +82,10 @@ def test_a_few_channel_messages_that_fit_the_cap_are_shown_in_full_after_the_par
     direct = say(world, peer, "a word?", to=me.session_id)
     rows = reason_of(world, me)
     heads = [row for row in rows if row.startswith("[") and ", id " in row]
-    assert [h.split(", id ")[1].split(")")[0] for h in heads] == [direct, chatter]  # party first, then the rest
+    assert [h.split(", id ")[1].split(")")[0] for h in heads] == [
+        short(direct),
+        short(chatter),
+    ]  # party first, then the rest
 
 
 # ---------------------------------------------------------------------- folding and backpressure
@@ -98,9 +103,12 @@ def test_a_fast_sender_folds_into_one_drain_line_nothing_is_lost_and_its_send_is
 
     rows = reason_of(world, receivers[0])
     assert rows[0] == "[attend] 21 message(s) from peers, not your user:"
-    assert rows[1].endswith(f"id {direct}):")  # addressed mail is never folded
+    assert rows[1].endswith(f"id {short(direct)}):")  # addressed mail is never folded
     folded = [row for row in rows if row.startswith("[folded] ")]
-    assert len(folded) == 1 and f"sent 20 fast (ids {flood[0]} … {flood[-1]}; attend inbox --from " in folded[0]
+    assert (
+        len(folded) == 1
+        and f"sent 20 fast (ids {short(flood[0])} … {short(flood[-1])}; attend inbox --from " in folded[0]
+    )
     assert not any(row == "  status 3" for row in rows)
     for r in receivers[1:]:
         assert any(row.startswith("[folded] ") for row in reason_of(world, r))

@@ -16,6 +16,7 @@ import pytest
 from attend import layout
 from attend.conduits import fastdrain
 from attend.domain.core import rooms
+from attend.domain.core.ids import sent_form as short
 from attend.testing.standin import Result, StandIn
 from tests.support import (
     ATTEND,
@@ -71,12 +72,31 @@ def test_a_drain_blocks_once_with_pending_messages_then_prints_nothing(world: Wo
         and ", from " not in item
     )
     assert body == "  look at the build"  # indented: no body line starts at the margin
-    assert rest[-1] == (
-        'attend reply "..." answers the newest; attend send "..." starts a thread; silence is a valid reply.'
-    )
+    assert rest[-1] == 'attend reply "..." (the newest) / attend send "..." (new thread) / silence'
     assert maildir(world, s.session_id, "new") == [] and len(maildir(world, s.session_id, "cur")) == 1
     again = drain(world, s.session_id, True)
     assert again.returncode == 0 and again.stdout == ""
+
+
+def test_the_reply_forms_close_the_first_drain_and_come_again_only_after_a_compaction(world: World) -> None:
+    s = world.session("proj")
+    enroll(world, s)
+    closing = 'attend reply "..." (the newest) / attend send "..." (new thread) / silence'
+    world.attend("send", "first")
+    assert reason(drain(world, s.session_id)).split("\n")[-1] == closing
+    world.attend("send", "second")
+    later = reason(drain(world, s.session_id)).split("\n")
+    assert later[-1] == "  second" and closing not in later  # said once: the model has them
+    compact = s.attend(
+        "recall",
+        "--hook",
+        stdin=json.dumps(
+            {"session_id": s.session_id, "cwd": str(s.cwd), "hook_event_name": "SessionStart", "source": "compact"}
+        ),
+    )
+    assert compact.rc == 0, compact.stderr
+    world.attend("send", "third")
+    assert reason(drain(world, s.session_id)).split("\n")[-1] == closing  # the compaction dropped them
 
 
 def test_the_reason_renders_ten_messages_and_names_the_rest_by_id(world: World) -> None:
@@ -87,7 +107,7 @@ def test_the_reason_renders_ten_messages_and_names_the_rest_by_id(world: World) 
     text = reason(drain(world, s.session_id))
     assert text.startswith("[attend] 14 message(s)")
     assert [f"  body {i}" in text.split("\n") for i in range(14)] == [True] * 10 + [False] * 4
-    assert f"(+4 more for you: ids {ids[10]} … {ids[13]})" in text
+    assert f"(+4 more for you: ids {short(ids[10])} … {short(ids[13])})" in text
 
 
 def test_the_drain_names_the_mcp_tools_when_an_mcp_server_is_live(world: World) -> None:
@@ -96,20 +116,24 @@ def test_the_drain_names_the_mcp_tools_when_an_mcp_server_is_live(world: World) 
     fake_mcp_marker(world, s.session_id)
     world.attend("send", "hi")
     text = reason(drain(world, s.session_id))
-    assert text.endswith(
-        "mcp__attend__reply answers the newest; mcp__attend__send starts a thread; silence is a valid reply."
-    )
+    assert text.endswith("mcp__attend__reply (the newest) / mcp__attend__send (new thread) / silence")
 
 
 def test_reply_after_a_drain_threads_to_the_drained_message(world: World) -> None:
     s = world.session("proj")
     enroll(world, s)
-    world.attend("send", "question?")
+    sent = json.loads(world.attend("send", "--json", "question?").stdout)["id"]
     item = reason(drain(world, s.session_id)).split("\n")[1]
-    msg_id = item.split(", id ")[1].split(",")[0].removesuffix("):")
+    shown = item.split(", id ")[1].split(",")[0].removesuffix("):")
+    assert shown == short(sent)
     r = s.attend("reply", "--json", "answer")
     assert r.rc == 0, r.stderr
-    assert json.loads(r.stdout)["re"] == msg_id
+    assert json.loads(r.stdout)["re"] == sent
+    # The short form the reason shows names the message to reply and inbox alike.
+    r = s.attend("reply", "--json", "--re", shown, "to that one")
+    assert r.rc == 0 and json.loads(r.stdout)["re"] == sent, r.stderr
+    r = s.attend("inbox", "--json", shown)
+    assert r.rc == 0 and json.loads(r.stdout)["messages"][0]["id"] == sent, r.stderr
 
 
 def test_the_plain_form_lists_and_counts(world: World) -> None:
@@ -396,7 +420,10 @@ def test_at_a_gemini_turn_end_a_burst_folds_into_one_line_and_a_muted_channel_ne
     assert rows[0] == "[attend] 9 message(s) from peers and humans, not typed at your prompt:", rows
     assert "  a word?" in rows  # addressed to the session: never folded
     folded = [row for row in rows if row.startswith("[folded] ")]
-    assert len(folded) == 1 and f"sent 8 fast (ids {flood[0]} … {flood[-1]}; attend inbox --from " in folded[0], rows
+    assert (
+        len(folded) == 1
+        and f"sent 8 fast (ids {short(flood[0])} … {short(flood[-1])}; attend inbox --from " in folded[0]
+    ), rows
     assert not any(row == "  status 3" for row in rows) and not any("muted chatter" in row for row in rows)
     assert maildir(world, host.sid, "new") == [] and len(maildir(world, host.sid, "cur")) == 10  # none lost
     assert host.turn_end(True).stdout == ""  # and none shown again

@@ -26,6 +26,7 @@ import pytest
 from attend import hosts, identity
 from attend import layout as L
 from attend.conduits import inbox_client, inbox_socket
+from attend.domain.core.ids import sent_form as short
 from attend.testing.standin import StandIn
 from tests.support import Wait, World, drain, enroll, maildir, post, wait_until
 
@@ -170,8 +171,9 @@ def test_a_burst_is_one_post_in_the_drains_framing_and_is_marked_seen_once_the_t
         text.startswith(inbox_socket.HEADER + " (post ") and "[attend] 3 message(s) from peers, not your user:" in text
     )
     for i, name in enumerate(names):
-        assert f"burst {i}" in text and name in text
-        assert f"Other-alpha (agent; #open, id {name}):" in text  # the sender and its kind, as the drain says them
+        assert f"burst {i}" in text
+        # the sender and its kind as the drain says them, and the id in the short form reply and inbox take
+        assert f"Other-alpha (agent; #open, id {short(name)}):" in text
     assert not maildir(world, s.sid, "new") and not maildir(world, s.sid, "claimed")
     assert "attend reply" in text or "mcp__attend__reply" in text
 
@@ -275,7 +277,7 @@ def test_a_tool_result_or_a_prompt_naming_the_ids_does_not_confirm_a_post_the_cl
     retry's own record is there."""
 
     def noise(content: str) -> list[dict[str, Any]]:
-        ids = " ".join(re.findall(r"id ([0-9]{10}\.M\S+?\.[A-Za-z0-9-]+)\)", content))
+        ids = " ".join(re.findall(r"id ([0-9]{10}\.M[0-9]{6})\)", content))  # as the post shows them
         printed = f"{inbox_socket.HEADER}\n[#open] Other-alpha (agent)\n  id:      {ids}\n  message: not seen"
         result = json.loads(json.dumps(TOOL_RESULT))
         result["message"]["content"][0]["content"] = printed
@@ -288,7 +290,7 @@ def test_a_tool_result_or_a_prompt_naming_the_ids_does_not_confirm_a_post_the_cl
     name = post(world.spool, "open", "seen only through the retry")
     wait_until(lambda: len(maildir(world, s.sid, "cur")) == 1, "the retry shown and marked seen")
     assert len(s.inbox.posts) == 2, "the first post was taken as shown"
-    assert name in s.transcript.read_text().split("\n")[0]  # the tool result named it, past the post's offset
+    assert short(name) in s.transcript.read_text().split("\n")[0]  # the tool result named it, past the post's offset
 
 
 def test_an_idle_sessions_new_turn_confirms_the_post_by_its_mark(world: World, setups: Any) -> None:
@@ -300,7 +302,8 @@ def test_an_idle_sessions_new_turn_confirms_the_post_by_its_mark(world: World, s
     wait_until(lambda: len(maildir(world, s.sid, "cur")) == 2, "the next post shown and marked seen")
     marks = [re.match(r".* \(post ([0-9a-f]{32})\)$", c.splitlines()[0]) for c in s.inbox.contents]
     assert all(marks) and marks[0] != marks[1], s.inbox.contents  # each batch its own
-    assert len(s.inbox.posts) == 2 and first in s.inbox.contents[0] and second in s.inbox.contents[1]
+    assert len(s.inbox.posts) == 2
+    assert short(first) in s.inbox.contents[0] and short(second) in s.inbox.contents[1]
 
 
 def test_a_post_the_client_shows_late_is_not_posted_again(world: World, setups: Any, monkeypatch: Any) -> None:
@@ -400,7 +403,7 @@ def test_a_burst_from_one_fast_sender_is_folded_by_the_governor_into_one_line_of
     wait_until(lambda: len(maildir(world, s.sid, "cur")) == 8, "all eight marked seen")
     [text] = s.inbox.contents
     [line] = [x for x in text.splitlines() if x.startswith("[folded]")]
-    assert "sent 8 fast" in line and f"ids {names[0]} … {names[-1]}" in line
+    assert "sent 8 fast" in line and f"ids {short(names[0])} … {short(names[-1])}" in line
     assert "fast 3" not in text  # folded: named by id, not shown one by one
     assert "[attend] 8 message(s)" in text
 

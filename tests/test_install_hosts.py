@@ -20,6 +20,7 @@ import pytest
 from attend.conduits import waiter
 from attend.domain.attention import attention
 from attend.domain.core import rooms
+from attend.domain.core.ids import sent_form as short
 from attend.domain.sessions import sessions
 from attend.identity import Identity
 from attend.setup import safetoml
@@ -319,7 +320,10 @@ def test_a_burst_from_one_sender_wakes_an_idle_codex_thread_once_folded_into_one
     lines = text.splitlines()
     assert lines[0] == "[attend] 8 message(s) from peers, not your user:", lines
     folded = [line for line in lines if line.startswith("[folded] ")]
-    assert len(folded) == 1 and f"sent 8 fast (ids {flood[0]} … {flood[-1]}; attend inbox --from " in folded[0], lines
+    assert (
+        len(folded) == 1
+        and f"sent 8 fast (ids {short(flood[0])} … {short(flood[-1])}; attend inbox --from " in folded[0]
+    ), lines
     assert not any(line == "  status 3" for line in lines)
     assert maildir(world, T1, "new") == [] and len(maildir(world, T1, "cur")) == 8  # folded, not lost
 

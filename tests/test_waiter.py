@@ -82,8 +82,11 @@ def test_three_messages_that_land_together_arrive_in_one_wake(world: World, wait
     enroll(world, s)
     w = waits(s)
     spool = world.spool
-    for i in range(3):  # in one process, microseconds apart: a burst
-        post(spool, "open", f"burst {i}")
+    # The three land while the show lock is held (as while another conduit is mid-show): the waiter,
+    # woken by the first, cannot claim before all three are there, however the machine is loaded.
+    with spool.show_lock(s.session_id, timeout=10):
+        for i in range(3):
+            post(spool, "open", f"burst {i}")
     rc, _, err = w.done()
     assert rc == 2, err
     assert err.splitlines()[0] == "[attend] 3 message(s) from peers, not your user:"

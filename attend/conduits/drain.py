@@ -24,10 +24,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
+from attend import layout as L
 from attend import safejson
 from attend.conduits import fastdrain, monitor
 from attend.domain.attention import attention, disclosure
-from attend.domain.core import framing, rooms
+from attend.domain.core import framing, ids, rooms
 from attend.domain.core.envelope import Signal
 from attend.domain.messages import delivery
 from attend.domain.sessions import mcp_markers, sessions
@@ -70,6 +71,7 @@ class Batch:
     warnings: list[str] = field(default_factory=list)
     busy: bool = False  # another conduit held the show lock: it shows what is pending
     muted: set[str] = field(default_factory=set)  # ids govern() kept from the model (marked seen, unshown)
+    hint: bool = True  # the reason ends in the reply forms: a first shown batch, or the first since a compaction
 
 
 def served(ctx: Context) -> Identity | None:
@@ -127,6 +129,7 @@ def claimed(spool: Spool, sid: str) -> Iterator[Batch]:
         names = spool.listing(sid, "claimed")  # under the show lock: abandoned by a dead conduit
         names += spool.claim_all(sid, spool.listing(sid, "new"))
         batch = Batch(sid, [], [], sessions.take_notice(spool, sid), mcp_markers.mcp_live(spool, sid))
+        batch.hint = not spool.exists(L.SESSIONS, sid, L.REPLY_HINT)
         shown, batch.warnings = delivery.read_claimed(spool, sid, names, 1 << 17)
         batch.names = [name for name, _ in shown]
         batch.signals = [sig for _, sig in shown]
@@ -136,7 +139,8 @@ def claimed(spool: Spool, sid: str) -> Iterator[Batch]:
     others = [s.id for s in batch.signals if s.from_id != sid and s.id not in batch.muted]
     if others:
         sessions.set_last_inbound(spool, sid, max(others))
-        spool.create_exclusive(b"", "sessions", sid, "reply-hint")  # the reason carried the reply forms
+        if batch.hint:  # the reason carried the reply forms: later ones leave them out, until a compaction
+            spool.create_exclusive(b"", L.SESSIONS, sid, L.REPLY_HINT)
 
 
 # ---------------------------------------------------------------------- rendering
@@ -158,26 +162,28 @@ def render_one(sig: Signal) -> str:
     user = framing.label(sig.from_id) if sig.from_kind == "human" else sender
     extra = f", from {user}" if user != sender else ""
     scope = framing.label(rooms.scope(sig.room))
-    head = f"[{clock(sig.at)}] {sender} ({framing.kind(sig.from_kind, sig.client)}; {scope}, id {sig.id}{extra}):"
+    ref = ids.sent_form(sig.id)
+    head = f"[{clock(sig.at)}] {sender} ({framing.kind(sig.from_kind, sig.client)}; {scope}, id {ref}{extra}):"
     lines = [head, *framing.indented(sig.body[:BODY_MAX])]
     if len(sig.body) > BODY_MAX:
-        lines.append(f"(… cut at {BODY_MAX} characters: attend inbox {sig.id} has the rest)")
+        lines.append(f"(… cut at {BODY_MAX} characters: attend inbox {ref} has the rest)")
     return "\n".join(lines)
 
 
 def closing(mcp: bool) -> str:
+    """The reply forms, said at a session's first shown batch and again after each compaction."""
     reply = monitor.MCP_REPLY if mcp else 'attend reply "..."'
     send = monitor.MCP_SEND if mcp else 'attend send "..."'
-    return f"{reply} answers the newest; {send} starts a thread; silence is a valid reply."
+    return f"{reply} (the newest) / {send} (new thread) / silence"
 
 
 def ids_named(signals: list[Signal]) -> str:
     """Every message not shown in full is named by id, so ``attend inbox <id>`` fetches it; a long
     run (ids sort in send order) by its first and last, with ``attend inbox --from`` for the rest."""
-    ids = [s.id for s in signals]
-    if len(ids) <= IDS_LISTED:
-        return "id " + ids[0] if len(ids) == 1 else "ids " + ", ".join(ids)
-    return f"ids {ids[0]} … {ids[-1]}"
+    refs = [ids.sent_form(s.id) for s in signals]
+    if len(refs) <= IDS_LISTED:
+        return "id " + refs[0] if len(refs) == 1 else "ids " + ", ".join(refs)
+    return f"ids {refs[0]} … {refs[-1]}"
 
 
 def collapsed_line(thread: attention.Thread) -> str:
@@ -278,7 +284,8 @@ def render_reason(batch: Batch, arranged: Arranged | None = None) -> str:
     lines.extend(folded_line(sender, sigs) for sender, sigs in shown.folded.items())
     if shown.overflow:
         lines.append(f"(+{len(shown.overflow)} more for you: {ids_named(shown.overflow)})")
-    lines.append(closing(batch.mcp))
+    if batch.hint:
+        lines.append(closing(batch.mcp))
     return "\n".join(lines)
 
 

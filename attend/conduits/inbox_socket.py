@@ -60,9 +60,7 @@ if TYPE_CHECKING:
 
 STATE = L.SOCKET  # sessions/<sid>/socket: "<pid> <procStart>" of the serving `attend mcp`
 STATE_POSTED = L.POSTED  # sessions/<sid>/posted: a post awaiting the transcript's word
-QUIET = 0.05  # a burst is gathered until this long passes with no arrival...
-GATHER_MAX = 0.5  # ...but never longer than this
-POST_GAP = 2.0  # seconds between two posts: the client drops posts past ~30 in a short window
+POST_GAP = 2.0  # seconds between two posts (the client drops closer ones); what lands meanwhile joins the next
 DROP_WAIT = 10.0  # an idle session shows a post within ~0.4 s; unconfirmed this long after, it was dropped
 POST_TRIES = 3  # posts of one batch (the first, then retries) before the batch is given up
 RETRY_AFTER = (2.0, 8.0)  # seconds before each retry: the client drops posts that crowd it (~30 at once)
@@ -248,6 +246,11 @@ class Conduit(threading.Thread):
         # The client's record: a /clear rewrites it with the session's new id (and a post's
         # confirmation reads its status from it).
         self.watcher.add("record", hosts.DEFAULT.records_home(self.env), ARRIVALS | IN_CLOSE_WRITE, named=True)
+        # Loaded now, while nothing waits: the first post would otherwise pay for importing the drain
+        # (its claim, governor and rendering) between the arrival and the post (~130 KB more RSS).
+        from attend.conduits import drain  # noqa: F401
+        from attend.domain.sessions import sessions  # noqa: F401
+
         while not self.stopping:
             if self.follow_clear() and self.named:
                 self.named = False  # named under the old id; unnamed there, named again under the new one
@@ -321,11 +324,10 @@ class Conduit(threading.Thread):
         return True
 
     def gather(self) -> None:
-        """A burst is one post; and posts are POST_GAP apart, what arrives meanwhile joins the next."""
-        end = time.monotonic() + GATHER_MAX
-        while (left := end - time.monotonic()) > 0:
-            if "new" not in self.watcher.wait(min(QUIET, left), wake=self._stop_r):
-                break
+        """Leading edge: the first message after a quiet spell is posted at once, with whatever has
+        landed by the claim (a burst is one post). Posts are POST_GAP apart: what arrives while a post
+        is in flight (claimed, posted, awaiting the transcript's word) or within the gap after it
+        joins the next post."""
         # An arrival wakes the wait early: sleep on until the gap has passed (or the server ends).
         while (gap := self.last_post + POST_GAP - time.monotonic()) > 0 and not self.stopping:
             self.watcher.wait(gap, wake=self._stop_r)

@@ -6,6 +6,8 @@ since the last compaction (or since the session began) that the session has not 
 each, id, sender, first line. After them comes the reheat (the judgment layer), and the disclosure
 stamp says it was said, so the loop does not say it again at the next message.
 
+- The reply forms, which a conduit says only at a session's first shown message, are said again at
+  the next one: the hook removes ``sessions/<sid>/reply-hint``.
 - **Shown** is what a conduit moved to the session's ``cur/`` (the loop, the drain and the waiter
   mark a shown delivery seen there). The hook saves the names it found (``sessions/<sid>/compacted``);
   the next compaction re-presents only names not in that list. Nothing is written on the hot path.
@@ -124,6 +126,8 @@ def recall(spool: Spool, sid: str, env: Mapping[str, str], cwd: str, now: float)
     if disclosure.enabled(cfg):
         lines.append(f"{REHEAT_LABEL} {reheat.wording(mcp)}")
     spool.write_state(json.dumps({"at": now, "shown": cur}).encode(), L.SESSIONS, sid, L.COMPACTED)
+    # The reply forms went with the compaction: the next conduit to show a message says them again.
+    spool.remove(L.SESSIONS, sid, L.REPLY_HINT)
     if disclosure.enabled(cfg):
         disclosure.said_after_compaction(spool, sid, now)
     return "\n".join(lines)

@@ -66,8 +66,6 @@ if TYPE_CHECKING:
 
 HOOK_TIMEOUT = 86400  # seconds: the entry's "timeout" in settings/hooks.json (tests/test_waiter.py checks)
 MARGIN = 120.0  # the waiter leaves this long before the client would kill it mid-show
-QUIET = 0.05  # after an arrival, more of a burst is gathered until this long passes with none
-GATHER_MAX = 0.5  # ...but never longer than this after the first
 DRAIN_GRACE = 35.0  # the drain's own timeout is 30 s: past this, its verdict is not coming
 LOOK_EVERY = 600.0  # seconds between looks without an event (the loop's lock, the deadline)
 LOOP_WINDOW = 30.0  # a wake this soon after the turn it follows continues a chain of wakes
@@ -311,9 +309,9 @@ class Waiter:
                 if self.hold is not None and time.monotonic() < self.hold:
                     self.watcher.wait(self.timeout(left), wake=self.pidfd)
                     continue
-                self.gather()
-                if self.host_gone() or not self.mine() or self.loop_live():
-                    return QUIET_EXIT
+                # Leading edge: the first arrival wakes the session at once, with whatever has landed
+                # by the claim (a burst is one wake); what lands after the claim waits for the turn
+                # the wake starts (its drain, or the socket mid-turn).
                 code = self.deliver()
                 if code is not None:
                     return code
@@ -326,13 +324,6 @@ class Waiter:
                     return code
                 continue
             self.watcher.wait(self.timeout(left), wake=self.pidfd)
-
-    def gather(self) -> None:
-        """A burst (three sends in a row) is one wake: wait until QUIET passes with no new arrival."""
-        end = time.monotonic() + GATHER_MAX
-        while (left := end - time.monotonic()) > 0:
-            if "new" not in self.watcher.wait(min(QUIET, left), wake=self.pidfd):
-                return
 
     def next_wake(self) -> str | None:
         """None when this wake may go ahead; else why not (a chain of quick wakes is a loop)."""

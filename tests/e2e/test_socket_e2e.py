@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from attend.conduits import inbox_socket, waiter
+from attend.domain.core.ids import sent_form as short
 from attend.domain.sessions import mcp_markers
 from attend.hosts import DEFAULT
 from tests.e2e.fake_api import Entry, FakeAPI, Reply, Request, bash, call, done, tool_search
@@ -91,7 +92,7 @@ def test_a_busy_session_gets_a_message_sent_during_a_tool_call_in_its_next_reque
     assert run.rc == 0 and not run.timed_out and not run.api.errors, run.explain()
     assert turns_with(run.turns, body) == [2], run.explain()
     [text] = [t for t in state["texts"] if body in t]
-    assert POSTED in text and f"id {state['sent']['id']}" in text and text.count(body) == 1, text
+    assert POSTED in text and f"id {short(state['sent']['id'])}" in text and text.count(body) == 1, text
     assert sum(body in t for t in run.user_texts()) == 1, run.explain()
     assert not run.monitor_events() and not run.stop_hook_blocks(), run.explain()
     sid = str(state["sid"])
@@ -175,7 +176,7 @@ def test_the_idle_interactive_session_is_woken_by_a_send_through_the_socket_exac
 
     assert api.consumed == 3 and not api.errors, (api.consumed, api.errors)
     [text] = [t for t in state["texts"] if body in t]
-    assert POSTED in text and f"id {sent['id']}" in text and text.count(body) == 1, text
+    assert POSTED in text and f"id {short(sent['id'])}" in text and text.count(body) == 1, text
     assert sum(body in t for t in user_texts(api.turns)) == 1
     assert not claimed(e2e, sid)
 
@@ -257,6 +258,6 @@ def test_where_attend_mcp_gets_no_socket_the_waiter_wakes_the_idle_session_inste
 
     assert api.consumed == 3 and not api.errors, (api.consumed, api.errors)
     [text] = [t for t in state["texts"] if body in t]
-    assert POSTED not in text and f"id {sent['id']}" in text and text.count(body) == 1, text
+    assert POSTED not in text and f"id {short(sent['id'])}" in text and text.count(body) == 1, text
     assert sum(body in t for t in user_texts(api.turns)) == 1
     assert not claimed(e2e, sid)

@@ -22,6 +22,7 @@ import pytest
 
 from attend import layout
 from attend.conduits import waiter
+from attend.domain.core.ids import sent_form as short
 from tests.e2e.fake_api import Entry, Reply, Request, bash, call, done, tool_search
 from tests.e2e.harness import E2EWorld, expect_ok, latest_user_texts, session_id_of, wait_for
 from tests.support import post
@@ -111,10 +112,49 @@ def test_an_idle_session_is_woken_by_a_message_sent_after_its_turn_ended_exactly
     assert len(run.turns) == 3 and run.api.exhausted == 0, run.explain()
     assert turns_with(run.turns, body) == [2], run.explain()
     [text] = [t for t in latest_user_texts(run.turns[2]) if body in t]
-    assert FEEDBACK in text and f"id {state['sent']['id']}" in text, text
+    assert FEEDBACK in text and f"id {short(state['sent']['id'])}" in text, text
     assert text.count(body) == 1, text
     assert sum(body in t for t in run.user_texts()) == 1, run.explain()  # across every request
     assert not run.monitor_events() and not run.stop_hook_blocks(), run.explain()
+
+
+def test_a_reply_to_the_short_id_a_wake_shows_threads_to_that_message(e2e: E2EWorld) -> None:
+    """The wake names each message by the short form of its id; the model answers one by that form
+    (``attend reply --re <short>``), and the reply threads to the full id of the message shown."""
+    install(e2e)
+    headless_wait(e2e, 15)
+    body = f"which branch? {uuid.uuid4().hex[:8]}"
+    state: dict[str, Any] = {}
+
+    def joined_then_idle(req: Request) -> Reply:
+        expect_ok(req, "attend join")
+        state["sid"] = session_id_of(req)
+        return done("Joined; nothing else to do.")
+
+    def woken(req: Request) -> Reply:
+        [text] = [t for t in latest_user_texts(req) if body in t]
+        state["ref"] = ref = re.search(r", id ([0-9]{10}\.M[0-9]{6})\):", text)[1]  # type: ignore[index]
+        return bash(f'attend reply --json --re {ref} "main, as agreed"')
+
+    def replied(req: Request) -> Reply:
+        state["reply"] = expect_ok(req, "attend reply").json()
+        return done("Answered.")
+
+    def operator() -> None:
+        wait_for(lambda: state.get("sid") and waiter_pid(e2e, state["sid"]), 60, "the waiter to arm at turn end")
+        state["sent"] = e2e.human_send(body)
+
+    t = threading.Thread(target=operator, daemon=True)
+    t.start()
+    run = e2e.claude([bash("attend join e2e"), joined_then_idle, woken, replied])
+    t.join(5)
+
+    assert run.rc == 0 and not run.timed_out and not run.api.errors, run.explain()
+    sent = state["sent"]["id"]
+    assert state["ref"] == short(sent) and len(state["ref"]) < len(sent)
+    assert state["reply"]["re"] == sent, state["reply"]  # threaded to the message the wake showed
+    [answer] = [m for m in e2e.signals() if m.body == "main, as agreed"]
+    assert answer.re == sent and answer.from_id == state["sid"]
 
 
 def test_with_monitor_armed_as_well_the_message_arrives_once_through_the_loop(e2e: E2EWorld) -> None:

@@ -6,7 +6,7 @@ Ids are the spool's unique names (``<seconds>.M<micros>P<pid>Q<n>R<hex>.<host>``
 prefix is looked up in every room's listing (names only, never a read): a command a person types, never
 a hot path (a full id is checked by its pattern alone and costs nothing here).
 
-The send line cannot pay for that listing (send is the hot path), so it shows ``sent_form``: the id up to
+The send line and the conduits cannot pay for that listing (hot paths), so they show ``sent_form``: the id up to
 its microsecond, which names one message unless two were sent in the same microsecond. An id starts with
 its time, so no later message can come to share that prefix; should two ever share it, ``resolve``
 says so and asks for more of the id.
@@ -90,7 +90,8 @@ def short_forms(spool: Spool, wanted: Iterable[str], listed: Mapping[str, list[s
 
 
 def sent_form(msg_id: str) -> str:
-    """The short form the send line shows without a listing: the id up to its microsecond (see above).
+    """The short form the send line and the conduits show without a listing: the id up to its
+    microsecond (see above), which ``resolve`` takes back.
     By character, not the id's pattern: the send path compiles no regular expression."""
     head = msg_id[:SENT_FORM]
     return head if len(msg_id) > SENT_FORM and msg_id[SENT_FORM] == "P" and head[10:12] == ".M" else msg_id
