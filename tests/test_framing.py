@@ -51,7 +51,7 @@ RAW |= set("\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
 
 LABEL = r'"(?:[^"\\]|\\.)*"|[\w .\'@+#&-]+'
 NAME_ID = r"[0-9]{10}\.M[0-9]{6}P[0-9]+Q[0-9]+R[0-9a-f]{8}\.[A-Za-z0-9-]+"
-SHORT_ID = r"[0-9]{10}\.M[0-9]{6}"  # the form a conduit's reason shows (attend.domain.core.ids.short)
+SHORT_ID = r"[0-9]{10}\.M[0-9]{6}"  # the form a conduit's reason shows (attend.domain.core.ids.sent_form)
 SCOPE = r"(?:#[\w-]+|direct|project(?::\S+)?)"
 KIND = r"(?:agent, [a-z][a-z0-9-]*|agent|human)"  # framing.kind: the agent's client, when the record names one
 # The count line says who wrote the messages: agents are never the user, a human may be.
@@ -256,8 +256,8 @@ def test_hostile_bodies_and_a_hostile_name_parse_back_to_exactly_the_messages_se
     fields = ("when", "id", "to", "message")
     footer = rf"page 1 · {len(BODIES)} shown"
     messages = parse_blocks(r.stdout, footer, fields, rf"\[{SCOPE}\] ({LABEL}) \({KIND}\)")[::-1]
-    short = message_ids.short_forms(world.spool, ids)  # the listing shows each id's unique prefix
-    assert [(m["id"], m["sender"]) for m in messages] == [(short[i], who) for i in ids]
+    forms = message_ids.short_forms(world.spool, ids)  # the listing shows each id's unique prefix
+    assert [(m["id"], m["sender"]) for m in messages] == [(forms[i], who) for i in ids]
     each_body_in_its_own_message(messages)
 
     lines = loop.lines()
