@@ -73,6 +73,8 @@ spool = Spool.open(tmp / "spool")
 for i in range(50):
     sessions.enroll(spool, Identity("agent", f"sess-{i:02d}", f"/p/{i % 5}", "bench", True), "run")
 import os
+from attend.identity import human_id
+spool.make_maildir(human_id(os.environ), "humans")  # the human's mailbox, made once at a terminal
 ctx = Context(spool=spool, env=dict(os.environ), cwd=str(tmp))
 send.run(ctx, send.SendRequest("warm-up"))
 t = time.process_time()  # CPU: the gate's share, free of the disk's fsync waits
