@@ -143,6 +143,15 @@ class Page:
         self.requests: list[str] = []
         self.context.on("request", lambda r: self.requests.append(r.url))
         # Playwright's own script (a test's probe, outside the page's CSP): record each notification.
+        # And every server-sent event the page is given, so a wait that times out says what came.
+        self.context.add_init_script(
+            "window.__events = []; const ES = window.EventSource;"
+            "window.EventSource = function (u, o) { const e = new ES(u, o); window.__events.push(['open', u]);"
+            " for (const k of ['message', 'count', 'reset', 'rooms']) e.addEventListener(k, (ev) =>"
+            " window.__events.push([k, ev.lastEventId, (ev.data || '').slice(0, 160)]));"
+            " e.addEventListener('error', () => window.__events.push(['error', e.readyState])); return e; };"
+            "window.EventSource.CLOSED = ES.CLOSED; window.EventSource.OPEN = ES.OPEN;"
+        )
         self.context.add_init_script(
             "window.__notes = [];"
             "if (window.Notification) { const N = window.Notification;"
@@ -163,9 +172,13 @@ class Page:
         return list(self.page.eval_on_selector_all("#messages .body", "els => els.map(e => e.textContent)"))
 
     def wait_text(self, text: str) -> None:
-        self.page.wait_for_function(
-            "t => document.getElementById('messages').textContent.includes(t)", arg=text, timeout=DEADLINE * 1000
-        )
+        try:
+            self.page.wait_for_function(
+                "t => document.getElementById('messages').textContent.includes(t)", arg=text, timeout=DEADLINE * 1000
+            )
+        except Exception as e:
+            events = self.page.evaluate("window.__events")
+            raise AssertionError(f"{text!r} never shown; the page has {self.bodies()}; it was given {events}") from e
 
     def wait_title(self, title: str) -> None:
         self.page.wait_for_function("t => document.title === t", arg=title, timeout=DEADLINE * 1000)
