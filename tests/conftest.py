@@ -10,6 +10,7 @@ from __future__ import annotations
 import compileall
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -174,3 +175,15 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     timed = {k: round(v, 2) for k, v in _timed.items() if k not in _failed}
     if timed and cache is not None and not hasattr(session.config, "workerinput"):
         cache.set(DURATIONS, {**cache.get(DURATIONS, {}), **timed})
+
+
+@pytest.fixture(autouse=True)
+def _names_stay_at_the_real_time() -> Iterator[None]:
+    """A test that names a message from an injected clock in the future leaves this worker's later names
+    there (each process's names only increase), and every later test that compares them with another
+    process's names is wrong by years. Fail the test that did it, not the one that trips over it."""
+    from attend import layout
+
+    yield
+    ahead = layout._last_us - time.time_ns() // 1000
+    assert ahead < 60_000_000, f"this test left the process's message names {ahead / 1e6:.0f} s in the future"
