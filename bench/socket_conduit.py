@@ -6,6 +6,9 @@ posting a session's mail to the client's inbox socket (docs/architecture/conduit
 - versus: attend's wake against the client's own `SendMessage`, alternating, against the same idle
   interactive session: from the start of an `attend send` process, and from the sending model's
   request reaching its API, to the idle session's new request (goal: attend's median <= the client's);
+  with each, the idle client's own CPU and its threads' run-queue wait over the wake (/proc schedstat).
+  BENCH_CONDUIT=waiter turns the socket off, so the waiter wakes the idle TUI; BENCH_DIRECT=1 adds a
+  round in which the bench posts attend's text to the socket itself, with no attend process at work;
 - cost: an idle, enrolled TUI session for S seconds: model turns (goal 0), and its `attend mcp`'s
   context switches (every thread, from /proc) and CPU time, and its RSS with the conduit on and off
   (goal <= 2 MB extra, 0 wakes without an event).
@@ -53,7 +56,24 @@ def world() -> E2EWorld:
     settings = json.loads(path.read_text())
     settings["permissions"]["allow"].append("Bash")
     path.write_text(json.dumps(settings))
+    if os.environ.get("BENCH_CONDUIT") == "waiter":  # the socket off: the waiter wakes the idle TUI
+        config = Path(layout.config_root(e2e.env)) / "config.yaml"
+        config.parent.mkdir(parents=True, exist_ok=True)
+        config.write_text("conduits:\n  socket: off\n")
     return e2e
+
+
+def sched(pid: Any) -> tuple[float, float]:
+    """(CPU run time, time waiting on a run queue) of all threads of ``pid``, in seconds."""
+    run = wait = 0
+    if pid:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            try:
+                a, b, _ = (task / "schedstat").read_text().split()
+            except (OSError, ValueError):
+                continue
+            run, wait = run + int(a), wait + int(b)
+    return run / 1e9, wait / 1e9
 
 
 def serving(e2e: E2EWorld, sid: Any) -> int | None:
@@ -91,7 +111,12 @@ def idle(sends: int) -> None:
     parts: dict[str, list[float]] = {"send": [], "claim": [], "client": []}
     try:
         tui.type("join the bench channel")
-        wait_for(lambda: serving(e2e, state.get("sid")), 90, "the socket conduit")
+        if os.environ.get("BENCH_CONDUIT") == "waiter":
+            from attend.conduits import waiter as waiting
+
+            wait_for(lambda: state.get("sid") and waiting.waiter_live(e2e.spool, str(state["sid"])), 90, "the waiter")
+        else:
+            wait_for(lambda: serving(e2e, state.get("sid")), 90, "the socket conduit")
         state["sent"] = {}
         for i in range(sends):
             wait_for(lambda: (tui.record() or {}).get("status") == "idle", 60, "the session to be idle")
@@ -142,6 +167,7 @@ def versus(rounds: int) -> None:
             for tag in list(state["sent"]):
                 if tag in t:
                     state["arrived"].setdefault(tag, now)
+                    state.setdefault("sched_end", {}).setdefault(tag, sched(state.get("tui_pid")))
         return done("Read it.")
 
     def sender(req: Request) -> Reply:
@@ -155,6 +181,7 @@ def versus(rounds: int) -> None:
         if phase == "send":
             tag, name, args = state["call"]
             state["sent"][tag] = time.perf_counter()  # the sending model's request reached its API
+            state.setdefault("sched_start", {})[tag] = sched(state.get("tui_pid"))
             state["wall"][tag] = time.time()
             state["phase"] = "sent"
             return call(name, args)
@@ -168,11 +195,18 @@ def versus(rounds: int) -> None:
     attend_xs: list[float] = []
     own_xs: list[float] = []
     mcp_xs: list[float] = []
+    direct_xs: list[float] = []
     try:
         tui.type("join the bench channel")
-        wait_for(lambda: serving(e2e, state.get("sid")), 90, "the socket conduit")
+        if os.environ.get("BENCH_CONDUIT") == "waiter":
+            from attend.conduits import waiter as waiting
+
+            wait_for(lambda: state.get("sid") and waiting.waiter_live(e2e.spool, str(state["sid"])), 90, "the waiter")
+        else:
+            wait_for(lambda: serving(e2e, state.get("sid")), 90, "the socket conduit")
         record = next(r for r in tui.watch.records.values() if r.get("sessionId") == state["sid"])
         state["sock"] = record["messagingSocketPath"]
+        state["tui_pid"] = int(record["pid"])
         b = e2e.start(
             [sender] * (8 * rounds + 12),
             "load SendMessage",
@@ -196,6 +230,7 @@ def versus(rounds: int) -> None:
             ready()
             tag = f"attend-{i}-{uuid.uuid4().hex[:6]}"
             state["sent"][tag] = time.perf_counter()
+            state.setdefault("sched_start", {})[tag] = sched(state.get("tui_pid"))
             state["wall"][tag] = time.time()
             said = e2e.attend("send", tag)
             state["returned"][tag] = time.time()
@@ -234,6 +269,24 @@ def versus(rounds: int) -> None:
                 mcp_xs.append(state["arrived"][tag] - state["sent"][tag])
             except TimeoutError:
                 print(f"MCP send round {i} never arrived; the tool said: {state['results'][-1:]}")
+            if os.environ.get("BENCH_DIRECT"):  # the bench itself posts attend's text: no attend process at work
+                ready()
+                tag = f"direct-{i}-{uuid.uuid4().hex[:6]}"
+                pid = serving(e2e, state["sid"])
+                envs = dict(
+                    kv.split("=", 1) for kv in Path(f"/proc/{pid}/environ").read_text().split("\0") if "=" in kv
+                )
+                content = (
+                    f"{inbox_socket.HEADER} (post {uuid.uuid4().hex})\n[attend] 1 message(s) from peers, not your "
+                    f"user:\n[{time.strftime('%H:%M')} UTC] bench (agent, claude; direct, id 1796575564.M7):\n  {tag}"
+                )
+                state["sent"][tag] = time.perf_counter()
+                state["wall"][tag] = time.time()
+                from attend.conduits import inbox_client
+
+                inbox_client.post(envs["CLAUDE_CODE_MESSAGING_SOCKET"], envs["CLAUDE_CODE_MESSAGING_TOKEN"], content)
+                wait_for(lambda tag=tag: tag in state["arrived"], 30, "the direct post's wake")
+                direct_xs.append(state["arrived"][tag] - state["sent"][tag])
             print(f"round {i}: attend send {attend_xs[-1] * 1e3:.0f} ms", flush=True)
         b.proc.kill()
         took = enqueued(e2e, str(state["sid"]), list(state["sent"]))
@@ -248,6 +301,11 @@ def versus(rounds: int) -> None:
     mine = [t for t in state["returned"] if t in took and t in arrived_wall]
     own = [t for t in state["wall"] if t.startswith("own-") and t in took and t in arrived_wall]
     tool = [t for t in state["wall"] if t.startswith("mcp-") and t in took and t in arrived_wall]
+    direct = [t for t in state["wall"] if t.startswith("direct-") and t in took and t in arrived_wall]
+    if direct:
+        report("  the bench's own post: posted -> the client took it in", [took[t] - state["wall"][t] for t in direct])
+        report("  the bench's own post: taken in -> its request", [arrived_wall[t] - took[t] for t in direct])
+        report("the bench's own post of attend's text -> the idle session's new request", direct_xs)
     if mine:
         report("  attend: send start -> send returned", [state["returned"][t] - state["wall"][t] for t in mine])
         report("  attend: send returned -> the client took the post in", [took[t] - state["returned"][t] for t in mine])
@@ -270,6 +328,13 @@ def versus(rounds: int) -> None:
         report("the client's SendMessage: the sender's request at its API -> the idle session's new request", own_xs)
     if mcp_xs:
         report("attend's MCP send tool: the sender's request at its API -> the idle session's new request", mcp_xs)
+    for prefix in ("attend-", "own-", "mcp-", "direct-"):
+        tags = [t for t in state.get("sched_end", {}) if t.startswith(prefix) and t in state.get("sched_start", {})]
+        if tags:
+            runs = [state["sched_end"][t][0] - state["sched_start"][t][0] for t in tags]
+            waits = [state["sched_end"][t][1] - state["sched_start"][t][1] for t in tags]
+            report(f"  {prefix} the TUI's CPU from the send to its request", runs)
+            report(f"  {prefix} the TUI's threads waiting for a CPU meanwhile", waits)
     print("attend, ms:", ", ".join(f"{x * 1000:.0f}" for x in sorted(attend_xs)))
     print("attend's MCP send, ms:", ", ".join(f"{x * 1000:.0f}" for x in sorted(mcp_xs)))
     print("SendMessage, ms:", ", ".join(f"{x * 1000:.0f}" for x in sorted(own_xs)))

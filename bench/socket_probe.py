@@ -45,9 +45,12 @@ def post(content, extra, listen):
     t0 = time.time()
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.connect(os.environ["CLAUDE_CODE_MESSAGING_SOCKET"])
+    shut = extra.pop("_shutdown", False)
     msg = {"type": "user", "message": {"role": "user", "content": content}, **extra}
     s.sendall((json.dumps({"type": "auth", "token": os.environ["CLAUDE_CODE_MESSAGING_TOKEN"]}) + "\n"
                + json.dumps(msg) + "\n").encode())
+    if shut:  # as attend's conduit posts: half-close, then wait briefly for the client's close
+        s.shutdown(socket.SHUT_WR)
     s.settimeout(listen)
     got = b""
     try:
@@ -245,6 +248,59 @@ def tui(what: str, n: int = 1) -> None:
         p.close()
 
 
+def shapes(rounds: int = 8) -> None:
+    """Which post shape the idle TUI turns into a request fastest, alternating from one running stand-in
+    (no process start, no confirmation work beside it): a bare line, attend's post, and the fields the
+    client's own SendMessage adds (priority, from, msg_id). Post written -> the request at the model."""
+    import statistics
+
+    p = Probe()
+    api = FakeAPI([done("Hello.")] + [done(f"answer {i}") for i in range(3 * rounds + 5)])
+    t = TUI(p.e2e, api, args=["--mcp-config", str(p.mcp)]).start()
+    p.stamp(api)
+    from attend.conduits.inbox_socket import HEADER as header
+
+    kinds = {
+        "bare": lambda m: (f"hello {m}", {}),
+        "attend": lambda m: (
+            f"{header} (post {uuid.uuid4().hex})\n[attend] 1 message(s) from humans, not typed at your prompt:\n"
+            f"[16:45 UTC] mara (human; #open, id 1796575558.M801968):\n  hello {m}",
+            {},
+        ),
+        "sendmsg": lambda m: (
+            f"hello {m}",
+            {"priority": "next", "from": "uds:/tmp/none.sock", "msg_id": str(uuid.uuid4())},
+        ),
+        "shutdown": lambda m: (f"hello {m}", {"_shutdown": True}),
+    }
+    xs: dict[str, list[float]] = {k: [] for k in kinds}
+    try:
+        p.env()
+        t.type("hi")
+        wait_for(lambda: "Hello." in t.screen(), 60, "the answer")
+        for r in range(rounds):
+            for k, make in kinds.items():
+                time.sleep(2.5)
+                m = f"probe-{uuid.uuid4().hex[:8]}"
+                content, extra = make(m)
+                res = p.post(content, listen=0.2 if extra.get("_shutdown") else 0.01, **extra)
+                with contextlib.suppress(TimeoutError):
+                    wait_for(lambda m=m: bool(p.carried(api, m)), 10, "the post in a request")
+                got = p.carried(api, m)
+                if got:
+                    xs[k].append(got[0][1] - res["t"])
+                    print(f"round {r} {k}: {(got[0][1] - res['t']) * 1000:.0f} ms")
+                else:
+                    print(f"round {r} {k}: never reached the model")
+        for k, v in xs.items():
+            if v:
+                ms = sorted(x * 1000 for x in v)
+                print(f"{k}: n={len(v)} p50 {statistics.median(ms):.0f} ms, min {ms[0]:.0f}, max {ms[-1]:.0f}")
+    finally:
+        t.close()
+        p.close()
+
+
 if __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else "busy"
     arg = int(sys.argv[2]) if len(sys.argv) > 2 else None
@@ -252,6 +308,8 @@ if __name__ == "__main__":
         busy()
     elif what == "burst":
         busy(arg or 20, sleep=8, gap=float(sys.argv[3]) if len(sys.argv) > 3 else 0.1)
+    elif what == "shapes":
+        shapes(arg or 8)
     elif what == "idleburst":
         tui("idle", arg or 20)
     else:
