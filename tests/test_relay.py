@@ -660,6 +660,47 @@ def test_a_stopped_relay_leaves_its_sessions_to_fade_from_the_others_peers(hosts
     wait_until(lambda: not sees(a, "hostb", "Fay"), "Fay to fade from hosta's peers")
 
 
+def test_the_presence_watch_runs_no_polling_task_and_still_follows_a_burst_past_the_flow_control_window(
+    tmp_path: Path, server: NatsServer
+) -> None:
+    """nats-py answers a KV watch's flow control from a task that wakes four times a second for the
+    watch's life: most of an idle relay's CPU. The relay stops it; the client still answers a flow
+    control message as it comes, or from a stalled consumer's heartbeat, so a burst far past the
+    server's window (300 entries of 2 KiB, 600 KiB) all arrives."""
+    from attend.relay.daemon import quiet_flow_control
+
+    provision(tmp_path, [server.url])
+
+    async def act(nc: Any, _errors: list[str]) -> tuple[bool, bool, int]:
+        kv = await nc.jetstream(timeout=5).key_value(subjects.BUCKET)
+        watcher = await kv.watchall()
+        jsi = watcher._sub._sub._jsi
+        had = jsi._fctask is not None
+        task = jsi._fctask
+        quiet_flow_control(watcher)
+        await asyncio.sleep(0)
+        stopped = jsi._fctask is None and (task is None or task.cancelled() or task.done())
+        seen: set[str] = set()
+        for i in range(300):
+            await kv.put(f"hosta.burst{i}", b"x" * 2048)
+
+        async def follow() -> None:
+            async for entry in watcher:
+                if entry is not None and entry.key.startswith("hosta.burst"):
+                    seen.add(entry.key)
+                    if len(seen) == 300:
+                        return
+
+        await asyncio.wait_for(follow(), 120)
+        await watcher.stop()
+        return had, stopped, len(seen)
+
+    had, stopped, seen = _as_host(server.url, "hosta", act)
+    assert had, "nats-py no longer runs a flow-control task beside a watch: quiet_flow_control is not needed"
+    assert stopped
+    assert seen == 300
+
+
 def test_a_lease_crosses_hosts_keyed_by_the_repository_and_flags_an_edit_there(hosts: tuple[Host, Host]) -> None:
     a, b = hosts
     url = "https://owner:token@example.com/team/app.git"  # the credentials are never published

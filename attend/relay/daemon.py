@@ -560,6 +560,7 @@ class Relay:
                     watcher = None
                 if watcher is None:
                     watcher = await self.kv.watchall()
+                    quiet_flow_control(watcher)
                     self.watching = asyncio.create_task(self._read_watch(watcher))
                 snap = await self._io(self._snapshot)
                 snap[f"{self.me}.relay"] = {
@@ -665,3 +666,16 @@ class _Stopped(Exception):
 
 def _stop_early(_sig: int, _frame: object) -> None:
     raise _Stopped
+
+
+def quiet_flow_control(watcher: Any) -> None:
+    """Stop the task nats-py runs beside a KV watch (an ordered push consumer) to answer the server's
+    flow control: it wakes four times a second for the watch's life, most of an idle relay's CPU
+    (docs/benchmarks.md). Without it nothing is lost: the client answers a flow control message at
+    once when all before it was delivered, and a stalled consumer's next idle heartbeat (every 5 s)
+    carries the reply to send, which the client sends. A client without that task is left as it is."""
+    with contextlib.suppress(AttributeError):
+        jsi = watcher._sub._sub._jsi  # the watch's push subscription, its core subscription's JetStream state
+        if jsi._fctask is not None:
+            jsi._fctask.cancel()
+            jsi._fctask = None
