@@ -189,7 +189,6 @@ class LazyPattern:
 # <seconds>.M<microseconds>P<pid>Q<per-process counter>R<random>.<host>: fixed-width time first so
 # names sort in send order; no ':' or '/', no leading '.', as the maildir rule asks.
 NAME_RE = LazyPattern(r"[0-9]{10}\.M[0-9]{6}P[0-9]+Q[0-9]+R[0-9a-f]{8}\.[A-Za-z0-9-]+")
-SID_RE = LazyPattern(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")  # a session id: one safe path component
 
 # The link bound: a record stays linked in a room's new/ only if its link() returned within this many
 # seconds of its name's time (Spool.publish checks the clock after each link, and withdraws a late
@@ -296,8 +295,14 @@ def base_name(entry: str) -> str:
     return entry.split(":", 1)[0]
 
 
+_SID_CHARS = ALNUM + "_-"
+
+
 def is_session_id(text: str) -> bool:
-    return SID_RE.fullmatch(text) is not None
+    """A session id, one safe path component: ``[A-Za-z0-9][A-Za-z0-9_-]{0,127}``. Checked by hand, as
+    a user name is: every send reads a client's record through this, and a pattern would bring ``re``
+    into the send (~3 ms of a ~28 ms process)."""
+    return 0 < len(text) <= 128 and text[0] in ALNUM and all(c in _SID_CHARS for c in text)
 
 
 _USER_FIRST = ALNUM + "_"

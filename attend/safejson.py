@@ -24,12 +24,61 @@ class TooDeep(ValueError):
 def loads(data: str | bytes | bytearray, **kw: Any) -> Any:
     """``json.loads`` (``kw`` passed on), but a value nested too deep to decode is a ``ValueError``
     (``TooDeep``), as any other text that is not JSON is."""
-    import json  # here, not above: a send that reads no JSON never pays for the module (~1 ms)
-
     try:
+        if not kw:
+            value = _scanned(data)
+            if value is not _OTHER:
+                return value
+        import json  # here, not above: a send that reads no JSON never pays for the module
+
         return json.loads(data, **kw)
     except RecursionError:
         raise TooDeep("JSON nested too deep to read") from None
+
+
+_OTHER = object()  # what _scanned returns when json.loads must decide (and word the error)
+_SPACE = " \t\n\r"
+_CONSTANTS = {"-Infinity": float("-inf"), "Infinity": float("inf"), "NaN": float("nan")}
+
+
+class _Reading:
+    """What the C scanner asks of ``json.loads``'s decoder, with its defaults."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = _CONSTANTS.__getitem__
+
+
+def _scanned(data: str | bytes | bytearray) -> Any:
+    """The value ``json.loads(data)`` gives, read by the C scanner the json package itself uses, but
+    without importing the package: its import brings ``re`` and ``enum`` (~3 ms, a tenth of a send
+    process, which reads a client's record). Anything out of the ordinary (bytes not plain UTF-8, a
+    byte-order mark, text that is not one JSON value) is ``_OTHER``: ``json.loads`` decides it, so the
+    values and the errors are json's own (tests/test_outside_input.py holds the two equal)."""
+    try:
+        import _json
+    except ImportError:
+        return _OTHER
+    if not isinstance(data, str):
+        if data[:3] == b"\xef\xbb\xbf" or b"\x00" in data[:4]:
+            return _OTHER  # a BOM or UTF-16/32: json.loads detects the encoding
+        try:
+            data = bytes(data).decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            return _OTHER
+    if data.startswith("\ufeff"):
+        return _OTHER
+    start = len(data) - len(data.lstrip(_SPACE))
+    try:
+        value, end = _json.make_scanner(_Reading())(data, start)  # type: ignore[arg-type]  # duck-typed, as json.decoder passes its decoder
+    except (StopIteration, ValueError):
+        return _OTHER
+    if data[end:].strip(_SPACE):
+        return _OTHER  # extra data after the value
+    return value
 
 
 def dumps(value: object, **kw: Any) -> str:

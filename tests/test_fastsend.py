@@ -180,7 +180,11 @@ def test_a_plain_send_loads_only_the_standard_library_it_needs(world: World) -> 
     to_open = _send_imports(["hello"], human)
     assert "attend.domain.messages.outbound" in to_open  # positive control: it sent, through the rules' module
     assert NEVER_ON_SEND & to_open == set()
-    assert NEVER_ON_SEND & _send_imports(["--to", "Tao", "hi"], human) == set()
+    to_tao = _send_imports(["--to", "Tao", "hi"], human)
+    assert NEVER_ON_SEND & to_tao == set()
+    # A send to a live session reads its client's record (JSON): by the C scanner alone, and the id
+    # checked by character, so neither json's package nor re (with enum, ~3 ms of a start) is loaded.
+    assert "attend.safejson" in to_tao and {"json", "re", "enum"} & to_tao == set()
     agent = _send_imports(["--channel", "crew", "hi"], lambda args: b.run([*send, *args]))  # a session
     assert "attend.domain.messages.channels" in agent and NEVER_ON_SEND & agent == set()
     assert len(world.spool.listing(a.session_id, "new")) == 3  # each of the three arrived

@@ -48,6 +48,39 @@ json_values = st.recursive(
 )
 
 
+def _read(reader: Any, data: str | bytes) -> tuple[str, str]:
+    """What a reader makes of ``data``: the value written back canonically (NaN equal to itself), or
+    the kind of error and its words."""
+    try:
+        return "value", json.dumps(reader(data), sort_keys=True)
+    except RecursionError:
+        return "error", "too deep"
+    except ValueError as e:
+        return "error", f"{type(e).__name__}: {e}"
+
+
+@given(
+    json_values.map(json.dumps)
+    | json_values.map(lambda v: json.dumps(v, indent=1, ensure_ascii=False))
+    | json_values.map(lambda v: json.dumps(v).encode())
+    | json_values.map(lambda v: " \n" + json.dumps(v) + " x")
+    | st.text(max_size=60)
+    | st.binary(max_size=60)
+    | st.sampled_from(["", " ", "\ufeff{}", "[1,]", '{"a" 1}', "[" * 5000, "1e999", "-Infinity", '"\\ud800"'])
+    | st.sampled_from([b"\xef\xbb\xbf[1]", b"\xff\xfe[\x001\x00]\x00", b"\x00", b'"\xc3\x28"'])
+)
+@example("[" * 5000 + "]" * 5000)
+def test_any_text_reads_as_json_loads_reads_it_same_value_or_same_error(data: str | bytes) -> None:
+    """safejson reads with the C scanner the json package uses, without importing the package (its
+    import is a tenth of a send); what it gives, value or error, is json.loads's own."""
+    got = _read(safejson.loads, data)
+    want = _read(json.loads, data)
+    if want == ("error", "too deep"):
+        assert got[0] == "error" and got[1].startswith("TooDeep")
+    else:
+        assert got == want
+
+
 def presence_entry(host: str = "devbox", sid: str = SID, **fields: object) -> dict[str, object]:
     entry: dict[str, object] = {
         "host": host,

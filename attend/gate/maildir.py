@@ -341,7 +341,7 @@ class Maildir(Locks):
             except RefusedEntry:
                 text = None
             target = text.strip() if text else ""
-            if not L.SID_RE.fullmatch(target):
+            if not L.is_session_id(target):
                 return sid
             sid = target
         return sid
