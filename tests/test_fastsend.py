@@ -187,6 +187,7 @@ def test_a_plain_send_loads_only_the_standard_library_it_needs(world: World) -> 
     assert "attend.safejson" in to_tao and {"json", "re", "enum"} & to_tao == set()
     agent = _send_imports(["--channel", "crew", "hi"], lambda args: b.run([*send, *args]))  # a session
     assert "attend.domain.messages.channels" in agent and NEVER_ON_SEND & agent == set()
+    assert {"json", "re", "enum"} & agent == set()  # a session's send to a channel: its members by character
     assert len(world.spool.listing(a.session_id, "new")) == 3  # each of the three arrived
 
 

@@ -64,7 +64,7 @@ def local_room(room: str, dst: str, kind: str, me: str) -> str | None:
         return room if dst == "all" and room == rooms.OPEN else None
     if kind == "chan":
         name = room[1:]
-        ok = dst == "all" and room.startswith("@") and rooms.CHANNEL_RE.fullmatch(name) and name not in rooms.RESERVED
+        ok = dst == "all" and room.startswith("@") and rooms.is_channel_name(name) and name not in rooms.RESERVED
         return room if ok else None
     if dst != me or not room.endswith("@" + me):
         return None

@@ -35,8 +35,17 @@ FIELDS = (
     ("Relayed-Id", "relayed"),
 )
 _OPTIONAL = {"Client", "On-Behalf-Of", "Re", "Relayed-From", "Relayed-Id"}
-# The agent client a session runs in (claude, codex, gemini): a token, never free text.
-CLIENT_RE = LazyPattern(r"[a-z][a-z0-9-]{0,31}")
+_LOWER = "abcdefghijklmnopqrstuvwxyz"
+_CLIENT_CHARS = _LOWER + "0123456789-"
+
+
+def is_client_name(text: str) -> bool:
+    """The agent client a session runs in (claude, codex, gemini): a token, never free text,
+    ``[a-z][a-z0-9-]{0,31}``. Checked by character: a session's every send writes it, and a pattern
+    would bring ``re`` into the send (~3 ms)."""
+    return 0 < len(text) <= 32 and text[0] in _LOWER and all(c in _CLIENT_CHARS for c in text)
+
+
 MAIL_HEADERS = ("Message-ID", "Date", "From", "To", "Subject")  # always written; threads add two
 V1_FIELDS = ("Message-Id", "From", "To")  # what version 1 kept in the headers version 2 made standard
 
@@ -280,7 +289,7 @@ def render(sig: Signal) -> bytes:
         "Attend-Version": str(VERSION),  # the layout written is this version's, whatever was read
         "From-Kind": sig.from_kind,
         "From-Id": sig.from_id,
-        "Client": sig.client if sig.client and CLIENT_RE.fullmatch(sig.client) else None,
+        "Client": sig.client if sig.client and is_client_name(sig.client) else None,
         "On-Behalf-Of": sig.on_behalf_of,
         "Attend-To": sig.to,
         "Room": sig.room,
@@ -341,7 +350,7 @@ def parse(data: bytes, at: float | None = None) -> Signal:
     if headers["From-Kind"] not in ("agent", "human"):
         raise EnvelopeError(f"unknown From-Kind {headers['From-Kind']!r}")
     client = headers.get("Client")
-    if client is not None and not CLIENT_RE.fullmatch(client):
+    if client is not None and not is_client_name(client):
         raise EnvelopeError(f"Client {client[:40]!r} is not a client name")
     ancestors: tuple[str, ...] = ()
     if version == 1:

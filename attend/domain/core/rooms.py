@@ -7,11 +7,17 @@ Rooms: ``open`` (everyone), ``@<channel>``, ``p-<project key>`` (every session o
 from __future__ import annotations
 
 from attend.errors import UsageError
-from attend.layout import ALNUM, LazyPattern, made_safe, user_key
+from attend.layout import ALNUM, made_safe, user_key
 
 OPEN = "open"
-CHANNEL_RE = LazyPattern(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 RESERVED = frozenset({"open", "broadcast"})
+_CHANNEL_CHARS = ALNUM + "_.-"
+
+
+def is_channel_name(name: str) -> bool:
+    """``[A-Za-z0-9][A-Za-z0-9_.-]{0,63}``, checked by character: a send to a channel checks its name,
+    and a pattern would bring ``re`` into the send (~3 ms of a start)."""
+    return 0 < len(name) <= 64 and name[0] in ALNUM and all(c in _CHANNEL_CHARS for c in name)
 
 
 def channel_name(raw: str, *, allow_open: bool = False) -> str:
@@ -20,7 +26,7 @@ def channel_name(raw: str, *, allow_open: bool = False) -> str:
     name = (raw[1:] if raw.startswith("#") else raw).lower()
     if allow_open and name == OPEN:
         return name
-    if not CHANNEL_RE.fullmatch(name):
+    if not is_channel_name(name):
         raise UsageError(
             f"invalid channel name {raw!r}: use 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit"
         )

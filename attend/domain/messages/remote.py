@@ -13,7 +13,7 @@ import json
 import time
 
 from attend import layout, safejson
-from attend.domain.core.rooms import CHANNEL_RE
+from attend.domain.core.rooms import is_channel_name
 from attend.layout import ASIDE_LOG, HOST_RE, NOTICES, RELAY, RELAY_ON, RELAY_PEERS, is_session_id, is_user_name
 from attend.record import Record
 from attend.spool import Spool
@@ -108,7 +108,7 @@ MAX_CHANNELS = 64  # channels kept of one entry
 
 
 def _channel(value: object) -> bool:
-    return isinstance(value, str) and 0 < len(value) <= 64 and CHANNEL_RE.fullmatch(value) is not None
+    return isinstance(value, str) and 0 < len(value) <= 64 and is_channel_name(value)
 
 
 def _number(value: object, default: float, low: float, high: float) -> float:

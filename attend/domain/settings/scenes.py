@@ -80,7 +80,7 @@ def parse(text: str, where: str) -> list[Scene]:
     seen: set[str] = set()
     for key_node, value_node in root.value:
         name = str(key_node.value)
-        if not isinstance(key_node, yaml.ScalarNode) or not rooms.CHANNEL_RE.fullmatch(name):
+        if not isinstance(key_node, yaml.ScalarNode) or not rooms.is_channel_name(name):
             raise fail(key_node, f"scene name {name!r} must be letters, digits, '_', '.' or '-'")
         if name == PRIVATE:
             raise fail(key_node, "`private` is built in (no channels, drain off) and cannot be redefined")
