@@ -54,14 +54,19 @@ async def _check(s: RelaySettings) -> tuple[list[str], list[str]]:
             await asyncio.sleep(0)
     except Exception:
         pass  # a failure here is the steps' to report
-    if any(prefix.lower() in r.lower() for r in refused):
+    not_this_hosts = [
+        f"the server refused host {s.host}'s replies ({prefix}.>): these credentials are not host "
+        f"{s.host}'s (another host's?); use the ones provisioned for {s.host}, or set relay.host to the "
+        "host they are for"
+    ]
+
+    def replies_refused() -> bool:
+        return any(prefix.lower() in r.lower() for r in refused)
+
+    if replies_refused():
         with contextlib.suppress(Exception):
             await nc.close()
-        return [
-            f"the server refused host {s.host}'s replies ({prefix}.>): these credentials are not host "
-            f"{s.host}'s (another host's?); use the ones provisioned for {s.host}, or set relay.host to the "
-            "host they are for"
-        ], notes
+        return not_this_hosts, notes
 
     # Each step's place in ``problems`` and what it names, so a refusal the server reports late (a
     # loaded machine, a flush that timed out) still lands on the step's own line, in the steps' order.
@@ -158,6 +163,11 @@ async def _check(s: RelaySettings) -> tuple[list[str], list[str]]:
             await step(f"cannot watch the others' presence ({subjects.BUCKET})", f"KV_{subjects.BUCKET}", watch)
         with contextlib.suppress(Exception):
             await nc.flush(10)
+        if replies_refused():
+            # The refusal came after the first look (a server slow to answer its flush on a loaded
+            # machine): every step's failure since was that refusal's, so it is the one line, and what
+            # the steps noted of the server is left unsaid as the early answer leaves it.
+            return not_this_hosts, []
         late: list[tuple[int, int, str]] = []
         for r in dict.fromkeys(refused):
             owner = next((i for i, (_, _, subject) in enumerate(steps) if subject.lower() in r.lower()), None)
