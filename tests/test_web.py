@@ -686,6 +686,34 @@ def test_the_title_counts_unread_mail_and_only_mail_to_the_human_notifies(
     assert chat_verb.mailbox_unread(world.spool, USER) == [] and page.page.locator("article.msg.unread").count() == 0
 
 
+def test_a_marked_read_answer_that_comes_after_newer_mail_leaves_the_newer_count_in_the_title(
+    world: World, web: Web, browser: Any, pages: list[Page]
+) -> None:
+    """The answer to marking a message read carries the count as the server read it then; mail that
+    lands before the answer reaches the page makes the stream's count newer. The older one is left
+    unused: the title says the newer, and no event would come to correct it."""
+    hana = enrolled(world, "api", "Hana")
+    page = open_page(browser, web, pages)
+    say(world, hana, "first mail", to=USER)
+    page.wait_title("(1) attend")
+    page.page.locator("#rooms button", has_text="@fixture-human").click()
+    page.wait_text("first mail")
+    held_back: list[Any] = []
+    page.page.route("**/api/read", lambda route: held_back.append(route))
+    page.page.keyboard.press("Escape")
+    page.page.keyboard.press("Enter")
+    while not held_back:
+        page.page.wait_for_timeout(20)
+    answer = held_back[0].fetch()  # marked now: the server's count is 0
+    page.wait_title("attend")  # the stream's count for the mark
+    say(world, hana, "second mail", to=USER)
+    page.wait_title("(1) attend")  # newer than the answer still held back
+    held_back[0].fulfill(response=answer)
+    page.page.wait_for_function("() => document.getElementById('status').textContent.includes('Marked')")
+    assert page.page.title() == "(1) attend"
+    assert not page.errors, page.errors
+
+
 # ---------------------------------------------------------------------- who holds which files
 
 

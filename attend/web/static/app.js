@@ -40,7 +40,14 @@ function localTime(ms) {
   return d.toDateString() === now.toDateString() ? hm : d.toLocaleDateString([], { month: "short", day: "numeric" }) + " " + hm;
 }
 
-function setUnread(n) {
+// The count the stream gives is the newest; one an answer carries was read when its request was
+// served, and a count event since then is newer: such an answer's count is left unused.
+let counts = 0;
+
+function countNow() { return counts; }
+
+function setUnread(n, asOf) {
+  if (asOf !== undefined && asOf !== counts) return;
   S.unread = n;
   document.title = (n > 0 ? "(" + n + ") " : "") + "attend";
   const box = S.rooms.find((r) => r.room === S.mailbox);
@@ -91,11 +98,12 @@ function drawRooms() {
 }
 
 async function loadRooms() {
+  const asOf = countNow();
   const st = await api("/api/state");
   const was = new Map(S.rooms.map((r) => [r.room, r.unread]));
   S.rooms = st.rooms.map((r) => (r.kind === "mailbox" ? r : { ...r, unread: was.get(r.room) || 0 }));
   drawRooms();
-  setUnread(st.unread);
+  setUnread(st.unread, asOf);
   return st;
 }
 
@@ -284,6 +292,7 @@ function openMessage() {
 
 async function markRead(ids) {
   let doc;
+  const asOf = countNow();
   try { doc = await api("/api/read", { ids }); } catch (e) { say(e.message, true); return; }
   for (const id of ids) {
     const m = S.byId.get(id);
@@ -295,7 +304,7 @@ async function markRead(ids) {
       const r = a.querySelector("button.read"); if (r) r.remove();
     }
   }
-  setUnread(doc.unread);
+  setUnread(doc.unread, asOf);
   updateMarkAll();
   say(doc.marked === 1 ? "Marked read." : "Marked " + doc.marked + " read.");
 }
@@ -579,7 +588,7 @@ function listen(cursor) {
   // cookie) it closes for good.
   src.addEventListener("error", () => connection(src.readyState === EventSource.CLOSED ? "gone" : "down"));
   src.addEventListener("message", (ev) => arrived(JSON.parse(ev.data)));
-  src.addEventListener("count", (ev) => setUnread(JSON.parse(ev.data).count));
+  src.addEventListener("count", (ev) => { counts += 1; setUnread(JSON.parse(ev.data).count); });
   src.addEventListener("peers", () => loadPeers());
   src.addEventListener("leases", (ev) => drawLeases(JSON.parse(ev.data)));
   src.addEventListener("inbound", (ev) => drawWaiting(JSON.parse(ev.data)));
