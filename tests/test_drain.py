@@ -574,6 +574,41 @@ def test_a_drain_never_hangs_on_a_conduit_stuck_mid_show(world: World) -> None:
     assert "held for the loop" in reason(drain(world, s.session_id))  # positive control once free
 
 
+def test_a_turn_end_does_not_wait_on_a_conduit_whose_post_is_in_the_clients_queue(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The socket conduit holds the show lock until the client shows its post, and the client shows
+    it only after the turn-end hook returns: a hook that waited for the lock held the post back
+    (2 s each time a message landed as a turn ended). Here only the post's record can end the wait;
+    the holder lets go after 30 s, when a waiting hook would claim the messages itself."""
+    import threading
+
+    from attend.conduits import drain as conduit
+
+    monkeypatch.setattr(conduit, "SHOW_WAIT", 3600.0)
+    s = world.session("proj")
+    enroll(world, s)
+    world.attend("send", "posted by the socket conduit")
+    spool, sid = world.spool, s.session_id
+    busy: list[bool] = []
+    returned = threading.Event()
+
+    def turn_end() -> None:
+        with conduit.claimed(spool, sid, yield_to_post=True) as batch:
+            busy.append(batch.busy)
+        returned.set()
+
+    with spool.show_lock(sid) as held:  # the conduit, mid-show
+        assert held
+        hook = threading.Thread(target=turn_end)
+        hook.start()
+        spool.write_state(b"{}", layout.SESSIONS, sid, layout.POSTED)  # its post is in the client's queue
+        returned.wait(30)
+    hook.join()
+    assert busy == [True]
+    assert len(maildir(world, sid, "new")) == 1  # left to the conduit, not lost
+
+
 def test_a_plain_drain_says_so_when_another_conduit_is_mid_show(world: World) -> None:
     s = world.session("proj")
     enroll(world, s)

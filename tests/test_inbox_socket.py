@@ -550,6 +550,88 @@ def test_a_bare_reply_ignores_a_post_the_transcript_does_not_show(world: World, 
         s.close()
 
 
+def test_a_bare_reply_finds_a_post_whose_conduit_reads_the_word_between_the_replys_two_looks(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The conduit records last-inbound, then removes the post's record. A reply that looked at
+    last-inbound first and the record second could find neither (a real run failed so, the model
+    answering 80 ms after the client put the post before it)."""
+    from attend.domain.sessions import sessions
+    from attend.verbs import reply
+
+    s = world.session("proj")
+    enroll(world, s)
+    spool = world.spool  # one instance: its read_text is the one watched
+    sid, shown = s.session_id, "1796527636.M1P1Q0R1.vm"
+    record = inbox_client.posted_record(str(world.tmp / "no-transcript.jsonl"), 0, "x", shown)
+    spool.write_state(record, "sessions", sid, L.POSTED)
+    real = spool.read_text
+    looks: list[tuple[str, ...]] = []
+
+    def read_text(*parts: str) -> str | None:
+        text = real(*parts)
+        if not looks:  # right after the reply's first look, the conduit reads the word
+            looks.append(parts)
+            sessions.set_last_inbound(spool, sid, shown)
+            spool.remove("sessions", sid, L.POSTED)
+        return text
+
+    monkeypatch.setattr(spool, "read_text", read_text)
+    assert reply.last_shown(spool, sid) == shown, looks
+
+
+def _entry(kind: str, content: object) -> bytes:
+    role = "assistant" if kind == "assistant" else "user"
+    return (json.dumps({"type": kind, "message": {"role": role, "content": content}}) + "\n").encode()
+
+
+TOOL_CALL = [{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "attend reply 8080"}}]
+
+
+def test_a_bare_reply_waits_for_the_clients_late_write_of_the_post_it_answers(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The client writes its transcript in batches (~0.1 s apart): a model answering at once runs its
+    reply before the file holds the post (a real run: the post's entry reached the file 100 ms after
+    the reply had looked). The reply looks again until the file holds the call that runs it."""
+    import time
+
+    transcript = world.tmp / "transcript.jsonl"
+    transcript.write_bytes(_entry("assistant", [{"type": "text", "text": "Joined."}]))
+    mark, newest = inbox_socket.new_mark(), "1796527636.M1P1Q0R1.vm"
+    record = inbox_client.posted_record(str(transcript), transcript.stat().st_size, mark, newest).decode()
+    real_sleep, flushed = time.sleep, []
+
+    def sleep(seconds: float) -> None:  # the client's next batch lands while the reply waits
+        if not flushed:
+            flushed.append(seconds)
+            with transcript.open("ab") as f:
+                f.write(_entry("user", f"Another Claude session sent a message:\nwhich port? (post {mark})"))
+                f.write(_entry("assistant", TOOL_CALL))
+        real_sleep(seconds)
+
+    monkeypatch.setattr(time, "sleep", sleep)
+    assert inbox_client.shown_post(record) is None and not flushed  # a first look alone misses it
+    assert inbox_client.shown_post(record, settle=inbox_client.SETTLE) == newest
+
+
+def test_a_bare_reply_does_not_wait_once_the_call_running_it_is_on_file(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A post still in the client's queue while the model answers an earlier message: the file holds
+    the call asking for the reply and no post, so the post was not shown, and no time is spent."""
+    import time
+
+    transcript = world.tmp / "transcript.jsonl"
+    transcript.write_bytes(_entry("user", "go"))
+    record = inbox_client.posted_record(str(transcript), transcript.stat().st_size, inbox_socket.new_mark(), "x")
+    transcript.write_bytes(transcript.read_bytes() + _entry("assistant", TOOL_CALL))
+    slept: list[float] = []
+    monkeypatch.setattr(time, "sleep", slept.append)
+    assert inbox_client.shown_post(record.decode(), settle=inbox_client.SETTLE) is None
+    assert slept == []
+
+
 def test_a_planted_post_record_naming_a_fifo_does_not_hang_a_reply(world: World) -> None:
     s = world.session("proj")
     enroll(world, s)

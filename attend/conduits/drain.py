@@ -118,10 +118,15 @@ def next_round(spool: Spool, sid: str, stop_active: bool) -> tuple[int | None, s
 
 
 @contextmanager
-def claimed(spool: Spool, sid: str) -> Iterator[Batch]:
+def claimed(spool: Spool, sid: str, *, yield_to_post: bool = False) -> Iterator[Batch]:
     """Claim everything pending (and whatever a dead conduit left in claimed/); on a clean exit of
-    the block, mark it seen and record last-inbound. The show lock is held throughout."""
-    with spool.show_lock(sid, timeout=SHOW_WAIT) as held:
+    the block, mark it seen and record last-inbound. The show lock is held throughout.
+
+    ``yield_to_post`` (the turn end): stop waiting for the lock once its holder's post is in the
+    client's queue. The client shows a post only after its turn-end hook returns, so waiting on it
+    held the post back SHOW_WAIT every time a message landed as a turn ended."""
+    posted = (lambda: spool.exists(L.SESSIONS, sid, L.POSTED)) if yield_to_post else None
+    with spool.show_lock(sid, timeout=SHOW_WAIT, unless=posted) as held:
         if not held:
             # Another conduit is mid-show (or stuck there): it shows these; a hook must never hang.
             yield Batch(sid, [], [], None, False, busy=True)
@@ -349,7 +354,7 @@ def hook(ctx: Context, payload: dict[str, Any], out: IO[str], err: IO[str], data
         if refusal:
             report(spool, err, f"({refusal})")
             return
-        with claimed(spool, sid) as batch:
+        with claimed(spool, sid, yield_to_post=True) as batch:
             for warning in batch.warnings:
                 report(spool, err, f"attend: {warning}")
             arranged = govern(spool, who.origin, batch)

@@ -68,6 +68,7 @@ class Scan:
         self.partial: list[bytes] = []  # the line being read, not yet ended
         self.partial_size = 0
         self.skipping = False  # the line being read is over LINE_MAX: pass it over to its end
+        self.seen: list[bytes] = []  # the complete lines the last find() read
 
     def lines(self) -> list[bytes]:
         """The complete lines written since the last look."""
@@ -103,7 +104,7 @@ class Scan:
     def find(self, needle: bytes, match: Callable[[str], bool]) -> bool:
         """Whether a line written since the last look holds ``needle`` and records, as put before the
         model, a text for which ``match`` holds."""
-        lines = self.lines()
+        lines = self.seen = self.lines()
         if self.partial and not self.skipping:  # a last line not yet ended (kept for the next look too)
             lines.append(b"".join(self.partial))
         for line in lines:
@@ -159,6 +160,14 @@ def size(path: str | None) -> int:
         return 0
 
 
+def is_file(path: str | None) -> bool:
+    """A regular file (a FIFO planted at the path is none: nothing is waited for there)."""
+    try:
+        return bool(path) and stat.S_ISREG(os.stat(str(path)).st_mode)
+    except OSError:
+        return False
+
+
 def is_dir(path: str | None) -> bool:
     return bool(path) and os.path.isdir(str(path))
 
@@ -194,8 +203,26 @@ def posted_record(transcript: str | None, offset: int, mark: str, newest: str) -
     return json.dumps({"transcript": transcript, "offset": offset, "digest": digest(mark), "newest": newest}).encode()
 
 
-def shown_post(record: str | None) -> str | None:
-    """The newest id of a pending post the transcript already shows as put before the model, or None."""
+SETTLE = 1.5  # seconds a bare reply looks again for a post the client has not yet written down
+SETTLE_LOOK = 0.02  # seconds between those looks
+
+
+def asks_for_tool(entry: dict[str, object]) -> bool:
+    """Whether a transcript entry is the model asking for a tool (a call then runs, until a user entry
+    brings its result)."""
+    message = entry.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    blocks = content if isinstance(content, list) else []
+    return entry.get("type") == "assistant" and any(isinstance(b, dict) and b.get("type") == "tool_use" for b in blocks)
+
+
+def shown_post(record: str | None, settle: float = 0.0) -> str | None:
+    """The newest id of a pending post the transcript already shows as put before the model, or None.
+
+    The client writes its transcript in batches, about 0.1 s apart, so a model that answers at once
+    can be running a tool before the file holds the post it was shown. With ``settle``, look again
+    until the file holds a call still running (the one asking, which the client writes after
+    whatever the model was shown before it), for at most ``settle`` seconds."""
     try:
         data = safejson.loads(record) if record else None
     except ValueError:
@@ -211,4 +238,25 @@ def shown_post(record: str | None) -> str | None:
     def match(text: str) -> bool:
         return any(digest(m) == want for m in marks_in(text))
 
-    return newest if Scan(transcript, offset).find(MARK_OPEN.encode(), match) else None
+    scan = Scan(transcript, offset)
+    if scan.find(MARK_OPEN.encode(), match):
+        return newest
+    if settle <= 0 or not is_file(transcript):
+        return None
+    import time
+
+    end = time.monotonic() + settle
+    calling = False
+    while True:
+        for line in scan.seen:
+            if b'"assistant"' not in line and b'"user"' not in line:
+                continue  # neither the model's entry nor the client's
+            with contextlib.suppress(ValueError):
+                entry = safejson.loads(line)
+                if isinstance(entry, dict) and entry.get("type") in ("assistant", "user"):
+                    calling = asks_for_tool(entry)
+        if calling or time.monotonic() >= end:
+            return None
+        time.sleep(SETTLE_LOOK)
+        if scan.find(MARK_OPEN.encode(), match):
+            return newest

@@ -19,7 +19,7 @@ from attend.gate.opening import _LOCKFILE, FILE_MODE, Handles, RefusedEntry, _wr
 
 TYPE_CHECKING = False  # not typing's: its import would cost the drain's fast path a millisecond
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
 
 class Locks(Handles):
@@ -27,11 +27,16 @@ class Locks(Handles):
 
     @contextlib.contextmanager
     def lock(
-        self, *parts: str, shared: bool = False, wait: bool = True, timeout: float | None = None
+        self,
+        *parts: str,
+        shared: bool = False,
+        wait: bool = True,
+        timeout: float | None = None,
+        unless: Callable[[], bool] | None = None,
     ) -> Iterator[bool]:
         """An flock on the lock file root/parts…, made on first use and never unlinked (unlinking
         would split waiters across inodes). Yields False when ``wait`` is off, or ``timeout``
-        seconds pass, and another holds it."""
+        seconds pass, or ``unless()`` turns true, and another holds it."""
         fd = self._lock_fd(tuple(parts))
         kind = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
         try:
@@ -45,7 +50,7 @@ class Locks(Handles):
                     fcntl.flock(fd, kind | fcntl.LOCK_NB)
                     break
                 except BlockingIOError:
-                    if time.monotonic() >= deadline:
+                    if time.monotonic() >= deadline or (unless is not None and unless()):
                         yield False
                         return
                     time.sleep(0.01)
@@ -134,12 +139,12 @@ class Locks(Handles):
         return self.lock(top, sid, L.DELIVERY_LOCK)
 
     def show_lock(
-        self, sid: str, timeout: float | None = None, top: str = L.SESSIONS
+        self, sid: str, timeout: float | None = None, top: str = L.SESSIONS, unless: Callable[[], bool] | None = None
     ) -> contextlib.AbstractContextManager[bool]:
         """Held by a conduit from claim to show to seen. Whoever holds it knows no other conduit is
         mid-show, so every entry then in ``claimed/`` was abandoned by a dead one and may be shown.
         Separate from the delivery lock, so senders never wait on a conduit's output."""
-        return self.lock(top, sid, L.SHOW_LOCK, timeout=timeout)
+        return self.lock(top, sid, L.SHOW_LOCK, timeout=timeout, unless=unless)
 
     def named_lock(
         self, name: str, *, shared: bool = False, wait: bool = True

@@ -93,13 +93,15 @@ def last_shown(spool: Spool, sid: str) -> str | None:
     """The newest message from another session shown here: what a conduit recorded, or a socket post
     the transcript already shows although its conduit has not yet read the word (the model can answer
     a post within milliseconds of seeing it)."""
-    recorded = sessions.last_inbound(spool, sid)
+    # The post's record first: its conduit records last-inbound before it removes the record, so a
+    # record read as gone means last-inbound, read after it, already names the post.
     record = spool.read_text("sessions", sid, POSTED)
+    recorded = sessions.last_inbound(spool, sid)
     if record is None:
         return recorded
     from attend.conduits import inbox_client  # only while a post is pending
 
-    pending = inbox_client.shown_post(record)
+    pending = inbox_client.shown_post(record, settle=inbox_client.SETTLE)
     return max(filter(None, (recorded, pending)), default=None)
 
 
