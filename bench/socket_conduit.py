@@ -3,6 +3,8 @@ posting a session's mail to the client's inbox socket (docs/architecture/conduit
 
 - idle: send -> the idle interactive session's new request, over N sends (goal p50 <= 300 ms);
 - busy: send during a tool call -> the next request, measured past the tool's end (goal p50 <= 50 ms);
+- turnend: a send that lands as a turn ends (made while the model's last answer is held) -> the next
+  request carrying it: the conduit's post waits in the client's queue for the turn-end hook;
 - versus: attend's wake against the client's own `SendMessage`, alternating, against the same idle
   interactive session: from the start of an `attend send` process, and from the sending model's
   request reaching its API, to the idle session's new request (goal: attend's median <= the client's);
@@ -20,6 +22,7 @@ Run: .venv/bin/python bench/socket_conduit.py idle [sends=10]
      .venv/bin/python bench/socket_conduit.py link [messages=20]
      .venv/bin/python bench/socket_conduit.py versus [rounds=10]
      .venv/bin/python bench/socket_conduit.py busy [sends=8]
+     .venv/bin/python bench/socket_conduit.py turnend [sends=10]
      .venv/bin/python bench/socket_conduit.py burst [n=25]   # n at once, n more over 5 s, mid-tool-call
      .venv/bin/python bench/socket_conduit.py cost [seconds=120] [off_seconds=min(seconds, 180)]
 """
@@ -383,6 +386,51 @@ def enqueued(e2e: E2EWorld, sid: str, tags: list[str]) -> dict[str, float]:
     return out
 
 
+def turnend(sends: int) -> None:
+    """A message that lands as a turn ends: the scripted model's last answer of each turn is held
+    while an `attend send` runs (the send made in its handler, as a person's send lands while the
+    model writes), then the turn ends. The conduit posts into the client's queue while the turn-end
+    hook runs; the client shows the post after the hook returns. From the send's start to the
+    session's next request carrying it, and which conduit showed it."""
+    e2e = world()
+    state: dict[str, Any] = {"arrived": {}, "sent": {}, "via": {}, "i": 0}
+
+    def send_then_answer(req: Request) -> Reply:
+        now = time.perf_counter()
+        for t in latest_user_texts(req):
+            for tag in state["sent"]:
+                if tag in t and tag not in state["arrived"]:
+                    state["arrived"][tag] = now
+                    state["via"][tag] = "post" if "(post " in t else "hook"
+        if state["i"] < sends:
+            time.sleep(inbox_socket.POST_GAP + 0.5)  # past the last post's gap: each send a fresh burst
+            tag = f"turnend-{state['i']}-{uuid.uuid4().hex[:6]}"
+            state["i"] += 1
+            state["sent"][tag] = time.perf_counter()
+            e2e.attend("send", tag)
+        return done("Read it.")
+
+    def joined(req: Request) -> Reply:
+        expect_ok(req, "attend join")
+        state["sid"] = session_id_of(req)
+        wait_for(lambda: serving(e2e, state["sid"]), 60, "the socket conduit")
+        return send_then_answer(req)
+
+    api = FakeAPI([bash("attend join bench"), joined, *[send_then_answer] * (sends + 5)])
+    tui = TUI(e2e, api).start()
+    try:
+        tui.type("join the bench channel")
+        wait_for(lambda: len(state["arrived"]) >= sends, 60 + 10 * sends, "every send to reach the model")
+    finally:
+        tui.close()
+        e2e.close()
+    xs = [state["arrived"][t] - state["sent"][t] for t in state["sent"] if t in state["arrived"]]
+    vias = list(state["via"].values())
+    shown = f"shown by the post {vias.count('post')}, by the hook {vias.count('hook')}"
+    print(f"{len(xs)}/{sends} reached the model; {shown}")
+    report("send start (as the turn ends) -> the next request carrying it", xs)
+
+
 def busy(sends: int) -> None:
     e2e = world()
     d = e2e.tmp / "marks"
@@ -589,6 +637,8 @@ if __name__ == "__main__":
         versus(int(args[0]) if args else 10)
     elif what == "busy":
         busy(int(args[0]) if args else 8)
+    elif what == "turnend":
+        turnend(int(args[0]) if args else 10)
     elif what == "burst":
         burst(int(args[0]) if args else 25)
     else:

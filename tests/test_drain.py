@@ -523,6 +523,24 @@ def test_the_empty_drain_imports_no_click_psutil_portalocker_or_yaml(world: Worl
     assert "attend.conduits.drain" in _imports(world, payload(s.session_id), s)  # positive control: the full path
 
 
+def test_a_turn_end_leaves_a_posted_batch_on_the_fast_path(world: World) -> None:
+    """The socket conduit mid-show, its post in the client's queue (the show lock held, ``posted``
+    there): the client shows the post once the hook returns, so the hook decides on the fast path,
+    silently, and leaves the mail where it is (the full path cost the post ~140 ms more)."""
+    s = world.session("proj")
+    enroll(world, s)
+    world.attend("send", "carried by the post")
+    folder = world.spool_root / "sessions" / s.session_id
+    (folder / layout.POSTED).write_text("{}")
+    with show_lock_held_by_a_stopped_process(world, s.session_id):
+        imported = _imports(world, payload(s.session_id), s)
+        assert "attend.conduits.drain" not in imported
+        assert drain(world, s.session_id).stdout == ""
+    assert len(maildir(world, s.session_id, "new")) == 1  # the post's, not lost
+    # Positive control: the record without a conduit holding the lock (one that died) is no post.
+    assert "carried by the post" in reason(drain(world, s.session_id))
+
+
 def test_an_empty_fast_drain_touches_the_heartbeat_and_ends_the_round_chain(world: World) -> None:
     s = world.session("proj")
     enroll(world, s)

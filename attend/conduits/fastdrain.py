@@ -6,9 +6,10 @@ through the gate (``attend.spool``, standard library only) and takes the session
 payload's ``session_id`` and the enrollment file (docs/architecture/conduits.md), with a few stat calls:
 
 - not enrolled, and no sign of a /clear: exit 0 silently, writing nothing;
-- enrolled, nothing in ``new/`` or ``claimed/``, no cold-start note, and the authority rule's hook
-  form bears the payload out (the session among this process's ancestors is the one it names):
-  touch the heartbeat, end the chain of drain rounds, exit 0 silently;
+- enrolled, nothing in ``new/`` or ``claimed/`` (or what is there carried by a socket post in the
+  client's queue: ``posted`` there and the show lock held), no cold-start note, and the authority
+  rule's hook form bears the payload out (the session among this process's ancestors is the one it
+  names): touch the heartbeat, end the chain of drain rounds, exit 0 silently;
 - anything else (pending mail, an opt-out, a /clear, an odd payload, a payload the ancestry does
   not bear out, a spool the gate refuses): hand the payload to the full path in
   ``attend.conduits.drain``, which resolves the caller by the identity rule and reports.
@@ -93,6 +94,14 @@ def _pending(spool: Spool, sid: str, sub: str) -> bool:
     return any(not n.startswith(".") for n in spool.entries(L.SESSIONS, sid, sub))
 
 
+def _posting(spool: Spool, sid: str) -> bool:
+    """Whether the socket conduit is mid-show with its post in the client's queue: it holds the show
+    lock, and its record of the post is there. The client shows the post once this hook returns, so
+    what is pending is the post's (the full path would leave it so too, having loaded the drain)."""
+    with spool.show_lock(sid, timeout=0) as free:
+        return not free
+
+
 def verdict(spool: Spool, sid: str, data: bytes, blocked: bool) -> None:
     """Tell the waiter started by this same turn end whether the drain blocked: the client holds a
     block's continuation until every asyncRewake hook of the event has exited (measured), so the
@@ -119,11 +128,14 @@ def decide(data: bytes, env: Mapping[str, str]) -> int | None:
             return None if _cleared(spool, sid, env) else 0
         if optout or notice:
             return None
-        if _pending(spool, sid, L.NEW) or _pending(spool, sid, L.CLAIMED):
+        pending = _pending(spool, sid, L.NEW) or _pending(spool, sid, L.CLAIMED)
+        if pending and not spool.exists(L.SESSIONS, sid, L.POSTED):
             return None
         if not is_ancestor(sid, env):
             return None  # the full path resolves the caller, and writes nothing for another session
         spool.check()  # ours, and not open to others, before writing anything
+        if pending and not _posting(spool, sid):
+            return None
         spool.touch(L.SESSIONS, sid, L.HEARTBEAT)
         with contextlib.suppress(OSError):  # an empty drain ends the chain of rounds
             spool.remove(L.SESSIONS, sid, L.DRAIN_ROUNDS)
