@@ -235,7 +235,7 @@ def versus(rounds: int) -> None:
             state["sent"][tag] = time.perf_counter()
             state.setdefault("sched_start", {})[tag] = sched(state.get("tui_pid"))
             state["wall"][tag] = time.time()
-            said = e2e.attend("send", tag)
+            said = e2e.attend("send", "--to", str(state["sid"]), tag)  # to the idle session alone, as the others
             state["returned"][tag] = time.time()
             try:
                 wait_for(lambda tag=tag: tag in state["arrived"], 60, "attend's wake")
