@@ -227,6 +227,9 @@ def main() -> None:
             f"CPU {used * 1000:.1f} ms ({used / base_cpu:.2f}x)"
         )
     print("   goal: attend search <= 3x python -c pass")
+    if os.environ.get("BENCH_KEEP"):  # left for a profile of one query: remove it by hand
+        print(f"   the spool is kept in {tmp}; the environment: HOME={env.get('HOME')} cwd={project}")
+        return
     cleanup(tmp)
 
 

@@ -514,6 +514,32 @@ def test_the_fast_path_and_click_answer_alike(world: World) -> None:
     assert json.loads(fast.stdout) == json.loads(slow.stdout)
 
 
+def test_a_search_process_loads_none_of_the_heavy_modules(world: World) -> None:
+    """docs/benchmarks.md, "Search": the process stays near 3x a bare interpreter by leaving these out.
+    The sqlite3 package loads datetime for adapters no query uses; its C module is what runs."""
+    import subprocess
+    import sys
+
+    from tests.support import ATTEND
+
+    post(world.spool, "open", "rolled back POL-358 at noon, the lock held")
+    for folder in (world.spool_root / "rooms").glob("*/new"):  # written a minute ago: no racy stamp to list again
+        os.utime(folder, (time.time() - 60, time.time() - 60))
+    assert world.attend("search", "lock").returncode == 0  # indexes the message (a parse, with re)
+    heavy = {"click", "dataclasses", "re", "enum", "json", "datetime", "sqlite3", "typing"}
+    for query in (["lock"], ["POL-358", "from:Other"]):
+        out = subprocess.run(
+            [sys.executable, "-X", "importtime", ATTEND, "search", *query],
+            capture_output=True,
+            text=True,
+            env=world.env,
+        )
+        assert out.returncode == 0 and "POL-358" in out.stdout, out.stdout + out.stderr
+        loaded = {line.split("|")[-1].strip() for line in out.stderr.splitlines() if line.startswith("import time:")}
+        assert "_sqlite3" in loaded and "attend.search.index" in loaded  # positive control: it searched
+        assert heavy & loaded == set(), query
+
+
 def test_the_limit_and_flags_are_checked(world: World) -> None:
     post(world.spool, "open", "x marks")
     assert world.attend("search", "marks", "--limit", "0").returncode == 2
@@ -570,7 +596,7 @@ def test_errors_are_attend_errors() -> None:
 
 def test_only_the_gate_opens_an_sqlite_file() -> None:
     """SQLite opens its file by path: the gate readies that path (its state files' part, attend/gate/state.py,
-    disposable_database), and no other module calls sqlite3.connect."""
+    disposable_database), and no other module calls connect on SQLite's package or its C module."""
     import ast
 
     root = Path(__file__).resolve().parent.parent / "attend"
@@ -582,7 +608,7 @@ def test_only_the_gate_opens_an_sqlite_file() -> None:
         and isinstance(node.func, ast.Attribute)
         and node.func.attr == "connect"
         and isinstance(node.func.value, ast.Name)
-        and node.func.value.id == "sqlite3"
+        and node.func.value.id in ("sqlite3", "_sqlite3")
     )
     assert callers == ["attend/gate/state.py"]
 

@@ -93,8 +93,9 @@ def run(args: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> 
 
 def search_text(result: Found, utc: bool = False, tty: bool = False) -> str:
     """The results, two lines each: when, room, sender and id; then the snippet (the verb's result too)."""
-    from attend.cli.render import when
+    from attend.cli.render import when_at
     from attend.domain.core import framing
+    from attend.layout import name_time
     from attend.verbs.search_core import room_label
 
     if not result.results:
@@ -102,7 +103,8 @@ def search_text(result: Found, utc: bool = False, tty: bool = False) -> str:
     blocks = []
     for f in result.results:
         snippet = marked(f.snippet) if tty else f.snippet
-        blocks.append(f"{when(f.at, utc)}  {room_label(f.room)}  {framing.label(f.sender)}  {f.id}\n  {snippet}")
+        at = f"{when_at(name_time(f.id), utc)}"  # f.at is this time, to the second, in ISO 8601
+        blocks.append(f"{at}  {room_label(f.room)}  {framing.label(f.sender)}  {f.id}\n  {snippet}")
     return "\n".join(blocks)
 
 

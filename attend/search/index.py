@@ -25,7 +25,9 @@ is read off it.
 
 from __future__ import annotations
 
-import sqlite3
+# The package's C module, whose classes ``sqlite3`` re-exports: the package itself imports datetime and
+# registers adapters no query here uses (~2 ms of a 12 ms interpreter start; docs/benchmarks.md).
+import _sqlite3 as sqlite3
 import time
 
 from attend.errors import AttendError
