@@ -181,7 +181,15 @@ class Page:
             raise AssertionError(f"{text!r} never shown; the page has {self.bodies()}; it was given {events}") from e
 
     def wait_title(self, title: str) -> None:
-        self.page.wait_for_function("t => document.title === t", arg=title, timeout=DEADLINE * 1000)
+        try:
+            self.page.wait_for_function("t => document.title === t", arg=title, timeout=DEADLINE * 1000)
+        except Exception as e:
+            raise AssertionError(f"the title never became {title!r}: {self.said()}") from e
+
+    def said(self) -> str:
+        """What a failed wait reports: the title, the status line, and every event the page was given."""
+        status = self.page.evaluate("document.getElementById('status').textContent")
+        return f"title {self.page.title()!r}, status {status!r}, events {self.page.evaluate('window.__events')}"
 
     def close(self) -> None:
         self.context.close()
@@ -522,8 +530,11 @@ def test_a_message_that_lands_while_its_room_is_loading_is_shown(
     held_back: list[Any] = []
     page.page.route("**/api/room?*", lambda route: held_back.append(route))
     page.page.click('#rooms button[data-room="open"]')
-    while not held_back:
+    for _ in range(int(DEADLINE * 50)):  # the page's request to mark it read, held at the route
+        if held_back:
+            break
         page.page.wait_for_timeout(20)
+    assert held_back, f"Enter on the message asked for no mark: {page.said()}"
     answer = held_back[0].fetch()  # the server's look, taken now: before the message below
     late = say(world, hana, "landed while the room loaded")
     page.page.wait_for_function("id => S.shown.has(id)", arg=late, timeout=DEADLINE * 1000)
@@ -702,15 +713,21 @@ def test_a_marked_read_answer_that_comes_after_newer_mail_leaves_the_newer_count
     page.page.route("**/api/read", lambda route: held_back.append(route))
     page.page.keyboard.press("Escape")
     page.page.keyboard.press("Enter")
-    while not held_back:
+    for _ in range(int(DEADLINE * 50)):  # the page's request to mark it read, held at the route
+        if held_back:
+            break
         page.page.wait_for_timeout(20)
+    assert held_back, f"Enter on the message asked for no mark: {page.said()}"
     answer = held_back[0].fetch()  # marked now: the server's count is 0
     page.wait_title("attend")  # the stream's count for the mark
     say(world, hana, "second mail", to=USER)
     page.wait_title("(1) attend")  # newer than the answer still held back
     held_back[0].fulfill(response=answer)
-    page.page.wait_for_function("() => document.getElementById('status').textContent.includes('Marked')")
-    assert page.page.title() == "(1) attend"
+    try:
+        page.page.wait_for_function("() => document.getElementById('status').textContent.includes('Marked')")
+    except Exception as e:
+        raise AssertionError(f"the mark's answer never shown: {page.said()}") from e
+    assert page.page.title() == "(1) attend", page.said()
     assert not page.errors, page.errors
 
 
